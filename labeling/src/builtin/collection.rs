@@ -1,0 +1,97 @@
+//! Specs over keyed collections: set and map. Both partition by key (the first argument).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use fgvt_tree::Value;
+
+use super::{checked, ret, OpTable};
+use crate::spec::Apply;
+
+/// The elements of a built-in set.
+pub type SetState = BTreeSet<Value>;
+
+/// The entries of a built-in map.
+pub type MapState = BTreeMap<Value, Value>;
+
+/// Set operations that concern one key; `size` does not, so it disables partitioning.
+pub(super) const SET_KEYED: &[&str] = &["add", "insert", "remove", "delete", "contains"];
+
+/// Map operations that concern one key.
+pub(super) const MAP_KEYED: &[&str] = &["put", "get", "remove", "delete", "contains", "containsKey", "contains_key", "putIfAbsent", "put_if_absent"];
+
+/// `add`/`insert`, `remove`/`delete`, `contains`, `size`.
+pub(super) fn set(ops: &OpTable<'_>, state: &SetState) -> Apply<SetState> {
+    checked(|| {
+        Ok(match ops.op() {
+            "add" | "insert" => {
+                let [k] = ops.args::<1>()?;
+                if state.contains(k) {
+                    ret(Value::Bool(false), state.clone())
+                } else {
+                    let mut next = state.clone();
+                    next.insert(k.clone());
+                    ret(Value::Bool(true), next)
+                }
+            }
+            "remove" | "delete" => {
+                let [k] = ops.args::<1>()?;
+                if state.contains(k) {
+                    let mut next = state.clone();
+                    next.remove(k);
+                    ret(Value::Bool(true), next)
+                } else {
+                    ret(Value::Bool(false), state.clone())
+                }
+            }
+            "contains" => {
+                let [k] = ops.args::<1>()?;
+                ret(Value::Bool(state.contains(k)), state.clone())
+            }
+            "size" => {
+                ops.args::<0>()?;
+                ret(Value::Int(state.len() as i64), state.clone())
+            }
+            _ => return Err(ops.unknown("add, remove, contains, size")),
+        })
+    })
+}
+
+/// `put`, `get`, `remove`, `contains`, `putIfAbsent`, `size`.
+pub(super) fn map(ops: &OpTable<'_>, state: &MapState) -> Apply<MapState> {
+    checked(|| {
+        let previous = |k: &Value| state.get(k).cloned().unwrap_or(Value::Null);
+        Ok(match ops.op() {
+            "put" => {
+                let [k, v] = ops.args::<2>()?;
+                let mut next = state.clone();
+                next.insert(k.clone(), v.clone());
+                ret(previous(k), next)
+            }
+            "putIfAbsent" | "put_if_absent" => {
+                let [k, v] = ops.args::<2>()?;
+                let mut next = state.clone();
+                next.entry(k.clone()).or_insert_with(|| v.clone());
+                ret(previous(k), next)
+            }
+            "get" => {
+                let [k] = ops.args::<1>()?;
+                ret(previous(k), state.clone())
+            }
+            "remove" | "delete" => {
+                let [k] = ops.args::<1>()?;
+                let mut next = state.clone();
+                next.remove(k);
+                ret(previous(k), next)
+            }
+            "contains" | "containsKey" | "contains_key" => {
+                let [k] = ops.args::<1>()?;
+                ret(Value::Bool(state.contains_key(k)), state.clone())
+            }
+            "size" => {
+                ops.args::<0>()?;
+                ret(Value::Int(state.len() as i64), state.clone())
+            }
+            _ => return Err(ops.unknown("put, get, remove, contains, putIfAbsent, size")),
+        })
+    })
+}

@@ -1,0 +1,234 @@
+//! Built-in sequential specifications, chosen by name with [`builtin`].
+//!
+//! | name | operations (aliases) | initial state | partitioned by |
+//! |---|---|---|---|
+//! | `register` | `read()`/`get()` → value; `write(v)`/`set(v)` → `()`; `cas(a, b)`/`compareAndSet` → bool | `null` | — |
+//! | `counter` | `inc()`/`increment()`, `dec()`/`decrement()`, `add(n)` → `()`; `get()`/`read()` → int; `incrementAndGet`, `decrementAndGet`, `addAndGet(n)` → new value; `getAndIncrement`, `getAndDecrement`, `getAndAdd(n)` → old value | `0` | — |
+//! | `set` | `add(k)`/`insert` → bool (newly added); `remove(k)`/`delete` → bool (was present); `contains(k)` → bool; `size()` → int | empty | key |
+//! | `map` | `put(k, v)` → previous or `null`; `get(k)` → value or `null`; `remove(k)` → previous or `null`; `contains(k)`/`containsKey` → bool; `putIfAbsent(k, v)` → previous or `null`; `size()` → int | empty | key |
+//! | `queue` | `offer(v)`, `add(v)` → `true`; `enqueue(v)`/`push_back`/`put` → `()`; `poll()`/`dequeue`/`remove`/`tryTake`/`try_take` → head or `null`; `take()` → head, **blocks** when empty; `peek()` → head or `null`; `size()`; `isEmpty()`/`is_empty` | empty | — |
+//! | `stack` | `push(v)` → `()`; `pop()`/`tryPop`/`try_pop` → top or `null`; `peek()` → top or `null`; `size()`; `isEmpty()`/`is_empty` | empty | — |
+//! | `deque` | `pushLeft`/`addFirst`/`offerFirst`/`push_front`(v), `pushRight`/`addLast`/`offerLast`/`push_back`(v) → `()`; `popLeft`/`pollFirst`/`pop_front`, `popRight`/`pollLast`/`pop_back` → value or `null`; `peekLeft`/`peekFirst`, `peekRight`/`peekLast`; `size()`; `isEmpty()`/`is_empty` | empty | — |
+//! | `snapshot` | `write(i, v)` → `()`; `read()` → tuple of every cell, e.g. `(1, 2)` | two cells, both `0`; a write past the end grows the array with `0`s | — |
+//! | `kv` | `get(k)` → string, `""` when absent; `put(k, v)` → `()`; `append(k, v)` → `()`, concatenates | every key `""` | key |
+//!
+//! Operations that return nothing return `()` (`Value::Unit`). Enqueue-like operations that
+//! return nothing in one model and `true` in another (`offer`, `add`, `push`, `enqueue`, ...) accept
+//! both `()` and `true` as the observed result (see [`Spec::matches`]); every other result must be
+//! equal to the spec's. An unknown operation or a wrong number of arguments is
+//! [`Apply::Invalid`], which the checker reports as an error, not as a verdict.
+
+mod collection;
+mod kv;
+mod scalar;
+mod sequence;
+
+use fgvt_tree::{Call, ThreadId, Value};
+
+use crate::spec::{Apply, Spec};
+
+pub use collection::{MapState, SetState};
+pub use kv::KvState;
+pub use sequence::{DequeState, QueueState, StackState};
+
+/// The names accepted by [`builtin`], in documentation order.
+pub const BUILTIN_NAMES: &[&str] = &["register", "counter", "set", "map", "queue", "stack", "deque", "snapshot", "kv"];
+
+/// A built-in sequential specification; see the [module documentation](self) for its operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BuiltinSpec {
+    /// A single read/write/compare-and-set register, initially `null` (Jepsen etcd histories).
+    Register,
+    /// An integer counter, initially 0.
+    Counter,
+    /// A set of values, partitioned by key.
+    Set,
+    /// A map from keys to values, partitioned by key.
+    Map,
+    /// A FIFO queue; `take` blocks when empty.
+    Queue,
+    /// A LIFO stack.
+    Stack,
+    /// A double-ended queue.
+    Deque,
+    /// An array of cells read all at once (PairSnapshot), initially `(0, 0)`.
+    Snapshot,
+    /// A string key/value store with `get`, `put` and `append`, partitioned by key.
+    Kv,
+}
+
+/// Looks up a built-in spec by name (one of [`BUILTIN_NAMES`], case-insensitive).
+pub fn builtin(name: &str) -> Option<BuiltinSpec> {
+    let spec = match name.to_ascii_lowercase().as_str() {
+        "register" => BuiltinSpec::Register,
+        "counter" => BuiltinSpec::Counter,
+        "set" => BuiltinSpec::Set,
+        "map" => BuiltinSpec::Map,
+        "queue" => BuiltinSpec::Queue,
+        "stack" => BuiltinSpec::Stack,
+        "deque" => BuiltinSpec::Deque,
+        "snapshot" => BuiltinSpec::Snapshot,
+        "kv" => BuiltinSpec::Kv,
+        _ => return None,
+    };
+    Some(spec)
+}
+
+/// The state of a [`BuiltinSpec`]: one variant per spec.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum BuiltinState {
+    /// The register's value.
+    Register(Value),
+    /// The counter's value.
+    Counter(i64),
+    /// The set's elements.
+    Set(SetState),
+    /// The map's entries.
+    Map(MapState),
+    /// The queue's elements, head first.
+    Queue(QueueState),
+    /// The stack's elements, bottom first.
+    Stack(StackState),
+    /// The deque's elements, left first.
+    Deque(DequeState),
+    /// The snapshot's cells.
+    Snapshot(Vec<Value>),
+    /// The key/value store's non-empty entries.
+    Kv(KvState),
+}
+
+impl BuiltinSpec {
+    /// The spec's name, as accepted by [`builtin`].
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BuiltinSpec::Register => "register",
+            BuiltinSpec::Counter => "counter",
+            BuiltinSpec::Set => "set",
+            BuiltinSpec::Map => "map",
+            BuiltinSpec::Queue => "queue",
+            BuiltinSpec::Stack => "stack",
+            BuiltinSpec::Deque => "deque",
+            BuiltinSpec::Snapshot => "snapshot",
+            BuiltinSpec::Kv => "kv",
+        }
+    }
+}
+
+impl Spec for BuiltinSpec {
+    type State = BuiltinState;
+
+    fn initial(&self) -> BuiltinState {
+        match self {
+            BuiltinSpec::Register => BuiltinState::Register(Value::Null),
+            BuiltinSpec::Counter => BuiltinState::Counter(0),
+            BuiltinSpec::Set => BuiltinState::Set(SetState::default()),
+            BuiltinSpec::Map => BuiltinState::Map(MapState::default()),
+            BuiltinSpec::Queue => BuiltinState::Queue(QueueState::default()),
+            BuiltinSpec::Stack => BuiltinState::Stack(StackState::default()),
+            BuiltinSpec::Deque => BuiltinState::Deque(DequeState::default()),
+            BuiltinSpec::Snapshot => BuiltinState::Snapshot(vec![Value::Int(0), Value::Int(0)]),
+            BuiltinSpec::Kv => BuiltinState::Kv(KvState::default()),
+        }
+    }
+
+    fn apply(&self, state: &BuiltinState, _thread: ThreadId, call: &Call) -> Apply<BuiltinState> {
+        let ops = OpTable::new(self.as_str(), call);
+        match (self, state) {
+            (BuiltinSpec::Register, BuiltinState::Register(s)) => map(scalar::register(&ops, s), BuiltinState::Register),
+            (BuiltinSpec::Counter, BuiltinState::Counter(s)) => map(scalar::counter(&ops, *s), BuiltinState::Counter),
+            (BuiltinSpec::Set, BuiltinState::Set(s)) => map(collection::set(&ops, s), BuiltinState::Set),
+            (BuiltinSpec::Map, BuiltinState::Map(s)) => map(collection::map(&ops, s), BuiltinState::Map),
+            (BuiltinSpec::Queue, BuiltinState::Queue(s)) => map(sequence::queue(&ops, s), BuiltinState::Queue),
+            (BuiltinSpec::Stack, BuiltinState::Stack(s)) => map(sequence::stack(&ops, s), BuiltinState::Stack),
+            (BuiltinSpec::Deque, BuiltinState::Deque(s)) => map(sequence::deque(&ops, s), BuiltinState::Deque),
+            (BuiltinSpec::Snapshot, BuiltinState::Snapshot(s)) => map(scalar::snapshot(&ops, s), BuiltinState::Snapshot),
+            (BuiltinSpec::Kv, BuiltinState::Kv(s)) => map(kv::kv(&ops, s), BuiltinState::Kv),
+            (spec, state) => Apply::Invalid(format!("internal error: state {state:?} does not belong to the built-in `{}` spec", spec.as_str())),
+        }
+    }
+
+    fn partition(&self, call: &Call) -> Option<Value> {
+        let keyed: &[&str] = match self {
+            BuiltinSpec::Set => collection::SET_KEYED,
+            BuiltinSpec::Map => collection::MAP_KEYED,
+            BuiltinSpec::Kv => kv::KEYED,
+            _ => return None,
+        };
+        if keyed.contains(&call.op.as_str()) {
+            call.args.first().cloned()
+        } else {
+            None
+        }
+    }
+
+    fn name(&self) -> String {
+        self.as_str().to_owned()
+    }
+
+    fn matches(&self, call: &Call, expected: &Value, observed: &Value) -> bool {
+        if expected == observed {
+            return true;
+        }
+        // An insertion that always succeeds is written `void` in some models and `boolean` in
+        // others (Java's `offer`); both mean "done".
+        let acknowledges = matches!(self, BuiltinSpec::Queue | BuiltinSpec::Stack | BuiltinSpec::Deque) && sequence::is_insertion(&call.op);
+        acknowledges && matches!((expected, observed), (Value::Unit, Value::Bool(true)) | (Value::Bool(true), Value::Unit))
+    }
+}
+
+/// Changes the state type of an [`Apply`].
+fn map<S, T>(apply: Apply<S>, f: impl FnOnce(S) -> T) -> Apply<T> {
+    match apply {
+        Apply::Returns { value, state } => Apply::Returns { value, state: f(state) },
+        Apply::Blocks => Apply::Blocks,
+        Apply::Invalid(message) => Apply::Invalid(message),
+    }
+}
+
+/// The call being applied, with the spec's name for error messages.
+pub(crate) struct OpTable<'c> {
+    spec: &'static str,
+    call: &'c Call,
+}
+
+impl<'c> OpTable<'c> {
+    fn new(spec: &'static str, call: &'c Call) -> Self {
+        OpTable { spec, call }
+    }
+
+    /// The operation name.
+    pub(crate) fn op(&self) -> &'c str {
+        &self.call.op
+    }
+
+    /// The arguments, when there are exactly `n` of them; otherwise an `Invalid` message.
+    pub(crate) fn args<const N: usize>(&self) -> Result<&'c [Value; N], String> {
+        self.call.args.as_slice().try_into().map_err(|_| {
+            let plural = if N == 1 { "" } else { "s" };
+            format!("`{}` of the built-in `{}` spec takes {N} argument{plural}, got {} in `{}`", self.call.op, self.spec, self.call.args.len(), self.call)
+        })
+    }
+
+    /// The message for an operation this spec does not have; `ops` lists the ones it has.
+    pub(crate) fn unknown(&self, ops: &str) -> String {
+        format!("`{}` is not an operation of the built-in `{}` spec (it has {ops})", self.call.op, self.spec)
+    }
+
+    /// The message for an argument of the wrong kind.
+    pub(crate) fn bad_arg(&self, what: &str, got: &Value) -> String {
+        format!("`{}` of the built-in `{}` spec needs {what}, got {got} in `{}`", self.call.op, self.spec, self.call)
+    }
+}
+
+/// `Apply::Returns`.
+pub(crate) fn ret<S>(value: Value, state: S) -> Apply<S> {
+    Apply::Returns { value, state }
+}
+
+/// Runs `f` and turns its argument errors into `Apply::Invalid`.
+pub(crate) fn checked<S>(f: impl FnOnce() -> Result<Apply<S>, String>) -> Apply<S> {
+    f().unwrap_or_else(Apply::Invalid)
+}
+
+#[cfg(test)]
+mod tests;

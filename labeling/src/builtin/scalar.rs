@@ -1,0 +1,103 @@
+//! Specs over a single value: register, counter, snapshot.
+
+use fgvt_tree::Value;
+
+use super::{checked, ret, OpTable};
+use crate::spec::Apply;
+
+/// `read`/`get`, `write`/`set`, `cas`/`compareAndSet`.
+pub(super) fn register(ops: &OpTable<'_>, state: &Value) -> Apply<Value> {
+    checked(|| {
+        Ok(match ops.op() {
+            "read" | "get" => {
+                ops.args::<0>()?;
+                ret(state.clone(), state.clone())
+            }
+            "write" | "set" => {
+                let [v] = ops.args::<1>()?;
+                ret(Value::Unit, v.clone())
+            }
+            "cas" | "compareAndSet" | "compare_and_set" => {
+                let [expected, new] = ops.args::<2>()?;
+                if state == expected {
+                    ret(Value::Bool(true), new.clone())
+                } else {
+                    ret(Value::Bool(false), state.clone())
+                }
+            }
+            _ => return Err(ops.unknown("read, write, cas")),
+        })
+    })
+}
+
+/// `inc`, `dec`, `add(n)`, `get`, and the Java `AtomicLong` forms.
+pub(super) fn counter(ops: &OpTable<'_>, state: i64) -> Apply<i64> {
+    checked(|| {
+        let int = |v: &Value| match v {
+            Value::Int(n) => Ok(*n),
+            other => Err(ops.bad_arg("an integer", other)),
+        };
+        // (delta, what it returns: None = unit, Some(false) = old value, Some(true) = new value)
+        let (delta, returns) = match ops.op() {
+            "get" | "read" => {
+                ops.args::<0>()?;
+                return Ok(ret(Value::Int(state), state));
+            }
+            "add" | "addAndGet" | "getAndAdd" => {
+                let [n] = ops.args::<1>()?;
+                let returns = match ops.op() {
+                    "add" => None,
+                    "addAndGet" => Some(true),
+                    _ => Some(false),
+                };
+                (int(n)?, returns)
+            }
+            op => {
+                let step = match op {
+                    "inc" | "increment" => (1, None),
+                    "dec" | "decrement" => (-1, None),
+                    "incrementAndGet" => (1, Some(true)),
+                    "decrementAndGet" => (-1, Some(true)),
+                    "getAndIncrement" => (1, Some(false)),
+                    "getAndDecrement" => (-1, Some(false)),
+                    _ => return Err(ops.unknown("inc, dec, add, get")),
+                };
+                ops.args::<0>()?;
+                step
+            }
+        };
+        let new = state.wrapping_add(delta);
+        let value = match returns {
+            None => Value::Unit,
+            Some(true) => Value::Int(new),
+            Some(false) => Value::Int(state),
+        };
+        Ok(ret(value, new))
+    })
+}
+
+/// `write(i, v)` and `read()` of every cell.
+pub(super) fn snapshot(ops: &OpTable<'_>, cells: &[Value]) -> Apply<Vec<Value>> {
+    checked(|| {
+        Ok(match ops.op() {
+            "read" | "scan" => {
+                ops.args::<0>()?;
+                ret(Value::Tuple(cells.to_vec()), cells.to_vec())
+            }
+            "write" | "update" => {
+                let [i, v] = ops.args::<2>()?;
+                let index = match i {
+                    Value::Int(i) if (0..=1024).contains(i) => *i as usize,
+                    other => return Err(ops.bad_arg("a cell index in 0..=1024", other)),
+                };
+                let mut cells = cells.to_vec();
+                if index >= cells.len() {
+                    cells.resize(index + 1, Value::Int(0));
+                }
+                cells[index] = v.clone();
+                ret(Value::Unit, cells)
+            }
+            _ => return Err(ops.unknown("write, read")),
+        })
+    })
+}

@@ -1,0 +1,296 @@
+//! The linearizability checker: WGL search with P-compositional partitioning.
+//!
+//! [`check`] decides whether a [`History`] is linearizable with respect to a [`Spec`]:
+//!
+//! * **Partitioning.** With [`CheckOptions::partition`], when the spec gives every operation a
+//!   partition key ([`Spec::partition`]), the history is split by key and each sub-history is
+//!   checked on its own; the history is linearizable iff every sub-history is
+//!   (P-compositionality). Otherwise it is checked whole.
+//! * **Completed operations** must all be linearized, between their call and return, with the
+//!   result the spec gives ([`Spec::matches`]); a `Return { value: None }` (unknown result)
+//!   accepts any result.
+//! * **Pending operations** (a call with no return) of a history that is not stuck may take
+//!   effect anywhere after their call, with any result, or not at all: a crashed client's write
+//!   may or may not have happened. They are never required to block.
+//! * **Stuck histories** ([`History::stuck`], Line-Up's generalized linearizability): the pending
+//!   operations never take effect; the completed ones must be linearizable *and* some
+//!   linearization of them must end in a state where every pending operation
+//!   [`Apply::Blocks`](crate::spec::Apply::Blocks). (Line-Up's Definition 2 asks for a witness per
+//!   pending operation; requiring one state that blocks all of them together is the stricter
+//!   reading, and the one that matches "the execution ended because every thread was blocked".)
+//! * [`Apply::Invalid`](crate::spec::Apply::Invalid) is a [`CheckError`], not a verdict.
+//! * A [`CheckOptions::deadline`] that passes gives [`Verdict::Unknown`].
+//!
+//! See [`search`](self) internals for the algorithm and the memory bound of its cache.
+
+mod hash;
+mod search;
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use fgvt_tree::history::MalformedHistory;
+use fgvt_tree::{Call, History, Operation, ThreadId, Value};
+use serde::Serialize;
+
+use crate::explain::{self, Explanation};
+use crate::spec::Spec;
+use search::{Limits, SearchResult};
+
+/// How to check a history.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CheckOptions {
+    /// Split the history by the spec's partition keys when every operation has one.
+    pub partition: bool,
+    /// Give up with [`Verdict::Unknown`] once this instant has passed (looked at every few
+    /// thousand search steps).
+    pub deadline: Option<Instant>,
+    /// The most configurations (and, separately, memoized spec transitions) the search
+    /// remembers per (sub-)history. When the cache is full the search stops adding to it: the
+    /// verdict stays exact, the search may only revisit configurations it has seen. A cached
+    /// configuration takes about 40 bytes.
+    pub cache_limit: usize,
+    /// Build the full explanation of a violation (candidate analysis and, for small histories,
+    /// every real-time order); when `false` the explanation has the longest linearizable
+    /// prefix only.
+    pub explain: bool,
+}
+
+impl Default for CheckOptions {
+    /// Partitioning on, no deadline, a cache of 4 million configurations, full explanations.
+    fn default() -> Self {
+        CheckOptions { partition: true, deadline: None, cache_limit: 4_000_000, explain: true }
+    }
+}
+
+/// Whether a history is linearizable.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "verdict", rename_all = "snake_case")]
+pub enum Verdict {
+    /// It is; `order` is one witness: indices into [`History::operations`], in linearization
+    /// order. Pending operations appear only if they took effect (never in a stuck history).
+    Linearizable {
+        /// The witness order.
+        order: Vec<usize>,
+    },
+    /// It is not; the explanation says why.
+    NotLinearizable(Explanation),
+    /// The deadline passed before the search finished.
+    Unknown,
+}
+
+impl Verdict {
+    /// Whether this is [`Verdict::Linearizable`].
+    pub fn is_linearizable(&self) -> bool {
+        matches!(self, Verdict::Linearizable { .. })
+    }
+
+    /// Whether this is [`Verdict::NotLinearizable`].
+    pub fn is_violation(&self) -> bool {
+        matches!(self, Verdict::NotLinearizable(_))
+    }
+}
+
+/// Work done by a check, summed over partitions.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct SearchStats {
+    /// Search steps (candidate entries looked at and backtracks).
+    pub steps: u64,
+    /// Configurations remembered.
+    pub cache_entries: usize,
+    /// Distinct spec states met.
+    pub states: usize,
+    /// Whether a cache reached [`CheckOptions::cache_limit`].
+    pub cache_full: bool,
+}
+
+/// The verdict on a history, with how it was reached.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Outcome {
+    /// The verdict.
+    pub verdict: Verdict,
+    /// How many sub-histories were checked (1 when not partitioned).
+    pub partitions: usize,
+    /// Work done.
+    pub stats: SearchStats,
+}
+
+/// A history the checker cannot judge.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum CheckError {
+    /// Calls and returns do not pair up.
+    #[error(transparent)]
+    Malformed(#[from] MalformedHistory),
+    /// The spec does not know an operation of the history ([`Apply::Invalid`](crate::spec::Apply::Invalid)).
+    #[error("operation {op} (`{call}` by thread {thread}): {message}")]
+    Invalid {
+        /// Index of the operation in [`History::operations`].
+        op: usize,
+        /// Its thread.
+        thread: ThreadId,
+        /// The call.
+        call: Call,
+        /// The spec's message.
+        message: String,
+    },
+}
+
+impl CheckError {
+    pub(crate) fn invalid(op: &OpView<'_>, message: String) -> Self {
+        CheckError::Invalid { op: op.index, thread: op.thread, call: op.call.clone(), message }
+    }
+}
+
+/// An operation as the search sees it: borrowed from the history's operations.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct OpView<'h> {
+    /// Index in [`History::operations`].
+    pub index: usize,
+    pub thread: ThreadId,
+    pub call: &'h Call,
+    /// Position of the call event.
+    pub call_pos: usize,
+    /// Position of the return event; `None` when pending.
+    pub ret_pos: Option<usize>,
+    /// The observed result; `None` when unknown or pending (anything is accepted).
+    pub result: Option<&'h Value>,
+}
+
+impl<'h> OpView<'h> {
+    pub(crate) fn new(index: usize, op: &'h Operation) -> Self {
+        OpView {
+            index,
+            thread: op.thread,
+            call: &op.call,
+            call_pos: op.call_index,
+            ret_pos: op.ret.as_ref().map(|r| r.index),
+            result: op.ret.as_ref().and_then(|r| r.value.as_ref()),
+        }
+    }
+
+    /// Whether the operation has no return.
+    pub(crate) fn is_pending(&self) -> bool {
+        self.ret_pos.is_none()
+    }
+}
+
+/// Checks whether `history` is linearizable with respect to `spec`.
+///
+/// Errors: a malformed history, or an operation the spec calls invalid.
+pub fn check<S: Spec>(spec: &S, history: &History, options: &CheckOptions) -> Result<Outcome, CheckError> {
+    let operations = history.operations()?;
+    let views: Vec<OpView<'_>> = operations.iter().enumerate().map(|(i, op)| OpView::new(i, op)).collect();
+    let parts = if options.partition { partition(spec, views) } else { vec![(None, views)] };
+    let limits = Limits { deadline: options.deadline, cache_limit: options.cache_limit.max(1) };
+    let mut stats = SearchStats::default();
+    let mut witnesses = Vec::with_capacity(parts.len());
+    for (key, part) in &parts {
+        match search::search(spec, part, history.stuck, &limits, &mut stats)? {
+            SearchResult::Linearizable(order) => witnesses.push(order.into_iter().map(|i| part[i]).collect::<Vec<_>>()),
+            SearchResult::NotLinearizable { best } => {
+                let explanation = explain::explain(spec, part, history.stuck, key.clone(), &best, options.explain)?;
+                return Ok(Outcome { verdict: Verdict::NotLinearizable(explanation), partitions: parts.len(), stats });
+            }
+            SearchResult::Unknown => return Ok(Outcome { verdict: Verdict::Unknown, partitions: parts.len(), stats }),
+        }
+    }
+    let order = merge_witnesses(&witnesses);
+    Ok(Outcome { verdict: Verdict::Linearizable { order }, partitions: parts.len(), stats })
+}
+
+/// Splits operations by partition key, or keeps them whole if some operation has no key.
+fn partition<'h, S: Spec>(spec: &S, views: Vec<OpView<'h>>) -> Vec<(Option<Value>, Vec<OpView<'h>>)> {
+    let mut parts: BTreeMap<Value, Vec<OpView<'h>>> = BTreeMap::new();
+    for view in &views {
+        match spec.partition(view.call) {
+            Some(key) => parts.entry(key).or_default().push(*view),
+            None => return vec![(None, views)],
+        }
+    }
+    if parts.is_empty() {
+        return vec![(None, views)];
+    }
+    parts.into_iter().map(|(k, v)| (Some(k), v)).collect()
+}
+
+/// Merges per-partition witnesses into one witness of the whole history.
+///
+/// Each operation gets a linearization point: the latest call among it and the operations before
+/// it in its partition's witness. That point lies within the operation's interval (a witness
+/// respects real time, so no earlier operation of the witness was called after it returned),
+/// and points never decrease along a witness; sorting all operations by point therefore keeps
+/// every partition's order and every real-time precedence across partitions.
+fn merge_witnesses(witnesses: &[Vec<OpView<'_>>]) -> Vec<usize> {
+    let mut points: Vec<(usize, usize, usize, usize)> = Vec::new();
+    for (p, witness) in witnesses.iter().enumerate() {
+        let mut point = 0;
+        for (pos, op) in witness.iter().enumerate() {
+            point = point.max(op.call_pos);
+            points.push((point, p, pos, op.index));
+        }
+    }
+    points.sort_unstable();
+    points.into_iter().map(|(_, _, _, op)| op).collect()
+}
+
+/// Memoized verdicts of one spec under one set of options, keyed by history: many leaves of an
+/// interleaving tree share a history, and it is checked once.
+///
+/// Safe to share between threads (`&self` methods, an internal lock that is not held while
+/// checking; two threads may then check the same new history at once, harmlessly).
+/// [`Verdict::Unknown`] outcomes and errors are not remembered.
+pub struct VerdictCache<S: Spec> {
+    spec: S,
+    options: CheckOptions,
+    verdicts: Mutex<HashMap<History, Arc<Outcome>>>,
+    hits: std::sync::atomic::AtomicU64,
+}
+
+impl<S: Spec> VerdictCache<S> {
+    /// An empty cache for checks against `spec` with `options`.
+    pub fn new(spec: S, options: CheckOptions) -> Self {
+        VerdictCache { spec, options, verdicts: Mutex::default(), hits: Default::default() }
+    }
+
+    /// The spec checked against.
+    pub fn spec(&self) -> &S {
+        &self.spec
+    }
+
+    /// The verdict on `history`, from the cache or by [`check`].
+    pub fn check(&self, history: &History) -> Result<Arc<Outcome>, CheckError> {
+        if let Some(outcome) = self.lock().get(history) {
+            self.hits.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            return Ok(Arc::clone(outcome));
+        }
+        let outcome = Arc::new(check(&self.spec, history, &self.options)?);
+        if !matches!(outcome.verdict, Verdict::Unknown) {
+            self.lock().insert(history.clone(), Arc::clone(&outcome));
+        }
+        Ok(outcome)
+    }
+
+    /// How many distinct histories have a remembered verdict.
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// Whether no verdict is remembered.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// How many [`VerdictCache::check`] calls were answered from the cache.
+    pub fn hits(&self) -> u64 {
+        self.hits.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<History, Arc<Outcome>>> {
+        // A panic while holding the lock cannot leave the map inconsistent (single inserts).
+        self.verdicts.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+#[cfg(test)]
+mod tests;

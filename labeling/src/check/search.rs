@@ -1,0 +1,412 @@
+//! The WGL search (Wing & Gong's algorithm with Lowe's memoization) over one (sub-)history.
+//!
+//! The history is a doubly linked list of call and return entries in real-time order. The
+//! search repeatedly linearizes a call entry that comes before the first return entry (an
+//! operation that may take effect next), lifting its two entries out of the list, and backtracks
+//! when it reaches a return entry: that operation had to take effect before now. A
+//! configuration (set of linearized operations, spec state) that was reached before is known to
+//! fail and is pruned.
+//!
+//! **Compact configurations.** Operations are numbered by return time (pending ones last). Let
+//! `k` be the first operation not yet linearized. Every other linearized operation `j > k` was
+//! linearized while `k` was still in the list, so it was called before `k` returned: it is one
+//! of the operations *open* at `k`'s return, at most one per thread plus the pending ones. So
+//! `(k, bitmask over the operations open at k's return)` names the linearized set exactly, in a
+//! few bytes instead of a bitset of the whole history. This is what lets a partition of 70,000
+//! operations be checked with a cache of hundreds of thousands of configurations; it replaces
+//! the P-compositionality paper's bitsets with incremental XOR hashes, which still cost a
+//! whole bitset of memory per cached configuration.
+//!
+//! **Interned states.** Spec states are stored once and named by a `u32`; the outcome of
+//! applying an operation to a state is memoized too, so the spec runs once per distinct
+//! (state, operation) however many orders lead there.
+
+use std::time::Instant;
+
+use super::hash::{FxHashMap, FxHashSet};
+use super::{CheckError, OpView, SearchStats};
+use crate::spec::{Apply, Spec};
+
+/// How often (in search steps) the deadline is looked at.
+const DEADLINE_EVERY: u64 = 1 << 12;
+
+/// "No entry" in the linked list.
+const NIL: u32 = u32::MAX;
+
+/// The list's sentinel head.
+const HEAD: u32 = 0;
+
+/// The result of searching one (sub-)history.
+pub(crate) enum SearchResult {
+    /// A witness: indices into the searched ops, in linearization order.
+    Linearizable(Vec<usize>),
+    /// The longest order of the searched ops that the search managed to linearize.
+    NotLinearizable { best: Vec<usize> },
+    /// The deadline passed.
+    Unknown,
+}
+
+/// Limits shared by every partition of one check.
+pub(crate) struct Limits {
+    pub deadline: Option<Instant>,
+    pub cache_limit: usize,
+}
+
+/// One entry of the doubly linked list: the call or the return of an operation.
+#[derive(Clone, Copy)]
+struct Entry {
+    op: u32,
+    is_call: bool,
+    prev: u32,
+    next: u32,
+}
+
+/// The memoized outcome of applying an operation to a state.
+#[derive(Clone, Copy)]
+enum Transition {
+    /// The spec's result agrees with the observed one; the new state.
+    Next(u32),
+    /// The spec's result differs from the observed one.
+    Wrong,
+    /// The spec blocks.
+    Blocks,
+}
+
+/// Which operations besides `0..k` are linearized: one bit per operation open at `k`'s return.
+#[derive(Clone, PartialEq, Eq, Hash)]
+enum Mask {
+    Small(u64),
+    Large(Box<[u64]>),
+}
+
+/// A cached configuration: first unlinearized operation, mask, state.
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct Config {
+    k: u32,
+    mask: Mask,
+    state: u32,
+}
+
+/// One linearized operation on the search stack, with what to restore on backtracking.
+#[derive(Clone, Copy)]
+struct Frame {
+    op: u32,
+    state: u32,
+    k: u32,
+}
+
+/// Spec states, each stored once and named by its index.
+struct Interner<T> {
+    states: Vec<T>,
+    ids: FxHashMap<T, u32>,
+}
+
+impl<T: Clone + Eq + std::hash::Hash> Interner<T> {
+    fn new() -> Self {
+        Interner { states: Vec::new(), ids: FxHashMap::default() }
+    }
+
+    fn intern(&mut self, state: T) -> u32 {
+        if let Some(&id) = self.ids.get(&state) {
+            return id;
+        }
+        let id = u32::try_from(self.states.len()).expect("fewer than 2^32 spec states");
+        self.states.push(state.clone());
+        self.ids.insert(state, id);
+        id
+    }
+}
+
+/// The search over one (sub-)history.
+struct Search<'a, 'h, S: Spec> {
+    spec: &'a S,
+    /// The operations by internal number: completed ones by return time, then (in a history
+    /// that is not stuck) pending ones, then (in a stuck one) the pending ones that must block.
+    ops: Vec<&'a OpView<'h>>,
+    /// Where `ops[i]` is in the searched slice.
+    local: Vec<usize>,
+    /// How many operations are completed (they come first).
+    completed: usize,
+    /// How many operations the search may linearize (completed plus optional pending).
+    searchable: usize,
+    entries: Vec<Entry>,
+    call_entry: Vec<u32>,
+    ret_entry: Vec<u32>,
+    /// `open[open_at[k]..open_at[k + 1]]`: the operations open when completed operation `k` returns.
+    open: Vec<u32>,
+    open_at: Vec<usize>,
+    linearized: Vec<u64>,
+    states: Interner<S::State>,
+    transitions: FxHashMap<(u32, u32), Transition>,
+    cache: FxHashSet<Config>,
+    limits: &'a Limits,
+    stats: &'a mut SearchStats,
+}
+
+/// Searches `ops` (one partition, or the whole history) for a linearization.
+///
+/// In a `stuck` history the pending operations never take effect, and every one of them must
+/// block in the final state; otherwise each pending operation may take effect (anywhere after its
+/// call) or not.
+pub(crate) fn search<S: Spec>(spec: &S, ops: &[OpView<'_>], stuck: bool, limits: &Limits, stats: &mut SearchStats) -> Result<SearchResult, CheckError> {
+    let mut search = Search::new(spec, ops, stuck, limits, stats);
+    search.run()
+}
+
+impl<'a, 'h, S: Spec> Search<'a, 'h, S> {
+    fn new(spec: &'a S, views: &'a [OpView<'h>], stuck: bool, limits: &'a Limits, stats: &'a mut SearchStats) -> Self {
+        let mut completed: Vec<usize> = (0..views.len()).filter(|&i| views[i].ret_pos.is_some()).collect();
+        completed.sort_by_key(|&i| views[i].ret_pos);
+        let pending: Vec<usize> = (0..views.len()).filter(|&i| views[i].ret_pos.is_none()).collect();
+        let n_completed = completed.len();
+        let mut local = completed;
+        local.extend(&pending);
+        let searchable = if stuck { n_completed } else { local.len() };
+        let ops: Vec<&OpView<'h>> = local.iter().map(|&i| &views[i]).collect();
+
+        // Entries in real-time order; the returns of optional pending operations go last.
+        let mut times: Vec<(usize, u32, bool)> = Vec::with_capacity(2 * searchable);
+        for (i, op) in ops.iter().enumerate().take(searchable) {
+            times.push((op.call_pos, i as u32, true));
+            times.push((op.ret_pos.unwrap_or(usize::MAX / 2 + i), i as u32, false));
+        }
+        times.sort_unstable_by_key(|&(t, _, _)| t);
+        let mut entries = vec![Entry { op: NIL, is_call: false, prev: NIL, next: NIL }];
+        let mut call_entry = vec![NIL; searchable];
+        let mut ret_entry = vec![NIL; searchable];
+        for (n, &(_, op, is_call)) in times.iter().enumerate() {
+            let id = (n + 1) as u32;
+            entries.push(Entry { op, is_call, prev: id - 1, next: if n + 1 < times.len() { id + 1 } else { NIL } });
+            if is_call {
+                call_entry[op as usize] = id;
+            } else {
+                ret_entry[op as usize] = id;
+            }
+        }
+        entries[0].next = if times.is_empty() { NIL } else { 1 };
+
+        // The operations open at each completed operation's return, by a sweep over the entries.
+        let mut open_now: Vec<u32> = Vec::new();
+        let mut open = Vec::new();
+        let mut open_at = vec![0];
+        for &(_, op, is_call) in &times {
+            if is_call {
+                open_now.push(op);
+            } else if (op as usize) < n_completed {
+                open_now.retain(|&o| o != op);
+                open.extend(&open_now);
+                open_at.push(open.len());
+            }
+        }
+
+        Search {
+            spec,
+            ops,
+            local,
+            completed: n_completed,
+            searchable,
+            entries,
+            call_entry,
+            ret_entry,
+            open,
+            open_at,
+            linearized: vec![0; searchable.div_ceil(64)],
+            states: Interner::new(),
+            transitions: FxHashMap::default(),
+            cache: FxHashSet::default(),
+            limits,
+            stats,
+        }
+    }
+
+    fn run(&mut self) -> Result<SearchResult, CheckError> {
+        let mut state = self.states.intern(self.spec.initial());
+        let mut k = 0u32;
+        let mut stack: Vec<Frame> = Vec::new();
+        // The deepest stack seen, and how long a prefix of it the current stack shares.
+        let mut best: Vec<u32> = Vec::new();
+        let mut agree = 0usize;
+        let mut entry = self.entries[HEAD as usize].next;
+        let mut steps = 0u64;
+        let result = loop {
+            steps += 1;
+            if steps % DEADLINE_EVERY == 0 && self.limits.deadline.is_some_and(|d| Instant::now() >= d) {
+                break SearchResult::Unknown;
+            }
+            if k as usize == self.completed {
+                if self.all_block(state)? {
+                    break SearchResult::Linearizable(stack.iter().map(|f| self.local[f.op as usize]).collect());
+                }
+            } else {
+                let e = self.entries[entry as usize];
+                if e.is_call {
+                    if let Some(next) = self.try_linearize(e.op, state, k)? {
+                        if agree == stack.len() && best.get(agree) == Some(&e.op) {
+                            agree += 1;
+                        }
+                        stack.push(Frame { op: e.op, state, k });
+                        self.lift(e.op);
+                        state = next;
+                        k = self.first_unlinearized(k);
+                        if stack.len() > best.len() {
+                            best.truncate(agree);
+                            best.extend(stack[agree..].iter().map(|f| f.op));
+                            agree = stack.len();
+                        }
+                        entry = self.entries[HEAD as usize].next;
+                    } else {
+                        entry = e.next;
+                    }
+                    continue;
+                }
+            }
+            // A return entry (or a final state where some pending operation would not block):
+            // undo the latest choice and try the next candidate after it.
+            let Some(frame) = stack.pop() else {
+                break SearchResult::NotLinearizable { best: best.iter().map(|&op| self.local[op as usize]).collect() };
+            };
+            agree = agree.min(stack.len());
+            self.unlift(frame.op);
+            self.clear(frame.op);
+            state = frame.state;
+            k = frame.k;
+            entry = self.entries[self.call_entry[frame.op as usize] as usize].next;
+        };
+        self.stats.steps += steps;
+        self.stats.cache_entries += self.cache.len();
+        self.stats.states += self.states.states.len();
+        Ok(result)
+    }
+
+    /// Linearizes `op` in `state` if the spec agrees and the resulting configuration is new:
+    /// marks it and returns the new state.
+    fn try_linearize(&mut self, op: u32, state: u32, k: u32) -> Result<Option<u32>, CheckError> {
+        let Transition::Next(next) = self.transition(state, op)? else {
+            return Ok(None);
+        };
+        self.set(op);
+        let new_k = self.first_unlinearized(k);
+        if new_k as usize == self.completed {
+            // Every completed operation is linearized: a leaf, decided without the cache.
+            return Ok(Some(next));
+        }
+        let config = Config { k: new_k, mask: self.mask(new_k), state: next };
+        if self.cache.contains(&config) {
+            self.clear(op);
+            return Ok(None);
+        }
+        // A full cache stops remembering: still correct, the search may just repeat work.
+        if self.cache.len() < self.limits.cache_limit {
+            self.cache.insert(config);
+        } else {
+            self.stats.cache_full = true;
+        }
+        Ok(Some(next))
+    }
+
+    /// Whether every operation that must block (the pending ones of a stuck history) blocks in `state`.
+    fn all_block(&mut self, state: u32) -> Result<bool, CheckError> {
+        for op in self.searchable..self.ops.len() {
+            if !matches!(self.transition(state, op as u32)?, Transition::Blocks) {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Applies `op` to `state`, memoized.
+    fn transition(&mut self, state: u32, op: u32) -> Result<Transition, CheckError> {
+        if let Some(&t) = self.transitions.get(&(state, op)) {
+            return Ok(t);
+        }
+        let view = self.ops[op as usize];
+        let t = match self.spec.apply(&self.states.states[state as usize], view.thread, view.call) {
+            Apply::Returns { value, state: next } => {
+                if view.result.is_none_or(|observed| self.spec.matches(view.call, &value, observed)) {
+                    Transition::Next(self.states.intern(next))
+                } else {
+                    Transition::Wrong
+                }
+            }
+            Apply::Blocks => Transition::Blocks,
+            Apply::Invalid(message) => return Err(CheckError::invalid(view, message)),
+        };
+        if self.transitions.len() < self.limits.cache_limit {
+            self.transitions.insert((state, op), t);
+        }
+        Ok(t)
+    }
+
+    /// The first completed operation at or after `from` that is not linearized.
+    fn first_unlinearized(&self, from: u32) -> u32 {
+        let mut i = from as usize;
+        while i < self.completed && self.is_set(i as u32) {
+            i += 1;
+        }
+        i as u32
+    }
+
+    /// Which of the operations open at `k`'s return are linearized.
+    fn mask(&self, k: u32) -> Mask {
+        let open = &self.open[self.open_at[k as usize]..self.open_at[k as usize + 1]];
+        if open.len() <= 64 {
+            let mut bits = 0u64;
+            for (i, &op) in open.iter().enumerate() {
+                if self.is_set(op) {
+                    bits |= 1 << i;
+                }
+            }
+            Mask::Small(bits)
+        } else {
+            let mut words = vec![0u64; open.len().div_ceil(64)];
+            for (i, &op) in open.iter().enumerate() {
+                if self.is_set(op) {
+                    words[i / 64] |= 1 << (i % 64);
+                }
+            }
+            Mask::Large(words.into_boxed_slice())
+        }
+    }
+
+    fn is_set(&self, op: u32) -> bool {
+        self.linearized[op as usize / 64] & (1 << (op % 64)) != 0
+    }
+
+    fn set(&mut self, op: u32) {
+        self.linearized[op as usize / 64] |= 1 << (op % 64);
+    }
+
+    fn clear(&mut self, op: u32) {
+        self.linearized[op as usize / 64] &= !(1 << (op % 64));
+    }
+
+    /// Removes `op`'s call and return entries from the list; [`Self::unlift`] undoes it.
+    fn lift(&mut self, op: u32) {
+        let (call, ret) = (self.call_entry[op as usize], self.ret_entry[op as usize]);
+        self.unlink(call);
+        self.unlink(ret);
+    }
+
+    /// Puts `op`'s entries back (the entries keep their links, so this is O(1), in reverse order).
+    fn unlift(&mut self, op: u32) {
+        let (call, ret) = (self.call_entry[op as usize], self.ret_entry[op as usize]);
+        self.relink(ret);
+        self.relink(call);
+    }
+
+    fn unlink(&mut self, e: u32) {
+        let Entry { prev, next, .. } = self.entries[e as usize];
+        self.entries[prev as usize].next = next;
+        if next != NIL {
+            self.entries[next as usize].prev = prev;
+        }
+    }
+
+    fn relink(&mut self, e: u32) {
+        let Entry { prev, next, .. } = self.entries[e as usize];
+        self.entries[prev as usize].next = e;
+        if next != NIL {
+            self.entries[next as usize].prev = e;
+        }
+    }
+}

@@ -1,0 +1,57 @@
+//! Sequential specifications: what a linearizable history is checked against.
+
+use std::hash::Hash;
+
+use fgvt_tree::{Call, ThreadId, Value};
+
+/// The result of applying one operation to a spec state.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Apply<S> {
+    /// The operation returns `value`, leaving `state`.
+    Returns {
+        /// What the operation returns.
+        value: Value,
+        /// The state afterwards.
+        state: S,
+    },
+    /// The operation blocks in this state (a `take` on an empty blocking queue, a lock held
+    /// by another thread in a synthesized spec). A blocked operation never returns.
+    Blocks,
+    /// The spec does not know this operation or its arguments; the message says why.
+    Invalid(String),
+}
+
+/// An executable, deterministic sequential specification.
+///
+/// `apply` must be a function of its arguments: the checker memoizes on spec states.
+/// The thread is passed because a spec synthesized from the object's own serial runs can depend
+/// on it (a lock held by the thread that took it); built-in specs ignore it.
+pub trait Spec {
+    /// A state of the sequential object.
+    type State: Clone + Eq + Hash;
+
+    /// The state before any operation.
+    fn initial(&self) -> Self::State;
+
+    /// Applies `call`, performed by `thread`, to `state`.
+    fn apply(&self, state: &Self::State, thread: ThreadId, call: &Call) -> Apply<Self::State>;
+
+    /// The partition an operation belongs to, when the spec is P-compositional (a key for a
+    /// set or map, an index for an array); `None` when the spec declares no partition. If any
+    /// operation of a history has no key, the history is checked whole.
+    fn partition(&self, _call: &Call) -> Option<Value> {
+        None
+    }
+
+    /// A short name for reports: `register`, `self`, `SetSpec`.
+    fn name(&self) -> String;
+
+    /// Whether an `observed` result of `call` agrees with the result `expected` by the spec.
+    ///
+    /// Exact equality by default. A spec overrides it to accept several spellings of one
+    /// result, e.g. a built-in queue whose `offer` returns `true` also accepts `()` from a model
+    /// written to return nothing. Must be a function of its arguments (the checker memoizes it).
+    fn matches(&self, _call: &Call, expected: &Value, observed: &Value) -> bool {
+        expected == observed
+    }
+}

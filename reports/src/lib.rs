@@ -1,0 +1,1 @@
+//! Rendering of fgvt results.

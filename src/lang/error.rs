@@ -1,0 +1,134 @@
+//! Load-time diagnostics of the modeling language, rendered by miette.
+
+use fgvt_tree::Span;
+use miette::{NamedSource, SourceSpan};
+
+/// What kind of mistake a [`LangError`] reports, for programs that react to it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ErrorKind {
+    /// The text does not follow the grammar.
+    Syntax,
+    /// A variable, field, function, record, operation, lock, label or object is unknown.
+    UnknownName,
+    /// A call or `new` has the wrong number of arguments.
+    Arity,
+    /// Something is defined twice.
+    Duplicate,
+    /// Any other misuse (`break` outside a loop, `cas` on a non-location, ...).
+    Invalid,
+}
+
+/// A mistake in a model file, with the file, position and a hint.
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+#[error("{message}")]
+pub struct LangError {
+    /// What kind of mistake.
+    pub kind: ErrorKind,
+    /// The headline, e.g. "unknown variable `haed`".
+    pub message: String,
+    /// The label under the caret.
+    pub label: String,
+    /// A hint on how to fix it.
+    #[help]
+    pub help: Option<String>,
+    /// Where, as an fgvt span (file index in the [`fgvt_tree::SourceMap`]).
+    pub span: Span,
+    /// The file, for rendering.
+    #[source_code]
+    pub src: NamedSource<String>,
+    /// Where, for rendering.
+    #[label("{label}")]
+    pub at: SourceSpan,
+}
+
+/// A diagnostic before it is attached to its file (the parser and compiler produce these).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Diag {
+    pub kind: ErrorKind,
+    pub message: String,
+    pub label: String,
+    pub help: Option<String>,
+    pub span: Span,
+}
+
+impl Diag {
+    /// A diagnostic of `kind` at `span`.
+    pub fn new(kind: ErrorKind, span: Span, message: impl Into<String>, label: impl Into<String>) -> Self {
+        Diag { kind, message: message.into(), label: label.into(), help: None, span }
+    }
+
+    /// Adds a hint.
+    pub fn help(mut self, help: impl Into<String>) -> Self {
+        self.help = Some(help.into());
+        self
+    }
+
+    /// Adds a hint when there is one.
+    pub fn maybe_help(mut self, help: Option<String>) -> Self {
+        if help.is_some() {
+            self.help = help;
+        }
+        self
+    }
+
+    /// Attaches the file the span points into.
+    pub fn into_error(self, name: &str, text: &str) -> LangError {
+        let start = (self.span.start as usize).min(text.len());
+        let end = (self.span.end as usize).clamp(start, text.len());
+        LangError {
+            kind: self.kind,
+            message: self.message,
+            label: self.label,
+            help: self.help,
+            span: self.span,
+            src: NamedSource::new(name, text.to_string()),
+            at: SourceSpan::from(start..end),
+        }
+    }
+}
+
+/// Levenshtein distance between two short strings.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for j in 0..b.len() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != b[j])).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+/// The candidate closest to `name`, if it is close enough to be a likely typo.
+pub(crate) fn suggest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    // About one typo per three characters ("haed" -> "head" is two edits).
+    let limit = ((name.chars().count() + 2) / 3).max(1);
+    candidates
+        .into_iter()
+        .filter(|c| *c != name)
+        .map(|c| (edit_distance(name, c), c))
+        .filter(|(d, _)| *d <= limit)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
+/// "did you mean `x`?" for the closest candidate.
+pub(crate) fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<String> {
+    suggest(name, candidates).map(|c| format!("did you mean `{c}`?"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggests_close_names_only() {
+        assert_eq!(edit_distance("haed", "head"), 2);
+        assert_eq!(suggest("hed", ["head", "tail"]), Some("head"));
+        assert_eq!(suggest("xyz", ["head", "tail"]), None);
+    }
+}

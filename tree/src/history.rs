@@ -1,0 +1,205 @@
+//! Coarse histories: the calls and returns of operations, in real-time order.
+//!
+//! A history is what the linearizability checker judges. The interleaving tree gives one to
+//! every leaf; `fgvt check-history` reads them from recorded files.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::value::Value;
+
+/// Which thread (or client process) performed an operation.
+pub type ThreadId = usize;
+
+/// An invocation: an operation name with its arguments, e.g. `write(0, 2)`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Call {
+    /// The operation's name as written in the test (`write`, `poll`, ...).
+    pub op: String,
+    /// The arguments, in order.
+    pub args: Vec<Value>,
+}
+
+impl Call {
+    /// A call of `op` with `args`.
+    pub fn new(op: impl Into<String>, args: Vec<Value>) -> Self {
+        Call { op: op.into(), args }
+    }
+}
+
+impl fmt::Display for Call {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}(", self.op)?;
+        for (i, a) in self.args.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{a}")?;
+        }
+        f.write_str(")")
+    }
+}
+
+/// One coarse event of a history.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "lowercase")]
+pub enum CoarseEvent {
+    /// Thread `thread` invokes `call`. A thread has at most one operation pending at a time.
+    Call {
+        /// The invoking thread.
+        thread: ThreadId,
+        /// The operation and its arguments.
+        call: Call,
+    },
+    /// The pending operation of `thread` returns `value`; `None` means the result is unknown
+    /// (a recorded read that timed out): any result is accepted.
+    Return {
+        /// The returning thread.
+        thread: ThreadId,
+        /// The result, or `None` when it is unknown.
+        value: Option<Value>,
+    },
+}
+
+impl CoarseEvent {
+    /// The thread of this event.
+    pub fn thread(&self) -> ThreadId {
+        match self {
+            CoarseEvent::Call { thread, .. } | CoarseEvent::Return { thread, .. } => *thread,
+        }
+    }
+}
+
+/// A history: coarse events in real-time order.
+///
+/// Operations whose call has no matching return are *pending*: they may or may not have taken
+/// effect. A `stuck` history ended because every remaining operation blocks; under Line-Up's
+/// generalized linearizability each of its pending operations must be allowed to block.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct History {
+    /// The events in real-time order.
+    pub events: Vec<CoarseEvent>,
+    /// Whether the execution ended stuck (deadlock or livelock) rather than complete.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stuck: bool,
+}
+
+impl History {
+    /// An empty, complete history.
+    pub fn new() -> Self {
+        History::default()
+    }
+
+    /// Appends a call of `call` by `thread`.
+    pub fn call(&mut self, thread: ThreadId, call: Call) {
+        self.events.push(CoarseEvent::Call { thread, call });
+    }
+
+    /// Appends the return of `thread`'s pending operation with `value`.
+    pub fn ret(&mut self, thread: ThreadId, value: Value) {
+        self.events.push(CoarseEvent::Return { thread, value: Some(value) });
+    }
+
+    /// Pairs calls with returns: the operations of this history, in call order.
+    ///
+    /// A return with no pending call on its thread, or a second call while one is pending,
+    /// is a malformed history and yields an error naming the event's index.
+    pub fn operations(&self) -> Result<Vec<Operation>, MalformedHistory> {
+        let mut ops: Vec<Operation> = Vec::new();
+        let mut pending: std::collections::HashMap<ThreadId, usize> = Default::default();
+        for (index, event) in self.events.iter().enumerate() {
+            match event {
+                CoarseEvent::Call { thread, call } => {
+                    if pending.contains_key(thread) {
+                        return Err(MalformedHistory { index, reason: format!("thread {thread} calls {call} while its previous operation is still pending") });
+                    }
+                    pending.insert(*thread, ops.len());
+                    ops.push(Operation { thread: *thread, call: call.clone(), call_index: index, ret: None });
+                }
+                CoarseEvent::Return { thread, value } => {
+                    let Some(op) = pending.remove(thread) else {
+                        return Err(MalformedHistory { index, reason: format!("thread {thread} returns with no pending call") });
+                    };
+                    ops[op].ret = Some(Return { index, value: value.clone() });
+                }
+            }
+        }
+        Ok(ops)
+    }
+}
+
+/// A return event, as paired with its call by [`History::operations`].
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Return {
+    /// Position of the return event in the history.
+    pub index: usize,
+    /// The result; `None` when unknown.
+    pub value: Option<Value>,
+}
+
+/// One operation of a history: its call and, unless pending, its return.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Operation {
+    /// The thread that performed it.
+    pub thread: ThreadId,
+    /// What was called.
+    pub call: Call,
+    /// Position of the call event in the history.
+    pub call_index: usize,
+    /// The return, or `None` for a pending operation.
+    pub ret: Option<Return>,
+}
+
+/// A history whose calls and returns do not pair up.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("malformed history at event {index}: {reason}")]
+pub struct MalformedHistory {
+    /// Position of the offending event.
+    pub index: usize,
+    /// What is wrong with it.
+    pub reason: String,
+}
+
+impl fmt::Display for History {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, e) in self.events.iter().enumerate() {
+            if i > 0 {
+                f.write_str(" ")?;
+            }
+            match e {
+                CoarseEvent::Call { thread, call } => write!(f, "T{thread}:{call}")?,
+                CoarseEvent::Return { thread, value: Some(v) } => write!(f, "T{thread}:ret {v}")?,
+                CoarseEvent::Return { thread, value: None } => write!(f, "T{thread}:ret ?")?,
+            }
+        }
+        if self.stuck {
+            f.write_str(" (stuck)")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pairs_calls_with_returns_and_keeps_pending_ones() {
+        let mut h = History::new();
+        h.call(0, Call::new("write", vec![Value::Int(1)]));
+        h.call(1, Call::new("read", vec![]));
+        h.ret(0, Value::Unit);
+        let ops = h.operations().unwrap();
+        assert_eq!(ops.len(), 2);
+        assert_eq!(ops[0].ret.as_ref().unwrap().index, 2);
+        assert!(ops[1].ret.is_none());
+    }
+
+    #[test]
+    fn rejects_a_return_without_a_call() {
+        let mut h = History::new();
+        h.ret(3, Value::Unit);
+        assert_eq!(h.operations().unwrap_err().index, 0);
+    }
+}

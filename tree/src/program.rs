@@ -1,0 +1,80 @@
+//! The interface between the recording scheduler and whatever it executes.
+//!
+//! The scheduler knows nothing of the modeling language: a [`Program`] is any deterministic
+//! transition system whose threads take one shared-memory event per step.
+
+use std::hash::Hash;
+
+use serde::{Deserialize, Serialize};
+
+use crate::event::Event;
+use crate::history::{History, ThreadId};
+use crate::source::Span;
+
+/// A failure of the model itself: null dereference, failed `assert`, index out of range,
+/// type mismatch. It ends the path in a *fault* leaf, which counts as failing.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Fault {
+    /// What went wrong, for people: "null dereference reading `n.next`".
+    pub message: String,
+    /// Where, when known.
+    pub span: Option<Span>,
+}
+
+/// The outcome of asking one thread to take its next step.
+#[derive(Clone, Debug)]
+pub enum Step<S> {
+    /// The thread has run all its operations.
+    Done,
+    /// The thread cannot move in this state (a held lock, a false `await`).
+    Blocked,
+    /// The thread took one step.
+    Moved {
+        /// The state after the step.
+        state: S,
+        /// The shared event of the step (with the call / return emitted with it).
+        event: Event,
+    },
+    /// The step failed: the path ends in a fault leaf.
+    Fault {
+        /// The event that was being executed, when there was one.
+        event: Option<Event>,
+        /// The failure.
+        fault: Fault,
+    },
+    /// The step ran out of its local budget (an endless loop that touches no shared memory):
+    /// the path ends in a bounded leaf.
+    Bounded {
+        /// Why, for people.
+        reason: String,
+    },
+}
+
+/// A deterministic concurrent program the recording scheduler can explore.
+///
+/// A state must capture everything that decides the future: shared memory, every thread's
+/// local state *and the coarse history so far*, so that two equal states have equal subtrees.
+pub trait Program {
+    /// A complete state of the program.
+    type State: Clone + Eq + Hash;
+
+    /// Number of threads.
+    fn threads(&self) -> usize;
+
+    /// The state after the serial `init` part of the test.
+    fn initial_state(&self) -> Result<Self::State, Fault>;
+
+    /// Lets `thread` take its next step from `state`.
+    fn step(&self, state: &Self::State, thread: ThreadId) -> Step<Self::State>;
+
+    /// The coarse history of the execution that reached `state`.
+    fn history(&self, state: &Self::State) -> History;
+
+    /// At a complete leaf: runs the serial `final` operations and returns the whole history,
+    /// or the fault they hit.
+    fn finish(&self, state: &Self::State) -> Result<History, Fault>;
+
+    /// At a stuck leaf: the history with a pending call for every thread that is blocked
+    /// before its operation's first event (the call it was about to make), marked stuck.
+    fn stuck_history(&self, state: &Self::State) -> History;
+}

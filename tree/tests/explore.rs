@@ -1,0 +1,316 @@
+//! Exploration checked against counts worked out by hand or by formula, on a toy program
+//! language small enough to generate at random.
+
+use std::collections::BTreeMap;
+
+use fgvt_tree::{
+    explore, Call, Event, EventKind, ExploreOptions, Fault, History, LeafKind, Program, Span, Step, Tree, Value,
+};
+use proptest::prelude::*;
+
+/// One instruction of a toy thread; every instruction is one shared event.
+#[derive(Clone, Debug)]
+enum Instr {
+    Read(usize),
+    Write(usize, i64),
+    /// Reads the variable and stays at this instruction until it holds the value.
+    SpinUntil(usize, i64),
+    /// Blocks while the variable is non-zero, then sets it to 1.
+    Acquire(usize),
+    Release(usize),
+    /// Loops forever incrementing a local counter: never touches shared memory again.
+    LocalLoop,
+}
+
+/// Threads, each a list of operations, each a list of instructions.
+#[derive(Debug)]
+struct Toy {
+    threads: Vec<Vec<Vec<Instr>>>,
+    vars: usize,
+}
+
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+struct State {
+    vars: Vec<i64>,
+    /// Per thread: (operation, instruction, values read so far in the operation, started).
+    pcs: Vec<(usize, usize, Vec<i64>, bool)>,
+    history: History,
+}
+
+impl Program for Toy {
+    type State = State;
+
+    fn threads(&self) -> usize {
+        self.threads.len()
+    }
+
+    fn initial_state(&self) -> Result<State, Fault> {
+        Ok(State { vars: vec![0; self.vars], pcs: vec![(0, 0, vec![], false); self.threads.len()], history: History::new() })
+    }
+
+    fn step(&self, s: &State, t: usize) -> Step<State> {
+        let (op, pc, reads, started) = &s.pcs[t];
+        let Some(instrs) = self.threads[t].get(*op) else { return Step::Done };
+        let mut next = s.clone();
+        let call = (!started).then(|| Call::new(format!("op{op}"), vec![]));
+        if let Some(call) = &call {
+            next.history.call(t, call.clone());
+        }
+        let mut reads = reads.clone();
+        let mut new_pc = pc + 1;
+        let (kind, location) = match instrs.get(*pc) {
+            None => (EventKind::Local, String::new()),
+            Some(Instr::Read(v)) => {
+                reads.push(s.vars[*v]);
+                (EventKind::Read, format!("v{v}"))
+            }
+            Some(Instr::Write(v, x)) => {
+                next.vars[*v] = *x;
+                (EventKind::Write, format!("v{v}"))
+            }
+            Some(Instr::SpinUntil(v, x)) => {
+                if s.vars[*v] != *x {
+                    new_pc = *pc;
+                }
+                (EventKind::Read, format!("v{v}"))
+            }
+            Some(Instr::Acquire(v)) => {
+                if s.vars[*v] != 0 {
+                    return Step::Blocked;
+                }
+                next.vars[*v] = 1;
+                (EventKind::Lock, format!("v{v}"))
+            }
+            Some(Instr::Release(v)) => {
+                next.vars[*v] = 0;
+                (EventKind::Unlock, format!("v{v}"))
+            }
+            Some(Instr::LocalLoop) => return Step::Bounded { reason: "local loop".into() },
+        };
+        let ret = (new_pc >= instrs.len()).then(|| Value::Tuple(reads.iter().map(|r| Value::Int(*r)).collect()));
+        if let Some(ret) = &ret {
+            next.history.ret(t, ret.clone());
+            next.pcs[t] = (op + 1, 0, vec![], false);
+        } else {
+            next.pcs[t] = (*op, new_pc, reads, true);
+        }
+        let event = Event {
+            thread: t,
+            op_index: *op,
+            op: format!("op{op}"),
+            kind,
+            location,
+            value: String::new(),
+            span: Span::default(),
+            call,
+            ret,
+        };
+        Step::Moved { state: next, event }
+    }
+
+    fn history(&self, s: &State) -> History {
+        s.history.clone()
+    }
+
+    fn finish(&self, s: &State) -> Result<History, Fault> {
+        Ok(s.history.clone())
+    }
+
+    fn stuck_history(&self, s: &State) -> History {
+        let mut h = s.history.clone();
+        for (t, (op, _, _, started)) in s.pcs.iter().enumerate() {
+            if !started && *op < self.threads[t].len() {
+                h.call(t, Call::new(format!("op{op}"), vec![]));
+            }
+        }
+        h.stuck = true;
+        h
+    }
+}
+
+fn plain() -> ExploreOptions {
+    ExploreOptions { memoize: false, ..ExploreOptions::default() }
+}
+
+/// Every leaf of the unfolded tree with its history, counted by brute-force path enumeration.
+fn leaf_histories(tree: &Tree) -> BTreeMap<(String, String), u64> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![tree.root];
+    while let Some(n) = stack.pop() {
+        match tree.leaf(n) {
+            Some(leaf) => *out.entry((format!("{:?}", leaf.kind), leaf.history.to_string())).or_insert(0) += 1,
+            None => stack.extend(tree.children(n).into_iter().map(|(_, c)| c)),
+        }
+    }
+    out
+}
+
+fn multinomial(ns: &[usize]) -> u64 {
+    let mut result: u64 = 1;
+    let mut total = 0u64;
+    for &n in ns {
+        for k in 1..=n as u64 {
+            total += 1;
+            result = result * total / k;
+        }
+    }
+    result
+}
+
+fn straight_line(ns: &[usize]) -> Toy {
+    let threads = ns.iter().enumerate().map(|(t, &n)| vec![(0..n).map(|i| Instr::Write(t % 2, i as i64)).collect()]).collect();
+    Toy { threads, vars: 2 }
+}
+
+#[test]
+fn two_writes_against_one_read_give_three_interleavings() {
+    let toy = Toy { threads: vec![vec![vec![Instr::Write(0, 1), Instr::Write(0, 2)]], vec![vec![Instr::Read(0)]]], vars: 1 };
+    let tree = explore(&toy, &plain()).unwrap();
+    let s = tree.stats();
+    assert_eq!((s.complete, s.leaves, s.max_depth), (3, 3, 3));
+    // root; after w1: {w2 -> read -> leaf, read -> w2 -> leaf}; after read: w1 -> w2 -> leaf.
+    assert_eq!(s.nodes, 1 + (1 + 2 + 2) + 3);
+    let reads: Vec<String> = leaf_histories(&tree).keys().map(|(_, h)| h.clone()).collect();
+    assert!(reads.iter().any(|h| h.contains("T1:ret (0)")));
+    assert!(reads.iter().any(|h| h.contains("T1:ret (1)")));
+    assert!(reads.iter().any(|h| h.contains("T1:ret (2)")));
+}
+
+#[test]
+fn a_lock_holder_that_waits_forever_gives_a_stuck_leaf() {
+    // T0 takes the lock and spins on a flag nobody sets; T1 wants the lock. Either T0 spins
+    // with T1 blocked before its first event, or T1 completes first and T0 spins alone.
+    let toy = Toy {
+        threads: vec![vec![vec![Instr::Acquire(0), Instr::SpinUntil(1, 1)]], vec![vec![Instr::Acquire(0)]]],
+        vars: 2,
+    };
+    for options in [plain(), ExploreOptions::default()] {
+        let tree = explore(&toy, &options).unwrap();
+        let s = tree.stats();
+        assert_eq!(s.stuck, 2, "{s:?}");
+        assert_eq!(s.complete, 0);
+        let stuck: Vec<String> = leaf_histories(&tree).into_keys().map(|(_, h)| h).collect();
+        // The thread blocked before its first event shows as a pending call.
+        assert!(stuck.iter().any(|h| h == "T0:op0() T1:op0() (stuck)"), "{stuck:?}");
+        assert!(stuck.iter().any(|h| h == "T1:op0() T1:ret () T0:op0() (stuck)"), "{stuck:?}");
+    }
+}
+
+#[test]
+fn a_two_lock_deadlock_gives_stuck_leaves() {
+    let toy = Toy {
+        threads: vec![
+            vec![vec![Instr::Acquire(0), Instr::Acquire(1), Instr::Release(1), Instr::Release(0)]],
+            vec![vec![Instr::Acquire(1), Instr::Acquire(0), Instr::Release(0), Instr::Release(1)]],
+        ],
+        vars: 2,
+    };
+    let tree = explore(&toy, &plain()).unwrap();
+    let s = tree.stats();
+    // Deadlock when each thread holds its first lock. Otherwise the thread X that got both
+    // releases its second lock, then either releases its first or lets the other thread take
+    // that second lock first: two completions per choice of X.
+    assert_eq!(s.stuck, 2);
+    assert_eq!(s.complete, 4);
+}
+
+#[test]
+fn an_endless_local_loop_gives_a_bounded_leaf() {
+    let toy = Toy { threads: vec![vec![vec![Instr::Write(0, 1), Instr::LocalLoop]]], vars: 1 };
+    let tree = explore(&toy, &plain()).unwrap();
+    assert_eq!(tree.stats().bounded, 1);
+    assert_eq!(tree.stats().complete, 0);
+}
+
+#[test]
+fn max_steps_bounds_a_spin_that_never_repeats_a_state_and_marks_the_tree_partial() {
+    // A spin on a variable the other thread keeps changing would be cut; here the spinner's
+    // condition never holds and nothing else runs, so the state repeats and it is cut instead:
+    // a livelock. With one more writer the path is long but finite.
+    let toy = Toy { threads: vec![vec![vec![Instr::SpinUntil(0, 1)]]], vars: 1 };
+    let tree = explore(&toy, &plain()).unwrap();
+    assert_eq!(tree.stats().stuck, 1, "a lone spinner is a livelock");
+    assert!(tree.partial.is_none());
+
+    let options = ExploreOptions { max_steps: Some(3), ..plain() };
+    let writes: Vec<Instr> = (0..10).map(|i| Instr::Write(0, 10 + i)).collect();
+    let toy = Toy { threads: vec![vec![writes]], vars: 1 };
+    let tree = explore(&toy, &options).unwrap();
+    assert_eq!(tree.stats().bounded, 1);
+    assert_eq!(tree.partial, Some(fgvt_tree::Limit::MaxSteps));
+}
+
+#[test]
+fn max_states_gives_a_partial_tree_with_bounded_leaves() {
+    let options = ExploreOptions { max_states: Some(10), ..plain() };
+    let tree = explore(&straight_line(&[3, 3, 3]), &options).unwrap();
+    assert_eq!(tree.partial, Some(fgvt_tree::Limit::MaxStates));
+    assert!(tree.stats().bounded > 0);
+}
+
+#[test]
+fn schedules_and_leaf_indices_name_the_same_paths() {
+    let toy = straight_line(&[2, 1]);
+    let tree = explore(&toy, &ExploreOptions::default()).unwrap();
+    for i in 0..tree.stats().leaves {
+        let (path, leaf) = tree.nth_leaf(i).unwrap();
+        let schedule: Vec<usize> = path.iter().map(|e| e.thread).collect();
+        let (_, again) = tree.follow(&schedule).unwrap();
+        assert_eq!(leaf, again);
+    }
+    assert!(tree.nth_leaf(tree.stats().leaves).is_none());
+    assert_eq!(tree.follow(&[1, 1]).unwrap_err(), 1, "T1 has one step only");
+}
+
+fn instr() -> impl Strategy<Value = Instr> {
+    prop_oneof![
+        (0..2usize).prop_map(Instr::Read),
+        (0..2usize, 0..2i64).prop_map(|(v, x)| Instr::Write(v, x)),
+        (0..2usize, 0..2i64).prop_map(|(v, x)| Instr::SpinUntil(v, x)),
+        Just(Instr::Acquire(2)),
+        Just(Instr::Release(2)),
+    ]
+}
+
+fn toy_program() -> impl Strategy<Value = Toy> {
+    prop::collection::vec(prop::collection::vec(prop::collection::vec(instr(), 0..3), 1..3), 1..=3)
+        .prop_map(|threads| Toy { threads, vars: 3 })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn straight_line_programs_have_multinomially_many_leaves(ns in prop::collection::vec(1usize..5, 1..4)) {
+        let toy = straight_line(&ns);
+        for options in [plain(), ExploreOptions::default()] {
+            let s = explore(&toy, &options).unwrap().stats();
+            prop_assert_eq!(s.complete, multinomial(&ns));
+            prop_assert_eq!(s.leaves, s.complete);
+            prop_assert_eq!(s.max_depth, ns.iter().sum::<usize>() as u64);
+        }
+    }
+
+    #[test]
+    fn memoized_and_plain_exploration_agree(toy in toy_program()) {
+        let options = |memoize| ExploreOptions { memoize, max_states: Some(200_000), ..ExploreOptions::default() };
+        let plain = explore(&toy, &options(false)).unwrap();
+        prop_assume!(plain.partial.is_none());
+        let memo = explore(&toy, &options(true)).unwrap();
+        let (p, m) = (plain.stats(), memo.stats());
+        prop_assert_eq!(
+            (p.nodes, p.complete, p.stuck, p.fault, p.bounded, p.max_depth),
+            (m.nodes, m.complete, m.stuck, m.fault, m.bounded, m.max_depth)
+        );
+        prop_assert!(m.graph_nodes <= p.graph_nodes);
+        prop_assert_eq!(leaf_histories(&plain), leaf_histories(&memo));
+    }
+}
+
+#[test]
+fn leaf_kinds_are_reported() {
+    let toy = straight_line(&[1]);
+    let tree = explore(&toy, &ExploreOptions::default()).unwrap();
+    let (_, leaf) = tree.nth_leaf(0).unwrap();
+    assert_eq!(tree.leaf(leaf).unwrap().kind, LeafKind::Complete);
+}
