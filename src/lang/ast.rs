@@ -29,16 +29,6 @@ pub enum Type {
     Tuple(Vec<Type>, Span),
 }
 
-impl Type {
-    /// Where the type is written.
-    pub fn span(&self) -> Span {
-        match self {
-            Type::Named(id) => id.span,
-            Type::Tuple(_, span) => *span,
-        }
-    }
-}
-
 /// `record Name { T f; U g, h; }`
 #[derive(Clone, Debug, PartialEq)]
 pub struct RecordDecl {

@@ -1,5 +1,7 @@
 //! Load-time diagnostics of the modeling language, rendered by miette.
 
+use std::sync::Arc;
+
 use fgvt_tree::Span;
 use miette::{NamedSource, SourceSpan};
 
@@ -26,19 +28,22 @@ pub struct LangError {
     pub kind: ErrorKind,
     /// The headline, e.g. "unknown variable `haed`".
     pub message: String,
-    /// The label under the caret.
-    pub label: String,
+    /// The label under the caret (boxed strings keep the error small).
+    pub label: Box<str>,
     /// A hint on how to fix it.
     #[help]
-    pub help: Option<String>,
+    pub help: Option<Box<str>>,
     /// Where, as an fgvt span (file index in the [`fgvt_tree::SourceMap`]).
     pub span: Span,
-    /// The file, for rendering.
+    /// The file, for rendering (shared: it keeps the error small).
     #[source_code]
-    pub src: NamedSource<String>,
+    pub src: Arc<NamedSource<String>>,
     /// Where, for rendering.
-    #[label("{label}")]
+    #[label(primary, "{label}")]
     pub at: SourceSpan,
+    /// For a duplicate: where the first definition is.
+    #[label("first defined here")]
+    pub first: Option<SourceSpan>,
 }
 
 /// A diagnostic before it is attached to its file (the parser and compiler produce these).
@@ -49,12 +54,26 @@ pub(crate) struct Diag {
     pub label: String,
     pub help: Option<String>,
     pub span: Span,
+    /// A second place to point at (the first definition of a duplicate).
+    pub first: Option<Span>,
 }
 
 impl Diag {
     /// A diagnostic of `kind` at `span`.
-    pub fn new(kind: ErrorKind, span: Span, message: impl Into<String>, label: impl Into<String>) -> Self {
-        Diag { kind, message: message.into(), label: label.into(), help: None, span }
+    pub fn new(
+        kind: ErrorKind,
+        span: Span,
+        message: impl Into<String>,
+        label: impl Into<String>,
+    ) -> Self {
+        Diag {
+            kind,
+            message: message.into(),
+            label: label.into(),
+            help: None,
+            span,
+            first: None,
+        }
     }
 
     /// Adds a hint.
@@ -71,18 +90,28 @@ impl Diag {
         self
     }
 
+    /// Points at a second place too.
+    pub fn first_defined(mut self, at: Span) -> Self {
+        self.first = Some(at);
+        self
+    }
+
     /// Attaches the file the span points into.
     pub fn into_error(self, name: &str, text: &str) -> LangError {
-        let start = (self.span.start as usize).min(text.len());
-        let end = (self.span.end as usize).clamp(start, text.len());
+        let range = |span: Span| {
+            let start = (span.start as usize).min(text.len());
+            let end = (span.end as usize).clamp(start, text.len());
+            SourceSpan::from(start..end)
+        };
         LangError {
+            first: self.first.filter(|f| *f != self.span).map(range),
             kind: self.kind,
             message: self.message,
-            label: self.label,
-            help: self.help,
+            label: self.label.into(),
+            help: self.help.map(Into::into),
             span: self.span,
-            src: NamedSource::new(name, text.to_string()),
-            at: SourceSpan::from(start..end),
+            src: Arc::new(NamedSource::new(name, text.to_string())),
+            at: range(self.span),
         }
     }
 }
@@ -96,7 +125,9 @@ fn edit_distance(a: &str, b: &str) -> usize {
         row[0] = i + 1;
         for j in 0..b.len() {
             let cur = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != b[j])).min(row[j] + 1).min(cur + 1);
+            row[j + 1] = (prev + usize::from(ca != b[j]))
+                .min(row[j] + 1)
+                .min(cur + 1);
             prev = cur;
         }
     }
@@ -104,9 +135,12 @@ fn edit_distance(a: &str, b: &str) -> usize {
 }
 
 /// The candidate closest to `name`, if it is close enough to be a likely typo.
-pub(crate) fn suggest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+pub(crate) fn suggest<'a>(
+    name: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
     // About one typo per three characters ("haed" -> "head" is two edits).
-    let limit = ((name.chars().count() + 2) / 3).max(1);
+    let limit = name.chars().count().div_ceil(3).max(1);
     candidates
         .into_iter()
         .filter(|c| *c != name)
@@ -117,7 +151,10 @@ pub(crate) fn suggest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a s
 }
 
 /// "did you mean `x`?" for the closest candidate.
-pub(crate) fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<String> {
+pub(crate) fn did_you_mean<'a>(
+    name: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<String> {
     suggest(name, candidates).map(|c| format!("did you mean `{c}`?"))
 }
 

@@ -6,7 +6,9 @@ use logos::Logos;
 /// the source text through the token's span, which keeps this type `Copy`.
 #[derive(Logos, Clone, Copy, Debug, PartialEq, Eq)]
 // Whitespace, `//` line comments and `/* */` block comments separate tokens.
-#[logos(skip r"([ \t\r\n\f]+|//[^\n]*|/\*([^*]|\*+[^*/])*\*+/)")]
+#[logos(skip r"[ \t\r\n\f]+")]
+#[logos(skip(r"//[^\n]*", allow_greedy = true))]
+#[logos(skip r"/\*([^*]|\*+[^*/])*\*+/")]
 pub enum Tok {
     /// `object`
     #[token("object")]
@@ -260,11 +262,19 @@ pub fn lex(text: &str) -> Result<Vec<Token>, (usize, usize)> {
     while let Some(tok) = lexer.next() {
         let span = lexer.span();
         match tok {
-            Ok(tok) => out.push(Token { tok, start: span.start, end: span.end }),
+            Ok(tok) => out.push(Token {
+                tok,
+                start: span.start,
+                end: span.end,
+            }),
             Err(()) => return Err((span.start, span.end.max(span.start + 1).min(text.len()))),
         }
     }
-    out.push(Token { tok: Tok::Eof, start: text.len(), end: text.len() });
+    out.push(Token {
+        tok: Tok::Eof,
+        start: text.len(),
+        end: text.len(),
+    });
     Ok(out)
 }
 

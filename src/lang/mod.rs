@@ -1,1 +1,53 @@
-//! The modeling language.
+//! The modeling language: objects under test, written like the papers' pseudo-code.
+//!
+//! A model file holds `object` and `record` declarations. [`Model::compile`] parses one object,
+//! resolves every name (reporting mistakes as miette diagnostics) and compiles it to a small
+//! stack bytecode. [`TestProgram`] runs a test of it for the recording scheduler: one step
+//! is one shared-memory event. [`SelfSpec`] is the sequential spec synthesized from the
+//! object's own serial runs.
+//!
+//! # Syntax cheat-sheet
+//!
+//! ```text
+//! file      := (object | record)*
+//! object    := "object" Name "{" member* "}"
+//! member    := "shared" type name ("[" INT "]")? ("=" expr | "=" "{" expr,* "}")? ";"
+//!            | "lock" name ("," name)* ";"
+//!            | "constructor" block
+//!            | ("op" | "fn") name "(" (type? name),* ")" block
+//!            | record
+//! record    := "record" Name "{" (type name ("," name)* ";")* "}"
+//! type      := "int" | "bool" | RecordName | "(" type ("," type)+ ")"
+//! stmt      := type name ("=" expr)? ";" | "var" name "=" expr ";" | "var" "(" name,+ ")" "=" expr ";"
+//!            | place "=" expr ";"          place := name | a[i] | e.f | "(" place,+ ")"
+//!            | expr ";" | block | ";"
+//!            | "if" "(" expr ")" stmt ("else" stmt)?
+//!            | (label ":")? "while" "(" expr ")" stmt | (label ":")? "loop" block
+//!            | "break" label? ";" | "continue" label? ";" | "return" expr? ";"
+//!            | "atomic" block | "await" "(" expr ")" ";" | "assert" "(" expr ("," STRING)? ")" ";"
+//!            | "lock" "(" mon ")" ";" | "unlock" "(" mon ")" ";" | "synchronized" "(" mon ")" block
+//! mon       := lockName | "this" | expr (a record: its monitor)
+//! expr      := literals (INT, true, false, null, STRING) | name | a[i] | e.f | e.0 | "(" expr,+ ")"
+//!            | f(args) | new R(args) | cas(place, exp, new) | dcas(p1, p2, e1, e2, n1, n2)
+//!            | "-" e | "!" e | e (* / % + - < <= > >= == != && ||) e   (C precedence)
+//! ```
+
+mod ast;
+mod bytecode;
+mod compile;
+mod error;
+mod interp;
+mod lexer;
+mod model;
+mod parser;
+mod program;
+mod value;
+
+#[cfg(test)]
+mod tests;
+
+pub use error::{ErrorKind, LangError};
+pub use interp::{Memory, DEFAULT_BUDGET};
+pub use model::{Model, OpSignature};
+pub use program::{parse_call, SelfSpec, TestProgram, TestState};
+pub use value::render_value;

@@ -35,15 +35,35 @@ impl<'a> Parser<'a> {
         let toks = lex(text).map_err(|(s, e)| {
             let what = &text[s..e.min(text.len())];
             let (message, help) = if what.starts_with("/*") {
-                ("unterminated block comment".to_string(), "close it with `*/`")
+                (
+                    "unterminated block comment".to_string(),
+                    "close it with `*/`",
+                )
             } else if what.starts_with('"') {
                 ("unterminated string".to_string(), "close it with `\"`")
             } else {
-                (format!("unexpected character `{}`", what.chars().next().unwrap_or(' ')), "remove it")
+                (
+                    format!(
+                        "unexpected character `{}`",
+                        what.chars().next().unwrap_or(' ')
+                    ),
+                    "remove it",
+                )
             };
-            Diag::new(ErrorKind::Syntax, Span::new(file, s, e), message, "not a token").help(help)
+            Diag::new(
+                ErrorKind::Syntax,
+                Span::new(file, s, e),
+                message,
+                "not a token",
+            )
+            .help(help)
         })?;
-        Ok(Parser { file, text, toks, pos: 0 })
+        Ok(Parser {
+            file,
+            text,
+            toks,
+            pos: 0,
+        })
     }
 
     fn peek(&self) -> Tok {
@@ -62,7 +82,11 @@ impl<'a> Parser<'a> {
     /// The span from the start of token `from` to the end of the last consumed token.
     fn since(&self, from: usize) -> Span {
         let start = self.toks[from].start;
-        let end = if self.pos == 0 { start } else { self.toks[self.pos - 1].end.max(start) };
+        let end = if self.pos == 0 {
+            start
+        } else {
+            self.toks[self.pos - 1].end.max(start)
+        };
         Span::new(self.file, start, end)
     }
 
@@ -94,7 +118,12 @@ impl<'a> Parser<'a> {
             Tok::Ident | Tok::Int => format!("`{}`", self.slice(t)),
             other => other.describe().to_string(),
         };
-        let mut d = Diag::new(ErrorKind::Syntax, self.cur_span(), format!("expected {what}, found {found}"), format!("expected {what}"));
+        let mut d = Diag::new(
+            ErrorKind::Syntax,
+            self.cur_span(),
+            format!("expected {what}, found {found}"),
+            format!("expected {what}"),
+        );
         if what.contains("`;`") && self.pos > 0 {
             // A missing semicolon is best shown right after the previous token.
             let prev = self.toks[self.pos - 1];
@@ -115,7 +144,10 @@ impl<'a> Parser<'a> {
     fn ident(&mut self) -> Result<Ident, Diag> {
         if self.peek() == Tok::Ident {
             let t = self.bump();
-            Ok(Ident { name: self.slice(t).to_string(), span: Span::new(self.file, t.start, t.end) })
+            Ok(Ident {
+                name: self.slice(t).to_string(),
+                span: Span::new(self.file, t.start, t.end),
+            })
         } else {
             Err(self.expected("an identifier"))
         }
@@ -125,7 +157,12 @@ impl<'a> Parser<'a> {
         let span = self.cur_span();
         let t = self.expect(Tok::Int)?;
         let v = self.slice(t).parse::<i64>().map_err(|_| {
-            Diag::new(ErrorKind::Syntax, span, "integer literal too large", "does not fit in 64 bits")
+            Diag::new(
+                ErrorKind::Syntax,
+                span,
+                "integer literal too large",
+                "does not fit in 64 bits",
+            )
         })?;
         Ok((v, span))
     }
@@ -139,7 +176,11 @@ impl<'a> Parser<'a> {
         while !self.eat(Tok::RBrace) {
             members.extend(self.member()?);
         }
-        Ok(ObjectDecl { name, members, span: self.since(from) })
+        Ok(ObjectDecl {
+            name,
+            members,
+            span: self.since(from),
+        })
     }
 
     fn record(&mut self) -> Result<RecordDecl, Diag> {
@@ -161,7 +202,11 @@ impl<'a> Parser<'a> {
             }
             self.expect(Tok::Semi)?;
         }
-        Ok(RecordDecl { name, fields, span: self.since(from) })
+        Ok(RecordDecl {
+            name,
+            fields,
+            span: self.since(from),
+        })
     }
 
     /// `int`, `Node`, `(Node, bool)`.
@@ -219,7 +264,13 @@ impl<'a> Parser<'a> {
                 };
                 let span = self.since(from);
                 self.expect(Tok::Semi)?;
-                Ok(vec![Member::Shared { ty, name, len, init, span }])
+                Ok(vec![Member::Shared {
+                    ty,
+                    name,
+                    len,
+                    init,
+                    span,
+                }])
             }
             Tok::Lock => {
                 self.bump();
@@ -251,7 +302,13 @@ impl<'a> Parser<'a> {
                 }
                 let header = self.since(from);
                 let body = self.block()?;
-                Ok(vec![Member::Func(FuncDecl { is_op, name, params, body, header })])
+                Ok(vec![Member::Func(FuncDecl {
+                    is_op,
+                    name,
+                    params,
+                    body,
+                    header,
+                })])
             }
             Tok::Record => Ok(vec![Member::Record(self.record()?)]),
             _ => Err(self.expected("`shared`, `lock`, `constructor`, `op`, `fn`, `record` or `}`")),
@@ -260,11 +317,18 @@ impl<'a> Parser<'a> {
 
     /// `T x`, `(T, U) x` or `x`.
     fn param(&mut self) -> Result<Param, Diag> {
-        if self.peek() == Tok::Ident && self.peek_at(1) == Tok::Ident || self.peek() == Tok::LParen {
+        if self.peek() == Tok::Ident && self.peek_at(1) == Tok::Ident || self.peek() == Tok::LParen
+        {
             let ty = self.ty()?;
-            Ok(Param { ty: Some(ty), name: self.ident()? })
+            Ok(Param {
+                ty: Some(ty),
+                name: self.ident()?,
+            })
         } else {
-            Ok(Param { ty: None, name: self.ident()? })
+            Ok(Param {
+                ty: None,
+                name: self.ident()?,
+            })
         }
     }
 
@@ -278,7 +342,10 @@ impl<'a> Parser<'a> {
             }
             stmts.push(self.stmt()?);
         }
-        Ok(Block { stmts, span: self.since(from) })
+        Ok(Block {
+            stmts,
+            span: self.since(from),
+        })
     }
 
     /// Whether the tokens at the cursor start a typed local declaration:
@@ -374,25 +441,47 @@ impl<'a> Parser<'a> {
                 let init = Some(self.expr()?);
                 let span = self.since(from);
                 self.expect(Tok::Semi)?;
-                Ok(Stmt::Local { ty: None, pat, init, span })
+                Ok(Stmt::Local {
+                    ty: None,
+                    pat,
+                    init,
+                    span,
+                })
             }
             Tok::If => {
                 self.bump();
                 let cond = self.paren_expr()?;
                 let then = Box::new(self.stmt()?);
-                let els = if self.eat(Tok::Else) { Some(Box::new(self.stmt()?)) } else { None };
-                Ok(Stmt::If { cond, then, els, span: self.since(from) })
+                let els = if self.eat(Tok::Else) {
+                    Some(Box::new(self.stmt()?))
+                } else {
+                    None
+                };
+                Ok(Stmt::If {
+                    cond,
+                    then,
+                    els,
+                    span: self.since(from),
+                })
             }
             Tok::Break | Tok::Continue => {
                 let is_break = self.bump().tok == Tok::Break;
                 let label = self.label_opt()?;
                 let span = self.since(from);
                 self.expect(Tok::Semi)?;
-                Ok(if is_break { Stmt::Break(label, span) } else { Stmt::Continue(label, span) })
+                Ok(if is_break {
+                    Stmt::Break(label, span)
+                } else {
+                    Stmt::Continue(label, span)
+                })
             }
             Tok::Return => {
                 self.bump();
-                let value = if self.peek() == Tok::Semi { None } else { Some(self.expr()?) };
+                let value = if self.peek() == Tok::Semi {
+                    None
+                } else {
+                    Some(self.expr()?)
+                };
                 let span = self.since(from);
                 self.expect(Tok::Semi)?;
                 Ok(Stmt::Return(value, span))
@@ -407,7 +496,11 @@ impl<'a> Parser<'a> {
                 let m = self.monitor()?;
                 let span = self.since(from);
                 self.expect(Tok::Semi)?;
-                Ok(if is_lock { Stmt::Lock(m, span) } else { Stmt::Unlock(m, span) })
+                Ok(if is_lock {
+                    Stmt::Lock(m, span)
+                } else {
+                    Stmt::Unlock(m, span)
+                })
             }
             Tok::Synchronized => {
                 self.bump();
@@ -415,7 +508,12 @@ impl<'a> Parser<'a> {
                 let header = self.since(from);
                 let body = self.block()?;
                 let close = self.since(self.pos - 1);
-                Ok(Stmt::Synchronized { monitor, body, header, close })
+                Ok(Stmt::Synchronized {
+                    monitor,
+                    body,
+                    header,
+                    close,
+                })
             }
             Tok::Await => {
                 self.bump();
@@ -442,10 +540,19 @@ impl<'a> Parser<'a> {
             _ if self.at_typed_decl() => {
                 let ty = self.ty()?;
                 let name = self.ident()?;
-                let init = if self.eat(Tok::Assign) { Some(self.expr()?) } else { None };
+                let init = if self.eat(Tok::Assign) {
+                    Some(self.expr()?)
+                } else {
+                    None
+                };
                 let span = self.since(from);
                 self.expect(Tok::Semi)?;
-                Ok(Stmt::Local { ty: Some(ty), pat: Pattern::Name(name), init, span })
+                Ok(Stmt::Local {
+                    ty: Some(ty),
+                    pat: Pattern::Name(name),
+                    init,
+                    span,
+                })
             }
             _ => {
                 let e = self.expr()?;
@@ -454,7 +561,11 @@ impl<'a> Parser<'a> {
                     let value = self.expr()?;
                     let span = self.since(from);
                     self.expect(Tok::Semi)?;
-                    Ok(Stmt::Assign { target, value, span })
+                    Ok(Stmt::Assign {
+                        target,
+                        value,
+                        span,
+                    })
                 } else {
                     self.expect(Tok::Semi)?;
                     Ok(Stmt::Expr(e))
@@ -466,12 +577,21 @@ impl<'a> Parser<'a> {
     fn loop_stmt(&mut self, label: Option<Ident>, from: usize) -> Result<Stmt, Diag> {
         if self.eat(Tok::Loop) {
             let body = self.block()?;
-            Ok(Stmt::Loop { label, body, span: self.since(from) })
+            Ok(Stmt::Loop {
+                label,
+                body,
+                span: self.since(from),
+            })
         } else {
             self.expect(Tok::While)?;
             let cond = self.paren_expr()?;
             let body = Box::new(self.stmt()?);
-            Ok(Stmt::While { label, cond, body, span: self.since(from) })
+            Ok(Stmt::While {
+                label,
+                cond,
+                body,
+                span: self.since(from),
+            })
         }
     }
 
@@ -500,9 +620,18 @@ impl<'a> Parser<'a> {
             &[(Tok::OrOr, BinOp::Or)],
             &[(Tok::AndAnd, BinOp::And)],
             &[(Tok::EqEq, BinOp::Eq), (Tok::NotEq, BinOp::Ne)],
-            &[(Tok::Lt, BinOp::Lt), (Tok::Le, BinOp::Le), (Tok::Gt, BinOp::Gt), (Tok::Ge, BinOp::Ge)],
+            &[
+                (Tok::Lt, BinOp::Lt),
+                (Tok::Le, BinOp::Le),
+                (Tok::Gt, BinOp::Gt),
+                (Tok::Ge, BinOp::Ge),
+            ],
             &[(Tok::Plus, BinOp::Add), (Tok::Minus, BinOp::Sub)],
-            &[(Tok::Star, BinOp::Mul), (Tok::Slash, BinOp::Div), (Tok::Percent, BinOp::Rem)],
+            &[
+                (Tok::Star, BinOp::Mul),
+                (Tok::Slash, BinOp::Div),
+                (Tok::Percent, BinOp::Rem),
+            ],
         ];
         if level == LEVELS.len() {
             return self.unary();
@@ -549,8 +678,13 @@ impl<'a> Parser<'a> {
                 }
             } else if self.peek() == Tok::LBracket {
                 let Expr::Name(array) = e else {
-                    return Err(Diag::new(ErrorKind::Invalid, self.cur_span(), "only shared arrays can be indexed", "indexing here")
-                        .help("index a shared array by its name, as in `d[i]`"));
+                    return Err(Diag::new(
+                        ErrorKind::Invalid,
+                        self.cur_span(),
+                        "only shared arrays can be indexed",
+                        "indexing here",
+                    )
+                    .help("index a shared array by its name, as in `d[i]`"));
                 };
                 self.bump();
                 let index = self.expr()?;
@@ -627,14 +761,27 @@ impl<'a> Parser<'a> {
                     } else {
                         "write `dcas(location1, location2, expected1, expected2, new1, new2)`"
                     };
-                    return Err(Diag::new(ErrorKind::Arity, span, format!("`{name}` takes {want} arguments, found {}", args.len()), "wrong number of arguments").help(help));
+                    return Err(Diag::new(
+                        ErrorKind::Arity,
+                        span,
+                        format!("`{name}` takes {want} arguments, found {}", args.len()),
+                        "wrong number of arguments",
+                    )
+                    .help(help));
                 }
                 let mut args = args.into_iter();
-                let mut loc = |e: Expr| -> Result<LValue, Diag> {
+                let loc = |e: Expr| -> Result<LValue, Diag> {
                     match e {
                         Expr::Name(_) | Expr::Index(..) | Expr::Field(..) => self.to_lvalue(e),
-                        other => Err(Diag::new(ErrorKind::Invalid, other.span(), format!("`{name}` needs a shared location here"), "not a location")
-                            .help("pass a shared variable `x`, an array element `a[i]` or a field `n.f`")),
+                        other => Err(Diag::new(
+                            ErrorKind::Invalid,
+                            other.span(),
+                            format!("`{name}` needs a shared location here"),
+                            "not a location",
+                        )
+                        .help(
+                            "pass a shared variable `x`, an array element `a[i]` or a field `n.f`",
+                        )),
                     }
                 };
                 if is_cas {
@@ -648,7 +795,9 @@ impl<'a> Parser<'a> {
                     let l1 = loc(a.next().unwrap_or(Expr::Null(span)))?;
                     let l2 = loc(a.next().unwrap_or(Expr::Null(span)))?;
                     let rest: Vec<Expr> = a.collect();
-                    let rest: [Expr; 4] = rest.try_into().map_err(|_| Diag::new(ErrorKind::Arity, span, "`dcas` takes 6 arguments", "here"))?;
+                    let rest: [Expr; 4] = rest.try_into().map_err(|_| {
+                        Diag::new(ErrorKind::Arity, span, "`dcas` takes 6 arguments", "here")
+                    })?;
                     Ok(Expr::Dcas(Box::new([l1, l2]), Box::new(rest), span))
                 }
             }

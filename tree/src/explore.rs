@@ -247,6 +247,34 @@ impl Tree {
         Ok((steps, node))
     }
 
+    /// For every graph node, how many root paths reach it: the node's multiplicity in the
+    /// unfolded tree (1 everywhere when nothing was shared). Indexed by `NodeId::index()`.
+    pub fn path_counts(&self) -> Vec<u64> {
+        let mut counts = vec![0u64; self.graph.node_count()];
+        counts[self.root.index()] = 1;
+        // Nodes are added to the graph after all their children, so descending indices visit
+        // every parent before its children.
+        for index in (0..self.graph.node_count()).rev() {
+            let here = counts[index];
+            if here == 0 {
+                continue;
+            }
+            for child in self.graph.neighbors_directed(NodeId::new(index), Direction::Outgoing) {
+                counts[child.index()] = counts[child.index()].saturating_add(here);
+            }
+        }
+        counts
+    }
+
+    /// Every leaf node with its multiplicity in the unfolded tree.
+    pub fn leaves(&self) -> impl Iterator<Item = (NodeId, &Leaf, u64)> + '_ {
+        let counts = self.path_counts();
+        self.graph
+            .node_indices()
+            .filter_map(move |n| self.graph[n].leaf.as_ref().map(|leaf| (n, leaf, counts[n.index()])))
+            .filter(|(_, _, m)| *m > 0)
+    }
+
     /// The `index`-th leaf of the unfolded tree in depth-first order (0-based), with the path
     /// of steps to it; `None` when there are fewer leaves.
     pub fn nth_leaf(&self, mut index: u64) -> Option<(Vec<&Event>, NodeId)> {

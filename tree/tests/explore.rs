@@ -304,6 +304,8 @@ proptest! {
         );
         prop_assert!(m.graph_nodes <= p.graph_nodes);
         prop_assert_eq!(leaf_histories(&plain), leaf_histories(&memo));
+        let unfolded: u64 = memo.leaves().map(|(_, _, m)| m).sum();
+        prop_assert_eq!(unfolded, m.leaves);
     }
 }
 

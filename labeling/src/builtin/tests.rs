@@ -1,0 +1,223 @@
+use super::*;
+
+fn int(i: i64) -> Value {
+    Value::Int(i)
+}
+
+fn s(v: &str) -> Value {
+    Value::Str(v.to_owned())
+}
+
+/// Runs `ops` (name, args, expected result) from the initial state of `spec`.
+fn run(spec: &str, ops: &[(&str, Vec<Value>, Value)]) {
+    let spec = builtin(spec).unwrap();
+    let mut state = spec.initial();
+    for (op, args, expected) in ops {
+        let call = Call::new(*op, args.clone());
+        match spec.apply(&state, 0, &call) {
+            Apply::Returns { value, state: next } => {
+                assert_eq!(&value, expected, "{} {call}", spec.as_str());
+                state = next;
+            }
+            other => panic!("{} {call}: {other:?}", spec.as_str()),
+        }
+    }
+}
+
+fn apply_once(spec: &str, state: Option<BuiltinState>, op: &str, args: Vec<Value>) -> Apply<BuiltinState> {
+    let spec = builtin(spec).unwrap();
+    spec.apply(&state.unwrap_or_else(|| spec.initial()), 0, &Call::new(op, args))
+}
+
+#[test]
+fn every_name_is_found() {
+    for name in BUILTIN_NAMES {
+        assert_eq!(builtin(name).unwrap().as_str(), *name);
+        assert_eq!(builtin(name).unwrap().name(), *name);
+    }
+    assert_eq!(builtin("Queue"), Some(BuiltinSpec::Queue));
+    assert_eq!(builtin("frob"), None);
+}
+
+#[test]
+fn register_reads_writes_and_cas() {
+    run(
+        "register",
+        &[
+            ("read", vec![], Value::Null),
+            ("write", vec![int(3)], Value::Unit),
+            ("get", vec![], int(3)),
+            ("cas", vec![int(2), int(4)], Value::Bool(false)),
+            ("cas", vec![int(3), int(4)], Value::Bool(true)),
+            ("set", vec![int(1)], Value::Unit),
+            ("compareAndSet", vec![int(1), int(0)], Value::Bool(true)),
+            ("read", vec![], int(0)),
+        ],
+    );
+}
+
+#[test]
+fn counter_counts() {
+    run(
+        "counter",
+        &[
+            ("get", vec![], int(0)),
+            ("inc", vec![], Value::Unit),
+            ("increment", vec![], Value::Unit),
+            ("add", vec![int(5)], Value::Unit),
+            ("dec", vec![], Value::Unit),
+            ("read", vec![], int(6)),
+            ("incrementAndGet", vec![], int(7)),
+            ("getAndIncrement", vec![], int(7)),
+            ("getAndAdd", vec![int(-8)], int(8)),
+            ("decrementAndGet", vec![], int(-1)),
+        ],
+    );
+}
+
+#[test]
+fn set_adds_removes_and_contains() {
+    run(
+        "set",
+        &[
+            ("contains", vec![int(1)], Value::Bool(false)),
+            ("add", vec![int(1)], Value::Bool(true)),
+            ("insert", vec![int(1)], Value::Bool(false)),
+            ("contains", vec![int(1)], Value::Bool(true)),
+            ("size", vec![], int(1)),
+            ("remove", vec![int(1)], Value::Bool(true)),
+            ("delete", vec![int(1)], Value::Bool(false)),
+        ],
+    );
+    let spec = BuiltinSpec::Set;
+    assert_eq!(spec.partition(&Call::new("add", vec![int(4)])), Some(int(4)));
+    assert_eq!(spec.partition(&Call::new("size", vec![])), None);
+}
+
+#[test]
+fn map_puts_gets_and_removes() {
+    run(
+        "map",
+        &[
+            ("get", vec![int(1)], Value::Null),
+            ("put", vec![int(1), s("a")], Value::Null),
+            ("put", vec![int(1), s("b")], s("a")),
+            ("putIfAbsent", vec![int(1), s("c")], s("b")),
+            ("containsKey", vec![int(1)], Value::Bool(true)),
+            ("remove", vec![int(1)], s("b")),
+            ("contains", vec![int(1)], Value::Bool(false)),
+            ("remove", vec![int(1)], Value::Null),
+        ],
+    );
+    assert_eq!(BuiltinSpec::Map.partition(&Call::new("put", vec![int(2), int(3)])), Some(int(2)));
+}
+
+#[test]
+fn queue_is_fifo_and_take_blocks_when_empty() {
+    run(
+        "queue",
+        &[
+            ("poll", vec![], Value::Null),
+            ("offer", vec![int(1)], Value::Bool(true)),
+            ("enqueue", vec![int(2)], Value::Unit),
+            ("peek", vec![], int(1)),
+            ("size", vec![], int(2)),
+            ("take", vec![], int(1)),
+            ("dequeue", vec![], int(2)),
+            ("isEmpty", vec![], Value::Bool(true)),
+        ],
+    );
+    assert_eq!(apply_once("queue", None, "take", vec![]), Apply::Blocks);
+    // `offer` may be written to return nothing.
+    let offer = Call::new("offer", vec![int(1)]);
+    assert!(BuiltinSpec::Queue.matches(&offer, &Value::Bool(true), &Value::Unit));
+    assert!(!BuiltinSpec::Queue.matches(&offer, &Value::Bool(true), &Value::Bool(false)));
+    assert!(!BuiltinSpec::Queue.matches(&Call::new("poll", vec![]), &Value::Null, &Value::Unit));
+}
+
+#[test]
+fn stack_is_lifo() {
+    run(
+        "stack",
+        &[
+            ("pop", vec![], Value::Null),
+            ("push", vec![int(1)], Value::Unit),
+            ("push", vec![int(2)], Value::Unit),
+            ("peek", vec![], int(2)),
+            ("size", vec![], int(2)),
+            ("pop", vec![], int(2)),
+            ("tryPop", vec![], int(1)),
+            ("pop", vec![], Value::Null),
+        ],
+    );
+}
+
+#[test]
+fn deque_works_at_both_ends() {
+    run(
+        "deque",
+        &[
+            ("pushLeft", vec![int(1)], Value::Unit),
+            ("pushRight", vec![int(2)], Value::Unit),
+            ("addFirst", vec![int(0)], Value::Unit),
+            ("peekLast", vec![], int(2)),
+            ("popRight", vec![], int(2)),
+            ("popLeft", vec![], int(0)),
+            ("pollLast", vec![], int(1)),
+            ("pollFirst", vec![], Value::Null),
+            ("size", vec![], int(0)),
+        ],
+    );
+}
+
+#[test]
+fn snapshot_reads_all_cells_and_grows() {
+    run(
+        "snapshot",
+        &[
+            ("read", vec![], Value::Tuple(vec![int(0), int(0)])),
+            ("write", vec![int(0), int(2)], Value::Unit),
+            ("read", vec![], Value::Tuple(vec![int(2), int(0)])),
+            ("write", vec![int(3), int(1)], Value::Unit),
+            ("read", vec![], Value::Tuple(vec![int(2), int(0), int(0), int(1)])),
+        ],
+    );
+}
+
+#[test]
+fn kv_appends_strings() {
+    run(
+        "kv",
+        &[
+            ("get", vec![s("k")], s("")),
+            ("append", vec![s("k"), s("x 0 0 y")], Value::Unit),
+            ("append", vec![s("k"), s("x 0 1 y")], Value::Unit),
+            ("get", vec![s("k")], s("x 0 0 yx 0 1 y")),
+            ("put", vec![s("k"), s("z")], Value::Unit),
+            ("get", vec![s("k")], s("z")),
+            ("put", vec![s("k"), s("")], Value::Unit),
+            ("get", vec![s("k")], s("")),
+        ],
+    );
+    assert_eq!(BuiltinSpec::Kv.partition(&Call::new("get", vec![s("k")])), Some(s("k")));
+    // An empty put leaves the same state as no put at all.
+    let spec = BuiltinSpec::Kv;
+    let Apply::Returns { state, .. } = spec.apply(&spec.initial(), 0, &Call::new("put", vec![s("k"), s("")])) else { panic!() };
+    assert_eq!(state, spec.initial());
+}
+
+#[test]
+fn unknown_operations_and_bad_arity_are_invalid() {
+    assert_eq!(
+        apply_once("set", None, "frob", vec![]),
+        Apply::Invalid("`frob` is not an operation of the built-in `set` spec (it has add, remove, contains, size)".into())
+    );
+    assert_eq!(apply_once("set", None, "add", vec![int(1), int(2)]), Apply::Invalid("`add` of the built-in `set` spec takes 1 argument, got 2 in `add(1, 2)`".into()));
+    assert!(matches!(apply_once("register", None, "cas", vec![int(1)]), Apply::Invalid(m) if m.contains("takes 2 arguments")));
+    assert!(matches!(apply_once("counter", None, "add", vec![s("x")]), Apply::Invalid(m) if m.contains("needs an integer")));
+    assert!(matches!(apply_once("kv", None, "put", vec![s("k"), int(1)]), Apply::Invalid(m) if m.contains("needs a string")));
+    assert!(matches!(apply_once("counter", None, "inc", vec![int(1)]), Apply::Invalid(m) if m.contains("takes 0 arguments")));
+    for name in BUILTIN_NAMES {
+        assert!(matches!(apply_once(name, None, "frob", vec![]), Apply::Invalid(m) if m.starts_with("`frob` is not an operation of the built-in")), "{name}");
+    }
+}

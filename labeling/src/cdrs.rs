@@ -1,0 +1,774 @@
+//! Critical data race sequences (Theorem 3 of the FGVT paper).
+//!
+//! On a root-to-failing-leaf path of the labeled tree, the *decisive* nodes (branching nodes
+//! labeled `WG`, `BG`, `G` or `WBG`) form a word over the labels. The path's races are a CDRS
+//! when that word matches a [`Pattern`], by default `(WG|BG|WBG)*(BG|G|WBG)`.
+//!
+//! Patterns are matched by a `regex-automata` DFA over **one byte per label**: joined label
+//! names would let `G` match the tail of `WG`. The DFA is stepped along the depth-first walk,
+//! so a prefix that can no longer match prunes the walk.
+//!
+//! Failing paths are grouped by their sequence of (label, racing statements): many leaves share
+//! one CDRS. The unfolded tree can have astronomically many paths, so the walk enumerates at
+//! most [`CdrsOptions::max_paths`] of them. A subtree with no decisive node below is not walked
+//! leaf by leaf: all its failing leaves share the path's word, and they are counted at once.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use fgvt_tree::{Event, NodeId, Span, Tree};
+use regex_automata::dfa::{dense, Automaton, StartKind};
+use regex_automata::util::primitives::StateID;
+use regex_automata::util::start;
+use regex_automata::{Anchored, MatchKind};
+
+use crate::labels::{Category, Label, Labeling};
+
+/// The pattern of Theorem 3, extended with `WBG` for n-ary nodes.
+pub const DEFAULT_PATTERN: &str = "(WG|BG|WBG)*(BG|G|WBG)";
+
+/// Default for [`CdrsOptions::max_paths`].
+pub const DEFAULT_MAX_PATHS: u64 = 200_000;
+
+/// A regular expression over labels, compiled to a DFA.
+///
+/// The syntax: label names (`W`, `B`, `G`, `WG`, `BG`, `GG`, `WBG`; case-insensitive, so the
+/// paper's `Wg` works, and `_` is ignored, so `W_g` works too), `.` for any label, grouping
+/// `( )`, alternation `|`, repetition `*`, `+`, `?`, `{n}`, `{n,}`, `{n,m}`. Labels must be
+/// separated by a space or an operator: `WG WG G`, not `WGWGG`. A pattern matches a word when it
+/// matches the whole word.
+#[derive(Clone, Debug)]
+pub struct Pattern {
+    source: String,
+    dfa: dense::DFA<Vec<u32>>,
+    start: StateID,
+}
+
+/// Why a pattern does not parse.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PatternError {
+    /// A word that is not a label name.
+    #[error("`{token}` at column {column} is not a label (expected W, B, G, WG, BG, GG or WBG, separated by spaces or operators)")]
+    UnknownLabel {
+        /// The word as written.
+        token: String,
+        /// 1-based column in the pattern.
+        column: usize,
+    },
+    /// A character with no meaning in patterns.
+    #[error("unexpected `{ch}` at column {column} (patterns use labels, `.`, `|`, `*`, `+`, `?`, `( )` and `{{n,m}}`)")]
+    Unexpected {
+        /// The character.
+        ch: char,
+        /// 1-based column in the pattern.
+        column: usize,
+    },
+    /// The pattern is not a well-formed regular expression (unbalanced parentheses, ...).
+    #[error("invalid pattern `{pattern}`: {reason}")]
+    Invalid {
+        /// The pattern as written.
+        pattern: String,
+        /// What the regular-expression compiler says.
+        reason: String,
+    },
+}
+
+/// The byte that stands for `label` in the DFA's alphabet.
+fn symbol(label: Label) -> u8 {
+    b'a' + label.index() as u8
+}
+
+impl Pattern {
+    /// Parses and compiles `text`.
+    pub fn parse(text: &str) -> Result<Pattern, PatternError> {
+        let regex = translate(text)?;
+        let invalid = |reason: String| PatternError::Invalid {
+            pattern: text.to_string(),
+            reason,
+        };
+        // `All` rather than leftmost-first: we ask "is the whole word in the language", and a
+        // leftmost-first DFA may stop after a shorter preferred match (`a|ab` on `ab`).
+        let config = dense::Config::new()
+            .start_kind(StartKind::Anchored)
+            .match_kind(MatchKind::All);
+        let dfa = dense::Builder::new()
+            .configure(config)
+            .build(&regex)
+            .map_err(|e| invalid(e.to_string()))?;
+        let start = dfa
+            .start_state(&start::Config::new().anchored(Anchored::Yes))
+            .map_err(|e| invalid(e.to_string()))?;
+        Ok(Pattern {
+            source: text.to_string(),
+            dfa,
+            start,
+        })
+    }
+
+    /// The pattern as written.
+    pub fn as_str(&self) -> &str {
+        &self.source
+    }
+
+    /// Whether the whole of `word` matches.
+    pub fn matches(&self, word: &[Label]) -> bool {
+        let state = word.iter().fold(self.start, |s, &l| self.step(s, l));
+        self.accepts(state)
+    }
+
+    fn step(&self, state: StateID, label: Label) -> StateID {
+        self.dfa.next_state(state, symbol(label))
+    }
+
+    /// Whether the word read so far, ending here, matches.
+    fn accepts(&self, state: StateID) -> bool {
+        // Dense DFAs report matches one byte late: the end-of-input transition says whether a
+        // match ends exactly at the end of the word.
+        self.dfa.is_match_state(self.dfa.next_eoi_state(state))
+    }
+
+    /// Whether no continuation of the word read so far can match.
+    fn is_dead(&self, state: StateID) -> bool {
+        self.dfa.is_dead_state(state)
+    }
+}
+
+impl Default for Pattern {
+    fn default() -> Self {
+        Pattern::parse(DEFAULT_PATTERN).expect("the default pattern compiles")
+    }
+}
+
+impl fmt::Display for Pattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.source)
+    }
+}
+
+/// Translates a label pattern into a byte regex with one symbol per label.
+fn translate(text: &str) -> Result<String, PatternError> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let column = i + 1;
+        match c {
+            c if c.is_whitespace() => i += 1,
+            '|' | '*' | '+' | '?' | '(' | ')' => {
+                out.push(c);
+                i += 1;
+            }
+            '.' => {
+                out.push_str("[a-g]");
+                i += 1;
+            }
+            '{' => {
+                let close = chars[i..].iter().position(|&c| c == '}').map(|p| i + p);
+                let Some(close) = close else {
+                    return Err(PatternError::Unexpected { ch: c, column });
+                };
+                if let Some(bad) =
+                    (i + 1..close).find(|&j| !(chars[j].is_ascii_digit() || chars[j] == ','))
+                {
+                    return Err(PatternError::Unexpected {
+                        ch: chars[bad],
+                        column: bad + 1,
+                    });
+                }
+                out.extend(&chars[i..=close]);
+                i = close + 1;
+            }
+            c if c.is_ascii_alphabetic() || c == '_' => {
+                let end = (i..chars.len())
+                    .find(|&j| !(chars[j].is_ascii_alphabetic() || chars[j] == '_'))
+                    .unwrap_or(chars.len());
+                let token: String = chars[i..end].iter().collect();
+                let name: String = token.chars().filter(|&c| c != '_').collect();
+                let label =
+                    Label::from_name(&name).ok_or(PatternError::UnknownLabel { token, column })?;
+                out.push(symbol(label) as char);
+                i = end;
+            }
+            _ => return Err(PatternError::Unexpected { ch: c, column }),
+        }
+    }
+    Ok(out)
+}
+
+/// How to search for CDRS.
+#[derive(Clone, Debug)]
+pub struct CdrsOptions {
+    /// Most paths (or bundles of paths sharing their whole word) to enumerate; beyond it the
+    /// result is marked [`Cdrs::truncated`].
+    pub max_paths: u64,
+}
+
+impl Default for CdrsOptions {
+    fn default() -> Self {
+        CdrsOptions {
+            max_paths: DEFAULT_MAX_PATHS,
+        }
+    }
+}
+
+/// One competing next event of a race: an out-edge of a decisive node.
+#[derive(Clone, Debug)]
+pub struct Race {
+    /// The step (thread, operation, kind, location, value, span).
+    pub event: Event,
+    /// The node the step leads to.
+    pub child: NodeId,
+    /// The category of that child's subtree: what happens if this event wins.
+    pub outcome: Option<Category>,
+}
+
+/// A decisive node of a CDRS: a high-level data race ⟨Var, I_e, M_e⟩.
+#[derive(Clone, Debug)]
+pub struct RaceNode {
+    /// The node (on the group's witness path).
+    pub node: NodeId,
+    /// Its label.
+    pub label: Label,
+    /// Its depth on the witness path: the witness's step number `step` leaves this node.
+    pub step: usize,
+    /// Every out-edge of the node, in thread order.
+    pub races: Vec<Race>,
+    /// Index in `races` of the edge the witness path took.
+    pub taken: usize,
+}
+
+impl RaceNode {
+    /// The source spans of the competing events, sorted, without duplicates.
+    pub fn spans(&self) -> Vec<Span> {
+        let mut spans: Vec<Span> = self.races.iter().map(|r| r.event.span).collect();
+        spans.sort();
+        spans.dedup();
+        spans
+    }
+}
+
+/// Failing paths that share one sequence of (label, racing statements).
+#[derive(Clone, Debug)]
+pub struct CdrsGroup {
+    /// The word of decisive labels, e.g. `[WG, WG, G]`.
+    pub labels: Vec<Label>,
+    /// The decisive nodes of the witness path, one per label.
+    pub nodes: Vec<RaceNode>,
+    /// Failing leaves of the unfolded tree whose path has this CDRS (among those enumerated).
+    pub failing_leaves: u64,
+    /// Thread schedule from the root to one failing leaf ([`Tree::follow`] replays it).
+    pub witness: Vec<usize>,
+    /// The failing leaf the witness reaches.
+    pub witness_leaf: NodeId,
+}
+
+impl CdrsGroup {
+    /// The word as text: `WG WG G`.
+    pub fn pattern(&self) -> String {
+        self.labels
+            .iter()
+            .map(|l| l.name())
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// Number of races (decisive nodes).
+    pub fn races(&self) -> usize {
+        self.labels.len()
+    }
+}
+
+/// The CDRS of a labeled tree.
+#[derive(Clone, Debug)]
+pub struct Cdrs {
+    /// Groups, best first: fewest races, then most failing leaves covered.
+    pub groups: Vec<CdrsGroup>,
+    /// Whether the walk stopped at [`CdrsOptions::max_paths`]: the groups are a sample.
+    pub truncated: bool,
+    /// Paths (or bundles of paths sharing their word) enumerated.
+    pub paths: u64,
+    /// Failing leaves reached whose word does not match the pattern. With the default pattern
+    /// this is zero unless every leaf fails (then no race decides anything).
+    pub unmatched_failing_leaves: u64,
+}
+
+impl Cdrs {
+    /// Failing leaves covered by some group.
+    pub fn covered_failing_leaves(&self) -> u64 {
+        self.groups.iter().map(|g| g.failing_leaves).sum()
+    }
+}
+
+/// Finds the CDRS of `tree`: groups of root-to-failing-leaf paths whose decisive word matches
+/// `pattern`, ranked best first.
+pub fn find_cdrs(
+    tree: &Tree,
+    labeling: &Labeling,
+    pattern: &Pattern,
+    options: &CdrsOptions,
+) -> Cdrs {
+    Walk::new(tree, labeling, pattern, options.max_paths).run()
+}
+
+/// A node being walked, with the children still to try.
+struct Frame {
+    node: NodeId,
+    children: Vec<(usize, NodeId)>,
+    next: usize,
+    /// DFA state after this node's own label (if decisive).
+    state: StateID,
+    decisive: bool,
+    /// Whether entering this node pushed a race entry on the parent's behalf.
+    pushed_race: bool,
+}
+
+struct Walk<'a> {
+    tree: &'a Tree,
+    labeling: &'a Labeling,
+    pattern: &'a Pattern,
+    max_paths: u64,
+    /// Per node index: whether a decisive node lies strictly below.
+    decisive_below: Vec<bool>,
+    /// Threads chosen from the root to the current node.
+    schedule: Vec<usize>,
+    /// Decisive nodes above the current node: (node, step, index of the edge taken).
+    races: Vec<(NodeId, usize, usize)>,
+    groups: Vec<CdrsGroup>,
+    by_key: HashMap<Vec<(Label, Vec<Span>)>, usize>,
+    paths: u64,
+    truncated: bool,
+    unmatched: u64,
+}
+
+/// What entering a node gave.
+enum Entered {
+    /// Nothing to walk below (no failing leaf, dead pattern, or a finished bundle).
+    Done,
+    /// A frame to walk.
+    Frame(Frame),
+    /// The path budget is spent.
+    Stop,
+}
+
+impl<'a> Walk<'a> {
+    fn new(tree: &'a Tree, labeling: &'a Labeling, pattern: &'a Pattern, max_paths: u64) -> Self {
+        let mut decisive_below = vec![false; tree.graph.node_count()];
+        for &node in labeling.post_order() {
+            decisive_below[node.index()] = tree
+                .children(node)
+                .iter()
+                .any(|&(_, c)| labeling.is_decisive(c) || decisive_below[c.index()]);
+        }
+        Walk {
+            tree,
+            labeling,
+            pattern,
+            max_paths,
+            decisive_below,
+            schedule: Vec::new(),
+            races: Vec::new(),
+            groups: Vec::new(),
+            by_key: HashMap::new(),
+            paths: 0,
+            truncated: false,
+            unmatched: 0,
+        }
+    }
+
+    fn run(mut self) -> Cdrs {
+        let root = self.tree.root;
+        let mut stack = match self.enter(root, self.pattern.start, false) {
+            Entered::Frame(frame) => vec![frame],
+            Entered::Done | Entered::Stop => Vec::new(),
+        };
+        // An explicit stack: paths can be thousands of steps long.
+        while let Some(top) = stack.last_mut() {
+            let next = top.children[top.next..]
+                .iter()
+                .position(|&(_, c)| self.labeling.failing_below(c) > 0);
+            let Some(offset) = next else {
+                let frame = stack.pop().expect("non-empty");
+                self.leave(frame.pushed_race);
+                continue;
+            };
+            let index = top.next + offset;
+            top.next = index + 1;
+            let (thread, child) = top.children[index];
+            let (node, state, decisive) = (top.node, top.state, top.decisive);
+            if decisive {
+                self.races.push((node, self.schedule.len(), index));
+            }
+            self.schedule.push(thread);
+            match self.enter(child, state, decisive) {
+                Entered::Frame(frame) => stack.push(frame),
+                Entered::Done => self.leave(decisive),
+                Entered::Stop => break,
+            }
+        }
+        let mut groups = self.groups;
+        // Stable: ties keep discovery (depth-first) order.
+        groups.sort_by_key(|g| (g.labels.len(), std::cmp::Reverse(g.failing_leaves)));
+        Cdrs {
+            groups,
+            truncated: self.truncated,
+            paths: self.paths,
+            unmatched_failing_leaves: self.unmatched,
+        }
+    }
+
+    /// Undoes the path entries pushed when a node was entered.
+    fn leave(&mut self, pushed_race: bool) {
+        self.schedule.pop();
+        if pushed_race {
+            self.races.pop();
+        }
+    }
+
+    fn enter(&mut self, node: NodeId, state: StateID, pushed_race: bool) -> Entered {
+        let failing = self.labeling.failing_below(node);
+        if failing == 0 {
+            return Entered::Done;
+        }
+        let decisive = self.labeling.is_decisive(node);
+        let state = match self.labeling.label(node) {
+            Some(label) if decisive => self.pattern.step(state, label),
+            _ => state,
+        };
+        if self.pattern.is_dead(state) {
+            self.unmatched = self.unmatched.saturating_add(failing);
+            return Entered::Done;
+        }
+        if self.decisive_below[node.index()] {
+            let children = self
+                .tree
+                .children(node)
+                .into_iter()
+                .map(|(e, c)| (e.thread, c))
+                .collect();
+            return Entered::Frame(Frame {
+                node,
+                children,
+                next: 0,
+                state,
+                decisive,
+                pushed_race,
+            });
+        }
+        // No decisive node below: every failing leaf under `node` has this path's word.
+        if self.paths >= self.max_paths {
+            self.truncated = true;
+            return Entered::Stop;
+        }
+        self.paths += 1;
+        if self.pattern.accepts(state) {
+            self.record(node, decisive, failing);
+        } else {
+            self.unmatched = self.unmatched.saturating_add(failing);
+        }
+        Entered::Done
+    }
+
+    /// Adds the `failing` leaves below `node` to the group of the current path.
+    fn record(&mut self, node: NodeId, decisive: bool, failing: u64) {
+        let mut nodes: Vec<(NodeId, usize)> =
+            self.races.iter().map(|&(n, step, _)| (n, step)).collect();
+        if decisive {
+            nodes.push((node, self.schedule.len()));
+        }
+        let key: Vec<(Label, Vec<Span>)> = nodes
+            .iter()
+            .map(|&(n, _)| (self.label(n), self.spans(n)))
+            .collect();
+        if let Some(&g) = self.by_key.get(&key) {
+            let group = &mut self.groups[g];
+            group.failing_leaves = group.failing_leaves.saturating_add(failing);
+            return;
+        }
+        // The first path of a group is its witness: extend it down to a failing leaf.
+        let mut witness = self.schedule.clone();
+        let mut taken: Vec<usize> = self.races.iter().map(|&(_, _, t)| t).collect();
+        let mut at = node;
+        while self.tree.leaf(at).is_none() {
+            let children = self.tree.children(at);
+            let Some(i) = children
+                .iter()
+                .position(|&(_, c)| self.labeling.failing_below(c) > 0)
+            else {
+                break;
+            };
+            if at == node && decisive {
+                taken.push(i);
+            }
+            witness.push(children[i].0.thread);
+            at = children[i].1;
+        }
+        let race_nodes = nodes
+            .iter()
+            .zip(taken)
+            .map(|(&(n, step), taken)| self.race_node(n, step, taken))
+            .collect();
+        self.by_key.insert(key.clone(), self.groups.len());
+        self.groups.push(CdrsGroup {
+            labels: key.into_iter().map(|(l, _)| l).collect(),
+            nodes: race_nodes,
+            failing_leaves: failing,
+            witness,
+            witness_leaf: at,
+        });
+    }
+
+    fn label(&self, node: NodeId) -> Label {
+        self.labeling
+            .label(node)
+            .expect("a decisive node has a label")
+    }
+
+    fn spans(&self, node: NodeId) -> Vec<Span> {
+        let mut spans: Vec<Span> = self
+            .tree
+            .children(node)
+            .iter()
+            .map(|(e, _)| e.span)
+            .collect();
+        spans.sort();
+        spans.dedup();
+        spans
+    }
+
+    fn race_node(&self, node: NodeId, step: usize, taken: usize) -> RaceNode {
+        let races = self
+            .tree
+            .children(node)
+            .into_iter()
+            .map(|(event, child)| Race {
+                event: event.clone(),
+                child,
+                outcome: self.labeling.category(child),
+            })
+            .collect();
+        RaceNode {
+            node,
+            label: self.label(node),
+            step,
+            races,
+            taken,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::labels::testing::{label, parse, Builder};
+    use crate::labels::LeafOutcome;
+
+    /// An independent matcher for the default pattern `(WG|BG|WBG)*(BG|G|WBG)`.
+    fn default_matches(word: &[Label]) -> bool {
+        match word.split_last() {
+            None => false,
+            Some((last, init)) => {
+                matches!(last, Label::BG | Label::G | Label::WBG)
+                    && init
+                        .iter()
+                        .all(|l| matches!(l, Label::WG | Label::BG | Label::WBG))
+            }
+        }
+    }
+
+    #[test]
+    fn one_symbol_per_label_keeps_g_apart_from_wg() {
+        let g = Pattern::parse("G").unwrap();
+        assert!(g.matches(&[Label::G]));
+        assert!(!g.matches(&[Label::WG]));
+        assert!(!g.matches(&[Label::BG]));
+        let wg = Pattern::parse("WG").unwrap();
+        assert!(wg.matches(&[Label::WG]));
+        assert!(!wg.matches(&[Label::G]));
+        assert!(!wg.matches(&[Label::W, Label::G]));
+        let d = Pattern::default();
+        assert!(d.matches(&[Label::G]));
+        assert!(!d.matches(&[Label::WG]));
+        assert!(d.matches(&[Label::WG, Label::WG, Label::G]));
+        assert!(!d.matches(&[]));
+        assert!(!d.matches(&[Label::GG]));
+    }
+
+    #[test]
+    fn parses_paper_notation_and_operators() {
+        let p = Pattern::parse("(Wg|Bg)*(Bg|G)").unwrap();
+        assert!(p.matches(&[Label::WG, Label::BG]));
+        let five = Pattern::parse("W_g{5} G").unwrap();
+        assert!(five.matches(
+            &[Label::WG; 5]
+                .iter()
+                .copied()
+                .chain([Label::G])
+                .collect::<Vec<_>>()
+        ));
+        assert!(!five.matches(&[Label::WG, Label::G]));
+        let any = Pattern::parse(". +").unwrap();
+        assert!(any.matches(&[Label::W, Label::GG]));
+        // Alternatives of different lengths: a full match must not stop at the shorter one.
+        let alt = Pattern::parse("WG | WG G").unwrap();
+        assert!(alt.matches(&[Label::WG, Label::G]));
+    }
+
+    #[test]
+    fn rejects_bad_patterns() {
+        assert_eq!(
+            Pattern::parse("WGG").unwrap_err(),
+            PatternError::UnknownLabel {
+                token: "WGG".into(),
+                column: 1
+            }
+        );
+        assert_eq!(
+            Pattern::parse("G ; B").unwrap_err(),
+            PatternError::Unexpected { ch: ';', column: 3 }
+        );
+        assert!(matches!(
+            Pattern::parse("(WG").unwrap_err(),
+            PatternError::Invalid { .. }
+        ));
+        assert!(matches!(
+            Pattern::parse("G{x}").unwrap_err(),
+            PatternError::Unexpected { ch: 'x', .. }
+        ));
+    }
+
+    fn labels() -> impl Strategy<Value = Label> {
+        prop::sample::select(Label::ALL.to_vec())
+    }
+
+    proptest! {
+        #[test]
+        fn dfa_agrees_with_a_hand_written_matcher(word in prop::collection::vec(labels(), 0..8)) {
+            prop_assert_eq!(Pattern::default().matches(&word), default_matches(&word));
+        }
+    }
+
+    #[test]
+    fn finds_the_race_of_a_small_tree() {
+        // root: T0 -> pass, T1 -> (T0 -> fail, T1 -> pass). Root WG, its second child G.
+        let (tree, outcomes) = parse("(P (F P))");
+        let l = label(&tree, &outcomes);
+        let cdrs = find_cdrs(&tree, &l, &Pattern::default(), &CdrsOptions::default());
+        assert!(!cdrs.truncated);
+        assert_eq!(cdrs.groups.len(), 1);
+        let g = &cdrs.groups[0];
+        assert_eq!(g.pattern(), "WG G");
+        assert_eq!(g.failing_leaves, 1);
+        assert_eq!(g.witness, vec![1, 0]);
+        assert_eq!(tree.follow(&g.witness).unwrap().1, g.witness_leaf);
+        assert_eq!(g.nodes[0].taken, 1);
+        assert_eq!(g.nodes[0].races[0].outcome, Some(Category::Ok));
+        assert_eq!(g.nodes[0].races[1].outcome, Some(Category::Mix));
+        assert_eq!((g.nodes[0].step, g.nodes[1].step), (0, 1));
+        assert_eq!(g.nodes[1].races[0].outcome, Some(Category::Err));
+    }
+
+    #[test]
+    fn every_leaf_failing_means_no_cdrs() {
+        let (tree, outcomes) = parse("((F F) F)");
+        let l = label(&tree, &outcomes);
+        let cdrs = find_cdrs(&tree, &l, &Pattern::default(), &CdrsOptions::default());
+        assert!(cdrs.groups.is_empty());
+        assert_eq!(cdrs.unmatched_failing_leaves, 3);
+    }
+
+    #[test]
+    fn ranks_fewer_races_first_then_more_failing_leaves() {
+        // Three subtrees under a GG root: a G node with one failing leaf, a G node (other
+        // statements: it has three threads) with two, and a WG node over a G node.
+        let (tree, outcomes) = parse("((P F) (P F F) (P (P F)))");
+        let l = label(&tree, &outcomes);
+        let cdrs = find_cdrs(&tree, &l, &Pattern::default(), &CdrsOptions::default());
+        let got: Vec<(String, u64)> = cdrs
+            .groups
+            .iter()
+            .map(|g| (g.pattern(), g.failing_leaves))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("G".to_string(), 2),
+                ("G".to_string(), 1),
+                ("WG G".to_string(), 1)
+            ]
+        );
+        assert_eq!(cdrs.groups[0].nodes[0].races.len(), 3);
+    }
+
+    #[test]
+    fn stops_at_the_path_budget() {
+        let (tree, outcomes) = parse("((P F) (P F) (P F))");
+        let l = label(&tree, &outcomes);
+        let all = find_cdrs(&tree, &l, &Pattern::default(), &CdrsOptions::default());
+        assert!(!all.truncated);
+        assert_eq!(all.paths, 3);
+        let one = find_cdrs(
+            &tree,
+            &l,
+            &Pattern::default(),
+            &CdrsOptions { max_paths: 1 },
+        );
+        assert!(one.truncated);
+        assert_eq!(one.paths, 1);
+        assert_eq!(one.covered_failing_leaves(), 1);
+    }
+
+    /// Random DAGs, as in the labeling tests.
+    fn random_dag() -> impl Strategy<Value = (Vec<u8>, Vec<Vec<prop::sample::Index>>)> {
+        (2usize..6, 1usize..20).prop_flat_map(|(leaves, inner)| {
+            (
+                prop::collection::vec(0u8..3, leaves),
+                prop::collection::vec(
+                    prop::collection::vec(any::<prop::sample::Index>(), 1..4),
+                    inner,
+                ),
+            )
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn groups_match_and_cover_every_failing_leaf((leaves, inner) in random_dag()) {
+            let mut b = Builder::default();
+            let mut made = Vec::new();
+            for o in leaves {
+                made.push(b.leaf([LeafOutcome::Pass, LeafOutcome::Fail, LeafOutcome::Unknown][o as usize]));
+            }
+            for picks in inner {
+                let children: Vec<NodeId> = picks.iter().map(|i| made[i.index(made.len())]).collect();
+                made.push(b.node(&children));
+            }
+            let root = *made.last().unwrap();
+            let (tree, outcomes) = b.finish(root);
+            let l = label(&tree, &outcomes);
+            let cdrs = find_cdrs(&tree, &l, &Pattern::default(), &CdrsOptions::default());
+            prop_assert!(!cdrs.truncated);
+            for g in &cdrs.groups {
+                prop_assert!(default_matches(&g.labels), "{}", g.pattern());
+                prop_assert_eq!(g.nodes.len(), g.labels.len());
+                let (_, leaf) = tree.follow(&g.witness).unwrap();
+                prop_assert_eq!(leaf, g.witness_leaf);
+                prop_assert_eq!(outcomes[&leaf], LeafOutcome::Fail);
+                for (node, &want) in g.nodes.iter().zip(&g.labels) {
+                    prop_assert_eq!(node.label, want);
+                    prop_assert!(l.is_decisive(node.node));
+                    prop_assert_eq!(g.witness[node.step], node.races[node.taken].event.thread);
+                    let (_, at) = tree.follow(&g.witness[..node.step]).unwrap();
+                    prop_assert_eq!(at, node.node);
+                }
+            }
+            let covered = cdrs.covered_failing_leaves();
+            prop_assert_eq!(covered + cdrs.unmatched_failing_leaves, l.failing_leaves());
+            if l.category(root) == Some(Category::Mix) {
+                prop_assert_eq!(covered, l.failing_leaves());
+            }
+        }
+    }
+}

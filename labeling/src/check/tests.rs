@@ -1,0 +1,248 @@
+use std::time::{Duration, Instant};
+
+use super::*;
+use crate::builtin::{builtin, BuiltinSpec};
+use crate::explain::{Observed, Reason};
+use crate::spec::Apply;
+use crate::workload::generate_set_history;
+
+fn int(i: i64) -> Value {
+    Value::Int(i)
+}
+
+fn call(op: &str, args: &[i64]) -> Call {
+    Call::new(op, args.iter().map(|&a| int(a)).collect())
+}
+
+fn verdict(spec: &str, history: &History) -> Verdict {
+    check(&builtin(spec).unwrap(), history, &CheckOptions::default()).unwrap().verdict
+}
+
+fn explanation(v: Verdict) -> Explanation {
+    match v {
+        Verdict::NotLinearizable(e) => e,
+        other => panic!("expected a violation, got {other:?}"),
+    }
+}
+
+/// Fig. 3 of the FGVT paper, from the state (1, 1): `read` overlaps four writes and returns
+/// (1, 2), a state the array never passes through.
+fn pair_snapshot() -> History {
+    let mut h = History::new();
+    h.call(0, call("write", &[0, 1]));
+    h.ret(0, Value::Unit);
+    h.call(0, call("write", &[1, 1]));
+    h.ret(0, Value::Unit);
+    h.call(0, call("write", &[0, 2])); // c_w1
+    h.call(1, call("read", &[])); // c_r
+    h.ret(0, Value::Unit); // r_w1
+    h.call(0, call("write", &[1, 2]));
+    h.ret(0, Value::Unit);
+    h.call(0, call("write", &[1, 1]));
+    h.ret(0, Value::Unit);
+    h.call(0, call("write", &[0, 1])); // c_w4
+    h.ret(1, Value::Tuple(vec![int(1), int(2)])); // r_r
+    h.ret(0, Value::Unit); // r_w4
+    h
+}
+
+#[test]
+fn pair_snapshot_read_of_a_state_never_reached_is_not_linearizable() {
+    let e = explanation(verdict("snapshot", &pair_snapshot()));
+    // The two initial writes and the four concurrent writes; then `read` fits nowhere.
+    assert_eq!(e.prefix.len(), 6);
+    assert_eq!(e.obstacles.len(), 1, "{e}");
+    assert_eq!(e.obstacles[0].op.call, call("read", &[]));
+    assert_eq!(e.obstacles[0].reason, Reason::WrongResult { expected: Value::Tuple(vec![int(2), int(1)]) });
+    // Fig. 5: the read in each of the five places; each order fails at the read.
+    let orders = e.orders.as_ref().expect("few orders");
+    assert_eq!(orders.len(), 5);
+    for attempt in orders {
+        let failure = attempt.failure.as_ref().expect("every order fails");
+        assert_eq!(failure.op, 3, "the read (operation 3) is what fails");
+        assert!(matches!(failure.reason, Reason::WrongResult { .. }));
+    }
+    let text = e.to_string();
+    assert!(text.contains("T1 read() returned (1, 2), but the spec returns (2, 1) after T0 write(1, 1)"), "{text}");
+    assert!(text.contains("every order that respects real time (5)"), "{text}");
+    let json = serde_json::to_value(&e).unwrap();
+    assert_eq!(json["obstacles"][0]["reason"]["kind"], "wrong_result");
+    assert_eq!(json["obstacles"][0]["observed"], "(1, 2)");
+}
+
+#[test]
+fn a_read_between_writes_is_linearizable() {
+    let mut h = History::new();
+    h.call(0, call("write", &[0, 2]));
+    h.call(1, call("read", &[]));
+    h.ret(0, Value::Unit);
+    h.ret(1, Value::Tuple(vec![int(2), int(0)]));
+    let Verdict::Linearizable { order } = verdict("snapshot", &h) else { panic!() };
+    assert_eq!(order, vec![0, 1]);
+}
+
+#[test]
+fn a_stuck_counter_increment_is_not_linearizable() {
+    // Line-Up's buggy counter 2: `inc` never returns, but the spec never blocks it.
+    let mut h = History::new();
+    h.call(0, call("inc", &[]));
+    h.ret(0, Value::Unit);
+    h.call(0, call("get", &[]));
+    h.ret(0, int(1));
+    h.call(1, call("inc", &[]));
+    h.stuck = true;
+    let e = explanation(verdict("counter", &h));
+    assert_eq!(e.prefix.len(), 2);
+    assert_eq!(e.obstacles.len(), 1);
+    assert_eq!(e.obstacles[0].op.observed, Observed::Pending);
+    assert_eq!(e.obstacles[0].reason, Reason::MustBlock { returns: Value::Unit });
+    assert!(e.summary().contains("must block"), "{}", e.summary());
+    // The same history, not stuck: the pending `inc` may simply not have happened yet.
+    h.stuck = false;
+    assert!(verdict("counter", &h).is_linearizable());
+}
+
+#[test]
+fn a_stuck_take_on_an_empty_queue_is_linearizable() {
+    let mut h = History::new();
+    h.call(0, call("offer", &[1]));
+    h.call(1, call("poll", &[]));
+    h.ret(0, Value::Bool(true));
+    h.ret(1, int(1));
+    h.call(1, call("take", &[]));
+    h.stuck = true;
+    assert_eq!(verdict("queue", &h), Verdict::Linearizable { order: vec![0, 1] });
+    // If the poll had found the queue empty, the queue holds 1 and `take` cannot block.
+    let mut h2 = History::new();
+    h2.call(0, call("offer", &[1]));
+    h2.call(1, call("poll", &[]));
+    h2.ret(1, Value::Null);
+    h2.ret(0, Value::Bool(true));
+    h2.call(1, call("take", &[]));
+    h2.stuck = true;
+    let e = explanation(verdict("queue", &h2));
+    assert_eq!(e.obstacles[0].reason, Reason::MustBlock { returns: int(1) });
+}
+
+#[test]
+fn pending_operations_may_or_may_not_take_effect() {
+    // A crashed write that a later read saw.
+    let mut h = History::new();
+    h.call(0, call("write", &[1]));
+    h.call(1, call("read", &[]));
+    h.ret(1, int(1));
+    assert!(verdict("register", &h).is_linearizable());
+    // A crashed write that nobody saw.
+    let mut h = History::new();
+    h.call(0, call("write", &[1]));
+    h.call(1, call("read", &[]));
+    h.ret(1, Value::Null);
+    assert!(verdict("register", &h).is_linearizable());
+    // A read of a value nobody wrote.
+    let mut h = History::new();
+    h.call(0, call("write", &[1]));
+    h.call(1, call("read", &[]));
+    h.ret(1, int(2));
+    let e = explanation(verdict("register", &h));
+    assert!(e.orders.as_ref().is_some_and(|o| o.len() == 3), "{e}");
+    // A pending `take` on an empty queue (not stuck) is fine: it may just not have happened.
+    let mut h = History::new();
+    h.call(0, call("take", &[]));
+    assert!(verdict("queue", &h).is_linearizable());
+}
+
+#[test]
+fn an_unknown_result_accepts_anything() {
+    let mut h = History::new();
+    h.call(0, call("write", &[1]));
+    h.ret(0, Value::Unit);
+    h.call(0, call("read", &[]));
+    h.events.push(fgvt_tree::CoarseEvent::Return { thread: 0, value: None });
+    assert!(verdict("register", &h).is_linearizable());
+}
+
+#[test]
+fn an_invalid_operation_is_an_error() {
+    let mut h = History::new();
+    h.call(3, call("frob", &[]));
+    h.ret(3, Value::Unit);
+    let err = check(&BuiltinSpec::Set, &h, &CheckOptions::default()).unwrap_err();
+    assert!(matches!(&err, CheckError::Invalid { op: 0, thread: 3, .. }));
+    assert!(err.to_string().contains("`frob` is not an operation of the built-in `set` spec"), "{err}");
+    let mut bad = History::new();
+    bad.ret(0, Value::Unit);
+    assert!(matches!(check(&BuiltinSpec::Set, &bad, &CheckOptions::default()), Err(CheckError::Malformed(_))));
+}
+
+#[test]
+fn a_passed_deadline_gives_unknown() {
+    let history = generate_set_history(4, 3000, 1);
+    let options = CheckOptions { partition: false, deadline: Some(Instant::now()), ..CheckOptions::default() };
+    assert_eq!(check(&BuiltinSpec::Set, &history, &options).unwrap().verdict, Verdict::Unknown);
+    let options = CheckOptions { deadline: Some(Instant::now() + Duration::from_secs(600)), ..options };
+    assert!(check(&BuiltinSpec::Set, &history, &options).unwrap().verdict.is_linearizable());
+}
+
+/// The witness is a real linearization: it respects real time and the spec agrees with it.
+fn assert_witness(spec: &BuiltinSpec, history: &History, order: &[usize]) {
+    let ops = history.operations().unwrap();
+    assert_eq!(order.len(), ops.iter().filter(|o| o.ret.is_some()).count());
+    let mut state = spec.initial();
+    for (pos, &i) in order.iter().enumerate() {
+        for &later in &order[pos + 1..] {
+            let returned_before = ops[later].ret.as_ref().is_some_and(|r| r.index < ops[i].call_index);
+            assert!(!returned_before, "op {later} returned before op {i} was called but comes after it");
+        }
+        let Apply::Returns { value, state: next } = spec.apply(&state, ops[i].thread, &ops[i].call) else { panic!() };
+        if let Some(Some(observed)) = ops[i].ret.as_ref().map(|r| &r.value) {
+            assert_eq!(&value, observed, "op {i} {}", ops[i].call);
+        }
+        state = next;
+    }
+}
+
+#[test]
+fn partitioned_witnesses_merge_into_a_linearization() {
+    let history = generate_set_history(4, 400, 7);
+    for partition in [true, false] {
+        let outcome = check(&BuiltinSpec::Set, &history, &CheckOptions { partition, ..CheckOptions::default() }).unwrap();
+        assert_eq!(outcome.partitions, if partition { crate::workload::SET_KEYS as usize } else { 1 });
+        let Verdict::Linearizable { order } = outcome.verdict else { panic!("{:?}", outcome.verdict) };
+        assert_witness(&BuiltinSpec::Set, &history, &order);
+    }
+}
+
+#[test]
+fn a_tiny_cache_gives_the_same_verdicts() {
+    let good = generate_set_history(3, 40, 3);
+    let mut bad = good.clone();
+    // Flip the last boolean result.
+    let last = bad.events.iter().rposition(|e| matches!(e, fgvt_tree::CoarseEvent::Return { .. })).unwrap();
+    if let fgvt_tree::CoarseEvent::Return { value: Some(Value::Bool(b)), .. } = &mut bad.events[last] {
+        *b = !*b;
+    }
+    for cache_limit in [1, 10, 1_000_000] {
+        let options = CheckOptions { partition: false, cache_limit, ..CheckOptions::default() };
+        assert!(check(&BuiltinSpec::Set, &good, &options).unwrap().verdict.is_linearizable());
+        assert!(check(&BuiltinSpec::Set, &bad, &options).unwrap().verdict.is_violation());
+    }
+}
+
+#[test]
+fn the_verdict_cache_checks_each_history_once() {
+    let cache = VerdictCache::new(BuiltinSpec::Snapshot, CheckOptions::default());
+    let h = pair_snapshot();
+    assert!(cache.check(&h).unwrap().verdict.is_violation());
+    assert!(cache.check(&h).unwrap().verdict.is_violation());
+    assert_eq!((cache.len(), cache.hits()), (1, 1));
+}
+
+#[test]
+fn the_paper_workload_checks_partitioned() {
+    // 4 × 70,000 operations, as in the P-compositionality paper; seconds in release builds.
+    let history = generate_set_history(4, 70_000, 42);
+    let start = Instant::now();
+    let outcome = check(&BuiltinSpec::Set, &history, &CheckOptions::default()).unwrap();
+    eprintln!("4 × 70,000 set operations, partitioned: {:.2?}, {:?}", start.elapsed(), outcome.stats);
+    assert!(outcome.verdict.is_linearizable());
+}

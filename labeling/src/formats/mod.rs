@@ -1,0 +1,236 @@
+//! Recorded history formats: parsing files into [`History`].
+//!
+//! * [`Format::Jepsen`]: Jepsen etcd logs (`INFO  jepsen.util - <proc> <type> <f> <value>`),
+//!   checked against the built-in `register` spec; see [`jepsen`].
+//! * [`Format::Kv`]: EDN-like key/value logs (`{:process 0, :type :invoke, :f :get, ...}`),
+//!   checked against the built-in `kv` spec; see [`kv`].
+//! * [`Format::Json`]: fgvt's own JSON history format (`"schema": "fgvt.history/1"`), which names
+//!   its spec; see [`json`].
+//!
+//! Every parse error carries the 1-based line number of the offending line.
+
+pub mod jepsen;
+pub mod json;
+pub mod kv;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use fgvt_tree::History;
+
+/// A recorded history format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// Jepsen etcd log lines (spec `register`).
+    Jepsen,
+    /// EDN-like key/value store log lines (spec `kv`).
+    Kv,
+    /// fgvt's JSON history (`fgvt.history/1`); the spec is named in the file.
+    Json,
+}
+
+impl Format {
+    /// Every format, in the order [`detect_format`] tries them.
+    pub const ALL: [Format; 3] = [Format::Jepsen, Format::Kv, Format::Json];
+
+    /// The format's name: `jepsen`, `kv`, `json`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Format::Jepsen => "jepsen",
+            Format::Kv => "kv",
+            Format::Json => "json",
+        }
+    }
+
+    /// The built-in spec histories in this format are checked against, if the format implies one.
+    pub fn implied_spec(self) -> Option<&'static str> {
+        match self {
+            Format::Jepsen => Some("register"),
+            Format::Kv => Some("kv"),
+            Format::Json => None,
+        }
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Format {
+    type Err = String;
+
+    /// `jepsen`, `kv` (alias `edn`) or `json`.
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "jepsen" => Ok(Format::Jepsen),
+            "kv" | "edn" => Ok(Format::Kv),
+            "json" => Ok(Format::Json),
+            _ => Err(format!("unknown history format `{s}` (expected jepsen, kv or json)")),
+        }
+    }
+}
+
+/// A parse error: the 1-based line and what is wrong there.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}: {message}")]
+pub struct ParseError {
+    /// The 1-based line number.
+    pub line: usize,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl ParseError {
+    pub(crate) fn new(line: usize, message: impl Into<String>) -> Self {
+        ParseError { line, message: message.into() }
+    }
+}
+
+/// A parsed history and the spec it is to be checked against.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Parsed {
+    /// The history.
+    pub history: History,
+    /// The spec's name: implied by the format, or named by a JSON file (`None` if it names none).
+    pub spec: Option<String>,
+}
+
+/// A history loaded from a file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Loaded {
+    /// The history and its spec.
+    pub parsed: Parsed,
+    /// The format it was read in (detected, or as asked).
+    pub format: Format,
+}
+
+/// A file that could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The file could not be read.
+    #[error("cannot read {}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The format could not be detected.
+    #[error("{}: cannot tell the history format (expected Jepsen `INFO  jepsen.util - ...` lines, kv `{{:process ...}}` lines, or fgvt JSON); pass the format explicitly", path.display())]
+    UnknownFormat {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The file does not parse.
+    #[error("{}:{}: {} (reading it as {format})", path.display(), source.line, source.message)]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// The format it was read as.
+        format: Format,
+        /// Where and why.
+        source: ParseError,
+    },
+}
+
+/// Guesses the format of `text` from its first non-blank line; `None` when it looks like none.
+pub fn detect_format(text: &str) -> Option<Format> {
+    let first = text.lines().map(str::trim).find(|l| !l.is_empty())?;
+    if first.contains("jepsen.util") {
+        Some(Format::Jepsen)
+    } else if first.starts_with("{:") {
+        Some(Format::Kv)
+    } else if first.starts_with('{') {
+        Some(Format::Json)
+    } else {
+        None
+    }
+}
+
+/// Parses `text` as `format`.
+pub fn parse(text: &str, format: Format) -> Result<Parsed, ParseError> {
+    let implied = format.implied_spec().map(str::to_owned);
+    match format {
+        Format::Jepsen => jepsen::parse(text).map(|history| Parsed { history, spec: implied }),
+        Format::Kv => kv::parse(text).map(|history| Parsed { history, spec: implied }),
+        Format::Json => json::parse(text),
+    }
+}
+
+/// Reads and parses the file at `path`, in `format` or (when `None`) the detected one.
+pub fn load_history(path: &Path, format: Option<Format>) -> Result<Loaded, LoadError> {
+    let text = std::fs::read_to_string(path).map_err(|source| LoadError::Io { path: path.to_owned(), source })?;
+    let format = match format.or_else(|| detect_format(&text)) {
+        Some(format) => format,
+        // An empty file is most likely a Jepsen test that did not run; its parser says so.
+        None if text.trim().is_empty() => Format::Jepsen,
+        None => return Err(LoadError::UnknownFormat { path: path.to_owned() }),
+    };
+    let parsed = parse(&text, format).map_err(|source| LoadError::Parse { path: path.to_owned(), format, source })?;
+    Ok(Loaded { parsed, format })
+}
+
+/// Builds a history from events where a failed call can still be withdrawn: the recorded
+/// formats learn that an operation did not take effect only at its (failed) return.
+#[derive(Default)]
+pub(crate) struct Recorder {
+    events: Vec<Option<fgvt_tree::CoarseEvent>>,
+    /// Per thread: the event index and line of its pending call.
+    pending: std::collections::HashMap<usize, (usize, usize)>,
+}
+
+impl Recorder {
+    /// Records a call on `line`; an error if `thread` has one pending.
+    pub(crate) fn call(&mut self, line: usize, thread: usize, call: fgvt_tree::Call) -> Result<(), ParseError> {
+        if let Some((_, earlier)) = self.pending.get(&thread) {
+            return Err(ParseError::new(line, format!("process {thread} invokes {call} while its operation from line {earlier} is still pending")));
+        }
+        self.pending.insert(thread, (self.events.len(), line));
+        self.events.push(Some(fgvt_tree::CoarseEvent::Call { thread, call }));
+        Ok(())
+    }
+
+    /// The pending call of `thread`; an error naming `what` if there is none.
+    pub(crate) fn pending_call(&self, line: usize, thread: usize, what: &str) -> Result<&fgvt_tree::Call, ParseError> {
+        let Some(&(index, _)) = self.pending.get(&thread) else {
+            return Err(ParseError::new(line, format!("process {thread} completes {what} but has no pending call")));
+        };
+        match &self.events[index] {
+            Some(fgvt_tree::CoarseEvent::Call { call, .. }) => Ok(call),
+            _ => unreachable!("pending entries point at calls"),
+        }
+    }
+
+    /// Records the return of `thread`'s pending call (`None`: unknown result).
+    pub(crate) fn ret(&mut self, thread: usize, value: Option<fgvt_tree::Value>) {
+        self.pending.remove(&thread);
+        self.events.push(Some(fgvt_tree::CoarseEvent::Return { thread, value }));
+    }
+
+    /// Withdraws `thread`'s pending call: it definitely did not take effect.
+    pub(crate) fn withdraw(&mut self, thread: usize) {
+        if let Some((index, _)) = self.pending.remove(&thread) {
+            self.events[index] = None;
+        }
+    }
+
+    /// Leaves `thread`'s pending call pending for good (an indeterminate outcome).
+    pub(crate) fn abandon(&mut self, thread: usize) {
+        self.pending.remove(&thread);
+    }
+
+    /// The history, or an error on `last_line` if it has no events.
+    pub(crate) fn finish(self, last_line: usize, what: &str) -> Result<History, ParseError> {
+        let events: Vec<_> = self.events.into_iter().flatten().collect();
+        if events.is_empty() {
+            return Err(ParseError::new(last_line.max(1), format!("no events: {what}")));
+        }
+        Ok(History { events, stuck: false })
+    }
+}
+
+#[cfg(test)]
+mod tests;

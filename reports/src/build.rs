@@ -1,0 +1,404 @@
+//! Building a [`LocalizeReport`] from the tree, its labeling and its CDRS.
+
+use fgvt_labeling::cdrs::{Cdrs, CdrsGroup, Pattern, RaceNode};
+use fgvt_labeling::labels::{Label, Labeling};
+use fgvt_tree::{CoarseEvent, Event, History, LeafKind, NodeId, SourceMap, Span, Tree};
+
+use crate::model::{
+    CdrsReport, Explanation, FaultReport, HistoryItem, HistoryKind, HistoryReport, LabelTotals,
+    LocalizeReport, RaceNodeReport, RaceReport, SourceLocation, Statement, TestInfo, TraceStep,
+    TreeSummary, Verdict, WitnessReport, SCHEMA_ID,
+};
+
+/// Everything a report is made from.
+#[derive(Clone, Copy)]
+pub struct ReportInput<'a> {
+    /// The explored interleaving tree.
+    pub tree: &'a Tree,
+    /// Its labels.
+    pub labeling: &'a Labeling,
+    /// Its CDRS, ranked.
+    pub cdrs: &'a Cdrs,
+    /// The pattern the CDRS were matched against.
+    pub pattern: &'a Pattern,
+    /// The model's sources, to resolve event spans.
+    pub sources: &'a SourceMap,
+    /// What was tested.
+    pub test: &'a TestInfo,
+    /// Report at most this many CDRS (the best ones).
+    pub max_cdrs: usize,
+}
+
+/// Builds the report. `explain` gives the checker's explanation of a failing leaf (called once
+/// per reported witness); return `None` when there is none (fault leaves, timeouts).
+pub fn build_report(
+    input: &ReportInput<'_>,
+    explain: impl Fn(NodeId) -> Option<Explanation>,
+) -> LocalizeReport {
+    let ReportInput {
+        tree,
+        labeling,
+        cdrs,
+        pattern,
+        test,
+        max_cdrs,
+        ..
+    } = *input;
+    let summary = tree_summary(tree, labeling);
+    let verdict = if summary.failing_leaves > 0 {
+        // A failing leaf is a real execution: the verdict holds even in a partial tree.
+        Verdict::NotLinearizable
+    } else if tree.partial.is_some() || summary.unknown_leaves > 0 {
+        Verdict::Inconclusive
+    } else {
+        Verdict::Linearizable
+    };
+    let partial = tree
+        .partial
+        .map(|limit| limit.option().trim_start_matches("--").to_string());
+    let reported: Vec<CdrsReport> = cdrs
+        .groups
+        .iter()
+        .take(max_cdrs)
+        .enumerate()
+        .map(|(i, group)| cdrs_report(i + 1, group, input, &explain))
+        .collect();
+    let notes = notes(input, &summary, partial.as_deref(), reported.len());
+    LocalizeReport {
+        schema: SCHEMA_ID.to_string(),
+        verdict,
+        partial,
+        test: test.clone(),
+        tree: summary,
+        labels: totals(labeling.unfolded_counts().iter()),
+        labels_distinct: totals(labeling.distinct_counts().iter()),
+        pattern: pattern.as_str().to_string(),
+        cdrs: reported,
+        cdrs_found: cdrs.groups.len(),
+        truncated: cdrs.truncated,
+        notes,
+    }
+}
+
+fn tree_summary(tree: &Tree, labeling: &Labeling) -> TreeSummary {
+    let stats = tree.stats();
+    TreeSummary {
+        nodes: stats.nodes,
+        graph_nodes: stats.graph_nodes,
+        distinct_states: stats.distinct_states,
+        leaves: stats.leaves,
+        passing_leaves: labeling.passing_leaves(),
+        failing_leaves: labeling.failing_leaves(),
+        unknown_leaves: labeling.unknown_leaves(),
+        complete_leaves: stats.complete,
+        stuck_leaves: stats.stuck,
+        fault_leaves: stats.fault,
+        bounded_leaves: stats.bounded,
+        max_depth: stats.max_depth,
+        elapsed_ms: u64::try_from(tree.elapsed.as_millis()).unwrap_or(u64::MAX),
+    }
+}
+
+fn totals(counts: impl Iterator<Item = (Label, u64)>) -> LabelTotals {
+    let mut t = LabelTotals::default();
+    for (label, n) in counts {
+        let slot = match label {
+            Label::W => &mut t.w,
+            Label::B => &mut t.b,
+            Label::G => &mut t.g,
+            Label::WG => &mut t.wg,
+            Label::BG => &mut t.bg,
+            Label::GG => &mut t.gg,
+            Label::WBG => &mut t.wbg,
+        };
+        *slot = n;
+    }
+    t
+}
+
+fn notes(
+    input: &ReportInput<'_>,
+    summary: &TreeSummary,
+    partial: Option<&str>,
+    shown: usize,
+) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Some(limit) = partial {
+        notes.push(format!(
+            "exploration stopped at --{limit}: the tree is partial and its counts cover only the explored part"
+        ));
+    }
+    if summary.unknown_leaves > 0 {
+        notes.push(format!(
+            "{} leaves have no verdict (bounded, or the checker timed out) and are not counted",
+            summary.unknown_leaves
+        ));
+    }
+    if summary.failing_leaves > 0 && summary.passing_leaves == 0 {
+        notes.push(
+            "every interleaving fails: no race decides the outcome, so the fault is in the \
+             sequential behaviour of the operations (or in the spec)"
+                .to_string(),
+        );
+    } else if input.cdrs.unmatched_failing_leaves > 0 {
+        notes.push(format!(
+            "{} failing leaves have no race sequence matching `{}`",
+            input.cdrs.unmatched_failing_leaves,
+            input.pattern.as_str()
+        ));
+    }
+    if input.cdrs.truncated {
+        notes.push(format!(
+            "the tree has too many paths to enumerate: CDRS were sampled from the first {} paths",
+            input.cdrs.paths
+        ));
+    }
+    if input.cdrs.groups.len() > shown {
+        notes.push(format!(
+            "showing the best {shown} of {} CDRS",
+            input.cdrs.groups.len()
+        ));
+    }
+    notes
+}
+
+fn cdrs_report(
+    rank: usize,
+    group: &CdrsGroup,
+    input: &ReportInput<'_>,
+    explain: &impl Fn(NodeId) -> Option<Explanation>,
+) -> CdrsReport {
+    let nodes: Vec<RaceNodeReport> = group
+        .nodes
+        .iter()
+        .map(|n| race_node(n, input.sources))
+        .collect();
+    let mut statements: Vec<Statement> = Vec::new();
+    for race in nodes.iter().flat_map(|n| &n.races) {
+        let Some(location) = &race.location else {
+            continue;
+        };
+        // The whole statement (`int t = x;`) is what a developer recognizes, more than the
+        // racing expression alone (`x`).
+        let text = race.line_text.trim();
+        let snippet = if text.is_empty() {
+            race.snippet.clone()
+        } else {
+            text.to_string()
+        };
+        let statement = Statement {
+            location: location.clone(),
+            snippet,
+        };
+        if !statements.contains(&statement) {
+            statements.push(statement);
+        }
+    }
+    CdrsReport {
+        rank,
+        pattern: group.pattern(),
+        failing_leaves: group.failing_leaves,
+        statements,
+        nodes,
+        witness: witness(group, input, explain),
+    }
+}
+
+fn race_node(node: &RaceNode, sources: &SourceMap) -> RaceNodeReport {
+    let races = node
+        .races
+        .iter()
+        .enumerate()
+        .map(|(i, race)| {
+            let e = &race.event;
+            let (location, snippet, line_text) = locate(sources, e.span);
+            RaceReport {
+                thread: e.thread,
+                op: e.op.clone(),
+                event: e.kind.to_string(),
+                target: e.location.clone(),
+                value: e.value.clone(),
+                outcome: race.outcome,
+                taken: i == node.taken,
+                location,
+                snippet,
+                line_text,
+            }
+        })
+        .collect();
+    RaceNodeReport {
+        label: node.label,
+        node: node.node.index() as u32,
+        step: node.step,
+        races,
+    }
+}
+
+/// Resolves a span: its location, snippet and line. Empty spans are events with no source.
+fn locate(sources: &SourceMap, span: Span) -> (Option<SourceLocation>, String, String) {
+    if span.start >= span.end {
+        return (None, String::new(), String::new());
+    }
+    match sources.locate(span) {
+        Some(loc) => {
+            let width = loc.snippet.chars().count().max(1);
+            let snippet = if loc.snippet.is_empty() {
+                loc.line_text.trim().to_string()
+            } else {
+                loc.snippet
+            };
+            (
+                Some(SourceLocation {
+                    file: loc.file,
+                    line: loc.line,
+                    column: loc.column,
+                    width,
+                }),
+                snippet,
+                loc.line_text,
+            )
+        }
+        None => (None, String::new(), String::new()),
+    }
+}
+
+fn witness(
+    group: &CdrsGroup,
+    input: &ReportInput<'_>,
+    explain: &impl Fn(NodeId) -> Option<Explanation>,
+) -> WitnessReport {
+    let tree = input.tree;
+    // The witness was recorded from this very tree, so it replays; an empty trace is the
+    // harmless fallback should a caller mix trees up.
+    let steps: Vec<&Event> = tree
+        .follow(&group.witness)
+        .map(|(steps, _)| steps)
+        .unwrap_or_default();
+    let trace = steps
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let (location, snippet, _) = locate(input.sources, e.span);
+            TraceStep {
+                step: i,
+                thread: e.thread,
+                op: e.op.clone(),
+                event: e.kind.to_string(),
+                target: e.location.clone(),
+                value: e.value.clone(),
+                line: location.map(|l| l.line),
+                snippet,
+                call: e.call.as_ref().map(|c| c.to_string()),
+                ret: e.ret.as_ref().map(|v| v.to_string()),
+                race: group.nodes.iter().find(|n| n.step == i).map(|n| n.label),
+            }
+        })
+        .collect();
+    let leaf = tree.leaf(group.witness_leaf);
+    let fault = leaf.and_then(|l| l.fault.as_ref()).map(|f| {
+        let (location, snippet, _) = f.span.map_or((None, String::new(), String::new()), |s| {
+            locate(input.sources, s)
+        });
+        FaultReport {
+            message: f.message.clone(),
+            location,
+            snippet,
+        }
+    });
+    let kind = leaf.map_or(LeafKind::Complete, |l| l.kind);
+    let history = leaf
+        .map(|l| history_report(&l.history))
+        .unwrap_or_else(|| history_report(&History::new()));
+    WitnessReport {
+        schedule: group.witness.clone(),
+        replay: replay_command(&input.test.file, &group.witness),
+        leaf: leaf_kind_name(kind).to_string(),
+        fault,
+        trace,
+        history,
+        explanation: explain(group.witness_leaf),
+    }
+}
+
+fn leaf_kind_name(kind: LeafKind) -> &'static str {
+    match kind {
+        LeafKind::Complete => "complete",
+        LeafKind::Stuck => "stuck",
+        LeafKind::Fault => "fault",
+        LeafKind::Bounded => "bounded",
+    }
+}
+
+/// `fgvt explore TEST --schedule 0,1,1`, with the test path quoted for a POSIX shell if needed
+/// (an empty schedule, a failure before any step, gives just `fgvt explore TEST`).
+pub fn replay_command(test_file: &str, schedule: &[usize]) -> String {
+    let test = shell_quote(test_file);
+    if schedule.is_empty() {
+        return format!("fgvt explore {test}");
+    }
+    let schedule: Vec<String> = schedule.iter().map(|t| t.to_string()).collect();
+    format!("fgvt explore {test} --schedule {}", schedule.join(","))
+}
+
+fn shell_quote(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+:=@,#".contains(c));
+    if plain {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+fn history_report(history: &History) -> HistoryReport {
+    let mut pending: std::collections::HashMap<usize, String> = Default::default();
+    let events = history
+        .events
+        .iter()
+        .map(|e| match e {
+            CoarseEvent::Call { thread, call } => {
+                let text = call.to_string();
+                pending.insert(*thread, text.clone());
+                HistoryItem {
+                    kind: HistoryKind::Call,
+                    thread: *thread,
+                    call: text,
+                    value: None,
+                }
+            }
+            CoarseEvent::Return { thread, value } => HistoryItem {
+                kind: HistoryKind::Return,
+                thread: *thread,
+                call: pending.remove(thread).unwrap_or_default(),
+                value: value.as_ref().map(|v| v.to_string()),
+            },
+        })
+        .collect();
+    HistoryReport {
+        text: history.to_string(),
+        stuck: history.stuck,
+        events,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quotes_test_paths_for_the_shell() {
+        assert_eq!(
+            replay_command("tests/a.json", &[0, 1, 1]),
+            "fgvt explore tests/a.json --schedule 0,1,1"
+        );
+        assert_eq!(
+            replay_command("my tests/a.json", &[]),
+            "fgvt explore 'my tests/a.json'"
+        );
+        assert_eq!(
+            replay_command("it's.json", &[0]),
+            r"fgvt explore 'it'\''s.json' --schedule 0"
+        );
+    }
+}

@@ -1,0 +1,334 @@
+//! The Markdown rendering: a self-contained bug ticket (GitHub-flavoured tables and fences).
+
+use std::fmt::Write;
+
+use fgvt_labeling::labels::Label;
+
+use crate::columns::Columns;
+use crate::model::{
+    CdrsReport, LocalizeReport, RaceNodeReport, RaceReport, Verdict, WitnessReport,
+};
+use crate::style::outcome_words;
+use crate::timeline::timeline;
+
+/// Renders `report` as Markdown: title, summary, a table of the CDRS, then per CDRS its races
+/// with code excerpts, the witness by thread, its history, why it fails and how to replay it.
+pub fn render_markdown(report: &LocalizeReport) -> String {
+    let mut out = String::new();
+    let r = report;
+    let verdict = match r.verdict {
+        Verdict::NotLinearizable => "is not linearizable",
+        Verdict::Linearizable => "is linearizable",
+        Verdict::Inconclusive => "is inconclusive",
+    };
+    let _ = writeln!(out, "# `{}` {verdict}\n", inline(&r.test.object));
+    summary(&mut out, r);
+    if !r.cdrs.is_empty() {
+        cdrs_table(&mut out, r);
+    }
+    for c in &r.cdrs {
+        cdrs_section(&mut out, c);
+    }
+    let _ = writeln!(out, "## Reproduce\n");
+    out.push_str(&fenced("sh", &r.test.command));
+    out
+}
+
+fn summary(out: &mut String, r: &LocalizeReport) {
+    let t = &r.tree;
+    let _ = writeln!(
+        out,
+        "- **Test:** `{}` (object `{}`, spec `{}`)",
+        inline(&r.test.file),
+        inline(&r.test.object),
+        inline(&r.test.spec)
+    );
+    let partial = r
+        .partial
+        .as_ref()
+        .map(|p| format!(" (partial: `--{p}` was hit)"))
+        .unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "- **Verdict:** {}{partial}: {} of {} interleavings fail",
+        r.verdict.name(),
+        t.failing_leaves,
+        t.passing_leaves + t.failing_leaves
+    );
+    let _ = writeln!(out, "- **CDRS pattern:** `{}`", inline(&r.pattern));
+    for note in &r.notes {
+        let _ = writeln!(out, "- **Note:** {}", escape_text(note));
+    }
+    out.push('\n');
+    let _ = writeln!(out, "| tree | count |\n| --- | ---: |");
+    let rows = [
+        ("nodes (unfolded)", t.nodes),
+        ("distinct states", t.distinct_states),
+        ("leaves", t.leaves),
+        ("passing leaves", t.passing_leaves),
+        ("failing leaves", t.failing_leaves),
+        ("unknown leaves", t.unknown_leaves),
+        ("stuck leaves", t.stuck_leaves),
+        ("fault leaves", t.fault_leaves),
+        ("bounded leaves", t.bounded_leaves),
+        ("max depth", t.max_depth),
+    ];
+    for (name, n) in rows {
+        let _ = writeln!(out, "| {name} | {n} |");
+    }
+    let labels: Vec<String> = Label::ALL
+        .iter()
+        .map(|&l| format!("{} {}", l.name(), r.labels.get(l)))
+        .collect();
+    let _ = writeln!(out, "\nLabels (unfolded tree): {}\n", labels.join(", "));
+}
+
+fn cdrs_table(out: &mut String, r: &LocalizeReport) {
+    let sampled = if r.truncated { " (sampled)" } else { "" };
+    let _ = writeln!(out, "## Critical data race sequences{sampled}\n");
+    let _ = writeln!(out, "| # | pattern | failing leaves | racing statements |");
+    let _ = writeln!(out, "| ---: | --- | ---: | --- |");
+    for c in &r.cdrs {
+        let statements: Vec<String> = c
+            .statements
+            .iter()
+            .map(|s| {
+                format!(
+                    "{} `{}`",
+                    code(&format!("{}:{}", s.location.file, s.location.line)),
+                    inline(&s.snippet)
+                )
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "| {} | `{}` | {} | {} |",
+            c.rank,
+            c.pattern,
+            c.failing_leaves,
+            cell(&statements.join("; "))
+        );
+    }
+    out.push('\n');
+}
+
+fn cdrs_section(out: &mut String, c: &CdrsReport) {
+    let _ = writeln!(out, "## CDRS {}: `{}`\n", c.rank, c.pattern);
+    let _ = writeln!(
+        out,
+        "{} failing {} of the interleaving tree {} this sequence of races.\n",
+        c.failing_leaves,
+        if c.failing_leaves == 1 {
+            "leaf"
+        } else {
+            "leaves"
+        },
+        if c.failing_leaves == 1 { "has" } else { "have" }
+    );
+    for (i, node) in c.nodes.iter().enumerate() {
+        race_node(out, i + 1, node);
+    }
+    witness(out, &c.witness);
+}
+
+fn race_node(out: &mut String, index: usize, node: &RaceNodeReport) {
+    let _ = writeln!(
+        out,
+        "### Race {index}: {} (step {})\n",
+        node.label.name(),
+        node.step
+    );
+    for race in &node.races {
+        let _ = writeln!(out, "- {}", race_item(race));
+    }
+    out.push('\n');
+    let excerpt = excerpt(&node.races);
+    if !excerpt.is_empty() {
+        out.push_str(&fenced("text", &excerpt));
+        out.push('\n');
+    }
+}
+
+/// `**T1** write `d[0]` = `2` at `pair.fgv:5:9` → **MIX** (some runs fail)`.
+fn race_item(race: &RaceReport) -> String {
+    let mut s = format!(
+        "**T{}** {} `{}`",
+        race.thread,
+        race.event,
+        inline(&race.target)
+    );
+    if !race.value.is_empty() {
+        let sep = if race.event == "read" { "→" } else { "=" };
+        let _ = write!(s, " {sep} `{}`", inline(&race.value));
+    }
+    if let Some(loc) = &race.location {
+        let _ = write!(
+            s,
+            " at {} {}",
+            code(&format!("{}:{}:{}", loc.file, loc.line, loc.column)),
+            code(&race.snippet)
+        );
+    }
+    let (word, meaning) = outcome_words(race.outcome);
+    let _ = write!(s, " → **{word}** ({meaning})");
+    if race.taken {
+        s.push_str(" — *taken by the witness*");
+    }
+    s
+}
+
+/// The racing lines with line numbers and a caret under each racing expression.
+fn excerpt(races: &[RaceReport]) -> String {
+    let located: Vec<(&RaceReport, &crate::model::SourceLocation)> = races
+        .iter()
+        .filter_map(|r| r.location.as_ref().map(|l| (r, l)))
+        .collect();
+    let gutter = located
+        .iter()
+        .map(|(_, l)| l.line.to_string().len())
+        .max()
+        .unwrap_or(1);
+    let mut s = String::new();
+    let mut file = None;
+    for (race, loc) in located {
+        if file != Some(&loc.file) {
+            let _ = writeln!(s, "{}", loc.file);
+            file = Some(&loc.file);
+        }
+        let (word, _) = outcome_words(race.outcome);
+        let _ = writeln!(s, "{:>gutter$} | {}", loc.line, race.line_text);
+        let _ = writeln!(
+            s,
+            "{} | {}{} T{} {} → {word}",
+            " ".repeat(gutter),
+            " ".repeat(loc.column - 1),
+            "^".repeat(loc.width),
+            race.thread,
+            race.event
+        );
+    }
+    s
+}
+
+fn witness(out: &mut String, w: &WitnessReport) {
+    let _ = writeln!(out, "### Witness\n");
+    let _ = writeln!(
+        out,
+        "A failing execution ({} steps, ends {}), one column per thread:\n",
+        w.trace.len(),
+        w.leaf
+    );
+    let cols = Columns::new(&w.trace);
+    let races = cols.has_races();
+    let mut header = vec!["step".to_string()];
+    header.extend(cols.threads.iter().map(|t| format!("T{t}")));
+    if races {
+        header.push("race".into());
+    }
+    let _ = writeln!(out, "| {} |", header.join(" | "));
+    let rule: Vec<&str> = header
+        .iter()
+        .enumerate()
+        .map(|(i, _)| if i == 0 { "---:" } else { "---" })
+        .collect();
+    let _ = writeln!(out, "| {} |", rule.join(" | "));
+    for row in &cols.rows {
+        let mut cells = vec![String::new(); header.len()];
+        cells[0] = row.step.to_string();
+        let c = &row.cell;
+        let mut text = String::new();
+        if let Some(call) = &c.call {
+            let _ = write!(text, "{}: ", code(call));
+        }
+        text.push_str(&code(&c.access));
+        if let Some(line) = c.line {
+            let _ = write!(text, " (l.{line})");
+        }
+        if let Some(ret) = &c.ret {
+            let _ = write!(text, " ⇒ {}", code(ret));
+        }
+        cells[1 + row.column] = cell(&text);
+        if let (true, Some(label)) = (races, row.race) {
+            cells[header.len() - 1] = format!("**{}**", label.name());
+        }
+        let _ = writeln!(out, "| {} |", cells.join(" | "));
+    }
+    out.push('\n');
+    if let Some(fault) = &w.fault {
+        let at = fault
+            .location
+            .as_ref()
+            .map(|l| {
+                format!(
+                    " at {}",
+                    code(&format!("{}:{}:{}", l.file, l.line, l.column))
+                )
+            })
+            .unwrap_or_default();
+        let _ = writeln!(out, "**Fault:** {}{at}\n", escape_text(&fault.message));
+    }
+    let _ = writeln!(
+        out,
+        "### History{}\n",
+        if w.history.stuck { " (stuck)" } else { "" }
+    );
+    let lines: Vec<String> = timeline(&w.history)
+        .into_iter()
+        .map(|(t, l)| format!("T{t} {l}"))
+        .collect();
+    out.push_str(&fenced("text", &lines.join("\n")));
+    let _ = writeln!(out, "\n{}\n", code(&w.history.text));
+    if let Some(explanation) = &w.explanation {
+        let _ = writeln!(out, "### Why it is not linearizable\n");
+        out.push_str(&fenced("text", &explanation.text));
+        out.push('\n');
+    }
+    let _ = writeln!(out, "### Replay\n");
+    out.push_str(&fenced("sh", &w.replay));
+    out.push('\n');
+}
+
+/// A fenced code block whose fence is longer than any backtick run inside.
+fn fenced(info: &str, body: &str) -> String {
+    let fence = "`".repeat(longest_backtick_run(body).max(2) + 1);
+    let body = body.trim_end_matches('\n');
+    format!("{fence}{info}\n{body}\n{fence}\n")
+}
+
+/// An inline code span that survives backticks in its content.
+fn code(text: &str) -> String {
+    let ticks = "`".repeat(longest_backtick_run(text) + 1);
+    let pad = if text.starts_with('`') || text.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{ticks}{pad}{text}{pad}{ticks}")
+}
+
+/// Text for inside a single-backtick span: backticks would end it early.
+fn inline(text: &str) -> String {
+    text.replace('`', "'")
+}
+
+fn longest_backtick_run(text: &str) -> usize {
+    text.split(|c| c != '`').map(str::len).max().unwrap_or(0)
+}
+
+/// Content for a table cell: one line, pipes escaped (GFM splits cells on them, even inside
+/// code spans).
+fn cell(text: &str) -> String {
+    text.replace('\n', " ").replace('|', "\\|")
+}
+
+/// Plain prose: keeps characters that would start Markdown structure from doing so.
+fn escape_text(text: &str) -> String {
+    let mut s = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '*' | '_' | '[' | ']' | '<' | '>' | '#' | '|' | '\\') {
+            s.push('\\');
+        }
+        s.push(c);
+    }
+    s
+}

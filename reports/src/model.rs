@@ -1,0 +1,333 @@
+//! The report model: one localization, ready to render. Its serde form is the JSON schema
+//! `fgvt.localize/1` (see `SCHEMA.md` next to this crate's `Cargo.toml`).
+//!
+//! Field names are stable within a schema version: new optional fields may be added, nothing is
+//! renamed or removed without bumping the version. Values that people read (calls, return
+//! values, event values) are strings, as fgvt displays them.
+
+use fgvt_labeling::labels::{Category, Label};
+use serde::{Deserialize, Serialize};
+
+/// The schema id of [`LocalizeReport`]'s JSON form.
+pub const SCHEMA_ID: &str = "fgvt.localize/1";
+
+/// The result of localizing one failing test.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LocalizeReport {
+    /// Always [`SCHEMA_ID`].
+    pub schema: String,
+    /// The overall verdict.
+    pub verdict: Verdict,
+    /// The limit that cut exploration short (`max-states`, `timeout`, `max-steps`), or `null`
+    /// when the tree is complete.
+    pub partial: Option<String>,
+    /// What was tested and how to reproduce it.
+    pub test: TestInfo,
+    /// Counts of the unfolded interleaving tree.
+    pub tree: TreeSummary,
+    /// How many nodes of the unfolded tree carry each label.
+    pub labels: LabelTotals,
+    /// How many distinct graph nodes carry each label (memoized states counted once).
+    pub labels_distinct: LabelTotals,
+    /// The CDRS pattern the words were matched against, e.g. `(WG|BG|WBG)*(BG|G|WBG)`.
+    pub pattern: String,
+    /// The reported CDRS, best first (fewest races, then most failing leaves).
+    pub cdrs: Vec<CdrsReport>,
+    /// How many CDRS were found in all (`cdrs` may show fewer).
+    pub cdrs_found: usize,
+    /// Whether path enumeration hit its cap: the CDRS and their leaf counts are a sample.
+    pub truncated: bool,
+    /// Remarks for people: partial results, sampling, a fault that no race decides, ...
+    pub notes: Vec<String>,
+}
+
+/// The overall verdict of a localization.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    /// Every leaf has a verdict and every one is linearizable.
+    Linearizable,
+    /// Some leaf is not linearizable (or the model faulted): a real violation.
+    NotLinearizable,
+    /// No failing leaf was found, but some leaves have no verdict or a limit was hit.
+    Inconclusive,
+}
+
+impl Verdict {
+    /// The verdict as the JSON spells it: `linearizable`, `not-linearizable`, `inconclusive`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Linearizable => "linearizable",
+            Verdict::NotLinearizable => "not-linearizable",
+            Verdict::Inconclusive => "inconclusive",
+        }
+    }
+}
+
+/// What was tested.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TestInfo {
+    /// Path of the test file (`failing.json`), as the user gave it.
+    pub file: String,
+    /// The object under test (`pair_snapshot.fgv#PairSnapshot` or its name).
+    pub object: String,
+    /// The spec it was checked against (`self`, `register`, `spec.fgv#SetSpec`, ...).
+    pub spec: String,
+    /// The command that reproduces this report, e.g. `fgvt localize tests/failing.json`.
+    pub command: String,
+}
+
+/// Counts of the unfolded interleaving tree.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TreeSummary {
+    /// Nodes of the unfolded tree (leaves included).
+    pub nodes: u64,
+    /// Nodes of the stored graph (fewer than `nodes` when identical states were merged).
+    pub graph_nodes: u64,
+    /// Distinct states met during exploration.
+    pub distinct_states: u64,
+    /// Leaves of the unfolded tree.
+    pub leaves: u64,
+    /// Leaves whose history is linearizable.
+    pub passing_leaves: u64,
+    /// Leaves whose history is not linearizable, or where the model faulted.
+    pub failing_leaves: u64,
+    /// Leaves with no verdict (bounded leaves, checker timeouts); not counted in labels.
+    pub unknown_leaves: u64,
+    /// Leaves where every operation returned.
+    pub complete_leaves: u64,
+    /// Leaves where operations were pending and no thread could progress.
+    pub stuck_leaves: u64,
+    /// Leaves where the model itself failed (null dereference, failed assert, ...).
+    pub fault_leaves: u64,
+    /// Leaves where a bound was hit.
+    pub bounded_leaves: u64,
+    /// Longest root-to-leaf path, in steps.
+    pub max_depth: u64,
+    /// Time spent exploring, in milliseconds.
+    pub elapsed_ms: u64,
+}
+
+/// A count per label: `{"W": .., "B": .., "G": .., "WG": .., "BG": .., "GG": .., "WBG": ..}`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LabelTotals {
+    /// White nodes: every leaf below passes.
+    #[serde(rename = "W")]
+    pub w: u64,
+    /// Black nodes: every leaf below fails.
+    #[serde(rename = "B")]
+    pub b: u64,
+    /// Grey nodes: children are OK- and ERR-trees.
+    #[serde(rename = "G")]
+    pub g: u64,
+    /// Children are OK- and MIX-trees.
+    #[serde(rename = "WG")]
+    pub wg: u64,
+    /// Children are ERR- and MIX-trees.
+    #[serde(rename = "BG")]
+    pub bg: u64,
+    /// Every child is a MIX-tree.
+    #[serde(rename = "GG")]
+    pub gg: u64,
+    /// Children are OK-, ERR- and MIX-trees.
+    #[serde(rename = "WBG")]
+    pub wbg: u64,
+}
+
+impl LabelTotals {
+    /// The count of `label`.
+    pub fn get(&self, label: Label) -> u64 {
+        match label {
+            Label::W => self.w,
+            Label::B => self.b,
+            Label::G => self.g,
+            Label::WG => self.wg,
+            Label::BG => self.bg,
+            Label::GG => self.gg,
+            Label::WBG => self.wbg,
+        }
+    }
+}
+
+/// One critical data race sequence: a group of failing paths sharing their races.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CdrsReport {
+    /// 1-based rank among the CDRS found.
+    pub rank: usize,
+    /// The word of decisive labels, space-separated: `WG WG G`.
+    pub pattern: String,
+    /// Failing leaves of the unfolded tree whose path has this CDRS.
+    pub failing_leaves: u64,
+    /// The distinct racing statements, as `file:line` and source text, in order of first race.
+    pub statements: Vec<Statement>,
+    /// The decisive nodes (races), root first.
+    pub nodes: Vec<RaceNodeReport>,
+    /// One failing execution with this CDRS.
+    pub witness: WitnessReport,
+}
+
+/// A source statement that takes part in a race.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Statement {
+    /// Where it is.
+    pub location: SourceLocation,
+    /// Its source line, trimmed (`int x = d[0];`).
+    pub snippet: String,
+}
+
+/// A decisive node of a CDRS: a high-level data race.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RaceNodeReport {
+    /// The node's label (`WG`, `BG`, `G`, `WBG`).
+    pub label: Label,
+    /// The node's id in the interleaving graph (as in the DOT rendering).
+    pub node: u32,
+    /// Steps from the root to the node along the witness: the race is decided by witness
+    /// step number `step` (0-based index into `witness.trace`).
+    pub step: usize,
+    /// The competing next events, one per thread that can move, in thread order.
+    pub races: Vec<RaceReport>,
+}
+
+/// One competing event of a race, with what happens if it wins.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RaceReport {
+    /// The thread that takes this step.
+    pub thread: usize,
+    /// The operation it runs (`write`, `read`, ...).
+    pub op: String,
+    /// The kind of access: `read`, `write`, `cas(ok)`, `cas(fail)`, `dcas(ok)`, `dcas(fail)`,
+    /// `lock`, `unlock`, `await`, `atomic`, `local`.
+    pub event: String,
+    /// The shared location(s) touched: `d[0]`, `n.next`.
+    pub target: String,
+    /// The value read or written (for a CAS: `expected -> new`).
+    pub value: String,
+    /// The category of the subtree this event's win leads to: `ok` (every run passes), `err`
+    /// (every run fails), `mix`, or `null` when no leaf below has a verdict.
+    pub outcome: Option<Category>,
+    /// Whether the witness took this event.
+    pub taken: bool,
+    /// Where the statement is, or `null` when the event has no known source.
+    pub location: Option<SourceLocation>,
+    /// The source text of the racing expression (empty when unknown).
+    pub snippet: String,
+    /// The whole source line the expression starts on (for carets).
+    pub line_text: String,
+}
+
+/// A resolved source position.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct SourceLocation {
+    /// The file, as the user named it.
+    pub file: String,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column, in characters.
+    pub column: usize,
+    /// Width of the span on its first line, in characters (at least 1).
+    pub width: usize,
+}
+
+/// One failing execution: how to reach it and why it fails.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WitnessReport {
+    /// The thread chosen at each step, from the root.
+    pub schedule: Vec<usize>,
+    /// The command that replays this execution.
+    pub replay: String,
+    /// How the execution ends: `complete`, `stuck` or `fault`.
+    pub leaf: String,
+    /// The model's failure, for a `fault` leaf.
+    pub fault: Option<FaultReport>,
+    /// The steps of the execution.
+    pub trace: Vec<TraceStep>,
+    /// The coarse history of the execution.
+    pub history: HistoryReport,
+    /// Why the history is not linearizable, as the checker explains it; `null` when there is
+    /// no explanation (a fault leaf, a timeout).
+    pub explanation: Option<Explanation>,
+}
+
+/// The failure of the model at a fault leaf.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FaultReport {
+    /// What went wrong.
+    pub message: String,
+    /// Where, when known.
+    pub location: Option<SourceLocation>,
+    /// The source text there.
+    pub snippet: String,
+}
+
+/// One step of a witness.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TraceStep {
+    /// 0-based step number.
+    pub step: usize,
+    /// The thread that moves.
+    pub thread: usize,
+    /// Its operation.
+    pub op: String,
+    /// The kind of access (see [`RaceReport::event`]).
+    pub event: String,
+    /// The location touched.
+    pub target: String,
+    /// The value read or written.
+    pub value: String,
+    /// The source line, when known.
+    pub line: Option<usize>,
+    /// The source text of the access.
+    pub snippet: String,
+    /// The call this step starts, e.g. `write(0, 2)`.
+    pub call: Option<String>,
+    /// The value the operation returns at this step, when it is its last.
+    #[serde(rename = "return")]
+    pub ret: Option<String>,
+    /// The label of the race decided by this step, when the step leaves a CDRS node.
+    pub race: Option<Label>,
+}
+
+/// A coarse history: calls and returns in real-time order.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HistoryReport {
+    /// One line: `T0:write(0, 2) T1:read() T0:ret () ...`.
+    pub text: String,
+    /// Whether the execution ended stuck.
+    pub stuck: bool,
+    /// The events, in order.
+    pub events: Vec<HistoryItem>,
+}
+
+/// A call or return of a history.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HistoryItem {
+    /// `call` or `return`.
+    pub kind: HistoryKind,
+    /// The thread.
+    pub thread: usize,
+    /// The call (for a return: the call it answers), e.g. `read()`.
+    pub call: String,
+    /// The returned value; `null` for calls and unknown results.
+    pub value: Option<String>,
+}
+
+/// Whether a history item is a call or a return.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HistoryKind {
+    /// An invocation.
+    Call,
+    /// A response.
+    Return,
+}
+
+/// Why a witness is not linearizable, as rendered by the caller (the checker's explanation):
+/// plain text for people and its JSON form for tools.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Explanation {
+    /// Ready-to-print text (may span several lines).
+    pub text: String,
+    /// The same, structured.
+    pub json: serde_json::Value,
+}

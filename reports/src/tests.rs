@@ -1,0 +1,401 @@
+//! Tests of the renderers on a hand-built tree: two threads each run a non-atomic `inc()`
+//! (`int t = x; x = t + 1;`), and a final `get()` sees the lost update.
+
+use std::time::Duration;
+
+use fgvt_labeling::cdrs::{find_cdrs, CdrsOptions, Pattern};
+use fgvt_labeling::labels::{label_tree, LeafOutcome};
+use fgvt_tree::explore::Counts;
+use fgvt_tree::{
+    Call, Event, EventKind, History, Leaf, LeafKind, Node, NodeId, SourceMap, Span, Tree, Value,
+};
+use petgraph::graph::DiGraph;
+use pulldown_cmark::{Event as MdEvent, Options, Parser, Tag, TagEnd};
+
+use crate::model::{Explanation, LocalizeReport, TestInfo, Verdict};
+use crate::{build_report, parse_json, render_json, render_markdown, render_text, ReportInput};
+
+const SOURCE: &str = "object Counter {
+    shared int x = 0;
+
+    op inc() {
+        int t = x;
+        x = t + 1;
+    }
+
+    op get() {
+        return x;
+    }
+}
+";
+
+/// Builds the interleaving tree of `threads` threads each running `inc()` once.
+struct Counter {
+    graph: DiGraph<Node, Event>,
+    read: Span,
+    write: Span,
+    /// `atomic`: the increment is one step (then no race can lose an update).
+    atomic: bool,
+}
+
+#[derive(Clone)]
+struct State {
+    /// Per thread: 0 before the read, 1 between, 2 done.
+    pc: Vec<u8>,
+    local: Vec<i64>,
+    x: i64,
+    history: History,
+}
+
+impl Counter {
+    fn new(atomic: bool) -> (Counter, SourceMap) {
+        let mut sources = SourceMap::new();
+        let file = sources.add("counter.fgv", SOURCE);
+        let read_at = SOURCE.find("int t = x").unwrap() + "int t = ".len();
+        let write_at = SOURCE.find("x = t + 1").unwrap();
+        let counter = Counter {
+            graph: DiGraph::new(),
+            read: Span::new(file, read_at, read_at + 1),
+            write: Span::new(file, write_at, write_at + "x = t + 1".len()),
+            atomic,
+        };
+        (counter, sources)
+    }
+
+    fn explore(&mut self, s: State) -> NodeId {
+        let moves: Vec<usize> = (0..s.pc.len()).filter(|&t| s.pc[t] < 2).collect();
+        if moves.is_empty() {
+            let mut history = s.history.clone();
+            history.call(0, Call::new("get", vec![]));
+            history.ret(0, Value::Int(s.x));
+            let leaf = Leaf {
+                kind: LeafKind::Complete,
+                history,
+                fault: None,
+                bound: None,
+            };
+            let unfolded = Counts {
+                nodes: 1,
+                complete: 1,
+                ..Counts::default()
+            };
+            return self.graph.add_node(Node {
+                leaf: Some(leaf),
+                unfolded,
+            });
+        }
+        let mut children = Vec::new();
+        for t in moves {
+            let mut next = s.clone();
+            let event = if next.pc[t] == 0 {
+                next.history.call(t, Call::new("inc", vec![]));
+                next.local[t] = next.x;
+                next.pc[t] = 1;
+                let mut e = self.event(t, EventKind::Read, next.x, self.read);
+                e.call = Some(Call::new("inc", vec![]));
+                if self.atomic {
+                    next.x += 1;
+                    next.pc[t] = 2;
+                    next.history.ret(t, Value::Unit);
+                    e.ret = Some(Value::Unit);
+                }
+                e
+            } else {
+                next.x = next.local[t] + 1;
+                next.pc[t] = 2;
+                next.history.ret(t, Value::Unit);
+                let mut e = self.event(t, EventKind::Write, next.x, self.write);
+                e.ret = Some(Value::Unit);
+                e
+            };
+            children.push((event, self.explore(next)));
+        }
+        let mut unfolded = Counts {
+            nodes: 1,
+            ..Counts::default()
+        };
+        for (_, c) in &children {
+            let cc = self.graph[*c].unfolded;
+            unfolded.nodes += cc.nodes;
+            unfolded.complete += cc.complete;
+            unfolded.depth = unfolded.depth.max(cc.depth + 1);
+        }
+        let node = self.graph.add_node(Node {
+            leaf: None,
+            unfolded,
+        });
+        for (e, c) in children {
+            self.graph.add_edge(node, c, e);
+        }
+        node
+    }
+
+    fn event(&self, thread: usize, kind: EventKind, value: i64, span: Span) -> Event {
+        Event {
+            thread,
+            op_index: 0,
+            op: "inc".into(),
+            kind,
+            location: "x".into(),
+            value: value.to_string(),
+            span,
+            call: None,
+            ret: None,
+        }
+    }
+}
+
+fn report(atomic: bool) -> LocalizeReport {
+    let (mut counter, sources) = Counter::new(atomic);
+    let root = counter.explore(State {
+        pc: vec![0, 0],
+        local: vec![0, 0],
+        x: 0,
+        history: History::new(),
+    });
+    let tree = Tree {
+        graph: counter.graph,
+        root,
+        partial: None,
+        distinct_states: 9,
+        elapsed: Duration::ZERO,
+    };
+    let outcome = |_: NodeId, leaf: &Leaf| {
+        let last = leaf.history.events.last();
+        match last {
+            Some(fgvt_tree::CoarseEvent::Return {
+                value: Some(Value::Int(2)),
+                ..
+            }) => LeafOutcome::Pass,
+            _ => LeafOutcome::Fail,
+        }
+    };
+    let labeling = label_tree(&tree, outcome);
+    let pattern = Pattern::default();
+    let cdrs = find_cdrs(&tree, &labeling, &pattern, &CdrsOptions::default());
+    let test = TestInfo {
+        file: "tests/counter.json".into(),
+        object: "counter.fgv#Counter".into(),
+        spec: "counter".into(),
+        command: "fgvt localize tests/counter.json".into(),
+    };
+    let input = ReportInput {
+        tree: &tree,
+        labeling: &labeling,
+        cdrs: &cdrs,
+        pattern: &pattern,
+        sources: &sources,
+        test: &test,
+        max_cdrs: 3,
+    };
+    build_report(&input, |_| {
+        Some(Explanation {
+            text: "get() returned 1, but after two inc() the counter is 2:\n  T0:inc() T1:inc() T0:get() ⇒ 2, not 1"
+                .into(),
+            json: serde_json::json!({"longest_prefix": ["inc()", "inc()"], "obstacle": {"op": "get()", "expected": "2"}}),
+        })
+    })
+}
+
+#[test]
+fn builds_the_lost_update() {
+    let r = report(false);
+    assert_eq!(r.verdict, Verdict::NotLinearizable);
+    assert_eq!(
+        (r.tree.leaves, r.tree.failing_leaves, r.tree.passing_leaves),
+        (6, 4, 2)
+    );
+    assert_eq!(
+        r.cdrs_found, 1,
+        "both G nodes race the same two statements: one CDRS"
+    );
+    let c = &r.cdrs[0];
+    assert_eq!((c.pattern.as_str(), c.failing_leaves), ("G", 4));
+    assert_eq!(c.statements.len(), 2);
+    assert_eq!(c.nodes[0].step, 1);
+    assert!(!r.truncated);
+}
+
+#[test]
+fn text_report() {
+    insta::assert_snapshot!("text", render_text(&report(false), false));
+}
+
+#[test]
+fn markdown_report() {
+    insta::assert_snapshot!("markdown", render_markdown(&report(false)));
+}
+
+#[test]
+fn json_report() {
+    insta::assert_snapshot!("json", render_json(&report(false)));
+}
+
+#[test]
+fn colour_only_when_asked() {
+    let r = report(false);
+    assert!(!render_text(&r, false).contains('\x1b'));
+    let coloured = render_text(&r, true);
+    assert!(coloured.contains("\x1b[1;31mNOT LINEARIZABLE\x1b[0m"));
+    assert!(coloured.contains("\x1b[32mOK\x1b[0m"));
+}
+
+#[test]
+fn json_has_the_documented_shape_and_round_trips() {
+    let r = report(false);
+    let text = render_json(&r);
+    assert_eq!(parse_json(&text).unwrap(), r);
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["schema"], "fgvt.localize/1");
+    assert_eq!(v["verdict"], "not-linearizable");
+    assert_eq!(v["partial"], serde_json::Value::Null);
+    assert_eq!(v["labels"]["G"], 2);
+    assert_eq!(v["labels"]["GG"], 1);
+    let race = &v["cdrs"][0]["nodes"][0]["races"][0];
+    for key in [
+        "thread", "op", "event", "target", "value", "outcome", "location", "snippet",
+    ] {
+        assert!(race.get(key).is_some(), "race has no `{key}`");
+    }
+    assert_eq!(race["location"]["file"], "counter.fgv");
+    assert!(["ok", "err", "mix"].contains(&race["outcome"].as_str().unwrap()));
+    let witness = &v["cdrs"][0]["witness"];
+    assert_eq!(witness["trace"][0]["line"], 5);
+    assert!(witness["history"]["text"]
+        .as_str()
+        .unwrap()
+        .starts_with("T0:inc()"));
+    assert_eq!(witness["explanation"]["json"]["obstacle"]["expected"], "2");
+}
+
+#[test]
+fn a_correct_object_has_no_cdrs() {
+    let r = report(true);
+    assert_eq!(r.verdict, Verdict::Linearizable);
+    assert!(r.cdrs.is_empty());
+    let md = render_markdown(&r);
+    assert_eq!(tables(&md).len(), 1, "only the tree counts table");
+    assert!(render_text(&r, false).contains("LINEARIZABLE"));
+}
+
+/// Column counts of every table: per table, the header's cell count and each row's.
+fn tables(markdown: &str) -> Vec<(usize, Vec<usize>)> {
+    let mut tables = Vec::new();
+    let mut cells = 0;
+    for event in Parser::new_ext(markdown, Options::ENABLE_TABLES) {
+        match event {
+            MdEvent::Start(Tag::Table(aligns)) => tables.push((aligns.len(), Vec::new())),
+            MdEvent::Start(Tag::TableHead | Tag::TableRow) => cells = 0,
+            MdEvent::Start(Tag::TableCell) => cells += 1,
+            MdEvent::End(TagEnd::TableHead | TagEnd::TableRow) => tables
+                .last_mut()
+                .expect("a row is inside a table")
+                .1
+                .push(cells),
+            _ => {}
+        }
+    }
+    tables
+}
+
+/// Cells of a source table line: unescaped pipes minus one (lines start and end with a pipe).
+fn source_cells(line: &str) -> usize {
+    let mut pipes = 0;
+    let mut escaped = false;
+    for c in line.chars() {
+        match c {
+            '\\' if !escaped => escaped = true,
+            '|' if !escaped => pipes += 1,
+            _ => escaped = false,
+        }
+        if c != '\\' {
+            escaped = false;
+        }
+    }
+    pipes - 1
+}
+
+/// Checks every table of `md` (rows as wide as the header, in the parsed event stream and in
+/// the source lines) and returns how many there are.
+fn check_tables(md: &str) -> usize {
+    let tables = tables(md);
+    for (columns, rows) in &tables {
+        assert!(!rows.is_empty());
+        for &n in rows {
+            assert_eq!(n, *columns);
+        }
+    }
+    // The parser pads short rows and drops extra cells, so check the source lines too.
+    let mut blocks: Vec<Vec<&str>> = Vec::new();
+    let mut in_fence = false;
+    let mut previous_was_table = false;
+    for line in md.lines() {
+        if line.starts_with("```") {
+            in_fence = !in_fence;
+        }
+        let is_table = !in_fence && line.starts_with('|');
+        if is_table {
+            if !previous_was_table {
+                blocks.push(Vec::new());
+            }
+            blocks.last_mut().unwrap().push(line);
+        }
+        previous_was_table = is_table;
+    }
+    assert_eq!(blocks.len(), tables.len());
+    for (block, (columns, _)) in blocks.iter().zip(&tables) {
+        for line in block {
+            assert_eq!(source_cells(line), *columns, "{line}");
+        }
+    }
+    tables.len()
+}
+
+#[test]
+fn markdown_tables_are_well_formed() {
+    // Tree counts, the CDRS table, and the witness of the one CDRS.
+    assert_eq!(check_tables(&render_markdown(&report(false))), 3);
+}
+
+#[test]
+fn pipes_and_backticks_in_code_do_not_break_tables() {
+    let mut r = report(false);
+    let c = &mut r.cdrs[0];
+    c.statements[0].snippet = "if (a || `b`) x = 1;".into();
+    c.witness.trace[0].target = "m[a|b]".into();
+    c.witness.trace[1].call = Some("put(\"|\", `x`)".into());
+    let md = render_markdown(&r);
+    assert_eq!(check_tables(&md), 3);
+    assert!(md.contains("\\|\\|"), "pipes are escaped in table cells");
+}
+
+#[test]
+fn schema_md_documents_every_field() {
+    let schema = include_str!("../SCHEMA.md");
+    assert_eq!(check_tables(schema), 9);
+    fn keys(v: &serde_json::Value, out: &mut Vec<String>) {
+        match v {
+            serde_json::Value::Object(map) => {
+                for (k, v) in map {
+                    out.push(k.clone());
+                    keys(v, out);
+                }
+            }
+            serde_json::Value::Array(items) => items.iter().for_each(|v| keys(v, out)),
+            _ => {}
+        }
+    }
+    let mut all = Vec::new();
+    let mut json = serde_json::to_value(report(false)).unwrap();
+    // The explanation's own JSON belongs to the checker, not to this schema.
+    json["cdrs"][0]["witness"]["explanation"]["json"] = serde_json::Value::Null;
+    keys(&json, &mut all);
+    for key in all {
+        assert!(
+            schema.contains(&format!("`{key}`"))
+                || schema.contains(&format!("{key},"))
+                || schema.contains(&format!("{key}}}")),
+            "SCHEMA.md does not mention `{key}`"
+        );
+    }
+}

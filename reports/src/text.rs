@@ -1,0 +1,259 @@
+//! The terminal rendering: verdict, tree counts, each CDRS with its races and carets under the
+//! racing code, the witness by thread, its history as a timeline, why it fails, and how to
+//! replay it.
+
+use std::fmt::Write;
+
+use fgvt_labeling::labels::Label;
+
+use crate::columns::Columns;
+use crate::model::{
+    CdrsReport, LocalizeReport, RaceNodeReport, RaceReport, Verdict, WitnessReport,
+};
+use crate::style::{outcome_words, Style};
+use crate::timeline::timeline;
+
+/// Renders `report` for a terminal; ANSI colours only when `color` is true.
+pub fn render_text(report: &LocalizeReport, color: bool) -> String {
+    let st = Style::new(color);
+    let mut out = String::new();
+    header(&mut out, report, st);
+    for cdrs in &report.cdrs {
+        out.push('\n');
+        cdrs_section(&mut out, report, cdrs, st);
+    }
+    if !report.notes.is_empty() {
+        out.push('\n');
+        for note in &report.notes {
+            let _ = writeln!(out, "{} {note}", st.yellow("note:"));
+        }
+    }
+    out
+}
+
+fn header(out: &mut String, r: &LocalizeReport, st: Style) {
+    let verdict = match r.verdict {
+        Verdict::NotLinearizable => st.bold_red("NOT LINEARIZABLE"),
+        Verdict::Linearizable => st.bold_green("LINEARIZABLE"),
+        Verdict::Inconclusive => st.bold_yellow("INCONCLUSIVE"),
+    };
+    let partial = r
+        .partial
+        .as_ref()
+        .map(|p| format!(" (partial: --{p})"))
+        .unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "{} ({}): {verdict}{partial}",
+        st.bold(&r.test.object),
+        r.test.file
+    );
+    let _ = writeln!(
+        out,
+        "  spec: {} · reproduce: {}",
+        r.test.spec,
+        st.cyan(&r.test.command)
+    );
+    let t = &r.tree;
+    let _ = writeln!(
+        out,
+        "tree: {} nodes ({} stored, {} distinct states), depth {}",
+        t.nodes, t.graph_nodes, t.distinct_states, t.max_depth
+    );
+    let _ = writeln!(
+        out,
+        "leaves: {} — {} passing, {} failing, {} unknown (complete {}, stuck {}, fault {}, bounded {})",
+        t.leaves,
+        st.green(&t.passing_leaves.to_string()),
+        st.red(&t.failing_leaves.to_string()),
+        t.unknown_leaves,
+        t.complete_leaves,
+        t.stuck_leaves,
+        t.fault_leaves,
+        t.bounded_leaves
+    );
+    let labels: Vec<String> = Label::ALL
+        .iter()
+        .map(|&l| format!("{} {}", st.bold(l.name()), r.labels.get(l)))
+        .collect();
+    let _ = writeln!(out, "labels: {}", labels.join(" · "));
+    if r.verdict == Verdict::NotLinearizable {
+        let shown = if r.cdrs.len() < r.cdrs_found {
+            format!(" (showing {})", r.cdrs.len())
+        } else {
+            String::new()
+        };
+        let sampled = if r.truncated { ", sampled" } else { "" };
+        let _ = writeln!(
+            out,
+            "CDRS: {} found{shown}{sampled}, pattern {}",
+            r.cdrs_found, r.pattern
+        );
+    }
+}
+
+fn cdrs_section(out: &mut String, r: &LocalizeReport, c: &CdrsReport, st: Style) {
+    let _ = writeln!(
+        out,
+        "{} {}  {} failing {}",
+        st.bold(&format!("CDRS {} of {}:", c.rank, r.cdrs_found)),
+        st.bold(&c.pattern),
+        st.red(&c.failing_leaves.to_string()),
+        if c.failing_leaves == 1 {
+            "leaf"
+        } else {
+            "leaves"
+        }
+    );
+    for (i, node) in c.nodes.iter().enumerate() {
+        race_node(out, i + 1, node, st);
+    }
+    witness(out, &c.witness, st);
+}
+
+fn race_node(out: &mut String, index: usize, node: &RaceNodeReport, st: Style) {
+    let _ = writeln!(
+        out,
+        "  race {index}: {} at step {} (node {})",
+        st.bold(node.label.name()),
+        node.step,
+        node.node
+    );
+    let gutter = node
+        .races
+        .iter()
+        .filter_map(|r| r.location.as_ref().map(|l| l.line.to_string().len()))
+        .max()
+        .unwrap_or(1);
+    for race in &node.races {
+        let mark = if race.taken {
+            st.bold("▶")
+        } else {
+            " ".to_string()
+        };
+        let _ = writeln!(out, "    {mark} {}", race_line(race, st));
+        if let Some(loc) = &race.location {
+            let pad = " ".repeat(gutter);
+            let _ = writeln!(out, "      {:>gutter$} | {}", loc.line, race.line_text);
+            let caret = format!("{}{}", " ".repeat(loc.column - 1), "^".repeat(loc.width));
+            let _ = writeln!(out, "      {pad} | {}", st.red(&caret));
+        }
+    }
+}
+
+/// `T1 write d[0] = 2 at pair_snapshot.fgv:5:9 `d[i] = v;` → MIX (some runs fail)`.
+fn race_line(race: &RaceReport, st: Style) -> String {
+    let mut s = format!("T{} {} {}", race.thread, race.event, race.target);
+    // Reads show the value they see, the others the value they store.
+    if !race.value.is_empty() {
+        let sep = if race.event == "read" { "→" } else { "=" };
+        let _ = write!(s, " {sep} {}", race.value);
+    }
+    if let Some(loc) = &race.location {
+        let _ = write!(
+            s,
+            " at {}:{}:{} `{}`",
+            loc.file, loc.line, loc.column, race.snippet
+        );
+    }
+    let (_, meaning) = outcome_words(race.outcome);
+    let _ = write!(s, " → {} ({meaning})", st.outcome(race.outcome));
+    if race.taken {
+        s.push_str(&st.dim("  [witness]"));
+    }
+    s
+}
+
+fn witness(out: &mut String, w: &WitnessReport, st: Style) {
+    let _ = writeln!(out, "  witness ({} steps, ends {}):", w.trace.len(), w.leaf);
+    for line in columns_text(&Columns::new(&w.trace), st) {
+        let _ = writeln!(out, "    {line}");
+    }
+    if let Some(fault) = &w.fault {
+        let at = fault
+            .location
+            .as_ref()
+            .map(|l| format!(" at {}:{}:{}", l.file, l.line, l.column))
+            .unwrap_or_default();
+        let _ = writeln!(out, "  {} {}{at}", st.bold_red("fault:"), fault.message);
+    }
+    let _ = writeln!(
+        out,
+        "  history{}:",
+        if w.history.stuck { " (stuck)" } else { "" }
+    );
+    for (thread, line) in timeline(&w.history) {
+        let _ = writeln!(out, "    T{thread} {line}");
+    }
+    let _ = writeln!(out, "    {}", st.dim(&w.history.text));
+    if let Some(explanation) = &w.explanation {
+        let _ = writeln!(out, "  why it is not linearizable:");
+        for line in explanation.text.lines() {
+            let _ = writeln!(out, "    {line}");
+        }
+    }
+    let _ = writeln!(out, "  replay: {}", st.cyan(&w.replay));
+}
+
+/// The per-thread table as aligned text lines.
+fn columns_text(cols: &Columns, st: Style) -> Vec<String> {
+    let races = cols.has_races();
+    let mut header: Vec<String> = vec!["step".into()];
+    header.extend(cols.threads.iter().map(|t| format!("T{t}")));
+    if races {
+        header.push("race".into());
+    }
+    let rows: Vec<Vec<String>> = cols
+        .rows
+        .iter()
+        .map(|row| {
+            let mut cells = vec![String::new(); header.len()];
+            cells[0] = row.step.to_string();
+            cells[1 + row.column] = row.cell.plain();
+            if let (true, Some(label)) = (races, row.race) {
+                cells[header.len() - 1] = label.name().to_string();
+            }
+            cells
+        })
+        .collect();
+    let widths: Vec<usize> = (0..header.len())
+        .map(|i| {
+            rows.iter()
+                .map(|r| r[i].chars().count())
+                .chain([header[i].chars().count()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let line = |cells: &[String], paint: &dyn Fn(usize, &str) -> String| {
+        let parts: Vec<String> = cells
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let pad = widths[i] - c.chars().count();
+                // Pad outside the escapes so colour never shifts the columns.
+                let painted = paint(i, c);
+                if i == 0 {
+                    format!("{}{painted}", " ".repeat(pad))
+                } else {
+                    format!("{painted}{}", " ".repeat(pad))
+                }
+            })
+            .collect();
+        parts.join(" │ ").trim_end().to_string()
+    };
+    let last = header.len() - 1;
+    let mut lines = vec![line(&header, &|_, c| st.bold(c))];
+    let rule: Vec<String> = widths.iter().map(|&w| "─".repeat(w)).collect();
+    lines.push(rule.join("─┼─"));
+    for row in &rows {
+        lines.push(line(row, &|i, c| {
+            if races && i == last {
+                st.bold(c)
+            } else {
+                c.to_string()
+            }
+        }));
+    }
+    lines
+}

@@ -1,0 +1,222 @@
+//! `fgvt check-history`: linearizability of recorded histories (Jepsen, kv, fgvt JSON).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use fgvt_labeling::formats::{self, Format};
+use fgvt_labeling::{check, CheckOptions, Outcome, Spec, Verdict};
+use fgvt_tree::SourceMap;
+use miette::IntoDiagnostic;
+use serde_json::json;
+
+use super::output::Exit;
+use super::{CheckHistoryArgs, HistoryFormat};
+use crate::lang::{Model, SelfSpec};
+
+/// What became of one file.
+struct FileResult {
+    path: PathBuf,
+    format: Option<Format>,
+    spec: Option<String>,
+    outcome: Result<Outcome, String>,
+    elapsed: Duration,
+}
+
+impl FileResult {
+    fn exit(&self) -> Exit {
+        match &self.outcome {
+            Err(_) => Exit::BadInput,
+            Ok(o) => match o.verdict {
+                Verdict::Linearizable { .. } => Exit::Ok,
+                Verdict::NotLinearizable(_) => Exit::Violation,
+                Verdict::Unknown => Exit::Inconclusive,
+            },
+        }
+    }
+
+    fn verdict_name(&self) -> &'static str {
+        match &self.outcome {
+            Err(_) => "error",
+            Ok(o) => match o.verdict {
+                Verdict::Linearizable { .. } => "linearizable",
+                Verdict::NotLinearizable(_) => "not-linearizable",
+                Verdict::Unknown => "unknown",
+            },
+        }
+    }
+
+    fn to_json(&self) -> serde_json::Value {
+        let (linearizable, partitions, explanation, error) = match &self.outcome {
+            Ok(o) => (
+                match &o.verdict {
+                    Verdict::Linearizable { .. } => Some(true),
+                    Verdict::NotLinearizable(_) => Some(false),
+                    Verdict::Unknown => None,
+                },
+                Some(o.partitions),
+                match &o.verdict {
+                    Verdict::NotLinearizable(e) => Some(serde_json::to_value(e).unwrap_or_default()),
+                    _ => None,
+                },
+                None,
+            ),
+            Err(e) => (None, None, None, Some(e.clone())),
+        };
+        json!({
+            "schema": "fgvt.check/1",
+            "file": self.path.display().to_string(),
+            "format": self.format.map(|f| f.as_str()),
+            "spec": self.spec,
+            "verdict": self.verdict_name(),
+            "linearizable": linearizable,
+            "partitions": partitions,
+            "explanation": explanation,
+            "error": error,
+            "elapsed_ms": self.elapsed.as_secs_f64() * 1e3,
+        })
+    }
+}
+
+/// Runs `fgvt check-history`.
+pub fn run(args: &CheckHistoryArgs) -> miette::Result<Exit> {
+    let files = expand(&args.files)?;
+    let format = match args.format {
+        HistoryFormat::Auto => None,
+        HistoryFormat::Json => Some(Format::Json),
+        HistoryFormat::Jepsen => Some(Format::Jepsen),
+        HistoryFormat::Kv => Some(Format::Kv),
+    };
+    let results: Vec<FileResult> = files.iter().map(|f| check_file(f, format, args)).collect();
+    // Bad input is the worst outcome (nothing was learned), then a violation, then a timeout.
+    let exit = results.iter().map(FileResult::exit).max_by_key(|e| match e {
+        Exit::Ok => 0,
+        Exit::Inconclusive => 1,
+        Exit::Violation => 2,
+        Exit::BadInput => 3,
+    });
+    match args.format_out {
+        super::Format::Json => {
+            let out = if results.len() == 1 {
+                results[0].to_json()
+            } else {
+                json!({"schema": "fgvt.check/1", "results": results.iter().map(FileResult::to_json).collect::<Vec<_>>(), "summary": summary(&results)})
+            };
+            println!("{}", serde_json::to_string_pretty(&out).into_diagnostic()?);
+        }
+        super::Format::Text => print_text(&results),
+    }
+    Ok(exit.unwrap_or(Exit::BadInput))
+}
+
+/// Files named on the command line; a directory stands for the files in it, sorted.
+fn expand(paths: &[PathBuf]) -> miette::Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            let mut inside: Vec<PathBuf> = std::fs::read_dir(path)
+                .into_diagnostic()?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.is_file())
+                .collect();
+            inside.sort();
+            if inside.is_empty() {
+                miette::bail!(help = "name history files or a directory that holds some", "{}: the directory holds no files", path.display());
+            }
+            files.extend(inside);
+        } else {
+            files.push(path.clone());
+        }
+    }
+    Ok(files)
+}
+
+fn check_file(path: &Path, format: Option<Format>, args: &CheckHistoryArgs) -> FileResult {
+    let started = Instant::now();
+    let mut result = FileResult { path: path.to_path_buf(), format, spec: None, outcome: Err(String::new()), elapsed: Duration::ZERO };
+    let loaded = match formats::load_history(path, format) {
+        Ok(l) => l,
+        Err(e) => {
+            result.outcome = Err(e.to_string());
+            return result;
+        }
+    };
+    result.format = Some(loaded.format);
+    let spec_name = args.spec.clone().or(loaded.parsed.spec);
+    result.spec = spec_name.clone();
+    let options = CheckOptions {
+        partition: !args.no_partition,
+        deadline: args.timeout.map(|t| started + t),
+        ..CheckOptions::default()
+    };
+    let history = &loaded.parsed.history;
+    result.outcome = match spec_name.as_deref() {
+        None => Err("the history names no spec: pass --spec (e.g. --spec register)".into()),
+        Some(name) if name.contains(".fgv") => model_spec(name)
+            .and_then(|spec| check(&spec, history, &options).map_err(|e| e.to_string())),
+        Some(name) => match fgvt_labeling::builtin(name) {
+            Some(spec) => check(&spec, history, &options).map_err(|e| e.to_string()),
+            None => Err(format!("unknown spec `{name}` (built-ins: {})", fgvt_labeling::BUILTIN_NAMES.join(", "))),
+        },
+    };
+    result.elapsed = started.elapsed();
+    result
+}
+
+/// A spec written in the modeling language: `file.fgv#Name`.
+fn model_spec(reference: &str) -> Result<impl Spec, String> {
+    let (file, object) = match reference.split_once('#') {
+        Some((f, o)) => (f, Some(o)),
+        None => (reference, None),
+    };
+    let text = std::fs::read_to_string(file).map_err(|e| format!("cannot read spec `{file}`: {e}"))?;
+    let model = Model::compile(&mut SourceMap::new(), file, &text, object).map_err(|e| format!("{e}"))?;
+    Ok(SelfSpec::new(Arc::new(model)))
+}
+
+fn summary(results: &[FileResult]) -> serde_json::Value {
+    let count = |name| results.iter().filter(|r| r.verdict_name() == name).count();
+    json!({
+        "files": results.len(),
+        "linearizable": count("linearizable"),
+        "not_linearizable": count("not-linearizable"),
+        "unknown": count("unknown"),
+        "errors": count("error"),
+    })
+}
+
+fn print_text(results: &[FileResult]) {
+    for r in results {
+        let detail = match &r.outcome {
+            Ok(o) => format!(
+                "{} ({}, spec {}, {} partition{}, {:.1?})",
+                match o.verdict {
+                    Verdict::Linearizable { .. } => "linearizable",
+                    Verdict::NotLinearizable(_) => "NOT linearizable",
+                    Verdict::Unknown => "unknown (timed out; raise --timeout)",
+                },
+                r.format.map_or("?", |f| f.as_str()),
+                r.spec.as_deref().unwrap_or("?"),
+                o.partitions,
+                if o.partitions == 1 { "" } else { "s" },
+                r.elapsed
+            ),
+            Err(e) => format!("error: {e}"),
+        };
+        println!("{}: {detail}", r.path.display());
+        if let Ok(Outcome { verdict: Verdict::NotLinearizable(explanation), .. }) = &r.outcome {
+            if results.len() == 1 {
+                println!("\n{explanation}");
+            } else {
+                println!("  {}", explanation.summary());
+            }
+        }
+    }
+    if results.len() > 1 {
+        let s = summary(results);
+        println!(
+            "\n{} files: {} linearizable, {} not linearizable, {} unknown, {} errors",
+            s["files"], s["linearizable"], s["not_linearizable"], s["unknown"], s["errors"]
+        );
+    }
+}

@@ -1,0 +1,194 @@
+//! `fgvt explore`: the interleaving tree of a test, as counts or as one path.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use fgvt_tree::{CoarseEvent, Tree};
+use miette::IntoDiagnostic;
+use serde_json::json;
+
+use super::output::{Exit, Progress};
+use super::{ExploreArgs, Format};
+use crate::testcase::{self, TestCase};
+
+/// Runs `fgvt explore`.
+pub fn run(args: &ExploreArgs) -> miette::Result<Exit> {
+    let test = testcase::load(&args.test)?;
+    let tree = build_tree(&test, &args.limits)?;
+    let exit = if tree.partial.is_some() { Exit::Inconclusive } else { Exit::Ok };
+    let out = match (&args.schedule, args.leaf, args.format) {
+        (Some(schedule), _, format) => path_report(&test, &tree, Path::Schedule(schedule), format)?,
+        (None, Some(leaf), format) => path_report(&test, &tree, Path::Leaf(leaf), format)?,
+        (None, None, Format::Text) => summary_text(&test, &tree),
+        (None, None, Format::Json) => serde_json::to_string_pretty(&summary_json(&test, &tree)).into_diagnostic()?,
+    };
+    println!("{}", out.trim_end());
+    Ok(exit)
+}
+
+/// Explores the test's program with a progress spinner; a fault of the serial `init` part is
+/// bad input (the test cannot even start).
+pub fn build_tree(test: &TestCase, limits: &super::LimitArgs) -> miette::Result<Tree> {
+    let program = test.program();
+    let mut progress = Progress::new("exploring");
+    let tree = fgvt_tree::explore_with_progress(&program, &limits.explore_options(), &mut progress);
+    progress.finish();
+    tree.map_err(|fault| {
+        let at = fault
+            .span
+            .and_then(|s| test.sources.locate(s))
+            .map(|l| format!(" at {}:{}:{}", l.file, l.line, l.column))
+            .unwrap_or_default();
+        miette::miette!(
+            help = "the `init` operations run serially before the threads; fix them or the model",
+            "{}: the test's init part fails{at}: {}",
+            test.path.display(),
+            fault.message
+        )
+    })
+}
+
+/// Which single path to print.
+enum Path<'a> {
+    Schedule(&'a [usize]),
+    Leaf(u64),
+}
+
+/// Results of every operation over the unfolded tree's leaves: `"T1 read()" -> {"(1, 2)": 3}`.
+/// The serial parts are named `init` and `final` rather than by the thread that runs them.
+fn results(test: &TestCase, tree: &Tree) -> BTreeMap<String, BTreeMap<String, u64>> {
+    let mut out: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
+    let concurrent: usize = test.threads.iter().map(Vec::len).sum();
+    for (_, leaf, multiplicity) in tree.leaves() {
+        let mut pending: BTreeMap<usize, String> = BTreeMap::new();
+        let mut calls = 0;
+        for event in &leaf.history.events {
+            match event {
+                CoarseEvent::Call { thread, call } => {
+                    let who = if calls < test.init.len() {
+                        "init".to_string()
+                    } else if calls >= test.init.len() + concurrent {
+                        "final".to_string()
+                    } else {
+                        format!("T{thread}")
+                    };
+                    calls += 1;
+                    pending.insert(*thread, format!("{who} {call}"));
+                }
+                CoarseEvent::Return { thread, value } => {
+                    if let Some(op) = pending.remove(thread) {
+                        let value = value.as_ref().map_or("?".to_string(), |v| v.to_string());
+                        *out.entry(op).or_default().entry(value).or_default() += multiplicity;
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+fn summary_text(test: &TestCase, tree: &Tree) -> String {
+    let s = tree.stats();
+    let mut out = String::new();
+    let _ = writeln!(out, "{} — {} on {} thread(s)", test.path.display(), test.model.name(), test.threads.len());
+    let _ = writeln!(out, "  nodes {}  edges {}  max depth {}", s.nodes, s.edges, s.max_depth);
+    let _ = writeln!(
+        out,
+        "  leaves {} (complete {}, stuck {}, fault {}, bounded {})",
+        s.leaves, s.complete, s.stuck, s.fault, s.bounded
+    );
+    let _ = writeln!(
+        out,
+        "  distinct states {}  graph nodes {}  time {:.1?}",
+        s.distinct_states, s.graph_nodes, tree.elapsed
+    );
+    let _ = writeln!(out, "results over all leaves (value ×leaves):");
+    for (op, values) in results(test, tree) {
+        let values: Vec<String> = values.iter().map(|(v, n)| format!("{v} ×{n}")).collect();
+        let _ = writeln!(out, "  {op}: {}", values.join(", "));
+    }
+    if let Some(limit) = tree.partial {
+        let _ = writeln!(
+            out,
+            "PARTIAL: exploration hit {} — unexplored states are counted as bounded leaves; raise the limit for a full tree",
+            limit.option()
+        );
+    }
+    out
+}
+
+fn summary_json(test: &TestCase, tree: &Tree) -> serde_json::Value {
+    let s = tree.stats();
+    json!({
+        "schema": "fgvt.explore/1",
+        "test": test.path.display().to_string(),
+        "object": test.model.name(),
+        "partial": tree.partial,
+        "tree": {
+            "nodes": s.nodes,
+            "edges": s.edges,
+            "leaves": s.leaves,
+            "complete": s.complete,
+            "stuck": s.stuck,
+            "fault": s.fault,
+            "bounded": s.bounded,
+            "distinct_states": s.distinct_states,
+            "graph_nodes": s.graph_nodes,
+            "max_depth": s.max_depth,
+        },
+        "results": results(test, tree),
+        "elapsed_ms": tree.elapsed.as_secs_f64() * 1e3,
+    })
+}
+
+fn path_report(test: &TestCase, tree: &Tree, path: Path, format: Format) -> miette::Result<String> {
+    let (steps, end) = match path {
+        Path::Schedule(schedule) => tree.follow(schedule).map_err(|i| {
+            miette::miette!(
+                help = "each number is the thread that takes the next step; run without --schedule to see the tree",
+                "--schedule: at step {i}, thread {} cannot move",
+                schedule[i]
+            )
+        })?,
+        Path::Leaf(n) => tree.nth_leaf(n).ok_or_else(|| {
+            miette::miette!(help = "leaves are numbered from 0 in depth-first order", "--leaf {n}: the tree has only {} leaves", tree.stats().leaves)
+        })?,
+    };
+    let trace = TmpTrace(&steps, &test.sources);
+    let schedule: Vec<String> = steps.iter().map(|e| e.thread.to_string()).collect();
+    let leaf = tree.leaf(end);
+    Ok(match format {
+        Format::Text => {
+            let mut out = trace.to_text();
+            let _ = writeln!(out, "schedule: {}", schedule.join(","));
+            match leaf {
+                Some(leaf) => {
+                    let _ = writeln!(out, "leaf: {:?}  history: {}", leaf.kind, leaf.history);
+                    if let Some(f) = &leaf.fault {
+                        let _ = writeln!(out, "fault: {}", f.message);
+                    }
+                }
+                None => {
+                    let _ = writeln!(out, "(not a leaf: {} leaves below)", tree.graph[end].unfolded.leaves());
+                }
+            }
+            out
+        }
+        Format::Json => serde_json::to_string_pretty(&json!({
+            "schema": "fgvt.explore/1",
+            "test": test.path.display().to_string(),
+            "schedule": steps.iter().map(|e| e.thread).collect::<Vec<_>>(),
+            "trace": trace.rows(),
+            "leaf": leaf.map(|l| json!({"kind": l.kind, "history": l.history.to_string(), "fault": l.fault.as_ref().map(|f| &f.message)})),
+        }))
+        .into_diagnostic()?,
+    })
+}
+
+struct TmpTrace<'a>(&'a [&'a fgvt_tree::Event], &'a fgvt_tree::SourceMap);
+impl TmpTrace<'_> {
+    fn to_text(&self) -> String {
+        self.0.iter().map(|e| format!("{e}  {:?}\n", self.1.locate(e.span).map(|l| l.snippet))).collect()
+    }
+    fn rows(&self) -> Vec<String> { self.0.iter().map(|e| e.to_string()).collect() }
+}

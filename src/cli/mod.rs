@@ -1,0 +1,151 @@
+//! The `fgvt` command line: argument definitions and dispatch to one module per command.
+
+mod check_history;
+mod explore;
+mod output;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+pub use output::{write_atomically, Exit};
+
+/// fgvt localizes linearizability faults in concurrent objects down to the racing statements.
+#[derive(Debug, Parser)]
+#[command(name = "fgvt", version, about, long_about = None, propagate_version = true)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Build the whole interleaving tree of a test and print its counts, or one path of it.
+    Explore(ExploreArgs),
+    /// Check recorded histories (Jepsen etcd logs, kv logs, fgvt JSON) for linearizability.
+    CheckHistory(CheckHistoryArgs),
+}
+
+/// Limits shared by every command that explores a test.
+#[derive(Debug, Clone, Args)]
+pub struct LimitArgs {
+    /// Stop after this many distinct tree nodes (the result is then partial, exit 3).
+    #[arg(long, default_value_t = 2_000_000)]
+    pub max_states: usize,
+    /// Most steps one operation may take on one path before that path is cut as bounded.
+    #[arg(long, default_value_t = 1_000)]
+    pub max_steps: usize,
+    /// Stop after this many seconds (the result is then partial, exit 3).
+    #[arg(long, value_parser = parse_seconds)]
+    pub timeout: Option<Duration>,
+    /// Do not merge identical states (slower; the counts are the same).
+    #[arg(long)]
+    pub no_memo: bool,
+}
+
+impl LimitArgs {
+    /// The exploration options these limits give.
+    pub fn explore_options(&self) -> fgvt_tree::ExploreOptions {
+        fgvt_tree::ExploreOptions {
+            memoize: !self.no_memo,
+            max_states: Some(self.max_states),
+            max_steps: Some(self.max_steps),
+            timeout: self.timeout,
+        }
+    }
+}
+
+fn parse_seconds(s: &str) -> Result<Duration, String> {
+    let secs: f64 = s.parse().map_err(|_| format!("`{s}` is not a number of seconds"))?;
+    if !secs.is_finite() || secs <= 0.0 {
+        return Err("the timeout must be a positive number of seconds".into());
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+/// How results are printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// For people, in a terminal.
+    Text,
+    /// For machines, with a schema id.
+    Json,
+}
+
+/// Arguments of `fgvt explore`.
+#[derive(Debug, Args)]
+pub struct ExploreArgs {
+    /// The test case (`failing.json`).
+    pub test: PathBuf,
+    /// Print one path as a fine-grained trace, given as thread choices: `0,1,1,0`.
+    #[arg(long, value_delimiter = ',', conflicts_with = "leaf")]
+    pub schedule: Option<Vec<usize>>,
+    /// Print the path to the N-th leaf (0-based, depth-first order) as a fine-grained trace.
+    #[arg(long)]
+    pub leaf: Option<u64>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+    /// Limits.
+    #[command(flatten)]
+    pub limits: LimitArgs,
+}
+
+/// The formats `check-history` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum HistoryFormat {
+    /// Detect from the first line.
+    Auto,
+    /// fgvt's JSON history (`fgvt.history/1`).
+    Json,
+    /// Jepsen etcd log lines (register spec).
+    Jepsen,
+    /// EDN-like key/value store lines (kv spec).
+    Kv,
+}
+
+/// Arguments of `fgvt check-history`.
+#[derive(Debug, Args)]
+pub struct CheckHistoryArgs {
+    /// History files, or directories of them.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// The input format.
+    #[arg(long, value_enum, default_value_t = HistoryFormat::Auto)]
+    pub format: HistoryFormat,
+    /// The spec: a built-in name (register, counter, set, map, queue, stack, deque, snapshot,
+    /// kv) or a model `file.fgv#Name`. Needed for JSON histories that name none.
+    #[arg(long)]
+    pub spec: Option<String>,
+    /// Check the history whole even when the spec partitions it (per key).
+    #[arg(long)]
+    pub no_partition: bool,
+    /// How to print the verdicts.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format_out: Format,
+    /// Give up on a file after this many seconds: its verdict is unknown (exit 3).
+    #[arg(long, value_parser = parse_seconds)]
+    pub timeout: Option<Duration>,
+}
+
+/// Parses the command line and runs it; the process exit code follows design.md:
+/// 0 no violation, 1 violation, 2 bad input or usage, 3 inconclusive.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    output::install_error_hook();
+    let result = match cli.command {
+        Command::Explore(args) => explore::run(&args),
+        Command::CheckHistory(args) => check_history::run(&args),
+    };
+    match result {
+        Ok(exit) => exit.into(),
+        Err(report) => {
+            eprintln!("{report:?}");
+            Exit::BadInput.into()
+        }
+    }
+}

@@ -1,0 +1,94 @@
+//! What every command shares about output: exit codes, colour, atomic files, progress.
+
+use std::io::{IsTerminal, Write};
+use std::path::Path;
+use std::process::ExitCode;
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+/// The exit codes of design.md.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exit {
+    /// No violation.
+    Ok = 0,
+    /// A violation was found.
+    Violation = 1,
+    /// Bad input or usage.
+    BadInput = 2,
+    /// A limit made the result inconclusive.
+    Inconclusive = 3,
+}
+
+impl From<Exit> for ExitCode {
+    fn from(exit: Exit) -> ExitCode {
+        ExitCode::from(exit as u8)
+    }
+}
+
+/// Whether to colour what goes to stdout: only on a terminal, never with `NO_COLOR`.
+pub fn stdout_color() -> bool {
+    no_color_unset() && std::io::stdout().is_terminal()
+}
+
+fn no_color_unset() -> bool {
+    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+/// Renders errors with miette: file, line, column and caret; colour only on a terminal.
+pub fn install_error_hook() {
+    let tty = std::io::stderr().is_terminal();
+    let color = no_color_unset() && tty;
+    // Off a terminal, lines stay whole so that logs and scripts can grep `file:line:col`.
+    let _ = miette::set_hook(Box::new(move |_| {
+        Box::new(miette::MietteHandlerOpts::new().color(color).unicode(color).wrap_lines(tty).build())
+    }));
+}
+
+/// Writes `contents` to `path` through a temporary file in the same directory and a rename,
+/// so that a failed run never leaves a partial file behind.
+pub fn write_atomically(path: &Path, contents: &[u8]) -> miette::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let fail = |e: std::io::Error| miette::miette!(help = "check that the directory exists and is writable", "cannot write `{}`: {e}", path.display());
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(fail)?;
+    tmp.write_all(contents).map_err(fail)?;
+    tmp.persist(path).map_err(|e| fail(e.error))?;
+    Ok(())
+}
+
+/// A spinner on stderr for long explorations; hidden unless stderr is a terminal.
+pub struct Progress {
+    bar: Option<ProgressBar>,
+}
+
+impl Progress {
+    /// A spinner labelled `what`, shown only on a terminal.
+    pub fn new(what: &str) -> Progress {
+        if !std::io::stderr().is_terminal() {
+            return Progress { bar: None };
+        }
+        let bar = ProgressBar::new_spinner();
+        bar.set_style(ProgressStyle::with_template("{spinner} {msg} {pos} states ({per_sec}, {elapsed})").expect("valid template"));
+        bar.set_message(what.to_string());
+        // Short runs finish before the first tick is drawn, so the bar never flickers.
+        bar.enable_steady_tick(std::time::Duration::from_millis(200));
+        Progress { bar: Some(bar) }
+    }
+
+    /// Clears the spinner.
+    pub fn finish(self) {
+        if let Some(bar) = self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+impl fgvt_tree::explore::Progress for Progress {
+    fn tick(&mut self, nodes: u64) {
+        if let Some(bar) = &self.bar {
+            bar.set_position(nodes);
+        }
+    }
+}

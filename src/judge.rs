@@ -1,0 +1,124 @@
+//! Leaf verdicts: every leaf of an interleaving tree judged against the test's spec.
+//!
+//! Complete and stuck leaves have their coarse history checked for linearizability (once per
+//! distinct history, in parallel); fault leaves fail; bounded leaves are unknown and are left
+//! out of the labels.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use fgvt_labeling::{check, CheckError, CheckOptions, Outcome, Spec, Verdict};
+use fgvt_tree::{History, LeafKind, NodeId, Tree};
+use rayon::prelude::*;
+
+use crate::lang::SelfSpec;
+use crate::testcase::{SpecChoice, TestCase};
+
+/// The verdict on one leaf.
+#[derive(Clone, Debug)]
+pub enum LeafVerdict {
+    /// Its history is linearizable.
+    Linearizable,
+    /// Its history is not; the outcome holds the explanation.
+    NotLinearizable(Arc<Outcome>),
+    /// The model itself failed on this path.
+    Fault,
+    /// Unknown: a bounded leaf, or the checker ran out of time.
+    Unknown,
+}
+
+impl LeafVerdict {
+    /// Whether the leaf counts as failing (a violation or a fault).
+    pub fn is_failing(&self) -> bool {
+        matches!(self, LeafVerdict::NotLinearizable(_) | LeafVerdict::Fault)
+    }
+}
+
+/// Every leaf's verdict, with counts over the unfolded tree.
+pub struct Judgement {
+    /// Verdict per leaf node.
+    pub verdicts: HashMap<NodeId, LeafVerdict>,
+    /// Leaves of the unfolded tree whose history is linearizable.
+    pub linearizable: u64,
+    /// Leaves of the unfolded tree whose history is not linearizable.
+    pub not_linearizable: u64,
+    /// Fault leaves of the unfolded tree.
+    pub faults: u64,
+    /// Leaves whose verdict is unknown (bounded, or the checker timed out).
+    pub unknown: u64,
+    /// Distinct histories checked.
+    pub distinct_histories: usize,
+    /// Stuck leaves accepted by a spec synthesized from serial runs: the object blocks in its
+    /// own serial runs too, so `self` cannot see a bug there (Line-Up's blind spot).
+    pub stuck_accepted_by_self: u64,
+    /// The spec's name.
+    pub spec: String,
+}
+
+/// Judges every leaf of `tree` against the test's spec; `deadline` bounds each check.
+pub fn judge(test: &TestCase, tree: &Tree, deadline: Option<Instant>) -> Result<Judgement, CheckError> {
+    let options = CheckOptions { deadline, ..CheckOptions::default() };
+    match &test.spec {
+        SpecChoice::SelfSpec => judge_with(SelfSpec::new(test.model.clone()), tree, options, true),
+        SpecChoice::Builtin(name) => {
+            let spec = fgvt_labeling::builtin(name).expect("built-in spec names are checked when the test loads");
+            judge_with(spec, tree, options, false)
+        }
+        SpecChoice::Model(model) => judge_with(SelfSpec::new(model.clone()), tree, options, false),
+    }
+}
+
+fn judge_with<S: Spec + Sync>(spec: S, tree: &Tree, options: CheckOptions, synthesized: bool) -> Result<Judgement, CheckError>
+where
+    S::State: Send + Sync,
+{
+    let leaves: Vec<_> = tree.leaves().collect();
+    // Check each distinct history once, in parallel; leaves then look their verdict up.
+    let mut histories: Vec<&History> = leaves
+        .iter()
+        .filter(|(_, leaf, _)| matches!(leaf.kind, LeafKind::Complete | LeafKind::Stuck))
+        .map(|(_, leaf, _)| &leaf.history)
+        .collect();
+    histories.sort();
+    histories.dedup();
+    let outcomes: HashMap<&History, Arc<Outcome>> = histories
+        .par_iter()
+        .map(|h| check(&spec, h, &options).map(|o| (*h, Arc::new(o))))
+        .collect::<Result<_, CheckError>>()?;
+
+    let mut judgement = Judgement {
+        verdicts: HashMap::with_capacity(leaves.len()),
+        linearizable: 0,
+        not_linearizable: 0,
+        faults: 0,
+        unknown: 0,
+        distinct_histories: outcomes.len(),
+        stuck_accepted_by_self: 0,
+        spec: spec.name(),
+    };
+    for (node, leaf, multiplicity) in leaves {
+        let verdict = match leaf.kind {
+            LeafKind::Fault => LeafVerdict::Fault,
+            LeafKind::Bounded => LeafVerdict::Unknown,
+            LeafKind::Complete | LeafKind::Stuck => match &outcomes[&leaf.history].verdict {
+                Verdict::Linearizable { .. } => {
+                    if synthesized && leaf.kind == LeafKind::Stuck {
+                        judgement.stuck_accepted_by_self += multiplicity;
+                    }
+                    LeafVerdict::Linearizable
+                }
+                Verdict::NotLinearizable(_) => LeafVerdict::NotLinearizable(outcomes[&leaf.history].clone()),
+                Verdict::Unknown => LeafVerdict::Unknown,
+            },
+        };
+        *match verdict {
+            LeafVerdict::Linearizable => &mut judgement.linearizable,
+            LeafVerdict::NotLinearizable(_) => &mut judgement.not_linearizable,
+            LeafVerdict::Fault => &mut judgement.faults,
+            LeafVerdict::Unknown => &mut judgement.unknown,
+        } += multiplicity;
+        judgement.verdicts.insert(node, verdict);
+    }
+    Ok(judgement)
+}

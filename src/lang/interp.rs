@@ -1,0 +1,713 @@
+//! The bytecode interpreter: shared memory, thread frames, and the execution of one
+//! thread up to (and through) its next shared-memory event.
+
+use std::sync::Arc;
+
+use fgvt_tree::{EventKind, Span};
+
+use super::ast::{BinOp, UnOp};
+use super::bytecode::{Instr, Loc};
+use super::model::Model;
+use super::value::Val;
+
+/// The default number of instructions one step (or one serial operation) may execute before
+/// it is cut off as an endless local loop.
+pub const DEFAULT_BUDGET: u64 = 100_000;
+
+/// Deepest call nesting before a run is faulted as endless recursion.
+const MAX_DEPTH: usize = 1_000;
+
+/// A lock's state: Java-style reentrant, with an owner and a hold count.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub(crate) struct LockState {
+    /// The owning thread (meaningless while `count` is 0).
+    pub owner: u32,
+    /// How many times the owner holds it; 0 when free.
+    pub count: u32,
+}
+
+/// A heap record.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct Obj {
+    /// Its record type.
+    pub rec: u32,
+    /// Field values, in declaration order.
+    pub fields: Vec<Val>,
+    /// The record's monitor (`synchronized (node)`).
+    pub monitor: LockState,
+}
+
+/// The object's shared memory: globals, heap and locks. Cheap to clone: each part is
+/// `Arc`-shared and copied only when written (heap records individually).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Memory {
+    pub(crate) globals: Arc<Vec<Val>>,
+    pub(crate) heap: Arc<Vec<Arc<Obj>>>,
+    /// Declared locks, then the object's own monitor (`this`).
+    pub(crate) locks: Arc<Vec<LockState>>,
+}
+
+impl Memory {
+    /// Memory before the initializer runs: every global `()` and every lock free.
+    pub(crate) fn empty(model: &Model) -> Memory {
+        Memory {
+            globals: Arc::new(vec![Val::Unit; model.n_globals as usize]),
+            heap: Arc::new(Vec::new()),
+            locks: Arc::new(vec![LockState::default(); model.locks.len() + 1]),
+        }
+    }
+}
+
+/// One activation of a function.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct Frame {
+    pub func: u32,
+    /// The next instruction.
+    pub pc: u32,
+    pub locals: Vec<Val>,
+    pub stack: Vec<Val>,
+}
+
+impl Frame {
+    /// A frame entering `func` with `args` in its first slots.
+    pub fn new(model: &Model, func: u32, args: Vec<Val>) -> Frame {
+        let mut locals = args;
+        locals.resize(model.funcs[func as usize].n_locals as usize, Val::Unit);
+        Frame {
+            func,
+            pc: 0,
+            locals,
+            stack: Vec::new(),
+        }
+    }
+}
+
+/// Why a run stopped without reaching its goal.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Stop {
+    /// A runtime error, with its source span.
+    Fault(String, Span),
+    /// A lock held by another thread or a false `await`: the step must not happen.
+    Blocked,
+    /// The instruction budget ran out.
+    Budget,
+}
+
+/// Where a run paused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Pause {
+    /// Just before a shared instruction.
+    Shared,
+    /// The operation returned this value.
+    Done(Val),
+}
+
+/// One shared access made during a step.
+#[derive(Clone, Debug)]
+pub(crate) struct Access {
+    pub kind: EventKind,
+    pub location: String,
+    pub value: String,
+}
+
+/// The shared event a step performed.
+#[derive(Clone, Debug)]
+pub(crate) struct SharedEvent {
+    pub kind: EventKind,
+    pub location: String,
+    pub value: String,
+    pub span: Span,
+}
+
+/// A resolved shared address.
+#[derive(Clone, Copy, Debug)]
+enum Addr {
+    Global(usize),
+    Field(usize, usize),
+}
+
+/// Runs one thread over a private copy of memory. The caller keeps the result only when the
+/// run succeeds, which makes blocking all-or-nothing.
+pub(crate) struct Runner<'m> {
+    model: &'m Model,
+    tid: u32,
+    pub mem: Memory,
+    pub frames: Vec<Frame>,
+    atomic: u32,
+    budget: u64,
+    /// Whether to format accesses (only explored steps need them).
+    record: bool,
+    accesses: Vec<Access>,
+}
+
+type R<T> = Result<T, Stop>;
+
+impl<'m> Runner<'m> {
+    /// A runner for thread `tid`.
+    pub fn new(
+        model: &'m Model,
+        tid: u32,
+        mem: Memory,
+        frames: Vec<Frame>,
+        budget: u64,
+        record: bool,
+    ) -> Self {
+        Runner {
+            model,
+            tid,
+            mem,
+            frames,
+            atomic: 0,
+            budget,
+            record,
+            accesses: Vec::new(),
+        }
+    }
+
+    fn at(&self) -> Span {
+        let f = self.frames.last().expect("a frame is active");
+        let func = &self.model.funcs[f.func as usize];
+        // `pc` was advanced before executing, so the current instruction is `pc - 1`.
+        func.spans[(f.pc as usize).saturating_sub(1).min(func.spans.len() - 1)]
+    }
+
+    fn fault<T>(&self, msg: impl Into<String>) -> R<T> {
+        Err(Stop::Fault(msg.into(), self.at()))
+    }
+
+    fn pop(&mut self) -> Val {
+        self.frames
+            .last_mut()
+            .expect("a frame is active")
+            .stack
+            .pop()
+            .expect("the compiler balances the stack")
+    }
+
+    fn push(&mut self, v: Val) {
+        self.frames
+            .last_mut()
+            .expect("a frame is active")
+            .stack
+            .push(v);
+    }
+
+    /// The next instruction of the running thread.
+    fn next_instr(&self) -> &'m Instr {
+        let f = self.frames.last().expect("a frame is active");
+        &self.model.funcs[f.func as usize].code[f.pc as usize]
+    }
+
+    /// Runs until just before the next shared instruction (when `preemptible`) or until the
+    /// operation returns.
+    pub fn run(&mut self, preemptible: bool) -> R<Pause> {
+        loop {
+            if preemptible && self.atomic == 0 && self.next_instr().is_shared() {
+                return Ok(Pause::Shared);
+            }
+            if let Some(v) = self.exec()? {
+                return Ok(Pause::Done(v));
+            }
+        }
+    }
+
+    /// Executes the shared instruction the thread is paused at: one event (a whole atomic
+    /// block or `await` included).
+    pub fn shared_step(&mut self) -> R<SharedEvent> {
+        self.accesses.clear();
+        let model = self.model;
+        let instr = self.next_instr();
+        match instr {
+            Instr::AtomicBegin(site) | Instr::AwaitBegin(site) => {
+                let kind = if matches!(instr, Instr::AtomicBegin(_)) {
+                    EventKind::Atomic
+                } else {
+                    EventKind::Await
+                };
+                self.exec()?;
+                while self.atomic > 0 {
+                    if self.exec()?.is_some() {
+                        return self.fault("the operation returned inside an atomic region");
+                    }
+                }
+                let mut locs: Vec<&str> = Vec::new();
+                for a in &self.accesses {
+                    if !locs.contains(&a.location.as_str()) {
+                        locs.push(&a.location);
+                    }
+                }
+                let location = format!("{{{}}}", locs.join(", "));
+                Ok(SharedEvent {
+                    kind,
+                    location,
+                    value: String::new(),
+                    span: model.sites[*site as usize].span,
+                })
+            }
+            Instr::Read(_, site)
+            | Instr::Write(_, site)
+            | Instr::Cas(_, site)
+            | Instr::Dcas(_, _, site)
+            | Instr::Lock(site)
+            | Instr::Unlock(site) => {
+                let span = model.sites[*site as usize].span;
+                self.exec()?;
+                let a = self
+                    .accesses
+                    .pop()
+                    .expect("a shared instruction records its access");
+                Ok(SharedEvent {
+                    kind: a.kind,
+                    location: a.location,
+                    value: a.value,
+                    span,
+                })
+            }
+            other => unreachable!("shared_step at a local instruction {other:?}"),
+        }
+    }
+
+    /// The function and instruction the thread is at.
+    pub fn position(&self) -> (u32, u32) {
+        let f = self.frames.last().expect("a frame is active");
+        (f.func, f.pc)
+    }
+
+    fn note(
+        &mut self,
+        kind: EventKind,
+        location: impl FnOnce() -> String,
+        value: impl FnOnce() -> String,
+    ) {
+        if self.record {
+            self.accesses.push(Access {
+                kind,
+                location: location(),
+                value: value(),
+            });
+        }
+    }
+
+    // ----- memory -----
+
+    fn resolve(&mut self, loc: Loc, site: u32) -> R<(Addr, String)> {
+        let model = self.model;
+        match loc {
+            Loc::Global(slot) => Ok((Addr::Global(slot as usize), String::new())),
+            Loc::Elem(id) => {
+                let array = &model.arrays[id as usize];
+                let index = self.pop();
+                let Val::Int(i) = index else {
+                    return self.fault(format!(
+                        "array index must be an int, found {}",
+                        index.type_name()
+                    ));
+                };
+                if i < 0 || i >= i64::from(array.len) {
+                    return self.fault(format!(
+                        "index {i} out of range for `{}` (length {})",
+                        array.name, array.len
+                    ));
+                }
+                let text = if self.record {
+                    format!("{}[{i}]", array.name)
+                } else {
+                    String::new()
+                };
+                Ok((Addr::Global(array.base as usize + i as usize), text))
+            }
+            Loc::Field(fid) => {
+                let base = self.pop();
+                let text = &model.sites[site as usize].text;
+                match base {
+                    Val::Ref(a) => {
+                        let obj = &self.mem.heap[a as usize];
+                        let rec = &model.records[obj.rec as usize];
+                        match rec.slot_of[fid as usize] {
+                            Some(slot) => {
+                                Ok((Addr::Field(a as usize, slot as usize), String::new()))
+                            }
+                            None => self.fault(format!(
+                                "`{text}`: record `{}` has no field `{}`",
+                                rec.name, model.field_names[fid as usize]
+                            )),
+                        }
+                    }
+                    Val::Null => self.fault(format!("null dereference accessing `{text}`")),
+                    other => self.fault(format!(
+                        "`{text}`: field access on {}, not a record",
+                        other.type_name()
+                    )),
+                }
+            }
+        }
+    }
+
+    fn location_text(&self, addr_text: String, site: u32) -> String {
+        if addr_text.is_empty() {
+            self.model.sites[site as usize].text.clone()
+        } else {
+            addr_text
+        }
+    }
+
+    fn get(&self, addr: Addr) -> Val {
+        match addr {
+            Addr::Global(g) => self.mem.globals[g].clone(),
+            Addr::Field(o, f) => self.mem.heap[o].fields[f].clone(),
+        }
+    }
+
+    fn set(&mut self, addr: Addr, v: Val) {
+        match addr {
+            Addr::Global(g) => Arc::make_mut(&mut self.mem.globals)[g] = v,
+            Addr::Field(o, f) => {
+                Arc::make_mut(&mut Arc::make_mut(&mut self.mem.heap)[o]).fields[f] = v
+            }
+        }
+    }
+
+    /// The lock a monitor value designates.
+    fn lock_of(&mut self, monitor: Val, site: u32) -> R<&mut LockState> {
+        match monitor {
+            Val::Lock(id) => Ok(&mut Arc::make_mut(&mut self.mem.locks)[id as usize]),
+            Val::Ref(a) => {
+                Ok(&mut Arc::make_mut(&mut Arc::make_mut(&mut self.mem.heap)[a as usize]).monitor)
+            }
+            Val::Null => self.fault(format!(
+                "null dereference: locking `{}`",
+                self.model.sites[site as usize].text
+            )),
+            other => self.fault(format!(
+                "`{}` is {}, not a lock or a record",
+                self.model.sites[site as usize].text,
+                other.type_name()
+            )),
+        }
+    }
+
+    // ----- one instruction -----
+
+    /// Executes one instruction; `Some(v)` when the operation's outermost frame returned.
+    fn exec(&mut self) -> R<Option<Val>> {
+        if self.budget == 0 {
+            return Err(Stop::Budget);
+        }
+        self.budget -= 1;
+        let model = self.model;
+        let instr = {
+            let f = self.frames.last_mut().expect("a frame is active");
+            let i = &model.funcs[f.func as usize].code[f.pc as usize];
+            f.pc += 1;
+            i
+        };
+        match instr {
+            Instr::Push(v) => self.push(v.clone()),
+            Instr::Load(s) => {
+                let f = self.frames.last_mut().expect("a frame is active");
+                let v = f.locals[*s as usize].clone();
+                f.stack.push(v);
+            }
+            Instr::Store(s) => {
+                let f = self.frames.last_mut().expect("a frame is active");
+                f.locals[*s as usize] = f.stack.pop().expect("the compiler balances the stack");
+            }
+            Instr::Pop => {
+                self.pop();
+            }
+            Instr::Unary(op) => {
+                let v = self.pop();
+                let r = match (op, v) {
+                    (UnOp::Neg, Val::Int(i)) => match i.checked_neg() {
+                        Some(r) => Val::Int(r),
+                        None => return self.fault("integer overflow"),
+                    },
+                    (UnOp::Not, Val::Bool(b)) => Val::Bool(!b),
+                    (UnOp::Neg, v) => {
+                        return self.fault(format!("`-` needs an int, found {}", v.type_name()))
+                    }
+                    (UnOp::Not, v) => {
+                        return self.fault(format!("`!` needs a bool, found {}", v.type_name()))
+                    }
+                };
+                self.push(r);
+            }
+            Instr::Binary(op) => {
+                let b = self.pop();
+                let a = self.pop();
+                let r = self.binary(*op, a, b)?;
+                self.push(r);
+            }
+            Instr::Jump(t) => self.frames.last_mut().expect("a frame is active").pc = *t,
+            Instr::JumpIfFalse(t) => match self.pop() {
+                Val::Bool(true) => {}
+                Val::Bool(false) => self.frames.last_mut().expect("a frame is active").pc = *t,
+                other => {
+                    return self.fault(format!(
+                        "a condition must be a bool, found {}",
+                        other.type_name()
+                    ))
+                }
+            },
+            Instr::Tuple(n) => {
+                let f = self.frames.last_mut().expect("a frame is active");
+                let items = f.stack.split_off(f.stack.len() - *n as usize);
+                f.stack.push(Val::Tuple(items.into()));
+            }
+            Instr::Proj(i) => match self.pop() {
+                Val::Tuple(items) if (*i as usize) < items.len() => {
+                    self.push(items[*i as usize].clone())
+                }
+                Val::Tuple(items) => {
+                    return self.fault(format!("tuple of {} items has no item {i}", items.len()))
+                }
+                Val::Null => return self.fault(format!("null dereference projecting `.{i}`")),
+                other => {
+                    return self.fault(format!("`.{i}` needs a tuple, found {}", other.type_name()))
+                }
+            },
+            Instr::Untuple(n) => match self.pop() {
+                Val::Tuple(items) if items.len() == *n as usize => {
+                    let f = self.frames.last_mut().expect("a frame is active");
+                    f.stack.extend(items.iter().cloned());
+                }
+                Val::Tuple(items) => {
+                    return self.fault(format!(
+                        "cannot destructure a tuple of {} items into {n} names",
+                        items.len()
+                    ))
+                }
+                other => {
+                    return self.fault(format!(
+                        "cannot destructure {} into {n} names",
+                        other.type_name()
+                    ))
+                }
+            },
+            Instr::New(rec, n) => {
+                let info = &model.records[*rec as usize];
+                let f = self.frames.last_mut().expect("a frame is active");
+                let mut fields = f.stack.split_off(f.stack.len() - *n as usize);
+                fields.extend(info.defaults[*n as usize..].iter().cloned());
+                let heap = Arc::make_mut(&mut self.mem.heap);
+                heap.push(Arc::new(Obj {
+                    rec: *rec,
+                    fields,
+                    monitor: LockState::default(),
+                }));
+                let a = (heap.len() - 1) as u32;
+                self.push(Val::Ref(a));
+            }
+            Instr::Call(func, n) => {
+                if self.frames.len() >= MAX_DEPTH {
+                    return self.fault(format!(
+                        "calls nested more than {MAX_DEPTH} deep (endless recursion?)"
+                    ));
+                }
+                let f = self.frames.last_mut().expect("a frame is active");
+                let args = f.stack.split_off(f.stack.len() - *n as usize);
+                self.frames.push(Frame::new(model, *func, args));
+            }
+            Instr::Return => {
+                let v = self.pop();
+                self.frames.pop();
+                if self.frames.is_empty() {
+                    return Ok(Some(v));
+                }
+                self.push(v);
+            }
+            Instr::Assert(msg) => match self.pop() {
+                Val::Bool(true) => {}
+                Val::Bool(false) => {
+                    return self.fault(msg.clone().unwrap_or_else(|| "assertion failed".into()))
+                }
+                other => {
+                    return self.fault(format!(
+                        "`assert` needs a bool, found {}",
+                        other.type_name()
+                    ))
+                }
+            },
+            Instr::Read(loc, site) => {
+                let (addr, text) = self.resolve(*loc, *site)?;
+                let v = self.get(addr);
+                let loc_text = self.location_text(text, *site);
+                self.note(EventKind::Read, || loc_text, || v.to_string());
+                self.push(v);
+            }
+            Instr::Write(loc, site) => {
+                let v = self.pop();
+                let (addr, text) = self.resolve(*loc, *site)?;
+                let loc_text = self.location_text(text, *site);
+                self.note(EventKind::Write, || loc_text, || v.to_string());
+                self.set(addr, v);
+            }
+            Instr::Cas(loc, site) => {
+                let new = self.pop();
+                let expected = self.pop();
+                let (addr, text) = self.resolve(*loc, *site)?;
+                let success = self.get(addr) == expected;
+                let loc_text = self.location_text(text, *site);
+                self.note(
+                    EventKind::Cas { success },
+                    || loc_text,
+                    || format!("{expected} -> {new}"),
+                );
+                if success {
+                    self.set(addr, new);
+                }
+                self.push(Val::Bool(success));
+            }
+            Instr::Dcas(l1, l2, site) => {
+                let n2 = self.pop();
+                let n1 = self.pop();
+                let e2 = self.pop();
+                let e1 = self.pop();
+                // Address operands: the second location's are on top.
+                let (a2, _) = self.resolve(*l2, *site)?;
+                let (a1, _) = self.resolve(*l1, *site)?;
+                let success = self.get(a1) == e1 && self.get(a2) == e2;
+                let text = model.sites[*site as usize].text.clone();
+                self.note(
+                    EventKind::Dcas { success },
+                    || text,
+                    || format!("({e1}, {e2}) -> ({n1}, {n2})"),
+                );
+                if success {
+                    self.set(a1, n1);
+                    self.set(a2, n2);
+                }
+                self.push(Val::Bool(success));
+            }
+            Instr::Lock(site) => {
+                let m = self.pop();
+                let tid = self.tid;
+                let lock = self.lock_of(m, *site)?;
+                if lock.count == 0 {
+                    *lock = LockState {
+                        owner: tid,
+                        count: 1,
+                    };
+                } else if lock.owner == tid {
+                    lock.count += 1;
+                } else {
+                    return Err(Stop::Blocked);
+                }
+                let text = model.sites[*site as usize].text.clone();
+                self.note(EventKind::Lock, || text, String::new);
+            }
+            Instr::Unlock(site) => {
+                let m = self.pop();
+                let tid = self.tid;
+                let lock = self.lock_of(m, *site)?;
+                let text = model.sites[*site as usize].text.clone();
+                if lock.count == 0 || lock.owner != tid {
+                    let holder = if lock.count == 0 {
+                        "nobody holds it".to_string()
+                    } else {
+                        format!("thread {} holds it", lock.owner)
+                    };
+                    return self.fault(format!("thread {tid} unlocks `{text}`, but {holder}"));
+                }
+                lock.count -= 1;
+                self.note(EventKind::Unlock, || text, String::new);
+            }
+            Instr::AtomicBegin(_) | Instr::AwaitBegin(_) => self.atomic += 1,
+            Instr::AtomicEnd => self.atomic -= 1,
+            Instr::AwaitEnd => match self.pop() {
+                Val::Bool(true) => self.atomic -= 1,
+                Val::Bool(false) => return Err(Stop::Blocked),
+                other => {
+                    return self.fault(format!("`await` needs a bool, found {}", other.type_name()))
+                }
+            },
+        }
+        Ok(None)
+    }
+
+    fn binary(&self, op: BinOp, a: Val, b: Val) -> R<Val> {
+        let sym = match op {
+            BinOp::Eq => return Ok(Val::Bool(a == b)),
+            BinOp::Ne => return Ok(Val::Bool(a != b)),
+            BinOp::Mul => "*",
+            BinOp::Div => "/",
+            BinOp::Rem => "%",
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+            BinOp::Lt => "<",
+            BinOp::Le => "<=",
+            BinOp::Gt => ">",
+            BinOp::Ge => ">=",
+            BinOp::And => "&&",
+            BinOp::Or => "||",
+        };
+        let (Val::Int(x), Val::Int(y)) = (&a, &b) else {
+            return self.fault(format!(
+                "`{sym}` needs two ints, found {} and {}",
+                a.type_name(),
+                b.type_name()
+            ));
+        };
+        let (x, y) = (*x, *y);
+        let arith = |r: Option<i64>| r.map(Val::Int);
+        let r = match op {
+            BinOp::Mul => arith(x.checked_mul(y)),
+            BinOp::Add => arith(x.checked_add(y)),
+            BinOp::Sub => arith(x.checked_sub(y)),
+            BinOp::Div | BinOp::Rem if y == 0 => return self.fault("division by zero"),
+            BinOp::Div => arith(x.checked_div(y)),
+            BinOp::Rem => arith(x.checked_rem(y)),
+            BinOp::Lt => Some(Val::Bool(x < y)),
+            BinOp::Le => Some(Val::Bool(x <= y)),
+            BinOp::Gt => Some(Val::Bool(x > y)),
+            BinOp::Ge => Some(Val::Bool(x >= y)),
+            BinOp::Eq | BinOp::Ne | BinOp::And | BinOp::Or => {
+                unreachable!("handled above or compiled to jumps")
+            }
+        };
+        match r {
+            Some(v) => Ok(v),
+            None => self.fault("integer overflow"),
+        }
+    }
+}
+
+/// The event the shared instruction at `(func, pc)` would have produced, for a fault during it.
+pub(crate) fn pending_event(model: &Model, (func, pc): (u32, u32)) -> Option<SharedEvent> {
+    let (kind, site) = match &model.funcs[func as usize].code[pc as usize] {
+        Instr::Read(_, s) => (EventKind::Read, s),
+        Instr::Write(_, s) => (EventKind::Write, s),
+        Instr::Cas(_, s) => (EventKind::Cas { success: false }, s),
+        Instr::Dcas(_, _, s) => (EventKind::Dcas { success: false }, s),
+        Instr::Lock(s) => (EventKind::Lock, s),
+        Instr::Unlock(s) => (EventKind::Unlock, s),
+        Instr::AtomicBegin(s) => (EventKind::Atomic, s),
+        Instr::AwaitBegin(s) => (EventKind::Await, s),
+        _ => return None,
+    };
+    let site = &model.sites[*site as usize];
+    Some(SharedEvent {
+        kind,
+        location: site.text.clone(),
+        value: String::new(),
+        span: site.span,
+    })
+}
+
+/// Runs function `func` to completion alone, as thread `tid` (serial parts of a test, the
+/// synthesized spec). Nothing is recorded.
+pub(crate) fn run_serial(
+    model: &Model,
+    mem: Memory,
+    tid: u32,
+    func: u32,
+    args: Vec<Val>,
+    budget: u64,
+) -> R<(Val, Memory)> {
+    let frames = vec![Frame::new(model, func, args)];
+    let mut r = Runner::new(model, tid, mem, frames, budget, false);
+    match r.run(false)? {
+        Pause::Done(v) => Ok((v, r.mem)),
+        Pause::Shared => unreachable!("a non-preemptible run never pauses"),
+    }
+}

@@ -1,0 +1,167 @@
+//! A compiled object: the public face of the modeling language.
+
+use std::sync::Arc;
+
+use fgvt_tree::{Call, SourceMap, Span, Value};
+
+use super::bytecode::{Array, Function, RecordInfo, Site};
+use super::compile::compile_object;
+use super::error::{did_you_mean, LangError};
+use super::parser::parse_file;
+
+/// An operation of a model, as a test may call it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OpSignature {
+    /// The operation's name.
+    pub name: String,
+    /// Its parameters' names, in order.
+    pub params: Vec<String>,
+    /// Where its name is written.
+    pub span: Span,
+}
+
+/// A compiled object of a model file, ready to run.
+#[derive(Debug)]
+pub struct Model {
+    pub(crate) name: String,
+    pub(crate) name_span: Span,
+    pub(crate) file: u32,
+    pub(crate) file_name: String,
+    pub(crate) text: Arc<str>,
+    pub(crate) n_globals: u32,
+    /// Shared scalars with their global slot, by slot.
+    pub(crate) scalars: Vec<(String, u32)>,
+    pub(crate) arrays: Vec<Array>,
+    /// Declared lock names; the object's monitor `this` has the next index.
+    pub(crate) locks: Vec<String>,
+    pub(crate) records: Vec<RecordInfo>,
+    pub(crate) field_names: Vec<String>,
+    pub(crate) funcs: Vec<Function>,
+    /// The function ids of the operations, in declaration order.
+    pub(crate) ops: Vec<u32>,
+    /// The initializer (shared variables' initial values, then the constructor).
+    pub(crate) init: u32,
+    pub(crate) sites: Vec<Site>,
+}
+
+impl Model {
+    /// Compiles object `object` (or the only object when `None`) of source `text`, registering
+    /// the file in `sources` under the display name `name`.
+    pub fn compile(
+        sources: &mut SourceMap,
+        name: &str,
+        text: &str,
+        object: Option<&str>,
+    ) -> Result<Model, LangError> {
+        let file = sources.add(name, text);
+        let ast = parse_file(file, text).map_err(|d| d.into_error(name, text))?;
+        compile_object(&ast, file, name, text, object).map_err(|d| d.into_error(name, text))
+    }
+
+    /// The names of the objects a model file declares (empty when it does not parse).
+    pub fn objects_in(text: &str) -> Vec<String> {
+        parse_file(0, text)
+            .map(|f| f.objects.into_iter().map(|o| o.name.name).collect())
+            .unwrap_or_default()
+    }
+
+    /// The object's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Where the object's name is written.
+    pub fn span(&self) -> Span {
+        self.name_span
+    }
+
+    /// The file's index in the [`SourceMap`] it was compiled into.
+    pub fn file(&self) -> u32 {
+        self.file
+    }
+
+    /// The operation called `name`, if any.
+    pub fn operation(&self, name: &str) -> Option<OpSignature> {
+        self.op_id(name).map(|f| self.signature(f))
+    }
+
+    /// All operations, in declaration order.
+    pub fn operations(&self) -> Vec<OpSignature> {
+        self.ops.iter().map(|f| self.signature(*f)).collect()
+    }
+
+    /// Checks that `call` names an operation and has the right number of arguments; the
+    /// error says what is wrong and how to fix it.
+    pub fn check_call(&self, call: &Call) -> Result<(), String> {
+        let Some(f) = self.op_id(&call.op) else {
+            let names: Vec<String> = self.operations().into_iter().map(|o| o.name).collect();
+            let hint =
+                did_you_mean(&call.op, names.iter().map(String::as_str)).unwrap_or_else(|| {
+                    format!(
+                        "the operations of `{}` are: {}",
+                        self.name,
+                        names.join(", ")
+                    )
+                });
+            return Err(format!(
+                "`{}` has no operation `{}`; {hint}",
+                self.name, call.op
+            ));
+        };
+        let want = self.funcs[f as usize].params.len();
+        if want != call.args.len() {
+            let plural = if want == 1 { "" } else { "s" };
+            return Err(format!(
+                "`{}` takes {want} argument{plural} ({}), found {}",
+                call.op,
+                self.funcs[f as usize].params.join(", "),
+                call.args.len()
+            ));
+        }
+        Ok(())
+    }
+
+    /// The initial value of every shared scalar and array element after the initializer,
+    /// by name (`d[0]`, `head`), for inspection and tests.
+    pub fn describe_memory(&self, mem: &super::interp::Memory) -> Vec<(String, Value)> {
+        let mut out: Vec<(String, Value)> = self
+            .scalars
+            .iter()
+            .map(|(n, s)| (n.clone(), mem.globals[*s as usize].to_value()))
+            .collect();
+        for a in &self.arrays {
+            for i in 0..a.len {
+                out.push((
+                    format!("{}[{i}]", a.name),
+                    mem.globals[(a.base + i) as usize].to_value(),
+                ));
+            }
+        }
+        out
+    }
+
+    pub(crate) fn op_id(&self, name: &str) -> Option<u32> {
+        self.ops
+            .iter()
+            .copied()
+            .find(|f| self.funcs[*f as usize].name == name)
+    }
+
+    fn signature(&self, f: u32) -> OpSignature {
+        let func = &self.funcs[f as usize];
+        OpSignature {
+            name: func.name.clone(),
+            params: func.params.clone(),
+            span: func.header,
+        }
+    }
+
+    /// "file:line:col" of a span in this model's file, for messages without a source map.
+    pub(crate) fn position(&self, span: Span) -> String {
+        let start = (span.start as usize).min(self.text.len());
+        let before = &self.text[..start];
+        let line = before.matches('\n').count() + 1;
+        let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        format!("{}:{line}:{col}", self.file_name)
+    }
+}

@@ -1,0 +1,326 @@
+//! Loading a test case (`failing.json`): the object model, the spec and the operations of
+//! each thread, all checked before anything runs.
+//!
+//! ```json
+//! {
+//!   "object": "pair_snapshot.fgv",
+//!   "spec": "self",
+//!   "init":    ["write(0, 1)", "write(1, 1)"],
+//!   "threads": [["write(0, 2)", "write(1, 2)"], ["read()"]],
+//!   "final":   []
+//! }
+//! ```
+//!
+//! `object` is relative to the JSON file; `file.fgv#Name` picks one object of a file that holds
+//! several. Every mistake is reported with the JSON path, line and column of the offending
+//! value and a hint of what to do.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use fgvt_tree::{Call, SourceMap};
+use miette::{Diagnostic, NamedSource, SourceSpan};
+use serde::Deserialize;
+
+use crate::json_pos::{self, JsonPath};
+use crate::lang::{parse_call, LangError, Model, TestProgram};
+
+/// The raw JSON document, exactly as a user writes it.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTest {
+    object: String,
+    #[serde(default)]
+    spec: Option<String>,
+    #[serde(default)]
+    init: Vec<String>,
+    threads: Vec<Vec<String>>,
+    #[serde(default, rename = "final")]
+    finals: Vec<String>,
+    /// Free text for people; ignored by fgvt.
+    #[serde(default)]
+    #[allow(dead_code)]
+    description: Option<String>,
+    /// The seed `fgvt hunt` drew the test with, kept for the record.
+    #[serde(default)]
+    seed: Option<u64>,
+}
+
+/// Which sequential specification leaf histories are checked against.
+#[derive(Clone, Debug)]
+pub enum SpecChoice {
+    /// Line-Up's spec synthesized from the object's own serial runs.
+    SelfSpec,
+    /// A built-in spec by name (`register`, `queue`, ...).
+    Builtin(String),
+    /// A sequential object written in the modeling language.
+    Model(Arc<Model>),
+}
+
+impl fmt::Display for SpecChoice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SpecChoice::SelfSpec => f.write_str("self"),
+            SpecChoice::Builtin(name) => f.write_str(name),
+            SpecChoice::Model(model) => write!(f, "{}", model.name()),
+        }
+    }
+}
+
+/// A loaded, checked test case.
+pub struct TestCase {
+    /// The test file as the user named it.
+    pub path: PathBuf,
+    /// The compiled object under test.
+    pub model: Arc<Model>,
+    /// The spec to check against.
+    pub spec: SpecChoice,
+    /// Operations run serially before the concurrent part.
+    pub init: Vec<Call>,
+    /// The operations of each thread.
+    pub threads: Vec<Vec<Call>>,
+    /// Operations run serially at each complete leaf.
+    pub finals: Vec<Call>,
+    /// The seed the test was found with, if `fgvt hunt` wrote it.
+    pub seed: Option<u64>,
+    /// The model's source files, to resolve event spans.
+    pub sources: SourceMap,
+}
+
+impl TestCase {
+    /// The program the recording scheduler explores.
+    pub fn program(&self) -> TestProgram {
+        TestProgram::new(self.model.clone(), self.init.clone(), self.threads.clone(), self.finals.clone())
+    }
+}
+
+/// Why a test case could not be loaded.
+#[derive(Debug, thiserror::Error, Diagnostic)]
+pub enum LoadError {
+    /// A file could not be read.
+    #[error("cannot read `{path}`: {source}")]
+    #[diagnostic(code(fgvt::missing_file), help("{help}"))]
+    Io {
+        /// The file.
+        path: String,
+        /// What the OS said.
+        source: std::io::Error,
+        /// What to do.
+        help: String,
+    },
+    /// A mistake in the test file, at a position.
+    #[error("{file}:{line}:{column}: {message}")]
+    #[diagnostic(code(fgvt::bad_test))]
+    Test {
+        /// The test file.
+        file: String,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// What is wrong.
+        message: String,
+        /// The test file's text.
+        #[source_code]
+        src: NamedSource<String>,
+        /// Where.
+        #[label("{label}")]
+        at: SourceSpan,
+        /// The label under the caret.
+        label: String,
+        /// What to do.
+        #[help]
+        help: Option<String>,
+    },
+    /// A mistake in the model.
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Model(#[from] LangError),
+}
+
+/// Reads a file, naming it in the error.
+fn read(path: &Path, what: &str) -> Result<String, LoadError> {
+    std::fs::read_to_string(path).map_err(|source| LoadError::Io {
+        path: path.display().to_string(),
+        help: if source.kind() == std::io::ErrorKind::NotFound {
+            format!("check the {what}'s path (paths inside a test are relative to the test file)")
+        } else {
+            format!("make the {what} readable")
+        },
+        source,
+    })
+}
+
+/// Builds positioned errors for one test file.
+struct Errors<'a> {
+    file: &'a str,
+    text: &'a str,
+}
+
+impl Errors<'_> {
+    /// An error at byte range `start..end`.
+    fn at(&self, start: usize, end: usize, message: String, label: &str, help: Option<String>) -> LoadError {
+        let line = self.text[..start].matches('\n').count() + 1;
+        let line_start = self.text[..start].rfind('\n').map_or(0, |i| i + 1);
+        let column = self.text[line_start..start].chars().count() + 1;
+        LoadError::Test {
+            file: self.file.to_string(),
+            line,
+            column,
+            message,
+            src: NamedSource::new(self.file, self.text.to_string()),
+            at: (start, end.saturating_sub(start).max(1)).into(),
+            label: label.to_string(),
+            help,
+        }
+    }
+
+    /// An error about the value at `path` (or the whole document when it cannot be found).
+    fn at_path(&self, path: &JsonPath, message: String, label: &str, help: Option<String>) -> LoadError {
+        let (start, end) = json_pos::locate(self.text, path).unwrap_or((0, 1));
+        self.at(start, end, format!("{path}: {message}"), label, help)
+    }
+
+    /// A `serde_json` error at its line and column.
+    fn json(&self, err: &serde_json::Error) -> LoadError {
+        let offset = offset_of(self.text, err.line(), err.column());
+        let message = err.to_string();
+        // serde_json appends " at line L column C"; we print our own position.
+        let message = message.split(" at line ").next().unwrap_or(&message).to_string();
+        let help = if message.starts_with("unknown field") {
+            "a test has the keys object, spec, init, threads, final (and description, seed)"
+        } else if message.starts_with("missing field") {
+            "add the missing key; see fixtures/pair_snapshot/failing.json for a complete test"
+        } else {
+            "fix the JSON syntax at the caret"
+        };
+        self.at(offset, offset + 1, message, "here", Some(help.to_string()))
+    }
+}
+
+/// The byte offset of a 1-based line and column as serde_json counts them.
+fn offset_of(text: &str, line: usize, column: usize) -> usize {
+    let line_start: usize = text.split_inclusive('\n').take(line.saturating_sub(1)).map(str::len).sum();
+    (line_start + column.saturating_sub(1)).min(text.len().saturating_sub(1))
+}
+
+/// Loads and checks the test case at `path`.
+pub fn load(path: &Path) -> Result<TestCase, LoadError> {
+    let text = read(path, "test file")?;
+    let file = path.display().to_string();
+    let errors = Errors { file: &file, text: &text };
+    let raw: RawTest = serde_json::from_str(&text).map_err(|e| errors.json(&e))?;
+    let root = JsonPath::default();
+    let base = path.parent().unwrap_or(Path::new(""));
+
+    let mut sources = SourceMap::new();
+    let model = Arc::new(load_model(&errors, &root.key("object"), base, &raw.object, &mut sources)?);
+    let spec = match raw.spec.as_deref() {
+        None | Some("self") => SpecChoice::SelfSpec,
+        Some(name) if name.contains(".fgv") => {
+            SpecChoice::Model(Arc::new(load_model(&errors, &root.key("spec"), base, name, &mut sources)?))
+        }
+        Some(name) if fgvt_labeling::builtin::builtin(name).is_some() => SpecChoice::Builtin(name.to_string()),
+        Some(name) => {
+            return Err(errors.at_path(
+                &root.key("spec"),
+                format!("unknown spec `{name}`"),
+                "not a spec",
+                Some(format!(
+                    "use \"self\", a built-in ({}), or a model file like \"spec.fgv#SetSpec\"",
+                    fgvt_labeling::builtin::BUILTIN_NAMES.join(", ")
+                )),
+            ))
+        }
+    };
+    let calls = |list: &[String], at: JsonPath| -> Result<Vec<Call>, LoadError> {
+        list.iter().enumerate().map(|(i, s)| parse_checked_call(&errors, &model, &at.index(i), s)).collect()
+    };
+    let init = calls(&raw.init, root.key("init"))?;
+    if raw.threads.is_empty() {
+        return Err(errors.at_path(
+            &root.key("threads"),
+            "a test needs at least one thread".into(),
+            "no threads",
+            Some("list each thread's operations: \"threads\": [[\"write(0, 2)\"], [\"read()\"]]".into()),
+        ));
+    }
+    let threads = raw
+        .threads
+        .iter()
+        .enumerate()
+        .map(|(t, ops)| calls(ops, root.key("threads").index(t)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let finals = calls(&raw.finals, root.key("final"))?;
+    Ok(TestCase { path: path.to_path_buf(), model, spec, init, threads, finals, seed: raw.seed, sources })
+}
+
+/// Compiles the model named by `reference` (`file.fgv` or `file.fgv#Name`).
+fn load_model(
+    errors: &Errors,
+    at: &JsonPath,
+    base: &Path,
+    reference: &str,
+    sources: &mut SourceMap,
+) -> Result<Model, LoadError> {
+    let (file, object) = match reference.split_once('#') {
+        Some((file, name)) => (file, Some(name)),
+        None => (reference, None),
+    };
+    let path = base.join(file);
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        errors.at_path(
+            at,
+            format!("cannot read `{}`: {e}", path.display()),
+            "this file",
+            Some("the path is relative to the test file".into()),
+        )
+    })?;
+    Ok(Model::compile(sources, &path.display().to_string(), &text, object)?)
+}
+
+/// Parses one call string and checks it against the model's operations.
+fn parse_checked_call(errors: &Errors, model: &Model, at: &JsonPath, text: &str) -> Result<Call, LoadError> {
+    let (start, end) = json_pos::locate(errors.text, at).unwrap_or((0, 1));
+    // The call's text starts one byte into the JSON string, after the quote; escapes are rare
+    // in calls, so offsets inside the string map one to one.
+    let inner = start + 1;
+    let call = parse_call(text).map_err(|(offset, message)| {
+        let pos = (inner + offset).min(end.saturating_sub(1));
+        errors.at(
+            pos,
+            pos + 1,
+            format!("{at}: malformed call `{text}`: {message}"),
+            "here",
+            Some("write a call as name(arg, ...) with literal arguments, e.g. \"write(0, 2)\"".into()),
+        )
+    })?;
+    let ops = || model.operations().iter().map(|o| o.name.clone()).collect::<Vec<_>>().join(", ");
+    let Some(sig) = model.operation(&call.op) else {
+        return Err(errors.at(
+            start,
+            end,
+            format!("{at}: unknown operation `{}` of {}", call.op, model.name()),
+            "not an operation",
+            Some(format!("{} has the operations: {}", model.name(), ops())),
+        ));
+    };
+    if sig.params.len() != call.args.len() {
+        return Err(errors.at(
+            start,
+            end,
+            format!(
+                "{at}: `{}` takes {} argument{} but {} {} given",
+                call.op,
+                sig.params.len(),
+                if sig.params.len() == 1 { "" } else { "s" },
+                call.args.len(),
+                if call.args.len() == 1 { "is" } else { "are" }
+            ),
+            "wrong number of arguments",
+            Some(format!("the operation is declared as {}({})", sig.name, sig.params.join(", "))),
+        ));
+    }
+    Ok(call)
+}
