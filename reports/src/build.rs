@@ -274,26 +274,9 @@ fn witness(
         .follow(&group.witness)
         .map(|(steps, _)| steps)
         .unwrap_or_default();
-    let trace = steps
-        .iter()
-        .enumerate()
-        .map(|(i, e)| {
-            let (location, snippet, _) = locate(input.sources, e.span);
-            TraceStep {
-                step: i,
-                thread: e.thread,
-                op: e.op.clone(),
-                event: e.kind.to_string(),
-                target: e.location.clone(),
-                value: e.value.clone(),
-                line: location.map(|l| l.line),
-                snippet,
-                call: e.call.as_ref().map(|c| c.to_string()),
-                ret: e.ret.as_ref().map(|v| v.to_string()),
-                race: group.nodes.iter().find(|n| n.step == i).map(|n| n.label),
-            }
-        })
-        .collect();
+    let trace = trace_steps(&steps, input.sources, |i| {
+        group.nodes.iter().find(|n| n.step == i).map(|n| n.label)
+    });
     let leaf = tree.leaf(group.witness_leaf);
     let fault = leaf.and_then(|l| l.fault.as_ref()).map(|f| {
         let (location, snippet, _) = f.span.map_or((None, String::new(), String::new()), |s| {
@@ -320,6 +303,40 @@ fn witness(
     }
 }
 
+/// The steps of a path as report rows, resolving each event's span; `race_at(step)` names
+/// the CDRS label decided at a step, if any.
+pub fn trace_steps(
+    steps: &[&Event],
+    sources: &SourceMap,
+    race_at: impl Fn(usize) -> Option<fgvt_labeling::labels::Label>,
+) -> Vec<TraceStep> {
+    steps
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let (location, snippet, _) = locate(sources, e.span);
+            TraceStep {
+                step: i,
+                thread: e.thread,
+                op: e.op.clone(),
+                event: e.kind.to_string(),
+                target: e.location.clone(),
+                value: e.value.clone(),
+                line: location.map(|l| l.line),
+                snippet,
+                call: e.call.as_ref().map(|c| c.to_string()),
+                ret: e.ret.as_ref().map(|v| v.to_string()),
+                race: race_at(i),
+            }
+        })
+        .collect()
+}
+
+/// A coarse history as report data (one-line text and structured events).
+pub fn history_data(history: &History) -> HistoryReport {
+    history_report(history)
+}
+
 fn leaf_kind_name(kind: LeafKind) -> &'static str {
     match kind {
         LeafKind::Complete => "complete",
@@ -340,7 +357,8 @@ pub fn replay_command(test_file: &str, schedule: &[usize]) -> String {
     format!("fgvt explore {test} --schedule {}", schedule.join(","))
 }
 
-fn shell_quote(s: &str) -> String {
+/// Quotes `s` for a POSIX shell when it holds anything but plain path characters.
+pub fn shell_quote(s: &str) -> String {
     let plain = !s.is_empty()
         && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || "/._-+:=@,#".contains(c));

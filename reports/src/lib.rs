@@ -19,11 +19,11 @@ mod style;
 mod text;
 mod timeline;
 
-pub use build::{build_report, replay_command, ReportInput};
+pub use build::{build_report, history_data, replay_command, shell_quote, trace_steps, ReportInput};
 pub use json::{parse_json, render_json};
 pub use markdown::render_markdown;
 pub use model::{Explanation, LocalizeReport, TestInfo, Verdict, SCHEMA_ID};
-pub use text::render_text;
+pub use text::{render_path_text, render_text};
 
 #[cfg(test)]
 mod tests;

@@ -7,6 +7,7 @@ use std::fmt::Write;
 use fgvt_labeling::labels::Label;
 
 use crate::columns::Columns;
+use crate::model::{HistoryReport, TraceStep};
 use crate::model::{
     CdrsReport, LocalizeReport, RaceNodeReport, RaceReport, Verdict, WitnessReport,
 };
@@ -193,6 +194,24 @@ fn witness(out: &mut String, w: &WitnessReport, st: Style) {
         }
     }
     let _ = writeln!(out, "  replay: {}", st.cyan(&w.replay));
+}
+
+/// One path as text: the per-thread columns (Fig. 4) and, when given, its coarse history as a
+/// timeline (Fig. 3). Used by `fgvt explore --schedule`.
+pub fn render_path_text(trace: &[TraceStep], history: Option<&HistoryReport>, color: bool) -> String {
+    let st = Style::new(color);
+    let mut out = String::new();
+    for line in columns_text(&Columns::new(trace), st) {
+        let _ = writeln!(out, "{line}");
+    }
+    if let Some(history) = history {
+        let _ = writeln!(out, "history{}:", if history.stuck { " (stuck)" } else { "" });
+        for (thread, line) in timeline(history) {
+            let _ = writeln!(out, "  T{thread} {line}");
+        }
+        let _ = writeln!(out, "  {}", st.dim(&history.text));
+    }
+    out
 }
 
 /// The per-thread table as aligned text lines.

@@ -154,18 +154,23 @@ fn path_report(test: &TestCase, tree: &Tree, path: Path, format: Format) -> miet
             miette::miette!(help = "leaves are numbered from 0 in depth-first order", "--leaf {n}: the tree has only {} leaves", tree.stats().leaves)
         })?,
     };
-    let trace = TmpTrace(&steps, &test.sources);
+    let trace = fgvt_reports::trace_steps(&steps, &test.sources, |_| None);
     let schedule: Vec<String> = steps.iter().map(|e| e.thread.to_string()).collect();
     let leaf = tree.leaf(end);
     Ok(match format {
         Format::Text => {
-            let mut out = trace.to_text();
+            let history = leaf.map(|l| fgvt_reports::history_data(&l.history));
+            let mut out = fgvt_reports::render_path_text(&trace, history.as_ref(), super::output::stdout_color());
             let _ = writeln!(out, "schedule: {}", schedule.join(","));
             match leaf {
                 Some(leaf) => {
-                    let _ = writeln!(out, "leaf: {:?}  history: {}", leaf.kind, leaf.history);
+                    let _ = writeln!(out, "leaf: {}", format!("{:?}", leaf.kind).to_lowercase());
                     if let Some(f) = &leaf.fault {
-                        let _ = writeln!(out, "fault: {}", f.message);
+                        let at = f.span.and_then(|s| test.sources.locate(s)).map(|l| format!(" at {}:{}:{}", l.file, l.line, l.column)).unwrap_or_default();
+                        let _ = writeln!(out, "fault: {}{at}", f.message);
+                    }
+                    if let Some(bound) = &leaf.bound {
+                        let _ = writeln!(out, "bounded: {bound}");
                     }
                 }
                 None => {
@@ -178,17 +183,10 @@ fn path_report(test: &TestCase, tree: &Tree, path: Path, format: Format) -> miet
             "schema": "fgvt.explore/1",
             "test": test.path.display().to_string(),
             "schedule": steps.iter().map(|e| e.thread).collect::<Vec<_>>(),
-            "trace": trace.rows(),
-            "leaf": leaf.map(|l| json!({"kind": l.kind, "history": l.history.to_string(), "fault": l.fault.as_ref().map(|f| &f.message)})),
+            "trace": trace,
+            "leaf": leaf.map(|l| json!({"kind": l.kind, "history": fgvt_reports::history_data(&l.history), "fault": l.fault.as_ref().map(|f| &f.message)})),
         }))
         .into_diagnostic()?,
     })
 }
 
-struct TmpTrace<'a>(&'a [&'a fgvt_tree::Event], &'a fgvt_tree::SourceMap);
-impl TmpTrace<'_> {
-    fn to_text(&self) -> String {
-        self.0.iter().map(|e| format!("{e}  {:?}\n", self.1.locate(e.span).map(|l| l.snippet))).collect()
-    }
-    fn rows(&self) -> Vec<String> { self.0.iter().map(|e| e.to_string()).collect() }
-}

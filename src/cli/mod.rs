@@ -2,6 +2,7 @@
 
 mod check_history;
 mod explore;
+mod localize;
 mod output;
 
 use std::path::PathBuf;
@@ -26,6 +27,9 @@ pub struct Cli {
 pub enum Command {
     /// Build the whole interleaving tree of a test and print its counts, or one path of it.
     Explore(ExploreArgs),
+    /// Localize a failing test: label its interleaving tree and report the critical data race
+    /// sequences with the racing statements.
+    Localize(LocalizeArgs),
     /// Check recorded histories (Jepsen etcd logs, kv logs, fgvt JSON) for linearizability.
     CheckHistory(CheckHistoryArgs),
 }
@@ -95,6 +99,39 @@ pub struct ExploreArgs {
     pub limits: LimitArgs,
 }
 
+/// How `localize` writes its report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    /// For a terminal (colour on a TTY unless `NO_COLOR`).
+    Text,
+    /// Self-contained Markdown for a bug ticket.
+    Markdown,
+    /// JSON with schema `fgvt.localize/1`.
+    Json,
+}
+
+/// Arguments of `fgvt localize`.
+#[derive(Debug, Args)]
+pub struct LocalizeArgs {
+    /// The failing test (`failing.json`).
+    pub test: PathBuf,
+    /// Report format.
+    #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+    pub format: ReportFormat,
+    /// Write the report to this file (atomically) instead of stdout.
+    #[arg(short = 'o', long = "output")]
+    pub output: Option<PathBuf>,
+    /// The CDRS pattern over labels (default: the paper's `(WG|BG|WBG)*(BG|G|WBG)`).
+    #[arg(long)]
+    pub pattern: Option<String>,
+    /// Report at most this many CDRS, best first.
+    #[arg(long, default_value_t = 3)]
+    pub max_cdrs: usize,
+    /// Limits.
+    #[command(flatten)]
+    pub limits: LimitArgs,
+}
+
 /// The formats `check-history` reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum HistoryFormat {
@@ -140,6 +177,7 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Command::Explore(args) => explore::run(&args),
         Command::CheckHistory(args) => check_history::run(&args),
+        Command::Localize(args) => localize::run(&args),
     };
     match result {
         Ok(exit) => exit.into(),

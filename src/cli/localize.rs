@@ -1,0 +1,119 @@
+//! `fgvt localize`: label the interleaving tree and report the critical data race sequences.
+
+use std::time::Instant;
+
+use fgvt_labeling::cdrs::{find_cdrs, CdrsOptions, Pattern};
+use fgvt_labeling::labels::{label_tree, LeafOutcome};
+use fgvt_labeling::Verdict as CheckVerdict;
+use fgvt_reports::{build_report, Explanation, LocalizeReport, ReportInput, TestInfo, Verdict};
+use fgvt_tree::Tree;
+
+use super::explore::build_tree;
+use super::output::{stdout_color, write_atomically, Exit};
+use super::{LocalizeArgs, ReportFormat};
+use crate::judge::{judge, Judgement, LeafVerdict};
+use crate::testcase::{self, TestCase};
+
+/// Runs `fgvt localize`.
+pub fn run(args: &LocalizeArgs) -> miette::Result<Exit> {
+    let pattern = match &args.pattern {
+        Some(p) => Pattern::parse(p).map_err(|e| {
+            miette::miette!(help = "labels are W, B, G, WG, BG, GG, WBG, with | * + ? ( ) between them", "--pattern: {e}")
+        })?,
+        None => Pattern::default(),
+    };
+    let test = testcase::load(&args.test)?;
+    let (report, _tree) = localize(&test, args, &pattern)?;
+    let text = match args.format {
+        ReportFormat::Text => fgvt_reports::render_text(&report, args.output.is_none() && stdout_color()),
+        ReportFormat::Markdown => fgvt_reports::render_markdown(&report),
+        ReportFormat::Json => fgvt_reports::render_json(&report),
+    };
+    match &args.output {
+        Some(path) => write_atomically(path, text.as_bytes())?,
+        None => print!("{text}"),
+    }
+    Ok(match report.verdict {
+        // A limit makes the run partial whatever was found: the CDRS may change with the rest
+        // of the tree.
+        _ if report.partial.is_some() => Exit::Inconclusive,
+        Verdict::NotLinearizable => Exit::Violation,
+        Verdict::Linearizable => Exit::Ok,
+        Verdict::Inconclusive => Exit::Inconclusive,
+    })
+}
+
+/// Explores, judges, labels and localizes `test`: the report, and the tree it describes.
+pub fn localize(test: &TestCase, args: &LocalizeArgs, pattern: &Pattern) -> miette::Result<(LocalizeReport, Tree)> {
+    let started = Instant::now();
+    let tree = build_tree(test, &args.limits)?;
+    let deadline = args.limits.timeout.map(|t| started + t);
+    let judgement = judge(test, &tree, deadline).map_err(|e| {
+        miette::miette!(
+            help = "the spec must know every operation of the test with its arguments",
+            "{}: the spec `{}` cannot judge a history: {e}",
+            test.path.display(),
+            test.spec
+        )
+    })?;
+    let labeling = label_tree(&tree, |node, _| outcome(&judgement, node));
+    let cdrs = find_cdrs(&tree, &labeling, pattern, &CdrsOptions::default());
+    let info = TestInfo {
+        file: test.path.display().to_string(),
+        object: test.model.name().to_string(),
+        spec: test.spec.to_string(),
+        command: format!("fgvt localize {}", fgvt_reports::shell_quote(&test.path.display().to_string())),
+    };
+    let input = ReportInput {
+        tree: &tree,
+        labeling: &labeling,
+        cdrs: &cdrs,
+        pattern,
+        sources: &test.sources,
+        test: &info,
+        max_cdrs: args.max_cdrs,
+    };
+    let mut report = build_report(&input, |leaf| explanation(&judgement, &tree, leaf));
+    report.notes.extend(spec_notes(&judgement));
+    Ok((report, tree))
+}
+
+fn outcome(judgement: &Judgement, node: fgvt_tree::NodeId) -> LeafOutcome {
+    match judgement.verdicts.get(&node) {
+        Some(LeafVerdict::Linearizable) => LeafOutcome::Pass,
+        Some(LeafVerdict::NotLinearizable(_) | LeafVerdict::Fault) => LeafOutcome::Fail,
+        Some(LeafVerdict::Unknown) | None => LeafOutcome::Unknown,
+    }
+}
+
+/// The checker's explanation of a failing leaf, or the fault that ended it.
+fn explanation(judgement: &Judgement, tree: &Tree, leaf: fgvt_tree::NodeId) -> Option<Explanation> {
+    match judgement.verdicts.get(&leaf)? {
+        LeafVerdict::NotLinearizable(outcome) => match &outcome.verdict {
+            CheckVerdict::NotLinearizable(e) => Some(Explanation {
+                text: e.to_string(),
+                json: serde_json::to_value(e).unwrap_or_default(),
+            }),
+            _ => None,
+        },
+        LeafVerdict::Fault => tree.leaf(leaf)?.fault.as_ref().map(|f| Explanation {
+            text: format!("the model itself failed: {}", f.message),
+            json: serde_json::json!({ "fault": f.message }),
+        }),
+        _ => None,
+    }
+}
+
+/// Remarks about the spec that a reader needs to trust (or distrust) the verdict.
+fn spec_notes(judgement: &Judgement) -> Vec<String> {
+    let mut notes = Vec::new();
+    if judgement.stuck_accepted_by_self > 0 {
+        notes.push(format!(
+            "{} stuck leaves were accepted by the spec synthesized from the object's own serial runs (`self`): \
+             the object blocks in its serial runs too, and such a spec cannot see a bug that serial runs share. \
+             Check them against a built-in spec (e.g. \"spec\": \"counter\") to learn whether the operations should block.",
+            judgement.stuck_accepted_by_self
+        ));
+    }
+    notes
+}
