@@ -55,7 +55,7 @@ pub fn build_report(
     };
     let partial = tree
         .partial
-        .map(|limit| limit.option().trim_start_matches("--").to_string());
+        .map(|limit| limit.name().to_string());
     let reported: Vec<CdrsReport> = cdrs
         .groups
         .iter()

@@ -9,18 +9,23 @@ use serde_json::json;
 
 use super::output::{Exit, Progress};
 use super::{ExploreArgs, Format};
+use crate::judge::{judge, Judgement};
 use crate::testcase::{self, TestCase};
 
 /// Runs `fgvt explore`.
 pub fn run(args: &ExploreArgs) -> miette::Result<Exit> {
     let test = testcase::load(&args.test)?;
+    let started = std::time::Instant::now();
     let tree = build_tree(&test, &args.limits)?;
+    let judgement = judge_tree(&test, &tree, args.limits.timeout.map(|t| started + t))?;
     let exit = if tree.partial.is_some() { Exit::Inconclusive } else { Exit::Ok };
     let out = match (&args.schedule, args.leaf, args.format) {
         (Some(schedule), _, format) => path_report(&test, &tree, Path::Schedule(schedule), format)?,
         (None, Some(leaf), format) => path_report(&test, &tree, Path::Leaf(leaf), format)?,
-        (None, None, Format::Text) => summary_text(&test, &tree),
-        (None, None, Format::Json) => serde_json::to_string_pretty(&summary_json(&test, &tree)).into_diagnostic()?,
+        (None, None, Format::Text) => summary_text(&test, &tree, &judgement),
+        (None, None, Format::Json) => {
+            serde_json::to_string_pretty(&summary_json(&test, &tree, &judgement)).into_diagnostic()?
+        }
     };
     println!("{}", out.trim_end());
     Ok(exit)
@@ -44,6 +49,18 @@ pub fn build_tree(test: &TestCase, limits: &super::LimitArgs) -> miette::Result<
             "{}: the test's init part fails{at}: {}",
             test.path.display(),
             fault.message
+        )
+    })
+}
+
+/// Judges every leaf, turning a spec that cannot judge the test into bad input.
+pub fn judge_tree(test: &TestCase, tree: &Tree, deadline: Option<std::time::Instant>) -> miette::Result<Judgement> {
+    judge(test, tree, deadline).map_err(|e| {
+        miette::miette!(
+            help = "the spec must know every operation of the test with its arguments",
+            "{}: the spec `{}` cannot judge a history: {e}",
+            test.path.display(),
+            test.spec
         )
     })
 }
@@ -87,7 +104,7 @@ fn results(test: &TestCase, tree: &Tree) -> BTreeMap<String, BTreeMap<String, u6
     out
 }
 
-fn summary_text(test: &TestCase, tree: &Tree) -> String {
+fn summary_text(test: &TestCase, tree: &Tree, judgement: &Judgement) -> String {
     let s = tree.stats();
     let mut out = String::new();
     let _ = writeln!(out, "{} — {} on {} thread(s)", test.path.display(), test.model.name(), test.threads.len());
@@ -101,6 +118,16 @@ fn summary_text(test: &TestCase, tree: &Tree) -> String {
         out,
         "  distinct states {}  graph nodes {}  time {:.1?}",
         s.distinct_states, s.graph_nodes, tree.elapsed
+    );
+    let _ = writeln!(
+        out,
+        "  verdicts (spec {}): linearizable {}, not linearizable {}, fault {}, unknown {}  ({} distinct histories)",
+        judgement.spec,
+        judgement.linearizable,
+        judgement.not_linearizable,
+        judgement.faults,
+        judgement.unknown,
+        judgement.distinct_histories
     );
     let _ = writeln!(out, "results over all leaves (value ×leaves):");
     for (op, values) in results(test, tree) {
@@ -117,7 +144,7 @@ fn summary_text(test: &TestCase, tree: &Tree) -> String {
     out
 }
 
-fn summary_json(test: &TestCase, tree: &Tree) -> serde_json::Value {
+fn summary_json(test: &TestCase, tree: &Tree, judgement: &Judgement) -> serde_json::Value {
     let s = tree.stats();
     json!({
         "schema": "fgvt.explore/1",
@@ -135,6 +162,14 @@ fn summary_json(test: &TestCase, tree: &Tree) -> serde_json::Value {
             "distinct_states": s.distinct_states,
             "graph_nodes": s.graph_nodes,
             "max_depth": s.max_depth,
+        },
+        "verdicts": {
+            "spec": judgement.spec,
+            "linearizable": judgement.linearizable,
+            "not_linearizable": judgement.not_linearizable,
+            "fault": judgement.faults,
+            "unknown": judgement.unknown,
+            "distinct_histories": judgement.distinct_histories,
         },
         "results": results(test, tree),
         "elapsed_ms": tree.elapsed.as_secs_f64() * 1e3,

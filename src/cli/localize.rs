@@ -8,10 +8,10 @@ use fgvt_labeling::Verdict as CheckVerdict;
 use fgvt_reports::{build_report, Explanation, LocalizeReport, ReportInput, TestInfo, Verdict};
 use fgvt_tree::Tree;
 
-use super::explore::build_tree;
+use super::explore::{build_tree, judge_tree};
 use super::output::{stdout_color, write_atomically, Exit};
 use super::{LocalizeArgs, ReportFormat};
-use crate::judge::{judge, Judgement, LeafVerdict};
+use crate::judge::{Judgement, LeafVerdict};
 use crate::testcase::{self, TestCase};
 
 /// Runs `fgvt localize`.
@@ -48,14 +48,7 @@ pub fn localize(test: &TestCase, args: &LocalizeArgs, pattern: &Pattern) -> miet
     let started = Instant::now();
     let tree = build_tree(test, &args.limits)?;
     let deadline = args.limits.timeout.map(|t| started + t);
-    let judgement = judge(test, &tree, deadline).map_err(|e| {
-        miette::miette!(
-            help = "the spec must know every operation of the test with its arguments",
-            "{}: the spec `{}` cannot judge a history: {e}",
-            test.path.display(),
-            test.spec
-        )
-    })?;
+    let judgement = judge_tree(test, &tree, deadline)?;
     let labeling = label_tree(&tree, |node, _| outcome(&judgement, node));
     let cdrs = find_cdrs(&tree, &labeling, pattern, &CdrsOptions::default());
     let info = TestInfo {

@@ -131,15 +131,30 @@ pub enum Limit {
     Timeout,
     /// An operation took more steps than `--max-steps`.
     MaxSteps,
+    /// A step ran out of its budget of local instructions (a loop that never touches shared
+    /// memory).
+    StepBudget,
 }
 
 impl Limit {
+    /// The limit's stable name, as JSON reports spell it: `max-states`, `timeout`,
+    /// `max-steps`, `step-budget`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Limit::MaxStates => "max-states",
+            Limit::Timeout => "timeout",
+            Limit::MaxSteps => "max-steps",
+            Limit::StepBudget => "step-budget",
+        }
+    }
+
     /// The command-line option that sets this limit.
     pub fn option(self) -> &'static str {
         match self {
             Limit::MaxStates => "--max-states",
             Limit::Timeout => "--timeout",
             Limit::MaxSteps => "--max-steps",
+            Limit::StepBudget => "the per-step instruction budget",
         }
     }
 }
@@ -487,6 +502,7 @@ impl<P: Program> Explorer<'_, P> {
                     children.push(Prepared::Leaf(event, leaf));
                 }
                 Step::Bounded { reason } => {
+                    self.partial.get_or_insert(Limit::StepBudget);
                     let leaf = self.bounded_leaf(&state, reason);
                     children.push(Prepared::Leaf(bounded_event(thread), leaf));
                 }

@@ -220,6 +220,7 @@ fn an_endless_local_loop_gives_a_bounded_leaf() {
     let tree = explore(&toy, &plain()).unwrap();
     assert_eq!(tree.stats().bounded, 1);
     assert_eq!(tree.stats().complete, 0);
+    assert_eq!(tree.partial, Some(fgvt_tree::Limit::StepBudget));
 }
 
 #[test]

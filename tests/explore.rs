@@ -1,0 +1,169 @@
+//! `fgvt explore` as a user runs it: counts, paths, JSON, and the leaves that are not complete.
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+/// Writes a model and a test into a fresh directory and runs `fgvt explore` with `args`.
+fn explore(model: &str, test: &str, args: &[&str]) -> (i32, String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("m.fgv"), model).unwrap();
+    std::fs::write(dir.path().join("test.json"), test).unwrap();
+    let out = Command::cargo_bin("fgvt")
+        .unwrap()
+        .env("NO_COLOR", "1")
+        .arg("explore")
+        .arg(dir.path().join("test.json"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn json(model: &str, test: &str, args: &[&str]) -> (i32, Value) {
+    let mut all = vec!["--format", "json"];
+    all.extend_from_slice(args);
+    let (code, out, err) = explore(model, test, &all);
+    (code, serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}{err}")))
+}
+
+fn fixture(path: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures").join(path)
+}
+
+#[test]
+fn pair_snapshot_has_leaves_where_read_returns_a_pair_that_never_existed() {
+    let out = Command::cargo_bin("fgvt").unwrap().arg("explore").arg(fixture("pair_snapshot/failing.json")).arg("--format").arg("json").output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["schema"], "fgvt.explore/1");
+    let tree = &v["tree"];
+    for key in ["nodes", "edges", "leaves", "complete", "stuck", "fault", "bounded", "distinct_states", "max_depth"] {
+        assert!(tree[key].is_u64(), "tree.{key} missing: {tree}");
+    }
+    assert_eq!(tree["edges"].as_u64().unwrap() + 1, tree["nodes"].as_u64().unwrap());
+    assert_eq!(tree["leaves"], tree["complete"]);
+    let reads = &v["results"]["T1 read()"];
+    assert!(reads["(1, 2)"].as_u64().unwrap() >= 1, "{reads}");
+    assert_eq!(v["verdicts"]["not_linearizable"], reads["(1, 2)"], "exactly the (1, 2) leaves fail");
+}
+
+#[test]
+fn memoized_and_plain_exploration_report_the_same_unfolded_counts() {
+    let run = |extra: &[&str]| {
+        let mut cmd = Command::cargo_bin("fgvt").unwrap();
+        cmd.arg("explore").arg(fixture("pair_snapshot/failing.json")).args(["--format", "json"]).args(extra);
+        let v: Value = serde_json::from_slice(&cmd.output().unwrap().stdout).unwrap();
+        v
+    };
+    let (memo, plain) = (run(&[]), run(&["--no-memo"]));
+    for key in ["nodes", "leaves", "complete", "max_depth"] {
+        assert_eq!(memo["tree"][key], plain["tree"][key], "{key}");
+    }
+    assert!(memo["tree"]["graph_nodes"].as_u64() < plain["tree"]["graph_nodes"].as_u64());
+    assert_eq!(memo["results"], plain["results"]);
+}
+
+#[test]
+fn a_schedule_prints_the_path_as_per_thread_columns() {
+    let out = Command::cargo_bin("fgvt")
+        .unwrap()
+        .env("NO_COLOR", "1")
+        .args(["explore", fixture("pair_snapshot/failing.json").to_str().unwrap(), "--schedule", "1,0,0,1,0,0,1"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    let header = text.lines().next().unwrap();
+    assert!(header.contains("T0") && header.contains("T1"), "{text}");
+    assert!(text.contains("d[0] = 2 (l.8)"), "{text}");
+    assert!(text.contains("⇒ (1, 2)"), "{text}");
+    assert!(text.contains("leaf: complete"), "{text}");
+}
+
+#[test]
+fn a_schedule_naming_a_thread_that_cannot_move_is_bad_input() {
+    let out = Command::cargo_bin("fgvt")
+        .unwrap()
+        .args(["explore", fixture("pair_snapshot/failing.json").to_str().unwrap(), "--schedule", "1,1,1,1,1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("at step 3, thread 1 cannot move"));
+}
+
+const SPIN_LOCK: &str = r#"
+object SpinLock {
+    shared int flag = 0;
+    shared int ready = 0;
+
+    // Takes the spin lock, then waits for a signal nobody sends.
+    op holder() {
+        while (!cas(flag, 0, 1)) { }
+        await(ready == 1);
+    }
+
+    op other() {
+        while (!cas(flag, 0, 1)) { }
+        flag = 0;
+    }
+}
+"#;
+
+#[test]
+fn a_spin_lock_whose_holder_blocks_forever_gives_stuck_leaves_not_a_hang() {
+    let test = r#"{"object": "m.fgv", "threads": [["holder()"], ["other()"]]}"#;
+    let (code, v) = json(SPIN_LOCK, test, &[]);
+    assert_eq!(code, 0, "{v}");
+    let tree = &v["tree"];
+    assert_eq!(tree["complete"], 0, "{tree}");
+    assert!(tree["stuck"].as_u64().unwrap() >= 2, "{tree}");
+    assert_eq!(tree["bounded"], 0, "{tree}");
+}
+
+#[test]
+fn a_two_lock_deadlock_gives_a_stuck_leaf() {
+    let model = r#"
+object TwoLocks {
+    lock a, b;
+    op ab() { lock(a); lock(b); unlock(b); unlock(a); }
+    op ba() { lock(b); lock(a); unlock(a); unlock(b); }
+}
+"#;
+    let test = r#"{"object": "m.fgv", "threads": [["ab()"], ["ba()"]]}"#;
+    let (code, v) = json(model, test, &[]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["tree"]["stuck"], 2, "{v}");
+    assert!(v["tree"]["complete"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn a_loop_on_a_local_counter_gives_bounded_leaves_and_exit_3() {
+    let model = r#"
+object Busy {
+    shared int x = 0;
+    op spin() {
+        x = 1;
+        int i = 0;
+        while (true) { i = i + 1; }
+    }
+}
+"#;
+    let test = r#"{"object": "m.fgv", "threads": [["spin()"]]}"#;
+    let (code, out, _) = explore(model, test, &[]);
+    assert!(out.contains("bounded 1"), "{out}");
+    assert!(out.contains("verdicts") && out.contains("unknown 1"), "{out}");
+    assert!(out.contains("PARTIAL"), "{out}");
+    assert_eq!(code, 3, "{out}");
+}
+
+#[test]
+fn max_states_marks_the_result_partial_with_exit_3() {
+    let (code, v) = json(SPIN_LOCK, r#"{"object": "m.fgv", "threads": [["other()"], ["other()"], ["other()"]]}"#, &["--max-states", "20"]);
+    assert_eq!(code, 3, "{v}");
+    assert_eq!(v["partial"], "max-states");
+    assert!(v["tree"]["bounded"].as_u64().unwrap() > 0);
+}
