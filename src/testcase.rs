@@ -140,7 +140,7 @@ pub enum LoadError {
 }
 
 /// Reads a file, naming it in the error.
-fn read(path: &Path, what: &str) -> Result<String, LoadError> {
+pub(crate) fn read(path: &Path, what: &str) -> Result<String, LoadError> {
     std::fs::read_to_string(path).map_err(|source| LoadError::Io {
         path: path.display().to_string(),
         help: if source.kind() == std::io::ErrorKind::NotFound {
@@ -152,15 +152,17 @@ fn read(path: &Path, what: &str) -> Result<String, LoadError> {
     })
 }
 
-/// Builds positioned errors for one test file.
-struct Errors<'a> {
-    file: &'a str,
-    text: &'a str,
+/// Builds positioned errors for one JSON input file (a test, or a hunt file).
+pub(crate) struct Errors<'a> {
+    /// The file as the user named it.
+    pub(crate) file: &'a str,
+    /// Its text.
+    pub(crate) text: &'a str,
 }
 
 impl Errors<'_> {
     /// An error at byte range `start..end`.
-    fn at(&self, start: usize, end: usize, message: String, label: &str, help: Option<String>) -> LoadError {
+    pub(crate) fn at(&self, start: usize, end: usize, message: String, label: &str, help: Option<String>) -> LoadError {
         let line = self.text[..start].matches('\n').count() + 1;
         let line_start = self.text[..start].rfind('\n').map_or(0, |i| i + 1);
         let column = self.text[line_start..start].chars().count() + 1;
@@ -177,7 +179,7 @@ impl Errors<'_> {
     }
 
     /// An error about the value at `path` (or the whole document when it cannot be found).
-    fn at_path(&self, path: &JsonPath, message: String, label: &str, help: Option<String>) -> LoadError {
+    pub(crate) fn at_path(&self, path: &JsonPath, message: String, label: &str, help: Option<String>) -> LoadError {
         let (start, end) = json_pos::locate(self.text, path).unwrap_or((0, 1));
         self.at(start, end, format!("{path}: {message}"), label, help)
     }
@@ -200,7 +202,7 @@ impl Errors<'_> {
 }
 
 /// The byte offset of a 1-based line and column as serde_json counts them.
-fn offset_of(text: &str, line: usize, column: usize) -> usize {
+pub(crate) fn offset_of(text: &str, line: usize, column: usize) -> usize {
     let line_start: usize = text.split_inclusive('\n').take(line.saturating_sub(1)).map(str::len).sum();
     (line_start + column.saturating_sub(1)).min(text.len().saturating_sub(1))
 }
@@ -216,24 +218,7 @@ pub fn load(path: &Path) -> Result<TestCase, LoadError> {
 
     let mut sources = SourceMap::new();
     let model = Arc::new(load_model(&errors, &root.key("object"), base, &raw.object, &mut sources)?);
-    let spec = match raw.spec.as_deref() {
-        None | Some("self") => SpecChoice::SelfSpec,
-        Some(name) if name.contains(".fgv") => {
-            SpecChoice::Model(Arc::new(load_model(&errors, &root.key("spec"), base, name, &mut sources)?))
-        }
-        Some(name) if fgvt_labeling::builtin::builtin(name).is_some() => SpecChoice::Builtin(name.to_string()),
-        Some(name) => {
-            return Err(errors.at_path(
-                &root.key("spec"),
-                format!("unknown spec `{name}`"),
-                "not a spec",
-                Some(format!(
-                    "use \"self\", a built-in ({}), or a model file like \"spec.fgv#SetSpec\"",
-                    fgvt_labeling::builtin::BUILTIN_NAMES.join(", ")
-                )),
-            ))
-        }
-    };
+    let spec = resolve_spec(&errors, &root.key("spec"), base, raw.spec.as_deref(), &mut sources)?;
     let calls = |list: &[String], at: JsonPath| -> Result<Vec<Call>, LoadError> {
         list.iter().enumerate().map(|(i, s)| parse_checked_call(&errors, &model, &at.index(i), s)).collect()
     };
@@ -256,8 +241,36 @@ pub fn load(path: &Path) -> Result<TestCase, LoadError> {
     Ok(TestCase { path: path.to_path_buf(), model, spec, init, threads, finals, seed: raw.seed, sources })
 }
 
+/// Resolves a `spec` value (`None` is `self`) read at `at`; model files are relative to `base`.
+pub(crate) fn resolve_spec(
+    errors: &Errors,
+    at: &JsonPath,
+    base: &Path,
+    spec: Option<&str>,
+    sources: &mut SourceMap,
+) -> Result<SpecChoice, LoadError> {
+    Ok(match spec {
+        None | Some("self") => SpecChoice::SelfSpec,
+        Some(name) if name.contains(".fgv") => {
+            SpecChoice::Model(Arc::new(load_model(errors, at, base, name, sources)?))
+        }
+        Some(name) if fgvt_labeling::builtin::builtin(name).is_some() => SpecChoice::Builtin(name.to_string()),
+        Some(name) => {
+            return Err(errors.at_path(
+                at,
+                format!("unknown spec `{name}`"),
+                "not a spec",
+                Some(format!(
+                    "use \"self\", a built-in ({}), or a model file like \"spec.fgv#SetSpec\"",
+                    fgvt_labeling::builtin::BUILTIN_NAMES.join(", ")
+                )),
+            ))
+        }
+    })
+}
+
 /// Compiles the model named by `reference` (`file.fgv` or `file.fgv#Name`).
-fn load_model(
+pub(crate) fn load_model(
     errors: &Errors,
     at: &JsonPath,
     base: &Path,
@@ -281,7 +294,7 @@ fn load_model(
 }
 
 /// Parses one call string and checks it against the model's operations.
-fn parse_checked_call(errors: &Errors, model: &Model, at: &JsonPath, text: &str) -> Result<Call, LoadError> {
+pub(crate) fn parse_checked_call(errors: &Errors, model: &Model, at: &JsonPath, text: &str) -> Result<Call, LoadError> {
     let (start, end) = json_pos::locate(errors.text, at).unwrap_or((0, 1));
     // The call's text starts one byte into the JSON string, after the quote; escapes are rare
     // in calls, so offsets inside the string map one to one.

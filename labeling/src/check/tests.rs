@@ -214,7 +214,8 @@ fn partitioned_witnesses_merge_into_a_linearization() {
 
 #[test]
 fn a_tiny_cache_gives_the_same_verdicts() {
-    let good = generate_set_history(3, 40, 3);
+    // Without a cache the search is exponential (Wing & Gong): keep the history small.
+    let good = generate_set_history(3, 6, 3);
     let mut bad = good.clone();
     // Flip the last boolean result.
     let last = bad.events.iter().rposition(|e| matches!(e, fgvt_tree::CoarseEvent::Return { .. })).unwrap();
@@ -235,16 +236,6 @@ fn the_verdict_cache_checks_each_history_once() {
     assert!(cache.check(&h).unwrap().verdict.is_violation());
     assert!(cache.check(&h).unwrap().verdict.is_violation());
     assert_eq!((cache.len(), cache.hits()), (1, 1));
-}
-
-#[test]
-fn scaling_probe() {
-    for n in [1000, 2000, 4000, 8000] {
-        let history = generate_set_history(4, n, 42);
-        let start = Instant::now();
-        let outcome = check(&BuiltinSpec::Set, &history, &CheckOptions::default()).unwrap();
-        eprintln!("4 x {n}: {:.2?}, {:?}", start.elapsed(), outcome.stats);
-    }
 }
 
 #[test]

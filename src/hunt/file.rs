@@ -1,0 +1,169 @@
+//! The hunt file (`hunt.json`): what `fgvt hunt` draws random tests from.
+//!
+//! ```json
+//! {
+//!   "object": "set.fgv#LazySet",
+//!   "spec": "self",
+//!   "operations": ["add(1)", "remove(1)", "contains(1)"],
+//!   "init": [],
+//!   "final": [],
+//!   "threads": 2,
+//!   "ops_per_thread": 3,
+//!   "samples": 100
+//! }
+//! ```
+//!
+//! Each sampled test has `threads` threads of `ops_per_thread` operations drawn uniformly from
+//! `operations` (Line-Up's RandomCheck); `init` and `final` run serially around every test.
+//! `object` and `spec` mean what they mean in a test case and are relative to the hunt file.
+//! Mistakes are reported like those of a test case: JSON path, line, column and a hint.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use fgvt_tree::{Call, SourceMap};
+use serde::Deserialize;
+
+use crate::json_pos::JsonPath;
+use crate::lang::Model;
+use crate::testcase::{load_model, offset_of, parse_checked_call, read, resolve_spec, Errors, LoadError, SpecChoice};
+
+/// How many tests a hunt draws when neither the file nor the command line says.
+pub const DEFAULT_SAMPLES: usize = 100;
+
+/// The raw JSON document, exactly as a user writes it.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawHunt {
+    object: String,
+    #[serde(default)]
+    spec: Option<String>,
+    operations: Vec<String>,
+    #[serde(default)]
+    init: Vec<String>,
+    #[serde(default, rename = "final")]
+    finals: Vec<String>,
+    threads: usize,
+    ops_per_thread: usize,
+    #[serde(default)]
+    samples: Option<usize>,
+    /// Free text for people; copied into the tests a hunt writes.
+    #[serde(default)]
+    description: Option<String>,
+}
+
+/// A loaded, checked hunt file.
+pub struct HuntFile {
+    /// The hunt file as the user named it.
+    pub path: PathBuf,
+    /// The `object` value as written (`file.fgv#Name`), relative to the hunt file.
+    pub object_ref: String,
+    /// The `spec` value as written, if any.
+    pub spec_ref: Option<String>,
+    /// The hunt file's `description`, if any.
+    pub description: Option<String>,
+    /// The compiled object under test.
+    pub model: Arc<Model>,
+    /// The spec to check against.
+    pub spec: SpecChoice,
+    /// The invocations test matrices are drawn from.
+    pub operations: Vec<Call>,
+    /// Operations run serially before every test's threads.
+    pub init: Vec<Call>,
+    /// Operations run serially after every test's threads.
+    pub finals: Vec<Call>,
+    /// Threads per test (matrix columns).
+    pub threads: usize,
+    /// Operations per thread (matrix rows).
+    pub ops_per_thread: usize,
+    /// How many tests to draw unless the command line says otherwise.
+    pub samples: usize,
+    /// The model's source files, to resolve event spans.
+    pub sources: SourceMap,
+}
+
+impl HuntFile {
+    /// The directory `object` and `spec` paths are relative to.
+    pub fn base(&self) -> &Path {
+        self.path.parent().unwrap_or(Path::new(""))
+    }
+}
+
+/// Loads and checks the hunt file at `path`.
+pub fn load(path: &Path) -> Result<HuntFile, LoadError> {
+    let text = read(path, "hunt file")?;
+    let file = path.display().to_string();
+    let errors = Errors { file: &file, text: &text };
+    let raw: RawHunt = serde_json::from_str(&text).map_err(|e| json_error(&errors, &e))?;
+    let root = JsonPath::default();
+    let base = path.parent().unwrap_or(Path::new(""));
+
+    let mut sources = SourceMap::new();
+    let model = Arc::new(load_model(&errors, &root.key("object"), base, &raw.object, &mut sources)?);
+    let spec = resolve_spec(&errors, &root.key("spec"), base, raw.spec.as_deref(), &mut sources)?;
+    let calls = |list: &[String], at: JsonPath| -> Result<Vec<Call>, LoadError> {
+        list.iter().enumerate().map(|(i, s)| parse_checked_call(&errors, &model, &at.index(i), s)).collect()
+    };
+    let operations = calls(&raw.operations, root.key("operations"))?;
+    let init = calls(&raw.init, root.key("init"))?;
+    let finals = calls(&raw.finals, root.key("final"))?;
+    if operations.is_empty() {
+        return Err(errors.at_path(
+            &root.key("operations"),
+            "a hunt needs at least one operation to draw from".into(),
+            "empty",
+            Some("list the invocations tests are made of: \"operations\": [\"add(1)\", \"remove(1)\"]".into()),
+        ));
+    }
+    let positive = |value: usize, key: &str, what: &str| {
+        if value == 0 {
+            Err(errors.at_path(
+                &root.key(key),
+                format!("{key} must be at least 1"),
+                "zero",
+                Some(format!("give the number of {what}, e.g. 2 or 3 (Line-Up samples 3×3 matrices)")),
+            ))
+        } else {
+            Ok(value)
+        }
+    };
+    let threads = positive(raw.threads, "threads", "threads of each test")?;
+    let ops_per_thread = positive(raw.ops_per_thread, "ops_per_thread", "operations of each thread")?;
+    let samples = match raw.samples {
+        Some(n) => positive(n, "samples", "tests to draw")?,
+        None => DEFAULT_SAMPLES,
+    };
+    Ok(HuntFile {
+        path: path.to_path_buf(),
+        object_ref: raw.object,
+        spec_ref: raw.spec,
+        description: raw.description,
+        model,
+        spec,
+        operations,
+        init,
+        finals,
+        threads,
+        ops_per_thread,
+        samples,
+        sources,
+    })
+}
+
+/// A `serde_json` error at its position, with a hint about hunt files.
+fn json_error(errors: &Errors, err: &serde_json::Error) -> LoadError {
+    let offset = offset_of(errors.text, err.line(), err.column());
+    let message = err.to_string();
+    // serde_json appends " at line L column C"; the error prints its own position.
+    let message = message.split(" at line ").next().unwrap_or(&message).to_string();
+    let help = if message.starts_with("unknown field") {
+        "a hunt file has the keys object, spec, operations, init, final, threads, ops_per_thread, samples (and description)"
+    } else if message.starts_with("missing field") {
+        "add the missing key; see fixtures/pair_snapshot/hunt.json for a complete hunt file"
+    } else if message.starts_with("invalid type") || message.starts_with("invalid value") {
+        "threads, ops_per_thread and samples are positive integers; the other keys are strings or lists of strings"
+    } else {
+        "fix the JSON syntax at the caret"
+    };
+    errors.at(offset, offset + 1, message, "here", Some(help.to_string()))
+}

@@ -1,0 +1,236 @@
+//! Line-Up's phase 1: the serial runs of a test must be deterministic.
+//!
+//! Line-Up synthesizes its spec from the serial histories of a test and first checks that
+//! they are deterministic: two serial histories whose longest common prefix ends in a call
+//! must agree on that call's result. If they do not, the object is reported as
+//! nondeterministic, not as non-linearizable: a history the concurrent runs produce may then
+//! be "explained" by one serial run and contradicted by another.
+//!
+//! Here every serial order of a test's operations is enumerated through the spec, running each
+//! operation twice from the same state and comparing the outcomes.
+//!
+//! **With the current modeling language this check cannot fail**: the interpreter is a
+//! deterministic function of (memory, thread, call): it has no random choice, clock, input
+//! or hashing-order dependence, and an operation run alone cannot be preempted. It can only
+//! trigger if the language gains a nondeterministic construct (a `choose`, a random number, a
+//! timed wait) or a spec whose state does not capture everything an operation observes; the
+//! unit tests exercise it with a spec double that counts how often it is called.
+
+use std::collections::HashSet;
+use std::fmt;
+
+use fgvt_labeling::{Apply, Spec};
+use fgvt_tree::{Call, ThreadId};
+
+/// Two serial runs of the same operation, after the same serial history, that disagree.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Nondeterminism {
+    /// The serial history before the operation: thread, call, and what it returned.
+    pub prefix: Vec<(ThreadId, Call, String)>,
+    /// The thread that runs the operation.
+    pub thread: ThreadId,
+    /// The operation.
+    pub call: Call,
+    /// What the first run did (`returns 1`, `blocks`, `is invalid: …`).
+    pub first: String,
+    /// What the second run did.
+    pub second: String,
+}
+
+impl fmt::Display for Nondeterminism {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "run serially after [")?;
+        for (i, (thread, call, result)) in self.prefix.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "T{thread} {call} → {result}")?;
+        }
+        write!(
+            f,
+            "], T{} {} {} in one run but {} in another",
+            self.thread, self.call, self.first, self.second
+        )
+    }
+}
+
+/// How many times each serial step is repeated: two runs suffice to see a disagreement.
+const RUNS: usize = 2;
+
+/// Checks that every serial order of `init`, then the `threads` interleaved operation by
+/// operation, then `finals` (the serial parts run as thread 0, like [`crate::lang::TestProgram`])
+/// gives the same results when run again; the first disagreement found, if any.
+pub fn serial_nondeterminism<S: Spec>(
+    spec: &S,
+    init: &[Call],
+    threads: &[Vec<Call>],
+    finals: &[Call],
+) -> Option<Nondeterminism> {
+    let mut search = Search { spec, threads, finals, visited: HashSet::new(), prefix: Vec::new() };
+    // The serial init part: one order only.
+    let mut states = vec![spec.initial()];
+    for call in init {
+        states = search.step_all(&states, 0, call).ok()?;
+        if states.is_empty() {
+            return None;
+        }
+    }
+    let positions = vec![0; threads.len()];
+    states.into_iter().find_map(|state| search.concurrent(state, &positions).err())
+}
+
+/// The depth-first enumeration of serial orders.
+struct Search<'a, S: Spec> {
+    spec: &'a S,
+    threads: &'a [Vec<Call>],
+    finals: &'a [Call],
+    /// (state, next operation of each thread) already enumerated from.
+    visited: HashSet<(S::State, Vec<usize>)>,
+    /// The serial history so far, for the report.
+    prefix: Vec<(ThreadId, Call, String)>,
+}
+
+impl<S: Spec> Search<'_, S> {
+    /// Enumerates every serial continuation from `state` with `positions` done.
+    fn concurrent(&mut self, state: S::State, positions: &[usize]) -> Result<(), Nondeterminism> {
+        if !self.visited.insert((state.clone(), positions.to_vec())) {
+            return Ok(());
+        }
+        let mut any = false;
+        for (t, ops) in self.threads.iter().enumerate() {
+            let Some(call) = ops.get(positions[t]) else { continue };
+            any = true;
+            let mut next = positions.to_vec();
+            next[t] += 1;
+            for successor in self.step_all(&[state.clone()], t, call)? {
+                self.concurrent(successor, &next)?;
+            }
+            self.prefix.pop();
+        }
+        if !any {
+            self.finals(state)?;
+        }
+        Ok(())
+    }
+
+    /// Runs the serial final part from `state`.
+    fn finals(&mut self, state: S::State) -> Result<(), Nondeterminism> {
+        let depth = self.prefix.len();
+        let mut states = vec![state];
+        for call in self.finals {
+            states = states.iter().map(|s| self.step_all(std::slice::from_ref(s), 0, call)).collect::<Result<Vec<_>, _>>()?.concat();
+        }
+        self.prefix.truncate(depth);
+        Ok(())
+    }
+
+    /// Runs `call` by `thread` [`RUNS`] times from each state: the distinct successor states
+    /// (none when it blocks or is invalid), or the disagreement. Pushes the call onto
+    /// `prefix` (the caller pops it).
+    fn step_all(&mut self, states: &[S::State], thread: ThreadId, call: &Call) -> Result<Vec<S::State>, Nondeterminism> {
+        let mut successors = Vec::new();
+        let mut result = String::new();
+        for state in states {
+            let runs: Vec<Apply<S::State>> = (0..RUNS).map(|_| self.spec.apply(state, thread, call)).collect();
+            let first = describe(&runs[0]);
+            if let Some(other) = runs[1..].iter().map(describe).find(|d| *d != first) {
+                return Err(Nondeterminism { prefix: self.prefix.clone(), thread, call: call.clone(), first, second: other });
+            }
+            result = first;
+            for run in runs {
+                if let Apply::Returns { state, .. } = run {
+                    if !successors.contains(&state) {
+                        successors.push(state);
+                    }
+                }
+            }
+        }
+        self.prefix.push((thread, call.clone(), result.trim_start_matches("returns ").to_string()));
+        Ok(successors)
+    }
+}
+
+/// What a run of an operation did, as the history sees it (the state is not observable).
+fn describe<T>(apply: &Apply<T>) -> String {
+    match apply {
+        Apply::Returns { value, .. } => format!("returns {value}"),
+        Apply::Blocks => "blocks".to_string(),
+        Apply::Invalid(message) => format!("is invalid: {message}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicI64, Ordering};
+
+    use fgvt_tree::Value;
+
+    use super::*;
+
+    /// A register whose `read` returns how often it has been called: a nondeterministic spec.
+    struct Flaky {
+        reads: AtomicI64,
+    }
+
+    impl Spec for Flaky {
+        type State = i64;
+        fn initial(&self) -> i64 {
+            0
+        }
+        fn apply(&self, state: &i64, _thread: ThreadId, call: &Call) -> Apply<i64> {
+            match call.op.as_str() {
+                "write" => Apply::Returns { value: Value::Unit, state: state + 1 },
+                _ => Apply::Returns { value: Value::Int(self.reads.fetch_add(1, Ordering::Relaxed)), state: *state },
+            }
+        }
+        fn name(&self) -> String {
+            "flaky".into()
+        }
+    }
+
+    /// The same register, deterministic: `read` returns the number of writes.
+    struct Steady;
+
+    impl Spec for Steady {
+        type State = i64;
+        fn initial(&self) -> i64 {
+            0
+        }
+        fn apply(&self, state: &i64, _thread: ThreadId, call: &Call) -> Apply<i64> {
+            match call.op.as_str() {
+                "write" => Apply::Returns { value: Value::Unit, state: state + 1 },
+                _ => Apply::Returns { value: Value::Int(*state), state: *state },
+            }
+        }
+        fn name(&self) -> String {
+            "steady".into()
+        }
+    }
+
+    fn call(op: &str) -> Call {
+        Call::new(op, vec![])
+    }
+
+    #[test]
+    fn a_spec_that_answers_differently_is_nondeterministic() {
+        let spec = Flaky { reads: AtomicI64::new(0) };
+        let threads = vec![vec![call("write")], vec![call("read")]];
+        let found = serial_nondeterminism(&spec, &[call("write")], &threads, &[]).expect("read disagrees with itself");
+        assert_eq!(found.call, call("read"));
+        assert_eq!(found.prefix[0].0, 0);
+        assert!(found.to_string().contains("T1 read() returns"), "{found}");
+    }
+
+    #[test]
+    fn a_deterministic_spec_passes_whatever_the_order() {
+        let threads = vec![vec![call("write"), call("read")], vec![call("read"), call("write")], vec![call("read")]];
+        assert_eq!(serial_nondeterminism(&Steady, &[call("write")], &threads, &[call("read")]), None);
+    }
+
+    #[test]
+    fn the_final_part_is_checked_too() {
+        let spec = Flaky { reads: AtomicI64::new(0) };
+        let found = serial_nondeterminism(&spec, &[], &[vec![call("write")]], &[call("read")]).expect("final read");
+        assert_eq!(found.prefix.len(), 1);
+    }
+}
