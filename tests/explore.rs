@@ -37,7 +37,7 @@ fn fixture(path: &str) -> std::path::PathBuf {
 #[test]
 fn pair_snapshot_has_leaves_where_read_returns_a_pair_that_never_existed() {
     let out = Command::cargo_bin("fgvt").unwrap().arg("explore").arg(fixture("pair_snapshot/failing.json")).arg("--format").arg("json").output().unwrap();
-    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(out.status.code(), Some(1), "a leaf is not linearizable");
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["schema"], "fgvt.explore/1");
     let tree = &v["tree"];

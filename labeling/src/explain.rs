@@ -141,21 +141,38 @@ pub struct Explanation {
 
 /// Builds the explanation of a failed search over `part`, whose deepest order was `best`
 /// (indices into `part`).
-pub(crate) fn explain<S: Spec>(spec: &S, part: &[OpView<'_>], stuck: bool, partition: Option<Value>, best: &[usize], full: bool) -> Result<Explanation, CheckError> {
+pub(crate) fn explain<S: Spec>(
+    spec: &S,
+    part: &[OpView<'_>],
+    stuck: bool,
+    partition: Option<Value>,
+    best: &[usize],
+    full: bool,
+) -> Result<Explanation, CheckError> {
     let operations: Vec<OpRef> = part.iter().map(op_ref).collect();
     let mut state = spec.initial();
     let mut prefix = Vec::with_capacity(best.len());
     for &i in best {
-        match apply(spec, &state, &part[i])? {
-            Apply::Returns { value, state: next } => {
-                prefix.push(PrefixStep { op: op_ref(&part[i]), returns: value });
-                state = next;
-            }
-            // The search only linearizes operations the spec accepts.
-            _ => unreachable!("the search linearized an operation the spec blocks"),
-        }
+        // The search linearized exactly these operations with this spec; a spec that answers
+        // differently now is not deterministic, and the prefix stops where it diverges.
+        let Apply::Returns { value, state: next } = apply(spec, &state, &part[i])? else {
+            break;
+        };
+        prefix.push(PrefixStep {
+            op: op_ref(&part[i]),
+            returns: value,
+        });
+        state = next;
     }
-    let mut explanation = Explanation { partition, stuck, operations, prefix, obstacles: Vec::new(), orders: None, too_many_orders: false };
+    let mut explanation = Explanation {
+        partition,
+        stuck,
+        operations,
+        prefix,
+        obstacles: Vec::new(),
+        orders: None,
+        too_many_orders: false,
+    };
     if !full {
         return Ok(explanation);
     }
@@ -163,7 +180,10 @@ pub(crate) fn explain<S: Spec>(spec: &S, part: &[OpView<'_>], stuck: bool, parti
     for &i in best {
         placed[i] = true;
     }
-    let first_return = (0..part.len()).filter(|&i| !placed[i]).filter_map(|i| part[i].ret_pos).min();
+    let first_return = (0..part.len())
+        .filter(|&i| !placed[i])
+        .filter_map(|i| part[i].ret_pos)
+        .min();
     for (i, op) in part.iter().enumerate() {
         let candidate = match first_return {
             Some(limit) => !placed[i] && op.call_pos < limit && !(stuck && op.is_pending()),
@@ -173,7 +193,10 @@ pub(crate) fn explain<S: Spec>(spec: &S, part: &[OpView<'_>], stuck: bool, parti
         };
         if candidate {
             if let Some(reason) = obstacle(spec, &state, op, stuck)? {
-                explanation.obstacles.push(Obstacle { op: op_ref(op), reason });
+                explanation.obstacles.push(Obstacle {
+                    op: op_ref(op),
+                    reason,
+                });
             }
         }
     }
@@ -184,21 +207,35 @@ pub(crate) fn explain<S: Spec>(spec: &S, part: &[OpView<'_>], stuck: bool, parti
 
 /// Why `op` cannot come next in `state`, or `None` if it can (pending operations of a stuck
 /// history: if it blocks, as it must).
-fn obstacle<S: Spec>(spec: &S, state: &S::State, op: &OpView<'_>, stuck: bool) -> Result<Option<Reason>, CheckError> {
+fn obstacle<S: Spec>(
+    spec: &S,
+    state: &S::State,
+    op: &OpView<'_>,
+    stuck: bool,
+) -> Result<Option<Reason>, CheckError> {
+    let pending_in_stuck = stuck && op.is_pending();
     Ok(match apply(spec, state, op)? {
-        Apply::Blocks if stuck && op.is_pending() => None,
-        Apply::Blocks => Some(Reason::Blocks),
-        Apply::Returns { value, .. } if stuck && op.is_pending() => Some(Reason::MustBlock { returns: value }),
+        Apply::Returns { value, .. } if pending_in_stuck => {
+            Some(Reason::MustBlock { returns: value })
+        }
         Apply::Returns { value, .. } => match op.result {
-            Some(observed) if !spec.matches(op.call, &value, observed) => Some(Reason::WrongResult { expected: value }),
+            Some(observed) if !spec.matches(op.call, &value, observed) => {
+                Some(Reason::WrongResult { expected: value })
+            }
             _ => Some(Reason::DeadEnd { returns: value }),
         },
-        Apply::Invalid(_) => unreachable!("apply turns Invalid into an error"),
+        // Blocking is what a pending operation of a stuck history must do.
+        _ if pending_in_stuck => None,
+        _ => Some(Reason::Blocks),
     })
 }
 
 /// Applies `op` in `state`, turning `Invalid` into an error.
-fn apply<S: Spec>(spec: &S, state: &S::State, op: &OpView<'_>) -> Result<Apply<S::State>, CheckError> {
+fn apply<S: Spec>(
+    spec: &S,
+    state: &S::State,
+    op: &OpView<'_>,
+) -> Result<Apply<S::State>, CheckError> {
     match spec.apply(state, op.thread, op.call) {
         Apply::Invalid(message) => Err(CheckError::invalid(op, message)),
         other => Ok(other),
@@ -211,29 +248,56 @@ fn op_ref(op: &OpView<'_>) -> OpRef {
         (Some(_), None) => Observed::Unknown,
         (Some(_), Some(v)) => Observed::Returned(v.clone()),
     };
-    OpRef { op: op.index, thread: op.thread, call: op.call.clone(), observed }
+    OpRef {
+        op: op.index,
+        thread: op.thread,
+        call: op.call.clone(),
+        observed,
+    }
 }
 
 /// Every real-time-respecting order of `part` (completed operations, and in a history that is
 /// not stuck any subset of the pending ones), each with its first contradiction; `None` when
 /// there are more than [`MAX_ORDERS`].
-fn every_order<S: Spec>(spec: &S, part: &[OpView<'_>], stuck: bool) -> Result<Option<Vec<OrderAttempt>>, CheckError> {
+fn every_order<S: Spec>(
+    spec: &S,
+    part: &[OpView<'_>],
+    stuck: bool,
+) -> Result<Option<Vec<OrderAttempt>>, CheckError> {
     let mut orders = Vec::new();
     let mut current = Vec::new();
-    if !enumerate(part, stuck, &mut vec![false; part.len()], &mut current, &mut orders) {
+    if !enumerate(
+        part,
+        stuck,
+        &mut vec![false; part.len()],
+        &mut current,
+        &mut orders,
+    ) {
         return Ok(None);
     }
     let mut attempts = Vec::with_capacity(orders.len());
     for order in orders {
         let failure = first_contradiction(spec, part, stuck, &order)?;
-        attempts.push(OrderAttempt { order: order.iter().map(|&i| part[i].index).collect(), failure });
+        attempts.push(OrderAttempt {
+            order: order.iter().map(|&i| part[i].index).collect(),
+            failure,
+        });
     }
     Ok(Some(attempts))
 }
 
 /// Depth-first enumeration of orders into `out`; `false` once there are too many.
-fn enumerate(part: &[OpView<'_>], stuck: bool, placed: &mut Vec<bool>, current: &mut Vec<usize>, out: &mut Vec<Vec<usize>>) -> bool {
-    let all_completed = part.iter().zip(placed.iter()).all(|(op, &p)| p || op.is_pending());
+fn enumerate(
+    part: &[OpView<'_>],
+    stuck: bool,
+    placed: &mut Vec<bool>,
+    current: &mut Vec<usize>,
+    out: &mut Vec<Vec<usize>>,
+) -> bool {
+    let all_completed = part
+        .iter()
+        .zip(placed.iter())
+        .all(|(op, &p)| p || op.is_pending());
     if all_completed {
         if out.len() == MAX_ORDERS {
             return false;
@@ -245,7 +309,8 @@ fn enumerate(part: &[OpView<'_>], stuck: bool, placed: &mut Vec<bool>, current: 
             continue;
         }
         // `i` may come next unless some unplaced operation returned before it was called.
-        let ready = (0..part.len()).all(|j| placed[j] || part[j].ret_pos.is_none_or(|r| r > part[i].call_pos));
+        let ready = (0..part.len())
+            .all(|j| placed[j] || part[j].ret_pos.is_none_or(|r| r > part[i].call_pos));
         if ready {
             placed[i] = true;
             current.push(i);
@@ -261,13 +326,21 @@ fn enumerate(part: &[OpView<'_>], stuck: bool, placed: &mut Vec<bool>, current: 
 }
 
 /// Runs `order` through the spec and finds the first operation it contradicts.
-fn first_contradiction<S: Spec>(spec: &S, part: &[OpView<'_>], stuck: bool, order: &[usize]) -> Result<Option<OrderFailure>, CheckError> {
+fn first_contradiction<S: Spec>(
+    spec: &S,
+    part: &[OpView<'_>],
+    stuck: bool,
+    order: &[usize],
+) -> Result<Option<OrderFailure>, CheckError> {
     let mut state = spec.initial();
     for (position, &i) in order.iter().enumerate() {
         let op = &part[i];
         let reason = match apply(spec, &state, op)? {
             Apply::Returns { value, state: next } => {
-                if op.result.is_none_or(|observed| spec.matches(op.call, &value, observed)) {
+                if op
+                    .result
+                    .is_none_or(|observed| spec.matches(op.call, &value, observed))
+                {
                     state = next;
                     continue;
                 }
@@ -275,12 +348,20 @@ fn first_contradiction<S: Spec>(spec: &S, part: &[OpView<'_>], stuck: bool, orde
             }
             _ => Reason::Blocks,
         };
-        return Ok(Some(OrderFailure { position, op: op.index, reason }));
+        return Ok(Some(OrderFailure {
+            position,
+            op: op.index,
+            reason,
+        }));
     }
     if stuck {
         for op in part.iter().filter(|op| op.is_pending()) {
             if let Apply::Returns { value, .. } = apply(spec, &state, op)? {
-                return Ok(Some(OrderFailure { position: order.len(), op: op.index, reason: Reason::MustBlock { returns: value } }));
+                return Ok(Some(OrderFailure {
+                    position: order.len(),
+                    op: op.index,
+                    reason: Reason::MustBlock { returns: value },
+                }));
             }
         }
     }
@@ -296,8 +377,16 @@ impl Explanation {
     /// A one-line summary: the first obstacle, or the size of the prefix.
     pub fn summary(&self) -> String {
         match self.obstacles.first() {
-            Some(obstacle) => self.describe(&obstacle.op, &obstacle.reason, self.prefix.last().map(|s| &s.op)),
-            None => format!("only {} of {} operations can be linearized", self.prefix.len(), self.operations.len()),
+            Some(obstacle) => self.describe(
+                &obstacle.op,
+                &obstacle.reason,
+                self.prefix.last().map(|s| &s.op),
+            ),
+            None => format!(
+                "only {} of {} operations can be linearized",
+                self.prefix.len(),
+                self.operations.len()
+            ),
         }
     }
 
@@ -344,21 +433,46 @@ impl fmt::Display for Explanation {
             f.write_str(" (stuck history: pending operations must block)")?;
         }
         writeln!(f)?;
-        writeln!(f, "longest linearizable prefix ({} of {} operations):", self.prefix.len(), self.operations.len())?;
+        writeln!(
+            f,
+            "longest linearizable prefix ({} of {} operations):",
+            self.prefix.len(),
+            self.operations.len()
+        )?;
         if self.prefix.is_empty() {
             writeln!(f, "  (none: no operation can come first)")?;
         }
         for (n, step) in self.prefix.iter().enumerate() {
-            write!(f, "  {:>2}. T{} {} → {}", n + 1, step.op.thread, step.op.call, step.returns)?;
-            if step.op.observed != Observed::Returned(step.returns.clone()) {
-                write!(f, " (observed {})", step.op.observed)?;
+            write!(
+                f,
+                "  {:>2}. T{} {} → {}",
+                n + 1,
+                step.op.thread,
+                step.op.call,
+                step.returns
+            )?;
+            match &step.op.observed {
+                Observed::Pending => f.write_str(" (pending: takes effect here)")?,
+                Observed::Unknown => f.write_str(" (result unknown)")?,
+                Observed::Returned(observed) if *observed != step.returns => {
+                    write!(f, " (observed {observed})")?
+                }
+                Observed::Returned(_) => {}
             }
             writeln!(f)?;
         }
         if !self.obstacles.is_empty() {
             writeln!(f, "no operation can come next:")?;
             for obstacle in &self.obstacles {
-                writeln!(f, "  - {}", self.describe(&obstacle.op, &obstacle.reason, self.prefix.last().map(|s| &s.op)))?;
+                writeln!(
+                    f,
+                    "  - {}",
+                    self.describe(
+                        &obstacle.op,
+                        &obstacle.reason,
+                        self.prefix.last().map(|s| &s.op)
+                    )
+                )?;
             }
         }
         if let Some(orders) = &self.orders {
@@ -366,7 +480,12 @@ impl fmt::Display for Explanation {
             for (n, attempt) in orders.iter().enumerate() {
                 write!(f, "  {:>3}.", n + 1)?;
                 let failed_at = attempt.failure.as_ref().map(|failure| failure.position);
-                for (pos, o) in attempt.order.iter().filter_map(|&op| self.operation(op)).enumerate() {
+                for (pos, o) in attempt
+                    .order
+                    .iter()
+                    .filter_map(|&op| self.operation(op))
+                    .enumerate()
+                {
                     write!(f, "  {}", o.call)?;
                     if let Observed::Returned(v) = &o.observed {
                         if !v.is_unit() {
@@ -380,7 +499,11 @@ impl fmt::Display for Explanation {
                 }
                 match &attempt.failure {
                     Some(failure) => {
-                        let prev = failure.position.checked_sub(1).and_then(|p| attempt.order.get(p)).and_then(|&o| self.operation(o));
+                        let prev = failure
+                            .position
+                            .checked_sub(1)
+                            .and_then(|p| attempt.order.get(p))
+                            .and_then(|&o| self.operation(o));
                         if let Some(op) = self.operation(failure.op) {
                             writeln!(f, "\n         {}", self.describe(op, &failure.reason, prev))?;
                         }
@@ -389,7 +512,10 @@ impl fmt::Display for Explanation {
                 }
             }
         } else if self.too_many_orders {
-            writeln!(f, "(more than {MAX_ORDERS} orders respect real time; they are not listed)")?;
+            writeln!(
+                f,
+                "(more than {MAX_ORDERS} orders respect real time; they are not listed)"
+            )?;
         }
         Ok(())
     }
@@ -399,7 +525,10 @@ fn as_string<T: fmt::Display, S: Serializer>(value: &T, serializer: S) -> Result
     serializer.collect_str(value)
 }
 
-fn opt_as_string<T: fmt::Display, S: Serializer>(value: &Option<T>, serializer: S) -> Result<S::Ok, S::Error> {
+fn opt_as_string<T: fmt::Display, S: Serializer>(
+    value: &Option<T>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
     match value {
         Some(v) => serializer.collect_str(v),
         None => serializer.serialize_none(),

@@ -1,7 +1,7 @@
 //! Histories, sequential specs, the linearizability checker, node labels and CDRS.
 //!
 //! * [`spec`]: the [`Spec`] trait a sequential specification implements;
-//! * [`builtin`]: built-in specs (register, counter, set, map, queue, stack, deque, snapshot, kv);
+//! * [`builtin`](mod@builtin): built-in specs (register, counter, set, map, queue, stack, deque, snapshot, kv);
 //! * [`check`](mod@check): the WGL linearizability checker, with partitioning, pending and stuck
 //!   operations, a deadline, and a verdict cache;
 //! * [`explain`]: why a history is not linearizable;

@@ -15,7 +15,8 @@ pub struct XorShift(u64);
 impl XorShift {
     /// A generator for `seed` (any value; 0 is remapped).
     pub fn new(seed: u64) -> Self {
-        XorShift(seed ^ 0x9E37_79B9_7F4A_7C15 | 1)
+        // Xorshift never leaves 0; forcing the low bit keeps every seed usable.
+        XorShift((seed ^ 0x9E37_79B9_7F4A_7C15) | 1)
     }
 
     /// The next 64 random bits.
@@ -55,7 +56,11 @@ pub fn generate_set_history(threads: usize, ops_per_thread: usize, seed: u64) ->
     let mut phases: Vec<Phase> = (0..threads).map(|_| Phase::Idle).collect();
     let mut left = vec![ops_per_thread; threads];
     let mut history = History::new();
-    let mut active: Vec<usize> = if ops_per_thread > 0 { (0..threads).collect() } else { Vec::new() };
+    let mut active: Vec<usize> = if ops_per_thread > 0 {
+        (0..threads).collect()
+    } else {
+        Vec::new()
+    };
     while !active.is_empty() {
         let slot = rng.below(active.len() as u64) as usize;
         let thread = active[slot];

@@ -12,7 +12,10 @@ fn histories() -> Option<PathBuf> {
     if dir.is_dir() {
         Some(dir)
     } else {
-        eprintln!("skipping: {} is absent (the recorded histories live outside the repository)", dir.display());
+        eprintln!(
+            "skipping: {} is absent (the recorded histories live outside the repository)",
+            dir.display()
+        );
         None
     }
 }
@@ -21,16 +24,38 @@ fn histories() -> Option<PathBuf> {
 fn expect(file: &str, linearizable: bool, partition: bool) {
     let Some(dir) = histories() else { return };
     let loaded = load_history(&dir.join(file), None).unwrap_or_else(|e| panic!("{e}"));
-    let spec_name = loaded.parsed.spec.as_deref().expect("the format implies a spec");
+    let spec_name = loaded
+        .parsed
+        .spec
+        .as_deref()
+        .expect("the format implies a spec");
     let spec = builtin(spec_name).expect("a built-in spec");
-    let options = CheckOptions { partition, ..CheckOptions::default() };
+    let options = CheckOptions {
+        partition,
+        ..CheckOptions::default()
+    };
     let start = Instant::now();
-    let outcome = check(&spec, &loaded.parsed.history, &options).unwrap_or_else(|e| panic!("{file}: {e}"));
-    eprintln!("{file} (partition: {partition}, {} partitions): {:?} in {:.2?}, {:?}", outcome.partitions, verdict_name(&outcome.verdict), start.elapsed(), outcome.stats);
+    let outcome =
+        check(&spec, &loaded.parsed.history, &options).unwrap_or_else(|e| panic!("{file}: {e}"));
+    eprintln!(
+        "{file} (partition: {partition}, {} partitions): {:?} in {:.2?}, {:?}",
+        outcome.partitions,
+        verdict_name(&outcome.verdict),
+        start.elapsed(),
+        outcome.stats
+    );
     if let Verdict::NotLinearizable(explanation) = &outcome.verdict {
         eprintln!("{}", explanation.summary());
+        if std::env::var_os("FGVT_SHOW").is_some() {
+            eprintln!("{explanation}");
+        }
     }
-    assert_eq!(outcome.verdict.is_linearizable(), linearizable, "{file}: {:?}", verdict_name(&outcome.verdict));
+    assert_eq!(
+        outcome.verdict.is_linearizable(),
+        linearizable,
+        "{file}: {:?}",
+        verdict_name(&outcome.verdict)
+    );
     assert_eq!(outcome.verdict.is_violation(), !linearizable, "{file}");
 }
 
@@ -87,8 +112,15 @@ fn kv_c10_bad_whole_is_not_linearizable() {
 #[test]
 fn the_formats_are_detected() {
     let Some(dir) = histories() else { return };
-    for (file, format) in [("jepsen/etcd_000.log", Format::Jepsen), ("kv/c01-ok.txt", Format::Kv)] {
+    for (file, format) in [
+        ("jepsen/etcd_000.log", Format::Jepsen),
+        ("kv/c01-ok.txt", Format::Kv),
+    ] {
         let text = std::fs::read_to_string(dir.join(file)).unwrap();
-        assert_eq!(fgvt_labeling::formats::detect_format(&text), Some(format), "{file}");
+        assert_eq!(
+            fgvt_labeling::formats::detect_format(&text),
+            Some(format),
+            "{file}"
+        );
     }
 }

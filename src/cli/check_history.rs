@@ -10,7 +10,7 @@ use fgvt_tree::SourceMap;
 use miette::IntoDiagnostic;
 use serde_json::json;
 
-use super::output::Exit;
+use super::output::{emit, Exit};
 use super::{CheckHistoryArgs, HistoryFormat};
 use crate::lang::{Model, SelfSpec};
 
@@ -102,9 +102,9 @@ pub fn run(args: &CheckHistoryArgs) -> miette::Result<Exit> {
             } else {
                 json!({"schema": "fgvt.check/1", "results": results.iter().map(FileResult::to_json).collect::<Vec<_>>(), "summary": summary(&results)})
             };
-            println!("{}", serde_json::to_string_pretty(&out).into_diagnostic()?);
+            emit(&format!("{}\n", serde_json::to_string_pretty(&out).into_diagnostic()?))?;
         }
-        super::Format::Text => print_text(&results),
+        super::Format::Text => emit(&text(&results))?,
     }
     Ok(exit.unwrap_or(Exit::BadInput))
 }
@@ -185,7 +185,9 @@ fn summary(results: &[FileResult]) -> serde_json::Value {
     })
 }
 
-fn print_text(results: &[FileResult]) {
+fn text(results: &[FileResult]) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
     for r in results {
         let detail = match &r.outcome {
             Ok(o) => format!(
@@ -203,20 +205,22 @@ fn print_text(results: &[FileResult]) {
             ),
             Err(e) => format!("error: {e}"),
         };
-        println!("{}: {detail}", r.path.display());
+        let _ = writeln!(out, "{}: {detail}", r.path.display());
         if let Ok(Outcome { verdict: Verdict::NotLinearizable(explanation), .. }) = &r.outcome {
             if results.len() == 1 {
-                println!("\n{explanation}");
+                let _ = writeln!(out, "\n{explanation}");
             } else {
-                println!("  {}", explanation.summary());
+                let _ = writeln!(out, "  {}", explanation.summary());
             }
         }
     }
     if results.len() > 1 {
         let s = summary(results);
-        println!(
+        let _ = writeln!(
+            out,
             "\n{} files: {} linearizable, {} not linearizable, {} unknown, {} errors",
             s["files"], s["linearizable"], s["not_linearizable"], s["unknown"], s["errors"]
         );
     }
+    out
 }

@@ -7,7 +7,7 @@ use fgvt_tree::{CoarseEvent, Tree};
 use miette::IntoDiagnostic;
 use serde_json::json;
 
-use super::output::{Exit, Progress};
+use super::output::{emit, Exit, Progress};
 use super::{ExploreArgs, Format};
 use crate::judge::{judge, Judgement};
 use crate::testcase::{self, TestCase};
@@ -18,7 +18,16 @@ pub fn run(args: &ExploreArgs) -> miette::Result<Exit> {
     let started = std::time::Instant::now();
     let tree = build_tree(&test, &args.limits)?;
     let judgement = judge_tree(&test, &tree, args.limits.timeout.map(|t| started + t))?;
-    let exit = if tree.partial.is_some() { Exit::Inconclusive } else { Exit::Ok };
+    // The summary answers "is this test linearizable?" with design.md's exit codes; printing
+    // one path answers nothing of the kind.
+    let path_only = args.schedule.is_some() || args.leaf.is_some();
+    let exit = if tree.partial.is_some() {
+        Exit::Inconclusive
+    } else if !path_only && judgement.not_linearizable + judgement.faults > 0 {
+        Exit::Violation
+    } else {
+        Exit::Ok
+    };
     let out = match (&args.schedule, args.leaf, args.format) {
         (Some(schedule), _, format) => path_report(&test, &tree, Path::Schedule(schedule), format)?,
         (None, Some(leaf), format) => path_report(&test, &tree, Path::Leaf(leaf), format)?,
@@ -27,7 +36,7 @@ pub fn run(args: &ExploreArgs) -> miette::Result<Exit> {
             serde_json::to_string_pretty(&summary_json(&test, &tree, &judgement)).into_diagnostic()?
         }
     };
-    println!("{}", out.trim_end());
+    emit(&format!("{}\n", out.trim_end()))?;
     Ok(exit)
 }
 

@@ -2,52 +2,82 @@
 
 use std::time::Instant;
 
-use fgvt_labeling::cdrs::{find_cdrs, CdrsOptions, Pattern};
-use fgvt_labeling::labels::{label_tree, LeafOutcome};
+use fgvt_labeling::cdrs::{find_cdrs, Cdrs, CdrsOptions, Pattern};
+use fgvt_labeling::labels::{label_tree, Labeling, LeafOutcome};
 use fgvt_labeling::Verdict as CheckVerdict;
 use fgvt_reports::{build_report, Explanation, LocalizeReport, ReportInput, TestInfo, Verdict};
 use fgvt_tree::Tree;
 
 use super::explore::{build_tree, judge_tree};
-use super::output::{stdout_color, write_atomically, Exit};
-use super::{LocalizeArgs, ReportFormat};
+use super::output::{emit, stdout_color, write_atomically, Exit};
+use super::{LimitArgs, LocalizeArgs, ReportFormat};
 use crate::judge::{Judgement, LeafVerdict};
 use crate::testcase::{self, TestCase};
 
 /// Runs `fgvt localize`.
 pub fn run(args: &LocalizeArgs) -> miette::Result<Exit> {
-    let pattern = match &args.pattern {
-        Some(p) => Pattern::parse(p).map_err(|e| {
-            miette::miette!(help = "labels are W, B, G, WG, BG, GG, WBG, with | * + ? ( ) between them", "--pattern: {e}")
-        })?,
-        None => Pattern::default(),
-    };
+    let pattern = parse_pattern(args.pattern.as_deref())?;
     let test = testcase::load(&args.test)?;
-    let (report, _tree) = localize(&test, args, &pattern)?;
+    let localized = localize(&test, args, &pattern)?;
+    let report = &localized.report;
     let text = match args.format {
-        ReportFormat::Text => fgvt_reports::render_text(&report, args.output.is_none() && stdout_color()),
-        ReportFormat::Markdown => fgvt_reports::render_markdown(&report),
-        ReportFormat::Json => fgvt_reports::render_json(&report),
+        ReportFormat::Text => fgvt_reports::render_text(report, args.output.is_none() && stdout_color()),
+        ReportFormat::Markdown => fgvt_reports::render_markdown(report),
+        ReportFormat::Json => fgvt_reports::render_json(report),
     };
     match &args.output {
         Some(path) => write_atomically(path, text.as_bytes())?,
-        None => print!("{text}"),
+        None => emit(&text)?,
     }
-    Ok(match report.verdict {
+    let trees = super::render::TreeFiles { svg: args.svg.as_deref(), dot: args.dot.as_deref() };
+    super::render::write_tree_files(&test, &localized, args.max_cdrs, &args.draw, &trees)?;
+    Ok(exit_code(report))
+}
+
+/// The `--pattern` argument, or the paper's pattern.
+pub fn parse_pattern(pattern: Option<&str>) -> miette::Result<Pattern> {
+    match pattern {
+        Some(p) => Pattern::parse(p).map_err(|e| {
+            miette::miette!(help = "labels are W, B, G, WG, BG, GG, WBG, with | * + ? ( ) between them", "--pattern: {e}")
+        }),
+        None => Ok(Pattern::default()),
+    }
+}
+
+/// The exit code of a localization (design.md): 1 for a violation, 3 when partial.
+pub fn exit_code(report: &LocalizeReport) -> Exit {
+    match report.verdict {
         // A limit makes the run partial whatever was found: the CDRS may change with the rest
         // of the tree.
         _ if report.partial.is_some() => Exit::Inconclusive,
         Verdict::NotLinearizable => Exit::Violation,
         Verdict::Linearizable => Exit::Ok,
         Verdict::Inconclusive => Exit::Inconclusive,
-    })
+    }
+}
+
+/// A localization: the report, and the tree, labels and CDRS it was built from.
+pub struct Localized {
+    /// The report.
+    pub report: LocalizeReport,
+    /// The explored tree.
+    pub tree: Tree,
+    /// Its labels.
+    pub labeling: Labeling,
+    /// Every CDRS group found, best first (the report shows the first `--max-cdrs`).
+    pub cdrs: Cdrs,
 }
 
 /// Explores, judges, labels and localizes `test`: the report, and the tree it describes.
-pub fn localize(test: &TestCase, args: &LocalizeArgs, pattern: &Pattern) -> miette::Result<(LocalizeReport, Tree)> {
+pub fn localize(test: &TestCase, args: &LocalizeArgs, pattern: &Pattern) -> miette::Result<Localized> {
+    localize_with(test, &args.limits, args.max_cdrs, pattern)
+}
+
+/// [`localize`] with the limits and the number of reported CDRS given apart.
+pub fn localize_with(test: &TestCase, limits: &LimitArgs, max_cdrs: usize, pattern: &Pattern) -> miette::Result<Localized> {
     let started = Instant::now();
-    let tree = build_tree(test, &args.limits)?;
-    let deadline = args.limits.timeout.map(|t| started + t);
+    let tree = build_tree(test, limits)?;
+    let deadline = limits.timeout.map(|t| started + t);
     let judgement = judge_tree(test, &tree, deadline)?;
     let labeling = label_tree(&tree, |node, _| outcome(&judgement, node));
     let cdrs = find_cdrs(&tree, &labeling, pattern, &CdrsOptions::default());
@@ -64,11 +94,11 @@ pub fn localize(test: &TestCase, args: &LocalizeArgs, pattern: &Pattern) -> miet
         pattern,
         sources: &test.sources,
         test: &info,
-        max_cdrs: args.max_cdrs,
+        max_cdrs,
     };
     let mut report = build_report(&input, |leaf| explanation(&judgement, &tree, leaf));
     report.notes.extend(spec_notes(&judgement));
-    Ok((report, tree))
+    Ok(Localized { report, tree, labeling, cdrs })
 }
 
 fn outcome(judgement: &Judgement, node: fgvt_tree::NodeId) -> LeafOutcome {

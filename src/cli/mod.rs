@@ -2,8 +2,11 @@
 
 mod check_history;
 mod explore;
+mod hunt;
 mod localize;
+mod minimize;
 mod output;
+mod render;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -30,6 +33,13 @@ pub enum Command {
     /// Localize a failing test: label its interleaving tree and report the critical data race
     /// sequences with the racing statements.
     Localize(LocalizeArgs),
+    /// Draw the labeled interleaving tree of a test as SVG or DOT (Graphviz), with its CDRS.
+    Render(RenderArgs),
+    /// Hunt for a failing test: draw random test matrices from a hunt file (Line-Up's
+    /// RandomCheck) and check every interleaving of each.
+    Hunt(HuntArgs),
+    /// Shrink a failing test greedily while it keeps failing.
+    Minimize(MinimizeArgs),
     /// Check recorded histories (Jepsen etcd logs, kv logs, fgvt JSON) for linearizability.
     CheckHistory(CheckHistoryArgs),
 }
@@ -127,6 +137,92 @@ pub struct LocalizeArgs {
     /// Report at most this many CDRS, best first.
     #[arg(long, default_value_t = 3)]
     pub max_cdrs: usize,
+    /// Also draw the labeled tree as SVG to this file (see `fgvt render`).
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
+    /// Also draw the labeled tree as DOT (Graphviz) to this file.
+    #[arg(long, value_name = "FILE")]
+    pub dot: Option<PathBuf>,
+    /// How to draw the tree for `--svg` and `--dot`.
+    #[command(flatten)]
+    pub draw: DrawArgs,
+    /// Limits.
+    #[command(flatten)]
+    pub limits: LimitArgs,
+}
+
+/// The drawing formats of `fgvt render`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TreeFormat {
+    /// Scalable Vector Graphics, for a browser.
+    Svg,
+    /// Graphviz's DOT language.
+    Dot,
+}
+
+/// Which program lays out an SVG drawing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum EngineArg {
+    /// Graphviz's `dot` when it is on PATH, else the builtin layout.
+    Auto,
+    /// Graphviz's `dot` (an error when it is not installed).
+    Graphviz,
+    /// The builtin pure-Rust layout.
+    Builtin,
+}
+
+/// Which part of the tree to draw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FocusArg {
+    /// The whole tree, within the limits.
+    All,
+    /// Only the paths of the reported CDRS and their siblings.
+    Cdrs,
+}
+
+/// How to draw a labeled tree: shared by `render` and by `localize --svg/--dot`.
+#[derive(Debug, Clone, Args)]
+pub struct DrawArgs {
+    /// Layout engine for SVG.
+    #[arg(long, value_enum, default_value_t = EngineArg::Auto)]
+    pub engine: EngineArg,
+    /// Expand no node deeper than this many steps from the root.
+    #[arg(long, value_name = "N")]
+    pub depth: Option<usize>,
+    /// Draw the whole tree, or only the reported CDRS paths and their siblings.
+    #[arg(long, value_enum, default_value_t = FocusArg::All)]
+    pub focus: FocusArg,
+    /// Most nodes in the drawing; beyond it subtrees are drawn as one node with their leaf count.
+    #[arg(long, value_name = "N", default_value_t = fgvt_reports::draw::DEFAULT_MAX_NODES)]
+    pub max_nodes: usize,
+    /// Draw a memoized tree as its DAG of states instead of unfolded.
+    #[arg(long)]
+    pub dag: bool,
+    /// Do not fold uniform (all W or all B) subtrees into one node.
+    #[arg(long)]
+    pub no_fold: bool,
+}
+
+/// Arguments of `fgvt render`.
+#[derive(Debug, Args)]
+pub struct RenderArgs {
+    /// The test (`failing.json`).
+    pub test: PathBuf,
+    /// Write the drawing to this file (atomically); `.svg` or `.dot`/`.gv` choose the format.
+    #[arg(short = 'o', long = "output")]
+    pub output: Option<PathBuf>,
+    /// The format (default: from the extension of `-o`, else DOT on stdout).
+    #[arg(long, value_enum)]
+    pub format: Option<TreeFormat>,
+    /// The CDRS pattern over labels (default: the paper's `(WG|BG|WBG)*(BG|G|WBG)`).
+    #[arg(long)]
+    pub pattern: Option<String>,
+    /// Highlight at most this many CDRS, best first.
+    #[arg(long, default_value_t = 3)]
+    pub max_cdrs: usize,
+    /// How to draw.
+    #[command(flatten)]
+    pub draw: DrawArgs,
     /// Limits.
     #[command(flatten)]
     pub limits: LimitArgs,
@@ -143,6 +239,54 @@ pub enum HistoryFormat {
     Jepsen,
     /// EDN-like key/value store lines (kv spec).
     Kv,
+}
+
+/// Arguments of `fgvt hunt`.
+#[derive(Debug, Args)]
+pub struct HuntArgs {
+    /// The hunt file (`hunt.json`): object, spec, operations, threads, ops_per_thread.
+    pub hunt: PathBuf,
+    /// Seed of the random tests; the same seed finds the same test whatever `--jobs`.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// How many tests to draw (default: the hunt file's `samples`, else 100).
+    #[arg(long)]
+    pub samples: Option<usize>,
+    /// Worker threads (default: one per core).
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// Check every sample and report every failing test, not just the first.
+    #[arg(long, conflicts_with = "localize")]
+    pub all: bool,
+    /// Write the failing test (atomically) to this file instead of printing it; with
+    /// `--all`, sample N goes to `<stem>-N.json`; with `--localize`, the minimal test.
+    #[arg(short = 'o', long = "output")]
+    pub output: Option<PathBuf>,
+    /// Run the whole pipeline: minimize the failing test, localize it, print the report.
+    #[arg(long)]
+    pub localize: bool,
+    /// Report format with `--localize`.
+    #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+    pub format: ReportFormat,
+    /// Limits of each test (`--timeout` bounds the whole hunt).
+    #[command(flatten)]
+    pub limits: LimitArgs,
+}
+
+/// Arguments of `fgvt minimize`.
+#[derive(Debug, Args)]
+pub struct MinimizeArgs {
+    /// The failing test (`failing.json`).
+    pub test: PathBuf,
+    /// Write the minimal test (atomically) to this file instead of printing it.
+    #[arg(short = 'o', long = "output")]
+    pub output: Option<PathBuf>,
+    /// Worker threads (default: one per core).
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// Limits of each candidate test (`--timeout` bounds the whole search).
+    #[command(flatten)]
+    pub limits: LimitArgs,
 }
 
 /// Arguments of `fgvt check-history`.
@@ -178,6 +322,9 @@ pub fn main() -> ExitCode {
         Command::Explore(args) => explore::run(&args),
         Command::CheckHistory(args) => check_history::run(&args),
         Command::Localize(args) => localize::run(&args),
+        Command::Render(args) => render::run(&args),
+        Command::Hunt(args) => hunt::run(&args),
+        Command::Minimize(args) => minimize::run(&args),
     };
     match result {
         Ok(exit) => exit.into(),

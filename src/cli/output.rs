@@ -44,6 +44,18 @@ pub fn install_error_hook() {
     }));
 }
 
+/// Prints `text` to stdout. A reader that goes away early (`fgvt ... | head`) is not an
+/// error: the rest of the output is dropped quietly instead of panicking like `print!` does.
+pub fn emit(text: &str) -> miette::Result<()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(miette::miette!("cannot write to stdout: {e}"))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Writes `contents` to `path` through a temporary file in the same directory and a rename,
 /// so that a failed run never leaves a partial file behind.
 pub fn write_atomically(path: &Path, contents: &[u8]) -> miette::Result<()> {

@@ -66,87 +66,83 @@ pub fn serial_nondeterminism<S: Spec>(
     threads: &[Vec<Call>],
     finals: &[Call],
 ) -> Option<Nondeterminism> {
-    let mut search = Search { spec, threads, finals, visited: HashSet::new(), prefix: Vec::new() };
-    // The serial init part: one order only.
-    let mut states = vec![spec.initial()];
-    for call in init {
-        states = search.step_all(&states, 0, call).ok()?;
-        if states.is_empty() {
-            return None;
-        }
-    }
-    let positions = vec![0; threads.len()];
-    states.into_iter().find_map(|state| search.concurrent(state, &positions).err())
+    let mut search = Search { spec, init, threads, finals, visited: HashSet::new(), prefix: Vec::new() };
+    search.visit(spec.initial(), Phase::Init(0)).err()
+}
+
+/// Where a serial run is: in the init part, between the threads' operations, or in the final
+/// part (by the index of the next operation).
+#[derive(Clone)]
+enum Phase {
+    Init(usize),
+    Concurrent(Vec<usize>),
+    Final(usize),
 }
 
 /// The depth-first enumeration of serial orders.
 struct Search<'a, S: Spec> {
     spec: &'a S,
+    init: &'a [Call],
     threads: &'a [Vec<Call>],
     finals: &'a [Call],
-    /// (state, next operation of each thread) already enumerated from.
+    /// (state, next operation of each thread) already enumerated from: different orders that
+    /// reach the same state continue alike, so each is enumerated once.
     visited: HashSet<(S::State, Vec<usize>)>,
     /// The serial history so far, for the report.
     prefix: Vec<(ThreadId, Call, String)>,
 }
 
 impl<S: Spec> Search<'_, S> {
-    /// Enumerates every serial continuation from `state` with `positions` done.
-    fn concurrent(&mut self, state: S::State, positions: &[usize]) -> Result<(), Nondeterminism> {
-        if !self.visited.insert((state.clone(), positions.to_vec())) {
-            return Ok(());
-        }
-        let mut any = false;
-        for (t, ops) in self.threads.iter().enumerate() {
-            let Some(call) = ops.get(positions[t]) else { continue };
-            any = true;
-            let mut next = positions.to_vec();
-            next[t] += 1;
-            for successor in self.step_all(&[state.clone()], t, call)? {
-                self.concurrent(successor, &next)?;
+    /// Enumerates every serial continuation from `state` at `phase`.
+    fn visit(&mut self, state: S::State, phase: Phase) -> Result<(), Nondeterminism> {
+        match phase {
+            Phase::Init(i) if i < self.init.len() => self.then(state, 0, &self.init[i], Phase::Init(i + 1)),
+            Phase::Init(_) => self.visit(state, Phase::Concurrent(vec![0; self.threads.len()])),
+            Phase::Concurrent(positions) => {
+                if !self.visited.insert((state.clone(), positions.clone())) {
+                    return Ok(());
+                }
+                let mut done = true;
+                for (t, ops) in self.threads.iter().enumerate() {
+                    let Some(call) = ops.get(positions[t]) else { continue };
+                    done = false;
+                    let mut next = positions.clone();
+                    next[t] += 1;
+                    self.then(state.clone(), t, call, Phase::Concurrent(next))?;
+                }
+                if done {
+                    self.visit(state, Phase::Final(0))?;
+                }
+                Ok(())
             }
-            self.prefix.pop();
+            Phase::Final(i) if i < self.finals.len() => self.then(state, 0, &self.finals[i], Phase::Final(i + 1)),
+            Phase::Final(_) => Ok(()),
         }
-        if !any {
-            self.finals(state)?;
-        }
-        Ok(())
     }
 
-    /// Runs the serial final part from `state`.
-    fn finals(&mut self, state: S::State) -> Result<(), Nondeterminism> {
-        let depth = self.prefix.len();
-        let mut states = vec![state];
-        for call in self.finals {
-            states = states.iter().map(|s| self.step_all(std::slice::from_ref(s), 0, call)).collect::<Result<Vec<_>, _>>()?.concat();
+    /// Runs `call` by `thread` [`RUNS`] times from `state`, compares the outcomes, and goes on
+    /// from each distinct successor state (none when the call blocks or is invalid: the serial
+    /// history ends there).
+    fn then(&mut self, state: S::State, thread: ThreadId, call: &Call, next: Phase) -> Result<(), Nondeterminism> {
+        let runs: Vec<Apply<S::State>> = (0..RUNS).map(|_| self.spec.apply(&state, thread, call)).collect();
+        let first = describe(&runs[0]);
+        if let Some(second) = runs[1..].iter().map(describe).find(|d| *d != first) {
+            return Err(Nondeterminism { prefix: self.prefix.clone(), thread, call: call.clone(), first, second });
         }
-        self.prefix.truncate(depth);
-        Ok(())
-    }
-
-    /// Runs `call` by `thread` [`RUNS`] times from each state: the distinct successor states
-    /// (none when it blocks or is invalid), or the disagreement. Pushes the call onto
-    /// `prefix` (the caller pops it).
-    fn step_all(&mut self, states: &[S::State], thread: ThreadId, call: &Call) -> Result<Vec<S::State>, Nondeterminism> {
-        let mut successors = Vec::new();
-        let mut result = String::new();
-        for state in states {
-            let runs: Vec<Apply<S::State>> = (0..RUNS).map(|_| self.spec.apply(state, thread, call)).collect();
-            let first = describe(&runs[0]);
-            if let Some(other) = runs[1..].iter().map(describe).find(|d| *d != first) {
-                return Err(Nondeterminism { prefix: self.prefix.clone(), thread, call: call.clone(), first, second: other });
-            }
-            result = first;
-            for run in runs {
-                if let Apply::Returns { state, .. } = run {
-                    if !successors.contains(&state) {
-                        successors.push(state);
-                    }
+        let mut successors: Vec<S::State> = Vec::new();
+        for run in runs {
+            if let Apply::Returns { state, .. } = run {
+                if !successors.contains(&state) {
+                    successors.push(state);
                 }
             }
         }
-        self.prefix.push((thread, call.clone(), result.trim_start_matches("returns ").to_string()));
-        Ok(successors)
+        self.prefix.push((thread, call.clone(), first.trim_start_matches("returns ").to_string()));
+        for successor in successors {
+            self.visit(successor, next.clone())?;
+        }
+        self.prefix.pop();
+        Ok(())
     }
 }
 

@@ -36,6 +36,8 @@ pub struct RecordDecl {
     pub name: Ident,
     /// Fields in declaration order (the order `new Name(..)` takes them).
     pub fields: Vec<(Type, Ident)>,
+    /// For each field, whether it is declared `final`.
+    pub finals: Vec<bool>,
     /// The whole declaration.
     pub span: Span,
 }
@@ -71,6 +73,8 @@ pub enum Member {
         name: Ident,
         /// The array length, for arrays.
         len: Option<(i64, Span)>,
+        /// Declared `shared final`: set by its initializer or the constructor, then only read.
+        is_final: bool,
         /// The initializer, if any.
         init: Option<Init>,
         /// The whole declaration.

@@ -54,6 +54,10 @@ pub(crate) enum Instr {
     Assert(Option<String>),
     /// Pops the address, pushes the value at `.0`. Event site `.1`.
     Read(Loc, u32),
+    /// Like [`Instr::Read`], for a `final` field or shared variable: it cannot change after
+    /// construction, so reading it races with nothing and is not an event (site `.1` only
+    /// names the location in faults).
+    ReadFinal(Loc, u32),
     /// Pops the value and the address, writes. Event site `.1`.
     Write(Loc, u32),
     /// Pops new, expected and the address; pushes whether it swapped.

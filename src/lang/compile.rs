@@ -86,6 +86,14 @@ struct Compiler<'a> {
     field_list: Vec<String>,
     funcs: HashMap<String, FuncEntry>,
     sites: Vec<Site>,
+    /// Shared scalars declared `shared final`.
+    final_scalars: std::collections::HashSet<String>,
+    /// Field ids that are `final` in every record declaring them (the compiler cannot tell a
+    /// reference's record type, so a name final in one record and not in another is not).
+    final_fields: std::collections::HashSet<u32>,
+    /// Whether the constructor (or a shared initializer) is being compiled: the only code
+    /// that may write `final` locations.
+    in_constructor: bool,
     n_globals: u32,
     cx: FnCx,
 }
@@ -152,6 +160,9 @@ pub(crate) fn compile_object(
     let mut c = Compiler {
         text,
         scalars: HashMap::new(),
+        final_scalars: Default::default(),
+        final_fields: Default::default(),
+        in_constructor: false,
         arrays: HashMap::new(),
         array_list: Vec::new(),
         locks: HashMap::new(),
@@ -193,9 +204,16 @@ pub(crate) fn compile_object(
             slot_of: Vec::new(),
         });
     }
+    let mut candidates_final: std::collections::HashSet<String> = Default::default();
+    let mut mutable_fields: std::collections::HashSet<String> = Default::default();
     for (ri, r) in records.iter().enumerate() {
         let mut seen: HashMap<&str, Span> = HashMap::new();
-        for (ty, f) in &r.fields {
+        for ((ty, f), &is_final) in r.fields.iter().zip(&r.finals) {
+            if is_final {
+                candidates_final.insert(f.name.clone());
+            } else {
+                mutable_fields.insert(f.name.clone());
+            }
             if let Some(prev) = seen.get(f.name.as_str()) {
                 return Err(duplicate("field", f, *prev));
             }
@@ -206,6 +224,10 @@ pub(crate) fn compile_object(
             info.fields.push(f.name.clone());
             info.defaults.push(ty.default_value());
         }
+    }
+    for name in candidates_final.difference(&mutable_fields) {
+        let id = c.fields[name];
+        c.final_fields.insert(id);
     }
     let n_fields = c.field_list.len();
     for info in &mut c.record_list {
@@ -223,7 +245,10 @@ pub(crate) fn compile_object(
     let mut shared_inits: Vec<(u32, Option<u32>, &Member, Ty)> = Vec::new();
     for m in &obj.members {
         match m {
-            Member::Shared { ty, name, len, .. } => {
+            Member::Shared { ty, name, len, is_final, .. } => {
+                if *is_final {
+                    c.final_scalars.insert(name.name.clone());
+                }
                 if let Some(prev) = declared.get(&name.name) {
                     return Err(duplicate("shared variable", name, *prev));
                 }
@@ -529,6 +554,7 @@ impl<'a> Compiler<'a> {
         ctor: Option<&Block>,
         at: Span,
     ) -> Result<Function, Diag> {
+        self.in_constructor = true;
         self.cx = FnCx::default();
         self.cx.scopes.push(Vec::new());
         for (slot, array, member, ty) in shared {
@@ -605,6 +631,7 @@ impl<'a> Compiler<'a> {
         self.emit(Instr::Push(Val::Unit), at);
         self.emit(Instr::Return, at);
         let cx = std::mem::take(&mut self.cx);
+        self.in_constructor = false;
         Ok(Function {
             name: "<init>".into(),
             params: Vec::new(),
@@ -916,6 +943,9 @@ impl<'a> Compiler<'a> {
                         .help("compare-and-swap works on shared variables, array elements and record fields"));
                 }
                 if let Some(slot) = self.scalars.get(&id.name) {
+                    if what != "read" && !self.in_constructor && self.final_scalars.contains(&id.name) {
+                        return Err(self.final_written(id.span, &id.name));
+                    }
                     return Ok((Loc::Global(*slot), id.name.clone()));
                 }
                 if self.arrays.contains_key(&id.name) {
@@ -940,6 +970,9 @@ impl<'a> Compiler<'a> {
                 let Some(fid) = self.fields.get(&f.name).copied() else {
                     return Err(self.unknown_field(f));
                 };
+                if what != "read" && !self.in_constructor && self.final_fields.contains(&fid) {
+                    return Err(self.final_written(f.span, &f.name));
+                }
                 self.expr(base)?;
                 Ok((
                     Loc::Field(fid),
@@ -953,6 +986,11 @@ impl<'a> Compiler<'a> {
                 "a tuple of places",
             )),
         }
+    }
+
+    fn final_written(&self, span: Span, name: &str) -> Diag {
+        Diag::new(ErrorKind::Invalid, span, format!("`{name}` is final"), "written after construction")
+            .help("final fields are set by `new` (or the constructor); drop `final` if it must change")
     }
 
     fn not_an_array(&self, a: &Ident) -> Diag {
@@ -1061,7 +1099,11 @@ impl<'a> Compiler<'a> {
                     self.emit(Instr::Load(slot), id.span);
                 } else if let Some(slot) = self.scalars.get(&id.name).copied() {
                     let site = self.site(id.span, id.name.clone());
-                    self.emit(Instr::Read(Loc::Global(slot), site), id.span);
+                    if self.final_scalars.contains(&id.name) {
+                        self.emit(Instr::ReadFinal(Loc::Global(slot), site), id.span);
+                    } else {
+                        self.emit(Instr::Read(Loc::Global(slot), site), id.span);
+                    }
                 } else if self.locks.contains_key(&id.name) {
                     return Err(Diag::new(
                         ErrorKind::Invalid,
@@ -1087,7 +1129,11 @@ impl<'a> Compiler<'a> {
                 let (loc, text) =
                     self.location(&LValue::Field(base.clone(), f.clone(), *span), "read")?;
                 let site = self.site(*span, text);
-                self.emit(Instr::Read(loc, site), *span);
+                if matches!(loc, Loc::Field(fid) if self.final_fields.contains(&fid)) {
+                    self.emit(Instr::ReadFinal(loc, site), *span);
+                } else {
+                    self.emit(Instr::Read(loc, site), *span);
+                }
             }
             Expr::Proj(t, i, span) => {
                 self.expr(t)?;

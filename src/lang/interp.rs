@@ -528,6 +528,11 @@ impl<'m> Runner<'m> {
                     ))
                 }
             },
+            Instr::ReadFinal(loc, site) => {
+                let (addr, _) = self.resolve(*loc, *site)?;
+                let v = self.get(addr);
+                self.push(v);
+            }
             Instr::Read(loc, site) => {
                 let (addr, text) = self.resolve(*loc, *site)?;
                 let v = self.get(addr);

@@ -19,6 +19,9 @@ pub enum Tok {
     /// `shared`
     #[token("shared")]
     Shared,
+    /// `final` (a field or shared variable that never changes after construction)
+    #[token("final")]
+    Final,
     /// `lock` (a declaration or the `lock(m);` statement)
     #[token("lock")]
     Lock,
@@ -186,6 +189,7 @@ impl Tok {
             Tok::Object => "`object`",
             Tok::Record => "`record`",
             Tok::Shared => "`shared`",
+            Tok::Final => "`final`",
             Tok::Lock => "`lock`",
             Tok::Unlock => "`unlock`",
             Tok::Synchronized => "`synchronized`",

@@ -11,12 +11,12 @@
 //! ```text
 //! file      := (object | record)*
 //! object    := "object" Name "{" member* "}"
-//! member    := "shared" type name ("[" INT "]")? ("=" expr | "=" "{" expr,* "}")? ";"
+//! member    := "shared" "final"? type name ("[" INT "]")? ("=" expr | "=" "{" expr,* "}")? ";"
 //!            | "lock" name ("," name)* ";"
 //!            | "constructor" block
 //!            | ("op" | "fn") name "(" (type? name),* ")" block
 //!            | record
-//! record    := "record" Name "{" (type name ("," name)* ";")* "}"
+//! record    := "record" Name "{" ("final"? type name ("," name)* ";")* "}"
 //! type      := "int" | "bool" | RecordName | "(" type ("," type)+ ")"
 //! stmt      := type name ("=" expr)? ";" | "var" name "=" expr ";" | "var" "(" name,+ ")" "=" expr ";"
 //!            | place "=" expr ";"          place := name | a[i] | e.f | "(" place,+ ")"
@@ -31,6 +31,11 @@
 //!            | f(args) | new R(args) | cas(place, exp, new) | dcas(p1, p2, e1, e2, n1, n2)
 //!            | "-" e | "!" e | e (* / % + - < <= > >= == != && ||) e   (C precedence)
 //! ```
+//!
+//! `final` marks a field or shared variable that never changes once constructed (Java's
+//! `final`): reading it races with nothing, so it is not an event and adds no step to the tree.
+//! Only `new` and the constructor may set it; a field is treated as final only if every record
+//! that declares a field of that name declares it `final`.
 
 mod ast;
 mod bytecode;

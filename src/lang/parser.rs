@@ -189,13 +189,16 @@ impl<'a> Parser<'a> {
         let name = self.ident()?;
         self.expect(Tok::LBrace)?;
         let mut fields = Vec::new();
+        let mut finals = Vec::new();
         while !self.eat(Tok::RBrace) {
             if self.peek() == Tok::Eof {
                 return Err(self.expected("a field or `}`"));
             }
+            let is_final = self.eat(Tok::Final);
             let ty = self.ty()?;
             loop {
                 fields.push((ty.clone(), self.ident()?));
+                finals.push(is_final);
                 if !self.eat(Tok::Comma) {
                     break;
                 }
@@ -205,6 +208,7 @@ impl<'a> Parser<'a> {
         Ok(RecordDecl {
             name,
             fields,
+            finals,
             span: self.since(from),
         })
     }
@@ -232,6 +236,7 @@ impl<'a> Parser<'a> {
             Tok::Shared => {
                 let from = self.pos;
                 self.bump();
+                let is_final = self.eat(Tok::Final);
                 let ty = self.ty()?;
                 let name = self.ident()?;
                 let len = if self.eat(Tok::LBracket) {
@@ -268,6 +273,7 @@ impl<'a> Parser<'a> {
                     ty,
                     name,
                     len,
+                    is_final,
                     init,
                     span,
                 }])

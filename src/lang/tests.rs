@@ -894,3 +894,29 @@ object LockFreeList {
         .to_string()
         .ends_with("T0:remove(1) T0:ret false"));
 }
+
+#[test]
+fn final_fields_and_shared_constants_are_read_without_an_event() {
+    let text = "record Node { final int key; Node next; }\nobject F {\n shared final Node head = null;\n constructor { head = new Node(7, null); }\n op f() { Node h = head; int k = h.key; h.next = null; return k; }\n}\n";
+    let m = model(text);
+    let p = program(&m, &[], &[&["f()"]], &[]);
+    let mut s = p.initial_state().unwrap();
+    let events = run_thread(&p, &mut s, 0);
+    // Only the write of the mutable `next` is shared.
+    assert_eq!(events.len(), 1);
+    assert_eq!(events[0].location, "h.next");
+    assert_eq!(events[0].ret, Some(Value::Int(7)));
+}
+
+#[test]
+fn final_locations_cannot_be_written_after_construction() {
+    let (_, out) = error("record Node { final int key; }\nobject F {\n op f(Node n) { n.key = 1; }\n}\n");
+    assert!(out.contains("`key` is final"), "{out}");
+    let (_, out) = error("object F {\n shared final int x = 1;\n op f() { cas(x, 1, 2); }\n}\n");
+    assert!(out.contains("`x` is final"), "{out}");
+    // A field final in one record and mutable in another stays a shared access everywhere.
+    let m = model("record A { final int v; }\nrecord B { int v; }\nobject F {\n op f() { var a = new A(1); return a.v; }\n}\n");
+    let p = program(&m, &[], &[&["f()"]], &[]);
+    let mut s = p.initial_state().unwrap();
+    assert_eq!(run_thread(&p, &mut s, 0).len(), 1);
+}

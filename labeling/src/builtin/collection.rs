@@ -17,7 +17,17 @@ pub type MapState = BTreeMap<Value, Value>;
 pub(super) const SET_KEYED: &[&str] = &["add", "insert", "remove", "delete", "contains"];
 
 /// Map operations that concern one key.
-pub(super) const MAP_KEYED: &[&str] = &["put", "get", "remove", "delete", "contains", "containsKey", "contains_key", "putIfAbsent", "put_if_absent"];
+pub(super) const MAP_KEYED: &[&str] = &[
+    "put",
+    "get",
+    "remove",
+    "delete",
+    "contains",
+    "containsKey",
+    "contains_key",
+    "putIfAbsent",
+    "put_if_absent",
+];
 
 /// `add`/`insert`, `remove`/`delete`, `contains`, `size`.
 pub(super) fn set(ops: &OpTable<'_>, state: &SetState) -> Apply<SetState> {

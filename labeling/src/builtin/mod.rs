@@ -32,7 +32,9 @@ pub use kv::KvState;
 pub use sequence::{DequeState, QueueState, StackState};
 
 /// The names accepted by [`builtin`], in documentation order.
-pub const BUILTIN_NAMES: &[&str] = &["register", "counter", "set", "map", "queue", "stack", "deque", "snapshot", "kv"];
+pub const BUILTIN_NAMES: &[&str] = &[
+    "register", "counter", "set", "map", "queue", "stack", "deque", "snapshot", "kv",
+];
 
 /// A built-in sequential specification; see the [module documentation](self) for its operations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -134,16 +136,35 @@ impl Spec for BuiltinSpec {
     fn apply(&self, state: &BuiltinState, _thread: ThreadId, call: &Call) -> Apply<BuiltinState> {
         let ops = OpTable::new(self.as_str(), call);
         match (self, state) {
-            (BuiltinSpec::Register, BuiltinState::Register(s)) => map(scalar::register(&ops, s), BuiltinState::Register),
-            (BuiltinSpec::Counter, BuiltinState::Counter(s)) => map(scalar::counter(&ops, *s), BuiltinState::Counter),
-            (BuiltinSpec::Set, BuiltinState::Set(s)) => map(collection::set(&ops, s), BuiltinState::Set),
-            (BuiltinSpec::Map, BuiltinState::Map(s)) => map(collection::map(&ops, s), BuiltinState::Map),
-            (BuiltinSpec::Queue, BuiltinState::Queue(s)) => map(sequence::queue(&ops, s), BuiltinState::Queue),
-            (BuiltinSpec::Stack, BuiltinState::Stack(s)) => map(sequence::stack(&ops, s), BuiltinState::Stack),
-            (BuiltinSpec::Deque, BuiltinState::Deque(s)) => map(sequence::deque(&ops, s), BuiltinState::Deque),
-            (BuiltinSpec::Snapshot, BuiltinState::Snapshot(s)) => map(scalar::snapshot(&ops, s), BuiltinState::Snapshot),
+            (BuiltinSpec::Register, BuiltinState::Register(s)) => {
+                map(scalar::register(&ops, s), BuiltinState::Register)
+            }
+            (BuiltinSpec::Counter, BuiltinState::Counter(s)) => {
+                map(scalar::counter(&ops, *s), BuiltinState::Counter)
+            }
+            (BuiltinSpec::Set, BuiltinState::Set(s)) => {
+                map(collection::set(&ops, s), BuiltinState::Set)
+            }
+            (BuiltinSpec::Map, BuiltinState::Map(s)) => {
+                map(collection::map(&ops, s), BuiltinState::Map)
+            }
+            (BuiltinSpec::Queue, BuiltinState::Queue(s)) => {
+                map(sequence::queue(&ops, s), BuiltinState::Queue)
+            }
+            (BuiltinSpec::Stack, BuiltinState::Stack(s)) => {
+                map(sequence::stack(&ops, s), BuiltinState::Stack)
+            }
+            (BuiltinSpec::Deque, BuiltinState::Deque(s)) => {
+                map(sequence::deque(&ops, s), BuiltinState::Deque)
+            }
+            (BuiltinSpec::Snapshot, BuiltinState::Snapshot(s)) => {
+                map(scalar::snapshot(&ops, s), BuiltinState::Snapshot)
+            }
             (BuiltinSpec::Kv, BuiltinState::Kv(s)) => map(kv::kv(&ops, s), BuiltinState::Kv),
-            (spec, state) => Apply::Invalid(format!("internal error: state {state:?} does not belong to the built-in `{}` spec", spec.as_str())),
+            (spec, state) => Apply::Invalid(format!(
+                "internal error: state {state:?} does not belong to the built-in `{}` spec",
+                spec.as_str()
+            )),
         }
     }
 
@@ -171,15 +192,25 @@ impl Spec for BuiltinSpec {
         }
         // An insertion that always succeeds is written `void` in some models and `boolean` in
         // others (Java's `offer`); both mean "done".
-        let acknowledges = matches!(self, BuiltinSpec::Queue | BuiltinSpec::Stack | BuiltinSpec::Deque) && sequence::is_insertion(&call.op);
-        acknowledges && matches!((expected, observed), (Value::Unit, Value::Bool(true)) | (Value::Bool(true), Value::Unit))
+        let acknowledges = matches!(
+            self,
+            BuiltinSpec::Queue | BuiltinSpec::Stack | BuiltinSpec::Deque
+        ) && sequence::is_insertion(&call.op);
+        acknowledges
+            && matches!(
+                (expected, observed),
+                (Value::Unit, Value::Bool(true)) | (Value::Bool(true), Value::Unit)
+            )
     }
 }
 
 /// Changes the state type of an [`Apply`].
 fn map<S, T>(apply: Apply<S>, f: impl FnOnce(S) -> T) -> Apply<T> {
     match apply {
-        Apply::Returns { value, state } => Apply::Returns { value, state: f(state) },
+        Apply::Returns { value, state } => Apply::Returns {
+            value,
+            state: f(state),
+        },
         Apply::Blocks => Apply::Blocks,
         Apply::Invalid(message) => Apply::Invalid(message),
     }
@@ -205,18 +236,30 @@ impl<'c> OpTable<'c> {
     pub(crate) fn args<const N: usize>(&self) -> Result<&'c [Value; N], String> {
         self.call.args.as_slice().try_into().map_err(|_| {
             let plural = if N == 1 { "" } else { "s" };
-            format!("`{}` of the built-in `{}` spec takes {N} argument{plural}, got {} in `{}`", self.call.op, self.spec, self.call.args.len(), self.call)
+            format!(
+                "`{}` of the built-in `{}` spec takes {N} argument{plural}, got {} in `{}`",
+                self.call.op,
+                self.spec,
+                self.call.args.len(),
+                self.call
+            )
         })
     }
 
     /// The message for an operation this spec does not have; `ops` lists the ones it has.
     pub(crate) fn unknown(&self, ops: &str) -> String {
-        format!("`{}` is not an operation of the built-in `{}` spec (it has {ops})", self.call.op, self.spec)
+        format!(
+            "`{}` is not an operation of the built-in `{}` spec (it has {ops})",
+            self.call.op, self.spec
+        )
     }
 
     /// The message for an argument of the wrong kind.
     pub(crate) fn bad_arg(&self, what: &str, got: &Value) -> String {
-        format!("`{}` of the built-in `{}` spec needs {what}, got {got} in `{}`", self.call.op, self.spec, self.call)
+        format!(
+            "`{}` of the built-in `{}` spec needs {what}, got {got} in `{}`",
+            self.call.op, self.spec, self.call
+        )
     }
 }
 

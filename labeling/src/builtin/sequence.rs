@@ -20,7 +20,19 @@ pub type DequeState = VecDeque<Value>;
 pub(super) fn is_insertion(op: &str) -> bool {
     matches!(
         op,
-        "offer" | "add" | "enqueue" | "push_back" | "put" | "push" | "pushLeft" | "pushRight" | "addFirst" | "addLast" | "offerFirst" | "offerLast" | "push_front"
+        "offer"
+            | "add"
+            | "enqueue"
+            | "push_back"
+            | "put"
+            | "push"
+            | "pushLeft"
+            | "pushRight"
+            | "addFirst"
+            | "addLast"
+            | "offerFirst"
+            | "offerLast"
+            | "push_front"
     )
 }
 
@@ -38,7 +50,11 @@ pub(super) fn queue(ops: &OpTable<'_>, state: &QueueState) -> Apply<QueueState> 
                 let [v] = ops.args::<1>()?;
                 let mut next = state.clone();
                 next.push_back(v.clone());
-                let value = if matches!(op, "offer" | "add") { Value::Bool(true) } else { Value::Unit };
+                let value = if matches!(op, "offer" | "add") {
+                    Value::Bool(true)
+                } else {
+                    Value::Unit
+                };
                 ret(value, next)
             }
             "poll" | "dequeue" | "remove" | "tryTake" | "try_take" => {
@@ -96,7 +112,8 @@ pub(super) fn stack(ops: &OpTable<'_>, state: &StackState) -> Apply<StackState> 
 pub(super) fn deque(ops: &OpTable<'_>, state: &DequeState) -> Apply<DequeState> {
     checked(|| {
         Ok(match ops.op() {
-            op @ ("pushLeft" | "addFirst" | "offerFirst" | "push_front" | "pushRight" | "addLast" | "offerLast" | "push_back") => {
+            op @ ("pushLeft" | "addFirst" | "offerFirst" | "push_front" | "pushRight"
+            | "addLast" | "offerLast" | "push_back") => {
                 let [v] = ops.args::<1>()?;
                 let mut next = state.clone();
                 if matches!(op, "pushLeft" | "addFirst" | "offerFirst" | "push_front") {
@@ -127,7 +144,11 @@ pub(super) fn deque(ops: &OpTable<'_>, state: &DequeState) -> Apply<DequeState> 
                 ret(or_null(state.back()), state.clone())
             }
             "size" | "isEmpty" | "is_empty" => size(ops, state.len(), state.clone())?,
-            _ => return Err(ops.unknown("pushLeft, pushRight, popLeft, popRight, peekLeft, peekRight, size, isEmpty")),
+            _ => {
+                return Err(ops.unknown(
+                    "pushLeft, pushRight, popLeft, popRight, peekLeft, peekRight, size, isEmpty",
+                ))
+            }
         })
     })
 }
@@ -135,6 +156,10 @@ pub(super) fn deque(ops: &OpTable<'_>, state: &DequeState) -> Apply<DequeState> 
 /// `size()` → int and `isEmpty()` → bool, shared by the sequences.
 fn size<S>(ops: &OpTable<'_>, len: usize, state: S) -> Result<Apply<S>, String> {
     ops.args::<0>()?;
-    let value = if ops.op() == "size" { Value::Int(len as i64) } else { Value::Bool(len == 0) };
+    let value = if ops.op() == "size" {
+        Value::Int(len as i64)
+    } else {
+        Value::Bool(len == 0)
+    };
     Ok(ret(value, state))
 }

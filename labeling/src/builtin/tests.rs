@@ -24,9 +24,18 @@ fn run(spec: &str, ops: &[(&str, Vec<Value>, Value)]) {
     }
 }
 
-fn apply_once(spec: &str, state: Option<BuiltinState>, op: &str, args: Vec<Value>) -> Apply<BuiltinState> {
+fn apply_once(
+    spec: &str,
+    state: Option<BuiltinState>,
+    op: &str,
+    args: Vec<Value>,
+) -> Apply<BuiltinState> {
     let spec = builtin(spec).unwrap();
-    spec.apply(&state.unwrap_or_else(|| spec.initial()), 0, &Call::new(op, args))
+    spec.apply(
+        &state.unwrap_or_else(|| spec.initial()),
+        0,
+        &Call::new(op, args),
+    )
 }
 
 #[test]
@@ -90,7 +99,10 @@ fn set_adds_removes_and_contains() {
         ],
     );
     let spec = BuiltinSpec::Set;
-    assert_eq!(spec.partition(&Call::new("add", vec![int(4)])), Some(int(4)));
+    assert_eq!(
+        spec.partition(&Call::new("add", vec![int(4)])),
+        Some(int(4))
+    );
     assert_eq!(spec.partition(&Call::new("size", vec![])), None);
 }
 
@@ -109,7 +121,10 @@ fn map_puts_gets_and_removes() {
             ("remove", vec![int(1)], Value::Null),
         ],
     );
-    assert_eq!(BuiltinSpec::Map.partition(&Call::new("put", vec![int(2), int(3)])), Some(int(2)));
+    assert_eq!(
+        BuiltinSpec::Map.partition(&Call::new("put", vec![int(2), int(3)])),
+        Some(int(2))
+    );
 }
 
 #[test]
@@ -179,7 +194,11 @@ fn snapshot_reads_all_cells_and_grows() {
             ("write", vec![int(0), int(2)], Value::Unit),
             ("read", vec![], Value::Tuple(vec![int(2), int(0)])),
             ("write", vec![int(3), int(1)], Value::Unit),
-            ("read", vec![], Value::Tuple(vec![int(2), int(0), int(0), int(1)])),
+            (
+                "read",
+                vec![],
+                Value::Tuple(vec![int(2), int(0), int(0), int(1)]),
+            ),
         ],
     );
 }
@@ -199,10 +218,17 @@ fn kv_appends_strings() {
             ("get", vec![s("k")], s("")),
         ],
     );
-    assert_eq!(BuiltinSpec::Kv.partition(&Call::new("get", vec![s("k")])), Some(s("k")));
+    assert_eq!(
+        BuiltinSpec::Kv.partition(&Call::new("get", vec![s("k")])),
+        Some(s("k"))
+    );
     // An empty put leaves the same state as no put at all.
     let spec = BuiltinSpec::Kv;
-    let Apply::Returns { state, .. } = spec.apply(&spec.initial(), 0, &Call::new("put", vec![s("k"), s("")])) else { panic!() };
+    let Apply::Returns { state, .. } =
+        spec.apply(&spec.initial(), 0, &Call::new("put", vec![s("k"), s("")]))
+    else {
+        panic!()
+    };
     assert_eq!(state, spec.initial());
 }
 
@@ -212,12 +238,28 @@ fn unknown_operations_and_bad_arity_are_invalid() {
         apply_once("set", None, "frob", vec![]),
         Apply::Invalid("`frob` is not an operation of the built-in `set` spec (it has add, remove, contains, size)".into())
     );
-    assert_eq!(apply_once("set", None, "add", vec![int(1), int(2)]), Apply::Invalid("`add` of the built-in `set` spec takes 1 argument, got 2 in `add(1, 2)`".into()));
-    assert!(matches!(apply_once("register", None, "cas", vec![int(1)]), Apply::Invalid(m) if m.contains("takes 2 arguments")));
-    assert!(matches!(apply_once("counter", None, "add", vec![s("x")]), Apply::Invalid(m) if m.contains("needs an integer")));
-    assert!(matches!(apply_once("kv", None, "put", vec![s("k"), int(1)]), Apply::Invalid(m) if m.contains("needs a string")));
-    assert!(matches!(apply_once("counter", None, "inc", vec![int(1)]), Apply::Invalid(m) if m.contains("takes 0 arguments")));
+    assert_eq!(
+        apply_once("set", None, "add", vec![int(1), int(2)]),
+        Apply::Invalid(
+            "`add` of the built-in `set` spec takes 1 argument, got 2 in `add(1, 2)`".into()
+        )
+    );
+    assert!(
+        matches!(apply_once("register", None, "cas", vec![int(1)]), Apply::Invalid(m) if m.contains("takes 2 arguments"))
+    );
+    assert!(
+        matches!(apply_once("counter", None, "add", vec![s("x")]), Apply::Invalid(m) if m.contains("needs an integer"))
+    );
+    assert!(
+        matches!(apply_once("kv", None, "put", vec![s("k"), int(1)]), Apply::Invalid(m) if m.contains("needs a string"))
+    );
+    assert!(
+        matches!(apply_once("counter", None, "inc", vec![int(1)]), Apply::Invalid(m) if m.contains("takes 0 arguments"))
+    );
     for name in BUILTIN_NAMES {
-        assert!(matches!(apply_once(name, None, "frob", vec![]), Apply::Invalid(m) if m.starts_with("`frob` is not an operation of the built-in")), "{name}");
+        assert!(
+            matches!(apply_once(name, None, "frob", vec![]), Apply::Invalid(m) if m.starts_with("`frob` is not an operation of the built-in")),
+            "{name}"
+        );
     }
 }

@@ -21,7 +21,13 @@
 //! * [`Apply::Invalid`](crate::spec::Apply::Invalid) is a [`CheckError`], not a verdict.
 //! * A [`CheckOptions::deadline`] that passes gives [`Verdict::Unknown`].
 //!
-//! See [`search`](self) internals for the algorithm and the memory bound of its cache.
+//! The search is Wing & Gong's, with Lowe's memoization of (linearized set, spec state)
+//! configurations, over a doubly linked list of call and return entries, as in the
+//! P-compositionality paper. Two departures, both for memory and speed: a configuration is
+//! stored as (first operation not yet linearized, in return order; bitmask over the operations
+//! open when it returned; interned state id), which names the linearized set exactly in a few
+//! bytes instead of a bitset of the whole history; and applying an operation to a state is
+//! memoized, so the spec runs once per distinct (state, operation).
 
 mod hash;
 mod search;
@@ -60,7 +66,12 @@ pub struct CheckOptions {
 impl Default for CheckOptions {
     /// Partitioning on, no deadline, a cache of 4 million configurations, full explanations.
     fn default() -> Self {
-        CheckOptions { partition: true, deadline: None, cache_limit: 4_000_000, explain: true }
+        CheckOptions {
+            partition: true,
+            deadline: None,
+            cache_limit: 4_000_000,
+            explain: true,
+        }
     }
 }
 
@@ -138,7 +149,12 @@ pub enum CheckError {
 
 impl CheckError {
     pub(crate) fn invalid(op: &OpView<'_>, message: String) -> Self {
-        CheckError::Invalid { op: op.index, thread: op.thread, call: op.call.clone(), message }
+        CheckError::Invalid {
+            op: op.index,
+            thread: op.thread,
+            call: op.call.clone(),
+            message,
+        }
     }
 }
 
@@ -178,29 +194,70 @@ impl<'h> OpView<'h> {
 /// Checks whether `history` is linearizable with respect to `spec`.
 ///
 /// Errors: a malformed history, or an operation the spec calls invalid.
-pub fn check<S: Spec>(spec: &S, history: &History, options: &CheckOptions) -> Result<Outcome, CheckError> {
+pub fn check<S: Spec>(
+    spec: &S,
+    history: &History,
+    options: &CheckOptions,
+) -> Result<Outcome, CheckError> {
     let operations = history.operations()?;
-    let views: Vec<OpView<'_>> = operations.iter().enumerate().map(|(i, op)| OpView::new(i, op)).collect();
-    let parts = if options.partition { partition(spec, views) } else { vec![(None, views)] };
-    let limits = Limits { deadline: options.deadline, cache_limit: options.cache_limit.max(1) };
+    let views: Vec<OpView<'_>> = operations
+        .iter()
+        .enumerate()
+        .map(|(i, op)| OpView::new(i, op))
+        .collect();
+    let parts = if options.partition {
+        partition(spec, views)
+    } else {
+        vec![(None, views)]
+    };
+    let limits = Limits {
+        deadline: options.deadline,
+        cache_limit: options.cache_limit.max(1),
+    };
     let mut stats = SearchStats::default();
     let mut witnesses = Vec::with_capacity(parts.len());
     for (key, part) in &parts {
         match search::search(spec, part, history.stuck, &limits, &mut stats)? {
-            SearchResult::Linearizable(order) => witnesses.push(order.into_iter().map(|i| part[i]).collect::<Vec<_>>()),
-            SearchResult::NotLinearizable { best } => {
-                let explanation = explain::explain(spec, part, history.stuck, key.clone(), &best, options.explain)?;
-                return Ok(Outcome { verdict: Verdict::NotLinearizable(explanation), partitions: parts.len(), stats });
+            SearchResult::Linearizable(order) => {
+                witnesses.push(order.into_iter().map(|i| part[i]).collect::<Vec<_>>())
             }
-            SearchResult::Unknown => return Ok(Outcome { verdict: Verdict::Unknown, partitions: parts.len(), stats }),
+            SearchResult::NotLinearizable { best } => {
+                let explanation = explain::explain(
+                    spec,
+                    part,
+                    history.stuck,
+                    key.clone(),
+                    &best,
+                    options.explain,
+                )?;
+                return Ok(Outcome {
+                    verdict: Verdict::NotLinearizable(explanation),
+                    partitions: parts.len(),
+                    stats,
+                });
+            }
+            SearchResult::Unknown => {
+                return Ok(Outcome {
+                    verdict: Verdict::Unknown,
+                    partitions: parts.len(),
+                    stats,
+                })
+            }
         }
     }
     let order = merge_witnesses(&witnesses);
-    Ok(Outcome { verdict: Verdict::Linearizable { order }, partitions: parts.len(), stats })
+    Ok(Outcome {
+        verdict: Verdict::Linearizable { order },
+        partitions: parts.len(),
+        stats,
+    })
 }
 
 /// Splits operations by partition key, or keeps them whole if some operation has no key.
-fn partition<'h, S: Spec>(spec: &S, views: Vec<OpView<'h>>) -> Vec<(Option<Value>, Vec<OpView<'h>>)> {
+fn partition<'h, S: Spec>(
+    spec: &S,
+    views: Vec<OpView<'h>>,
+) -> Vec<(Option<Value>, Vec<OpView<'h>>)> {
     let mut parts: BTreeMap<Value, Vec<OpView<'h>>> = BTreeMap::new();
     for view in &views {
         match spec.partition(view.call) {
@@ -250,7 +307,12 @@ pub struct VerdictCache<S: Spec> {
 impl<S: Spec> VerdictCache<S> {
     /// An empty cache for checks against `spec` with `options`.
     pub fn new(spec: S, options: CheckOptions) -> Self {
-        VerdictCache { spec, options, verdicts: Mutex::default(), hits: Default::default() }
+        VerdictCache {
+            spec,
+            options,
+            verdicts: Mutex::default(),
+            hits: Default::default(),
+        }
     }
 
     /// The spec checked against.

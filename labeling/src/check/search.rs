@@ -27,7 +27,7 @@ use super::hash::{FxHashMap, FxHashSet};
 use super::{CheckError, OpView, SearchStats};
 use crate::spec::{Apply, Spec};
 
-/// How often (in search steps) the deadline is looked at.
+/// How often (in search steps, a power of two) the deadline is looked at.
 const DEADLINE_EVERY: u64 = 1 << 12;
 
 /// "No entry" in the linked list.
@@ -103,7 +103,10 @@ struct Interner<T> {
 
 impl<T: Clone + Eq + std::hash::Hash> Interner<T> {
     fn new() -> Self {
-        Interner { states: Vec::new(), ids: FxHashMap::default() }
+        Interner {
+            states: Vec::new(),
+            ids: FxHashMap::default(),
+        }
     }
 
     fn intern(&mut self, state: T) -> u32 {
@@ -148,16 +151,32 @@ struct Search<'a, 'h, S: Spec> {
 /// In a `stuck` history the pending operations never take effect, and every one of them must
 /// block in the final state; otherwise each pending operation may take effect (anywhere after its
 /// call) or not.
-pub(crate) fn search<S: Spec>(spec: &S, ops: &[OpView<'_>], stuck: bool, limits: &Limits, stats: &mut SearchStats) -> Result<SearchResult, CheckError> {
+pub(crate) fn search<S: Spec>(
+    spec: &S,
+    ops: &[OpView<'_>],
+    stuck: bool,
+    limits: &Limits,
+    stats: &mut SearchStats,
+) -> Result<SearchResult, CheckError> {
     let mut search = Search::new(spec, ops, stuck, limits, stats);
     search.run()
 }
 
 impl<'a, 'h, S: Spec> Search<'a, 'h, S> {
-    fn new(spec: &'a S, views: &'a [OpView<'h>], stuck: bool, limits: &'a Limits, stats: &'a mut SearchStats) -> Self {
-        let mut completed: Vec<usize> = (0..views.len()).filter(|&i| views[i].ret_pos.is_some()).collect();
+    fn new(
+        spec: &'a S,
+        views: &'a [OpView<'h>],
+        stuck: bool,
+        limits: &'a Limits,
+        stats: &'a mut SearchStats,
+    ) -> Self {
+        let mut completed: Vec<usize> = (0..views.len())
+            .filter(|&i| views[i].ret_pos.is_some())
+            .collect();
         completed.sort_by_key(|&i| views[i].ret_pos);
-        let pending: Vec<usize> = (0..views.len()).filter(|&i| views[i].ret_pos.is_none()).collect();
+        let pending: Vec<usize> = (0..views.len())
+            .filter(|&i| views[i].ret_pos.is_none())
+            .collect();
         let n_completed = completed.len();
         let mut local = completed;
         local.extend(&pending);
@@ -171,12 +190,22 @@ impl<'a, 'h, S: Spec> Search<'a, 'h, S> {
             times.push((op.ret_pos.unwrap_or(usize::MAX / 2 + i), i as u32, false));
         }
         times.sort_unstable_by_key(|&(t, _, _)| t);
-        let mut entries = vec![Entry { op: NIL, is_call: false, prev: NIL, next: NIL }];
+        let mut entries = vec![Entry {
+            op: NIL,
+            is_call: false,
+            prev: NIL,
+            next: NIL,
+        }];
         let mut call_entry = vec![NIL; searchable];
         let mut ret_entry = vec![NIL; searchable];
         for (n, &(_, op, is_call)) in times.iter().enumerate() {
             let id = (n + 1) as u32;
-            entries.push(Entry { op, is_call, prev: id - 1, next: if n + 1 < times.len() { id + 1 } else { NIL } });
+            entries.push(Entry {
+                op,
+                is_call,
+                prev: id - 1,
+                next: if n + 1 < times.len() { id + 1 } else { NIL },
+            });
             if is_call {
                 call_entry[op as usize] = id;
             } else {
@@ -230,24 +259,28 @@ impl<'a, 'h, S: Spec> Search<'a, 'h, S> {
         let mut steps = 0u64;
         let result = loop {
             steps += 1;
-            if steps % DEADLINE_EVERY == 0 && self.limits.deadline.is_some_and(|d| Instant::now() >= d) {
+            if steps & (DEADLINE_EVERY - 1) == 0
+                && self.limits.deadline.is_some_and(|d| Instant::now() >= d)
+            {
                 break SearchResult::Unknown;
             }
             if k as usize == self.completed {
                 if self.all_block(state)? {
-                    break SearchResult::Linearizable(stack.iter().map(|f| self.local[f.op as usize]).collect());
+                    break SearchResult::Linearizable(
+                        stack.iter().map(|f| self.local[f.op as usize]).collect(),
+                    );
                 }
             } else {
                 let e = self.entries[entry as usize];
                 if e.is_call {
-                    if let Some(next) = self.try_linearize(e.op, state, k)? {
+                    if let Some((next, new_k)) = self.try_linearize(e.op, state, k)? {
                         if agree == stack.len() && best.get(agree) == Some(&e.op) {
                             agree += 1;
                         }
                         stack.push(Frame { op: e.op, state, k });
                         self.lift(e.op);
                         state = next;
-                        k = self.first_unlinearized(k);
+                        k = new_k;
                         if stack.len() > best.len() {
                             best.truncate(agree);
                             best.extend(stack[agree..].iter().map(|f| f.op));
@@ -263,7 +296,9 @@ impl<'a, 'h, S: Spec> Search<'a, 'h, S> {
             // A return entry (or a final state where some pending operation would not block):
             // undo the latest choice and try the next candidate after it.
             let Some(frame) = stack.pop() else {
-                break SearchResult::NotLinearizable { best: best.iter().map(|&op| self.local[op as usize]).collect() };
+                break SearchResult::NotLinearizable {
+                    best: best.iter().map(|&op| self.local[op as usize]).collect(),
+                };
             };
             agree = agree.min(stack.len());
             self.unlift(frame.op);
@@ -279,8 +314,13 @@ impl<'a, 'h, S: Spec> Search<'a, 'h, S> {
     }
 
     /// Linearizes `op` in `state` if the spec agrees and the resulting configuration is new:
-    /// marks it and returns the new state.
-    fn try_linearize(&mut self, op: u32, state: u32, k: u32) -> Result<Option<u32>, CheckError> {
+    /// marks it and returns the new state and first unlinearized operation.
+    fn try_linearize(
+        &mut self,
+        op: u32,
+        state: u32,
+        k: u32,
+    ) -> Result<Option<(u32, u32)>, CheckError> {
         let Transition::Next(next) = self.transition(state, op)? else {
             return Ok(None);
         };
@@ -288,9 +328,13 @@ impl<'a, 'h, S: Spec> Search<'a, 'h, S> {
         let new_k = self.first_unlinearized(k);
         if new_k as usize == self.completed {
             // Every completed operation is linearized: a leaf, decided without the cache.
-            return Ok(Some(next));
+            return Ok(Some((next, new_k)));
         }
-        let config = Config { k: new_k, mask: self.mask(new_k), state: next };
+        let config = Config {
+            k: new_k,
+            mask: self.mask(new_k),
+            state: next,
+        };
         if self.cache.contains(&config) {
             self.clear(op);
             return Ok(None);
@@ -301,7 +345,7 @@ impl<'a, 'h, S: Spec> Search<'a, 'h, S> {
         } else {
             self.stats.cache_full = true;
         }
-        Ok(Some(next))
+        Ok(Some((next, new_k)))
     }
 
     /// Whether every operation that must block (the pending ones of a stuck history) blocks in `state`.
@@ -320,9 +364,15 @@ impl<'a, 'h, S: Spec> Search<'a, 'h, S> {
             return Ok(t);
         }
         let view = self.ops[op as usize];
-        let t = match self.spec.apply(&self.states.states[state as usize], view.thread, view.call) {
+        let t = match self
+            .spec
+            .apply(&self.states.states[state as usize], view.thread, view.call)
+        {
             Apply::Returns { value, state: next } => {
-                if view.result.is_none_or(|observed| self.spec.matches(view.call, &value, observed)) {
+                if view
+                    .result
+                    .is_none_or(|observed| self.spec.matches(view.call, &value, observed))
+                {
                     Transition::Next(self.states.intern(next))
                 } else {
                     Transition::Wrong

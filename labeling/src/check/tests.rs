@@ -15,7 +15,9 @@ fn call(op: &str, args: &[i64]) -> Call {
 }
 
 fn verdict(spec: &str, history: &History) -> Verdict {
-    check(&builtin(spec).unwrap(), history, &CheckOptions::default()).unwrap().verdict
+    check(&builtin(spec).unwrap(), history, &CheckOptions::default())
+        .unwrap()
+        .verdict
 }
 
 fn explanation(v: Verdict) -> Explanation {
@@ -53,7 +55,12 @@ fn pair_snapshot_read_of_a_state_never_reached_is_not_linearizable() {
     assert_eq!(e.prefix.len(), 6);
     assert_eq!(e.obstacles.len(), 1, "{e}");
     assert_eq!(e.obstacles[0].op.call, call("read", &[]));
-    assert_eq!(e.obstacles[0].reason, Reason::WrongResult { expected: Value::Tuple(vec![int(1), int(1)]) });
+    assert_eq!(
+        e.obstacles[0].reason,
+        Reason::WrongResult {
+            expected: Value::Tuple(vec![int(1), int(1)])
+        }
+    );
     // Fig. 5: the read in each of the five places; each order fails at the read.
     let orders = e.orders.as_ref().expect("few orders");
     assert_eq!(orders.len(), 5);
@@ -63,8 +70,16 @@ fn pair_snapshot_read_of_a_state_never_reached_is_not_linearizable() {
         assert!(matches!(failure.reason, Reason::WrongResult { .. }));
     }
     let text = e.to_string();
-    assert!(text.contains("T1 read() returned (1, 2), but the spec returns (1, 1) after T0 write(0, 1)"), "{text}");
-    assert!(text.contains("every order that respects real time (5)"), "{text}");
+    assert!(
+        text.contains(
+            "T1 read() returned (1, 2), but the spec returns (1, 1) after T0 write(0, 1)"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("every order that respects real time (5)"),
+        "{text}"
+    );
     let json = serde_json::to_value(&e).unwrap();
     assert_eq!(json["obstacles"][0]["reason"]["kind"], "wrong_result");
     assert_eq!(json["obstacles"][0]["observed"], "(1, 2)");
@@ -77,7 +92,9 @@ fn a_read_between_writes_is_linearizable() {
     h.call(1, call("read", &[]));
     h.ret(0, Value::Unit);
     h.ret(1, Value::Tuple(vec![int(2), int(0)]));
-    let Verdict::Linearizable { order } = verdict("snapshot", &h) else { panic!() };
+    let Verdict::Linearizable { order } = verdict("snapshot", &h) else {
+        panic!()
+    };
     assert_eq!(order, vec![0, 1]);
 }
 
@@ -95,7 +112,12 @@ fn a_stuck_counter_increment_is_not_linearizable() {
     assert_eq!(e.prefix.len(), 2);
     assert_eq!(e.obstacles.len(), 1);
     assert_eq!(e.obstacles[0].op.observed, Observed::Pending);
-    assert_eq!(e.obstacles[0].reason, Reason::MustBlock { returns: Value::Unit });
+    assert_eq!(
+        e.obstacles[0].reason,
+        Reason::MustBlock {
+            returns: Value::Unit
+        }
+    );
     assert!(e.summary().contains("must block"), "{}", e.summary());
     // The same history, not stuck: the pending `inc` may simply not have happened yet.
     h.stuck = false;
@@ -111,7 +133,10 @@ fn a_stuck_take_on_an_empty_queue_is_linearizable() {
     h.ret(1, int(1));
     h.call(1, call("take", &[]));
     h.stuck = true;
-    assert_eq!(verdict("queue", &h), Verdict::Linearizable { order: vec![0, 1] });
+    assert_eq!(
+        verdict("queue", &h),
+        Verdict::Linearizable { order: vec![0, 1] }
+    );
     // If the poll had found the queue empty, the queue holds 1 and `take` cannot block.
     let mut h2 = History::new();
     h2.call(0, call("offer", &[1]));
@@ -157,7 +182,10 @@ fn an_unknown_result_accepts_anything() {
     h.call(0, call("write", &[1]));
     h.ret(0, Value::Unit);
     h.call(0, call("read", &[]));
-    h.events.push(fgvt_tree::CoarseEvent::Return { thread: 0, value: None });
+    h.events.push(fgvt_tree::CoarseEvent::Return {
+        thread: 0,
+        value: None,
+    });
     assert!(verdict("register", &h).is_linearizable());
 }
 
@@ -167,20 +195,49 @@ fn an_invalid_operation_is_an_error() {
     h.call(3, call("frob", &[]));
     h.ret(3, Value::Unit);
     let err = check(&BuiltinSpec::Set, &h, &CheckOptions::default()).unwrap_err();
-    assert!(matches!(&err, CheckError::Invalid { op: 0, thread: 3, .. }));
-    assert!(err.to_string().contains("`frob` is not an operation of the built-in `set` spec"), "{err}");
+    assert!(matches!(
+        &err,
+        CheckError::Invalid {
+            op: 0,
+            thread: 3,
+            ..
+        }
+    ));
+    assert!(
+        err.to_string()
+            .contains("`frob` is not an operation of the built-in `set` spec"),
+        "{err}"
+    );
     let mut bad = History::new();
     bad.ret(0, Value::Unit);
-    assert!(matches!(check(&BuiltinSpec::Set, &bad, &CheckOptions::default()), Err(CheckError::Malformed(_))));
+    assert!(matches!(
+        check(&BuiltinSpec::Set, &bad, &CheckOptions::default()),
+        Err(CheckError::Malformed(_))
+    ));
 }
 
 #[test]
 fn a_passed_deadline_gives_unknown() {
     let history = generate_set_history(4, 3000, 1);
-    let options = CheckOptions { partition: false, deadline: Some(Instant::now()), ..CheckOptions::default() };
-    assert_eq!(check(&BuiltinSpec::Set, &history, &options).unwrap().verdict, Verdict::Unknown);
-    let options = CheckOptions { deadline: Some(Instant::now() + Duration::from_secs(600)), ..options };
-    assert!(check(&BuiltinSpec::Set, &history, &options).unwrap().verdict.is_linearizable());
+    let options = CheckOptions {
+        partition: false,
+        deadline: Some(Instant::now()),
+        ..CheckOptions::default()
+    };
+    assert_eq!(
+        check(&BuiltinSpec::Set, &history, &options)
+            .unwrap()
+            .verdict,
+        Verdict::Unknown
+    );
+    let options = CheckOptions {
+        deadline: Some(Instant::now() + Duration::from_secs(600)),
+        ..options
+    };
+    assert!(check(&BuiltinSpec::Set, &history, &options)
+        .unwrap()
+        .verdict
+        .is_linearizable());
 }
 
 /// The witness is a real linearization: it respects real time and the spec agrees with it.
@@ -190,10 +247,19 @@ fn assert_witness(spec: &BuiltinSpec, history: &History, order: &[usize]) {
     let mut state = spec.initial();
     for (pos, &i) in order.iter().enumerate() {
         for &later in &order[pos + 1..] {
-            let returned_before = ops[later].ret.as_ref().is_some_and(|r| r.index < ops[i].call_index);
-            assert!(!returned_before, "op {later} returned before op {i} was called but comes after it");
+            let returned_before = ops[later]
+                .ret
+                .as_ref()
+                .is_some_and(|r| r.index < ops[i].call_index);
+            assert!(
+                !returned_before,
+                "op {later} returned before op {i} was called but comes after it"
+            );
         }
-        let Apply::Returns { value, state: next } = spec.apply(&state, ops[i].thread, &ops[i].call) else { panic!() };
+        let Apply::Returns { value, state: next } = spec.apply(&state, ops[i].thread, &ops[i].call)
+        else {
+            panic!()
+        };
         if let Some(Some(observed)) = ops[i].ret.as_ref().map(|r| &r.value) {
             assert_eq!(&value, observed, "op {i} {}", ops[i].call);
         }
@@ -205,9 +271,26 @@ fn assert_witness(spec: &BuiltinSpec, history: &History, order: &[usize]) {
 fn partitioned_witnesses_merge_into_a_linearization() {
     let history = generate_set_history(4, 400, 7);
     for partition in [true, false] {
-        let outcome = check(&BuiltinSpec::Set, &history, &CheckOptions { partition, ..CheckOptions::default() }).unwrap();
-        assert_eq!(outcome.partitions, if partition { crate::workload::SET_KEYS as usize } else { 1 });
-        let Verdict::Linearizable { order } = outcome.verdict else { panic!("{:?}", outcome.verdict) };
+        let outcome = check(
+            &BuiltinSpec::Set,
+            &history,
+            &CheckOptions {
+                partition,
+                ..CheckOptions::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            outcome.partitions,
+            if partition {
+                crate::workload::SET_KEYS as usize
+            } else {
+                1
+            }
+        );
+        let Verdict::Linearizable { order } = outcome.verdict else {
+            panic!("{:?}", outcome.verdict)
+        };
         assert_witness(&BuiltinSpec::Set, &history, &order);
     }
 }
@@ -218,14 +301,32 @@ fn a_tiny_cache_gives_the_same_verdicts() {
     let good = generate_set_history(3, 6, 3);
     let mut bad = good.clone();
     // Flip the last boolean result.
-    let last = bad.events.iter().rposition(|e| matches!(e, fgvt_tree::CoarseEvent::Return { .. })).unwrap();
-    if let fgvt_tree::CoarseEvent::Return { value: Some(Value::Bool(b)), .. } = &mut bad.events[last] {
+    let last = bad
+        .events
+        .iter()
+        .rposition(|e| matches!(e, fgvt_tree::CoarseEvent::Return { .. }))
+        .unwrap();
+    if let fgvt_tree::CoarseEvent::Return {
+        value: Some(Value::Bool(b)),
+        ..
+    } = &mut bad.events[last]
+    {
         *b = !*b;
     }
     for cache_limit in [1, 10, 1_000_000] {
-        let options = CheckOptions { partition: false, cache_limit, ..CheckOptions::default() };
-        assert!(check(&BuiltinSpec::Set, &good, &options).unwrap().verdict.is_linearizable());
-        assert!(check(&BuiltinSpec::Set, &bad, &options).unwrap().verdict.is_violation());
+        let options = CheckOptions {
+            partition: false,
+            cache_limit,
+            ..CheckOptions::default()
+        };
+        assert!(check(&BuiltinSpec::Set, &good, &options)
+            .unwrap()
+            .verdict
+            .is_linearizable());
+        assert!(check(&BuiltinSpec::Set, &bad, &options)
+            .unwrap()
+            .verdict
+            .is_violation());
     }
 }
 
@@ -244,6 +345,10 @@ fn the_paper_workload_checks_partitioned() {
     let history = generate_set_history(4, 70_000, 42);
     let start = Instant::now();
     let outcome = check(&BuiltinSpec::Set, &history, &CheckOptions::default()).unwrap();
-    eprintln!("4 × 70,000 set operations, partitioned: {:.2?}, {:?}", start.elapsed(), outcome.stats);
+    eprintln!(
+        "4 × 70,000 set operations, partitioned: {:.2?}, {:?}",
+        start.elapsed(),
+        outcome.stats
+    );
     assert!(outcome.verdict.is_linearizable());
 }

@@ -33,20 +33,35 @@ pub fn parse(text: &str) -> Result<History, ParseError> {
             continue;
         }
         let Some((_, rest)) = raw.split_once("jepsen.util - ") else {
-            return Err(ParseError::new(line, format!("expected `INFO  jepsen.util - <process> <type> <f> <value>`, found `{}`", raw.trim())));
+            return Err(ParseError::new(
+                line,
+                format!(
+                    "expected `INFO  jepsen.util - <process> <type> <f> <value>`, found `{}`",
+                    raw.trim()
+                ),
+            ));
         };
         let mut fields = rest.split_whitespace();
-        let (Some(process), Some(kind), Some(f)) = (fields.next(), fields.next(), fields.next()) else {
-            return Err(ParseError::new(line, "expected `<process> <type> <f> <value>` after `jepsen.util - `"));
+        let (Some(process), Some(kind), Some(f)) = (fields.next(), fields.next(), fields.next())
+        else {
+            return Err(ParseError::new(
+                line,
+                "expected `<process> <type> <f> <value>` after `jepsen.util - `",
+            ));
         };
         let value = fields.collect::<Vec<_>>().join(" ");
-        let thread: usize = process.parse().map_err(|_| ParseError::new(line, format!("process id `{process}` is not a number")))?;
+        let thread: usize = process.parse().map_err(|_| {
+            ParseError::new(line, format!("process id `{process}` is not a number"))
+        })?;
         match kind {
             ":invoke" => recorder.call(line, thread, invocation(line, f, &value)?)?,
             ":ok" | ":fail" => {
                 let call = recorder.pending_call(line, thread, f)?;
                 if format!(":{}", call.op) != f {
-                    return Err(ParseError::new(line, format!("process {thread} completes {f} but its pending call is {call}")));
+                    return Err(ParseError::new(
+                        line,
+                        format!("process {thread} completes {f} but its pending call is {call}"),
+                    ));
                 }
                 match (kind, f) {
                     (":ok", ":read") => {
@@ -61,10 +76,18 @@ pub fn parse(text: &str) -> Result<History, ParseError> {
                 }
             }
             ":info" => recorder.abandon(thread),
-            other => return Err(ParseError::new(line, format!("unknown event type `{other}` (expected :invoke, :ok, :fail or :info)"))),
+            other => {
+                return Err(ParseError::new(
+                    line,
+                    format!("unknown event type `{other}` (expected :invoke, :ok, :fail or :info)"),
+                ))
+            }
         }
     }
-    recorder.finish(last, "the file has no events; the Jepsen test probably did not run")
+    recorder.finish(
+        last,
+        "the file has no events; the Jepsen test probably did not run",
+    )
 }
 
 /// The call of an `:invoke` line.
@@ -74,18 +97,28 @@ fn invocation(line: usize, f: &str, value: &str) -> Result<Call, ParseError> {
         ":write" => Ok(Call::new("write", vec![number(line, value)?])),
         ":cas" => {
             let inner = value.strip_prefix('[').and_then(|v| v.strip_suffix(']'));
-            let parts: Vec<&str> = inner.map(|v| v.split_whitespace().collect()).unwrap_or_default();
+            let parts: Vec<&str> = inner
+                .map(|v| v.split_whitespace().collect())
+                .unwrap_or_default();
             match parts.as_slice() {
                 [a, b] => Ok(Call::new("cas", vec![number(line, a)?, number(line, b)?])),
-                _ => Err(ParseError::new(line, format!("expected `[<from> <to>]` after :cas, found `{value}`"))),
+                _ => Err(ParseError::new(
+                    line,
+                    format!("expected `[<from> <to>]` after :cas, found `{value}`"),
+                )),
             }
         }
-        other => Err(ParseError::new(line, format!("unknown operation `{other}` (expected :read, :write or :cas)"))),
+        other => Err(ParseError::new(
+            line,
+            format!("unknown operation `{other}` (expected :read, :write or :cas)"),
+        )),
     }
 }
 
 fn number(line: usize, text: &str) -> Result<Value, ParseError> {
-    text.parse().map(Value::Int).map_err(|_| ParseError::new(line, format!("expected a number, found `{text}`")))
+    text.parse()
+        .map(Value::Int)
+        .map_err(|_| ParseError::new(line, format!("expected a number, found `{text}`")))
 }
 
 fn number_or_nil(line: usize, text: &str) -> Result<Value, ParseError> {

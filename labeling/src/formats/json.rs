@@ -17,7 +17,7 @@
 //! ```
 //!
 //! * `schema`: optional; if present it must be `"fgvt.history/1"`.
-//! * `spec`: optional; the name of the spec to check against (a [built-in](crate::builtin) name,
+//! * `spec`: optional; the name of the spec to check against (a [built-in](mod@crate::builtin) name,
 //!   or whatever the caller resolves, e.g. `"self"`).
 //! * `stuck`: optional, default `false`: the execution ended with every remaining operation
 //!   blocked, so every pending operation must block (Line-Up's generalized linearizability).
@@ -107,7 +107,9 @@ impl<'de> Visitor<'de> for ValueVisitor {
     }
 
     fn visit_u64<E: de::Error>(self, v: u64) -> Result<Value, E> {
-        i64::try_from(v).map(Value::Int).map_err(|_| E::custom(format!("integer {v} is too large")))
+        i64::try_from(v)
+            .map(Value::Int)
+            .map_err(|_| E::custom(format!("integer {v} is too large")))
     }
 
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<Value, E> {
@@ -140,7 +142,11 @@ impl<'de> Visitor<'de> for ValueVisitor {
                 let _: serde::de::IgnoredAny = map.next_value()?;
                 Value::Unit
             }
-            other => return Err(de::Error::custom(format!("unknown value object key `{other}` (expected `ref` or `unit`)"))),
+            other => {
+                return Err(de::Error::custom(format!(
+                    "unknown value object key `{other}` (expected `ref` or `unit`)"
+                )))
+            }
         };
         if map.next_key::<String>()?.is_some() {
             return Err(de::Error::custom("a value object has exactly one key"));
@@ -151,30 +157,58 @@ impl<'de> Visitor<'de> for ValueVisitor {
 
 /// Parses an `fgvt.history/1` document.
 pub fn parse(text: &str) -> Result<Parsed, ParseError> {
-    let doc: JsonHistory<'_> = serde_json::from_str(text).map_err(|e| ParseError::new(e.line().max(1), e.to_string()))?;
+    let doc: JsonHistory<'_> =
+        serde_json::from_str(text).map_err(|e| ParseError::new(e.line().max(1), e.to_string()))?;
     if let Some(schema) = &doc.schema {
         if schema != SCHEMA {
-            return Err(ParseError::new(1, format!("unsupported schema `{schema}` (expected `{SCHEMA}`)")));
+            return Err(ParseError::new(
+                1,
+                format!("unsupported schema `{schema}` (expected `{SCHEMA}`)"),
+            ));
         }
     }
-    let mut history = History { events: Vec::with_capacity(doc.events.len()), stuck: doc.stuck };
+    let mut history = History {
+        events: Vec::with_capacity(doc.events.len()),
+        stuck: doc.stuck,
+    };
     let mut pending = std::collections::HashSet::new();
     for raw in &doc.events {
         let line = line_of(text, raw.get());
-        let event: JsonEvent = serde_json::from_str(raw.get()).map_err(|e| ParseError::new(line + e.line().max(1) - 1, e.to_string()))?;
+        let event: JsonEvent = serde_json::from_str(raw.get())
+            .map_err(|e| ParseError::new(line + e.line().max(1) - 1, e.to_string()))?;
         match event {
             JsonEvent::Call { thread, op, args } => {
                 if !pending.insert(thread) {
-                    return Err(ParseError::new(line, format!("thread {thread} calls `{op}` while its previous call is still pending")));
+                    return Err(ParseError::new(
+                        line,
+                        format!(
+                            "thread {thread} calls `{op}` while its previous call is still pending"
+                        ),
+                    ));
                 }
-                history.call(thread, Call::new(op, args.into_iter().map(|JsonValue(v)| v).collect()));
+                history.call(
+                    thread,
+                    Call::new(op, args.into_iter().map(|JsonValue(v)| v).collect()),
+                );
             }
-            JsonEvent::Return { thread, value, unknown } => {
+            JsonEvent::Return {
+                thread,
+                value,
+                unknown,
+            } => {
                 if !pending.remove(&thread) {
-                    return Err(ParseError::new(line, format!("thread {thread} returns with no pending call")));
+                    return Err(ParseError::new(
+                        line,
+                        format!("thread {thread} returns with no pending call"),
+                    ));
                 }
                 let value = match (value, unknown) {
-                    (Some(_), true) => return Err(ParseError::new(line, "a return has either `value` or `\"unknown\": true`, not both")),
+                    (Some(_), true) => {
+                        return Err(ParseError::new(
+                            line,
+                            "a return has either `value` or `\"unknown\": true`, not both",
+                        ))
+                    }
                     (Some(JsonValue(v)), false) => Some(v),
                     (None, false) => Some(Value::Unit),
                     (None, true) => None,
@@ -183,12 +217,17 @@ pub fn parse(text: &str) -> Result<Parsed, ParseError> {
             }
         }
     }
-    Ok(Parsed { history, spec: doc.spec })
+    Ok(Parsed {
+        history,
+        spec: doc.spec,
+    })
 }
 
 /// The 1-based line of `slice`, a sub-slice of `text`.
 fn line_of(text: &str, slice: &str) -> usize {
-    let offset = (slice.as_ptr() as usize).saturating_sub(text.as_ptr() as usize).min(text.len());
+    let offset = (slice.as_ptr() as usize)
+        .saturating_sub(text.as_ptr() as usize)
+        .min(text.len());
     text[..offset].bytes().filter(|&b| b == b'\n').count() + 1
 }
 
@@ -209,9 +248,18 @@ pub fn to_json(history: &History, spec: Option<&str>) -> String {
                 let args: Vec<_> = call.args.iter().map(to_value).collect();
                 serde_json::json!({"type": "call", "thread": thread, "op": call.op, "args": args})
             }
-            CoarseEvent::Return { thread, value: Some(Value::Unit) } => serde_json::json!({"type": "return", "thread": thread}),
-            CoarseEvent::Return { thread, value: Some(v) } => serde_json::json!({"type": "return", "thread": thread, "value": to_value(v)}),
-            CoarseEvent::Return { thread, value: None } => serde_json::json!({"type": "return", "thread": thread, "unknown": true}),
+            CoarseEvent::Return {
+                thread,
+                value: Some(Value::Unit),
+            } => serde_json::json!({"type": "return", "thread": thread}),
+            CoarseEvent::Return {
+                thread,
+                value: Some(v),
+            } => serde_json::json!({"type": "return", "thread": thread, "value": to_value(v)}),
+            CoarseEvent::Return {
+                thread,
+                value: None,
+            } => serde_json::json!({"type": "return", "thread": thread, "unknown": true}),
         };
         out.push_str(&json.to_string());
     }

@@ -30,14 +30,23 @@ pub fn parse(text: &str) -> Result<History, ParseError> {
         }
         let fields = parse_map(raw).map_err(|m| ParseError::new(line, m))?;
         let get = |name: &str| fields.iter().find(|(k, _)| k == name).map(|(_, v)| v);
-        let require = |name: &str| get(name).ok_or_else(|| ParseError::new(line, format!("missing :{name}")));
+        let require =
+            |name: &str| get(name).ok_or_else(|| ParseError::new(line, format!("missing :{name}")));
         let thread = match require("process")? {
             Edn::Int(p) if *p >= 0 => *p as usize,
-            other => return Err(ParseError::new(line, format!(":process must be a non-negative integer, found {other:?}"))),
+            other => {
+                return Err(ParseError::new(
+                    line,
+                    format!(":process must be a non-negative integer, found {other:?}"),
+                ))
+            }
         };
         let keyword = |name: &str| match require(name)? {
             Edn::Keyword(k) => Ok(k.as_str()),
-            other => Err(ParseError::new(line, format!(":{name} must be a keyword, found {other:?}"))),
+            other => Err(ParseError::new(
+                line,
+                format!(":{name} must be a keyword, found {other:?}"),
+            )),
         };
         let (kind, f) = (keyword("type")?, keyword("f")?);
         let value = get("value").unwrap_or(&Edn::Nil);
@@ -46,27 +55,50 @@ pub fn parse(text: &str) -> Result<History, ParseError> {
                 let key = match require("key")? {
                     Edn::Str(s) => Value::Str(s.clone()),
                     Edn::Int(i) => Value::Int(*i),
-                    other => return Err(ParseError::new(line, format!(":key must be a string or an integer, found {other:?}"))),
+                    other => {
+                        return Err(ParseError::new(
+                            line,
+                            format!(":key must be a string or an integer, found {other:?}"),
+                        ))
+                    }
                 };
                 let call = match f {
                     "get" => Call::new("get", vec![key]),
                     "put" | "append" => match value {
                         Edn::Str(v) => Call::new(f, vec![key, Value::Str(v.clone())]),
-                        other => return Err(ParseError::new(line, format!(":value of :{f} must be a string, found {other:?}"))),
+                        other => {
+                            return Err(ParseError::new(
+                                line,
+                                format!(":value of :{f} must be a string, found {other:?}"),
+                            ))
+                        }
                     },
-                    other => return Err(ParseError::new(line, format!("unknown operation :{other} (expected :get, :put or :append)"))),
+                    other => {
+                        return Err(ParseError::new(
+                            line,
+                            format!("unknown operation :{other} (expected :get, :put or :append)"),
+                        ))
+                    }
                 };
                 recorder.call(line, thread, call)?;
             }
             "ok" => {
                 let call = recorder.pending_call(line, thread, &format!(":{f}"))?;
                 if call.op != f {
-                    return Err(ParseError::new(line, format!("process {thread} completes :{f} but its pending call is {call}")));
+                    return Err(ParseError::new(
+                        line,
+                        format!("process {thread} completes :{f} but its pending call is {call}"),
+                    ));
                 }
                 let result = match (f, value) {
                     ("get", Edn::Str(s)) => Value::Str(s.clone()),
                     ("get", Edn::Nil) => Value::Str(String::new()),
-                    ("get", other) => return Err(ParseError::new(line, format!(":value of :ok :get must be a string, found {other:?}"))),
+                    ("get", other) => {
+                        return Err(ParseError::new(
+                            line,
+                            format!(":value of :ok :get must be a string, found {other:?}"),
+                        ))
+                    }
                     _ => Value::Unit,
                 };
                 recorder.ret(thread, Some(result));
@@ -76,7 +108,12 @@ pub fn parse(text: &str) -> Result<History, ParseError> {
                 recorder.withdraw(thread);
             }
             "info" => recorder.abandon(thread),
-            other => return Err(ParseError::new(line, format!("unknown :type :{other} (expected :invoke, :ok, :fail or :info)"))),
+            other => {
+                return Err(ParseError::new(
+                    line,
+                    format!("unknown :type :{other} (expected :invoke, :ok, :fail or :info)"),
+                ))
+            }
         }
     }
     recorder.finish(last, "the file has no events")
@@ -146,7 +183,8 @@ fn atom(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) -> Result<Edn, Str
         }
     }
     let mut token = String::new();
-    while let Some(c) = chars.next_if(|c| !c.is_whitespace() && !matches!(c, ',' | '}' | '{' | '"')) {
+    while let Some(c) = chars.next_if(|c| !c.is_whitespace() && !matches!(c, ',' | '}' | '{' | '"'))
+    {
         token.push(c);
     }
     if let Some(keyword) = token.strip_prefix(':') {
@@ -155,5 +193,11 @@ fn atom(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) -> Result<Edn, Str
     if token == "nil" {
         return Ok(Edn::Nil);
     }
-    token.parse().map(Edn::Int).map_err(|_| if token.is_empty() { "expected a value".to_owned() } else { format!("unexpected `{token}`") })
+    token.parse().map(Edn::Int).map_err(|_| {
+        if token.is_empty() {
+            "expected a value".to_owned()
+        } else {
+            format!("unexpected `{token}`")
+        }
+    })
 }

@@ -68,7 +68,9 @@ impl FromStr for Format {
             "jepsen" => Ok(Format::Jepsen),
             "kv" | "edn" => Ok(Format::Kv),
             "json" => Ok(Format::Json),
-            _ => Err(format!("unknown history format `{s}` (expected jepsen, kv or json)")),
+            _ => Err(format!(
+                "unknown history format `{s}` (expected jepsen, kv or json)"
+            )),
         }
     }
 }
@@ -85,7 +87,10 @@ pub struct ParseError {
 
 impl ParseError {
     pub(crate) fn new(line: usize, message: impl Into<String>) -> Self {
-        ParseError { line, message: message.into() }
+        ParseError {
+            line,
+            message: message.into(),
+        }
     }
 }
 
@@ -154,22 +159,39 @@ pub fn detect_format(text: &str) -> Option<Format> {
 pub fn parse(text: &str, format: Format) -> Result<Parsed, ParseError> {
     let implied = format.implied_spec().map(str::to_owned);
     match format {
-        Format::Jepsen => jepsen::parse(text).map(|history| Parsed { history, spec: implied }),
-        Format::Kv => kv::parse(text).map(|history| Parsed { history, spec: implied }),
+        Format::Jepsen => jepsen::parse(text).map(|history| Parsed {
+            history,
+            spec: implied,
+        }),
+        Format::Kv => kv::parse(text).map(|history| Parsed {
+            history,
+            spec: implied,
+        }),
         Format::Json => json::parse(text),
     }
 }
 
 /// Reads and parses the file at `path`, in `format` or (when `None`) the detected one.
 pub fn load_history(path: &Path, format: Option<Format>) -> Result<Loaded, LoadError> {
-    let text = std::fs::read_to_string(path).map_err(|source| LoadError::Io { path: path.to_owned(), source })?;
+    let text = std::fs::read_to_string(path).map_err(|source| LoadError::Io {
+        path: path.to_owned(),
+        source,
+    })?;
     let format = match format.or_else(|| detect_format(&text)) {
         Some(format) => format,
         // An empty file is most likely a Jepsen test that did not run; its parser says so.
         None if text.trim().is_empty() => Format::Jepsen,
-        None => return Err(LoadError::UnknownFormat { path: path.to_owned() }),
+        None => {
+            return Err(LoadError::UnknownFormat {
+                path: path.to_owned(),
+            })
+        }
     };
-    let parsed = parse(&text, format).map_err(|source| LoadError::Parse { path: path.to_owned(), format, source })?;
+    let parsed = parse(&text, format).map_err(|source| LoadError::Parse {
+        path: path.to_owned(),
+        format,
+        source,
+    })?;
     Ok(Loaded { parsed, format })
 }
 
@@ -184,19 +206,33 @@ pub(crate) struct Recorder {
 
 impl Recorder {
     /// Records a call on `line`; an error if `thread` has one pending.
-    pub(crate) fn call(&mut self, line: usize, thread: usize, call: fgvt_tree::Call) -> Result<(), ParseError> {
+    pub(crate) fn call(
+        &mut self,
+        line: usize,
+        thread: usize,
+        call: fgvt_tree::Call,
+    ) -> Result<(), ParseError> {
         if let Some((_, earlier)) = self.pending.get(&thread) {
             return Err(ParseError::new(line, format!("process {thread} invokes {call} while its operation from line {earlier} is still pending")));
         }
         self.pending.insert(thread, (self.events.len(), line));
-        self.events.push(Some(fgvt_tree::CoarseEvent::Call { thread, call }));
+        self.events
+            .push(Some(fgvt_tree::CoarseEvent::Call { thread, call }));
         Ok(())
     }
 
     /// The pending call of `thread`; an error naming `what` if there is none.
-    pub(crate) fn pending_call(&self, line: usize, thread: usize, what: &str) -> Result<&fgvt_tree::Call, ParseError> {
+    pub(crate) fn pending_call(
+        &self,
+        line: usize,
+        thread: usize,
+        what: &str,
+    ) -> Result<&fgvt_tree::Call, ParseError> {
         let Some(&(index, _)) = self.pending.get(&thread) else {
-            return Err(ParseError::new(line, format!("process {thread} completes {what} but has no pending call")));
+            return Err(ParseError::new(
+                line,
+                format!("process {thread} completes {what} but has no pending call"),
+            ));
         };
         match &self.events[index] {
             Some(fgvt_tree::CoarseEvent::Call { call, .. }) => Ok(call),
@@ -207,7 +243,8 @@ impl Recorder {
     /// Records the return of `thread`'s pending call (`None`: unknown result).
     pub(crate) fn ret(&mut self, thread: usize, value: Option<fgvt_tree::Value>) {
         self.pending.remove(&thread);
-        self.events.push(Some(fgvt_tree::CoarseEvent::Return { thread, value }));
+        self.events
+            .push(Some(fgvt_tree::CoarseEvent::Return { thread, value }));
     }
 
     /// Withdraws `thread`'s pending call: it definitely did not take effect.
@@ -226,9 +263,15 @@ impl Recorder {
     pub(crate) fn finish(self, last_line: usize, what: &str) -> Result<History, ParseError> {
         let events: Vec<_> = self.events.into_iter().flatten().collect();
         if events.is_empty() {
-            return Err(ParseError::new(last_line.max(1), format!("no events: {what}")));
+            return Err(ParseError::new(
+                last_line.max(1),
+                format!("no events: {what}"),
+            ));
         }
-        Ok(History { events, stuck: false })
+        Ok(History {
+            events,
+            stuck: false,
+        })
     }
 }
 

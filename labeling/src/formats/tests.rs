@@ -1,0 +1,227 @@
+use fgvt_tree::{Call, CoarseEvent, History, Value};
+
+use super::*;
+
+fn ret(thread: usize, value: Option<Value>) -> CoarseEvent {
+    CoarseEvent::Return { thread, value }
+}
+
+fn call(thread: usize, op: &str, args: Vec<Value>) -> CoarseEvent {
+    CoarseEvent::Call {
+        thread,
+        call: Call::new(op, args),
+    }
+}
+
+#[test]
+fn reads_jepsen_lines_split_by_tabs_or_spaces() {
+    let text = "INFO  jepsen.util - 0\t:invoke\t:read\tnil\n\
+                INFO  jepsen.util - 1   :invoke   :cas   [3 0]\n\
+                INFO  jepsen.util - 2\t:invoke\t:write\t4\n\
+                INFO  jepsen.util - 0\t:ok\t:read\t3\n\
+                INFO  jepsen.util - 1   :fail   :cas   [3 0]\n\
+                INFO  jepsen.util - 2\t:info\t:write\t:timed-out\n\
+                \n\
+                INFO  jepsen.util - 3\t:invoke\t:read\tnil\n\
+                INFO  jepsen.util - 3\t:fail\t:read\t:timed-out\n\
+                INFO  jepsen.util - 4\t:invoke\t:write\t1\n\
+                INFO  jepsen.util - 4\t:fail\t:write\t1\n";
+    assert_eq!(detect_format(text), Some(Format::Jepsen));
+    let parsed = parse(text, Format::Jepsen).unwrap();
+    assert_eq!(parsed.spec.as_deref(), Some("register"));
+    assert_eq!(
+        parsed.history.events,
+        vec![
+            call(0, "read", vec![]),
+            call(1, "cas", vec![Value::Int(3), Value::Int(0)]),
+            call(2, "write", vec![Value::Int(4)]),
+            ret(0, Some(Value::Int(3))),
+            ret(1, Some(Value::Bool(false))),
+            call(3, "read", vec![]),
+            ret(3, None),
+        ]
+    );
+    // The :info write stays pending.
+    assert!(parsed.history.operations().unwrap()[2].ret.is_none());
+}
+
+#[test]
+fn jepsen_errors_name_the_line() {
+    assert_eq!(jepsen::parse("").unwrap_err().line, 1);
+    assert!(jepsen::parse("")
+        .unwrap_err()
+        .message
+        .starts_with("no events"));
+    let bad =
+        "INFO  jepsen.util - 0\t:invoke\t:read\tnil\nINFO  jepsen.util - 0\t:invoke\t:frob\tnil\n";
+    let err = jepsen::parse(bad).unwrap_err();
+    assert_eq!(err.line, 2);
+    assert!(err.message.contains(":frob"), "{err}");
+    let twice =
+        "INFO  jepsen.util - 0\t:invoke\t:read\tnil\nINFO  jepsen.util - 0\t:invoke\t:read\tnil\n";
+    assert!(jepsen::parse(twice)
+        .unwrap_err()
+        .message
+        .contains("from line 1 is still pending"));
+    assert_eq!(jepsen::parse("hello\n").unwrap_err().line, 1);
+    let orphan = "INFO  jepsen.util - 0\t:ok\t:read\t1\n";
+    assert!(jepsen::parse(orphan)
+        .unwrap_err()
+        .message
+        .contains("no pending call"));
+}
+
+#[test]
+fn reads_kv_lines() {
+    let text = r#"{:process 0, :type :invoke, :f :append, :key "3", :value "x 0 0 y"}
+{:process 1, :type :invoke, :f :get, :key "3", :value nil}
+{:process 0, :type :ok, :f :append, :key "3", :value "x 0 0 y"}
+{:process 1, :type :ok, :f :get, :key "3", :value "x 0 0 y"}
+{:process 1, :type :invoke, :f :put, :key "4", :value "a \"b\""}
+{:process 1, :type :info, :f :put, :key "4", :value "a \"b\""}
+"#;
+    assert_eq!(detect_format(text), Some(Format::Kv));
+    let parsed = parse(text, Format::Kv).unwrap();
+    assert_eq!(parsed.spec.as_deref(), Some("kv"));
+    let s = |v: &str| Value::Str(v.into());
+    assert_eq!(
+        parsed.history.events,
+        vec![
+            call(0, "append", vec![s("3"), s("x 0 0 y")]),
+            call(1, "get", vec![s("3")]),
+            ret(0, Some(Value::Unit)),
+            ret(1, Some(s("x 0 0 y"))),
+            call(1, "put", vec![s("4"), s("a \"b\"")]),
+        ]
+    );
+    let err = kv::parse("{:process 0, :type :invoke, :f :get, :key \"1\"}\n{:process 0, :type :ok, :f :get, :key 1, :value 3}\n").unwrap_err();
+    assert_eq!(err.line, 2);
+    let err = kv::parse("\n{:process 0, :type :invoke :f :get, :key \"1\"\n").unwrap_err();
+    assert_eq!(
+        (err.line, err.message.as_str()),
+        (2, "unterminated map: missing `}`")
+    );
+    assert!(kv::parse("\n\n")
+        .unwrap_err()
+        .message
+        .starts_with("no events"));
+}
+
+#[test]
+fn reads_fgvt_json() {
+    let text = r#"{"schema": "fgvt.history/1", "spec": "queue", "events": [
+  {"type": "call", "thread": 0, "op": "offer", "args": [1]},
+  {"type": "call", "thread": 1, "op": "poll"},
+  {"type": "return", "thread": 0},
+  {"type": "return", "thread": 1, "value": null},
+  {"type": "call", "thread": 0, "op": "f", "args": [[1, "a", true], {"ref": 3}, {"unit": true}]},
+  {"type": "return", "thread": 0, "unknown": true}
+]}"#;
+    assert_eq!(detect_format(text), Some(Format::Json));
+    let parsed = parse(text, Format::Json).unwrap();
+    assert_eq!(parsed.spec.as_deref(), Some("queue"));
+    assert_eq!(
+        parsed.history.events,
+        vec![
+            call(0, "offer", vec![Value::Int(1)]),
+            call(1, "poll", vec![]),
+            ret(0, Some(Value::Unit)),
+            ret(1, Some(Value::Null)),
+            call(
+                0,
+                "f",
+                vec![
+                    Value::Tuple(vec![
+                        Value::Int(1),
+                        Value::Str("a".into()),
+                        Value::Bool(true)
+                    ]),
+                    Value::Ref(3),
+                    Value::Unit
+                ]
+            ),
+            ret(0, None),
+        ]
+    );
+    assert!(!parsed.history.stuck);
+}
+
+#[test]
+fn json_errors_name_the_line() {
+    let text = "{\"schema\": \"fgvt.history/1\", \"events\": [\n  {\"type\": \"call\", \"thread\": 0, \"op\": \"a\"},\n  {\"type\": \"return\", \"thread\": 0, \"value\": 1.5}\n]}";
+    let err = json::parse(text).unwrap_err();
+    assert_eq!(err.line, 3, "{err}");
+    assert!(err.message.contains("not an integer"), "{err}");
+    let text = "{\"events\": [\n  {\"type\": \"return\", \"thread\": 2}\n]}";
+    assert_eq!(
+        json::parse(text).unwrap_err(),
+        ParseError::new(2, "thread 2 returns with no pending call")
+    );
+    let text = "{\"schema\": \"fgvt.history/2\", \"events\": []}";
+    assert!(json::parse(text)
+        .unwrap_err()
+        .message
+        .contains("unsupported schema"));
+    let text = "{\"events\": [\n\n  {\"type\": \"call\", \"thread\": 0}\n]}";
+    let err = json::parse(text).unwrap_err();
+    assert_eq!(err.line, 3, "{err}");
+    assert!(err.message.contains("missing field `op`"), "{err}");
+}
+
+#[test]
+fn json_round_trips() {
+    let mut h = History::new();
+    h.call(
+        0,
+        Call::new(
+            "write",
+            vec![
+                Value::Int(0),
+                Value::Tuple(vec![Value::Unit, Value::Ref(2)]),
+            ],
+        ),
+    );
+    h.call(1, Call::new("read", vec![]));
+    h.ret(0, Value::Unit);
+    h.ret(1, Value::Null);
+    h.call(1, Call::new("put", vec![Value::Str("k\"".into())]));
+    h.events.push(ret(1, None));
+    h.call(2, Call::new("take", vec![]));
+    h.stuck = true;
+    let text = json::to_json(&h, Some("snapshot"));
+    let parsed = json::parse(&text).unwrap();
+    assert_eq!(parsed.history, h);
+    assert_eq!(parsed.spec.as_deref(), Some("snapshot"));
+}
+
+#[test]
+fn detects_nothing_in_other_text() {
+    assert_eq!(detect_format(""), None);
+    assert_eq!(detect_format("  \n hello"), None);
+    assert_eq!("edn".parse::<Format>(), Ok(Format::Kv));
+    assert!("xml".parse::<Format>().is_err());
+}
+
+#[test]
+fn loading_names_the_file() {
+    let dir = std::env::temp_dir().join(format!("fgvt-labeling-formats-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let empty = dir.join("empty.log");
+    std::fs::write(&empty, "").unwrap();
+    let err = load_history(&empty, None).unwrap_err();
+    assert!(err.to_string().contains("empty.log:1: no events"), "{err}");
+    let weird = dir.join("weird.txt");
+    std::fs::write(&weird, "hello").unwrap();
+    assert!(matches!(
+        load_history(&weird, None),
+        Err(LoadError::UnknownFormat { .. })
+    ));
+    let ok = dir.join("ok.json");
+    std::fs::write(&ok, "{\"spec\": \"counter\", \"events\": [{\"type\": \"call\", \"thread\": 0, \"op\": \"inc\"}]}").unwrap();
+    let loaded = load_history(&ok, None).unwrap();
+    assert_eq!(
+        (loaded.format, loaded.parsed.spec.as_deref()),
+        (Format::Json, Some("counter"))
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -63,7 +63,7 @@ impl Default for DrawOptions {
 }
 
 /// What the drawing is made from.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub struct DrawInput<'a> {
     /// The explored tree.
     pub tree: &'a Tree,
@@ -279,8 +279,11 @@ impl<'a> Selector<'a> {
                     continue;
                 }
             }
-            let mut schedule = self.schedules[item.index].clone();
-            schedule.push(event.thread);
+            // A DAG node has no single schedule: only the unfolded tree keeps one per node.
+            let mut schedule = self.schedules.get(item.index).cloned().unwrap_or_default();
+            if !self.options.dag {
+                schedule.push(event.thread);
+            }
             let index = self.add_node(child, mask, schedule);
             self.add_edge(item.index, index, event, mask);
             out.push(Pending { index, node: child, depth: item.depth + 1, mask });

@@ -1,0 +1,226 @@
+//! `fgvt hunt`: draw random tests from a hunt file until one fails (stage A), and with
+//! `--localize` run the whole pipeline: hunt, minimize, localize.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use fgvt_labeling::cdrs::Pattern;
+use indicatif::{ProgressBar, ProgressStyle};
+
+use super::minimize::{check_error, directory_of, emit, summary, with_jobs};
+use super::output::{stdout_color, write_atomically, Exit};
+use super::{HuntArgs, ReportFormat};
+use crate::hunt::{self, HuntError, HuntFile, HuntOptions, MinimizeOutcome, ModelRefs, Sample, Subject, TestVerdict};
+
+/// How many CDRS the `--localize` report shows, as `fgvt localize` does by default.
+const MAX_CDRS: usize = 3;
+
+/// Runs `fgvt hunt`.
+pub fn run(args: &HuntArgs) -> miette::Result<Exit> {
+    let file = hunt::load(&args.hunt)?;
+    if args.samples == Some(0) || args.jobs == Some(0) {
+        return Err(miette::miette!(help = "give a positive number", "--samples and --jobs must be at least 1"));
+    }
+    let started = Instant::now();
+    let deadline = args.limits.timeout.map(|t| started + t);
+    let mut explore = args.limits.explore_options();
+    // The deadline bounds the whole hunt; each test gets what is left of it.
+    explore.timeout = None;
+    let options = HuntOptions {
+        seed: args.seed,
+        samples: args.samples.unwrap_or(file.samples),
+        jobs: args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+        all: args.all,
+        explore,
+        deadline,
+    };
+    let bar = progress_bar(options.samples);
+    let result = hunt::hunt(&file, &options, &|| {
+        if let Some(bar) = &bar {
+            bar.inc(1);
+        }
+    });
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    let result = result.map_err(|e| match e {
+        HuntError::Check { index, source } => {
+            let report = check_error(&args.hunt, &source);
+            miette::miette!("{report} (sample {index})")
+        }
+        other => miette::miette!("{}: {other}", args.hunt.display()),
+    })?;
+
+    let refs = ModelRefs { object: file.object_ref.clone(), spec: file.spec_ref.clone(), base: file.base().to_path_buf() };
+    let header = format!(
+        "{}: {} — {} of {} tests drawn ({}×{} matrices of {} operations, seed {}) in {:.1?}",
+        args.hunt.display(),
+        file.model.name(),
+        result.drawn,
+        options.samples,
+        file.threads,
+        file.ops_per_thread,
+        file.operations.len(),
+        options.seed,
+        started.elapsed(),
+    );
+    let Some(first) = result.findings.first() else {
+        println!("{header}");
+        println!("no failing test found");
+        if result.timed_out || result.partial > 0 {
+            if result.timed_out {
+                println!("PARTIAL: --timeout stopped the hunt before every test was checked");
+            }
+            if result.partial > 0 {
+                println!("PARTIAL: a limit cut the tree of {} test(s) short; raise --max-states/--max-steps", result.partial);
+            }
+            return Ok(Exit::Inconclusive);
+        }
+        return Ok(Exit::Ok);
+    };
+
+    if args.localize {
+        eprintln!("{header}");
+        eprint!("{}", describe(first));
+        return pipeline(args, &file, &refs, first, &options, deadline);
+    }
+    if args.all {
+        println!("{header}");
+        for sample in &result.findings {
+            print!("{}", describe(sample));
+            if let Some(output) = &args.output {
+                let path = numbered(output, sample.index);
+                write_finding(&file, &refs, sample, &path, options.seed)?;
+                println!("wrote {}", path.display());
+            }
+        }
+        if args.output.is_none() {
+            println!("(write the tests with -o FILE: sample N goes to FILE-N.json)");
+        }
+        return Ok(Exit::Violation);
+    }
+    let summary = format!("{header}\n{}", describe(first));
+    let description = found_description(&args.hunt, &file, first.index, options.seed);
+    emit(&first.matrix, &refs, args.output.as_deref(), &description, Some(options.seed), &summary)?;
+    Ok(Exit::Violation)
+}
+
+/// Stages B and C on the hunt's finding: minimize it, write it (with `-o`), localize it.
+fn pipeline(
+    args: &HuntArgs,
+    file: &HuntFile,
+    refs: &ModelRefs,
+    found: &Sample,
+    options: &HuntOptions,
+    deadline: Option<Instant>,
+) -> miette::Result<Exit> {
+    if let TestVerdict::Nondeterministic(_) = found.report.verdict {
+        eprintln!("not minimized nor localized: a nondeterministic object has no spec to localize against");
+        return Ok(Exit::Violation);
+    }
+    let subject = Subject::of_hunt(file);
+    let path = args.output.clone().unwrap_or_else(|| PathBuf::from("minimal.json"));
+    let outcome = with_jobs(Some(options.jobs), || {
+        hunt::minimize_test(&subject, &found.matrix, path.clone(), &args.limits.explore_options(), deadline)
+    })?
+    .map_err(|e| check_error(&args.hunt, &e))?;
+    let MinimizeOutcome::Minimized { minimized, timed_out, .. } = outcome else {
+        // The finding failed a moment ago with the same limits; only a time limit can change that.
+        return Err(miette::miette!(
+            help = "raise --timeout",
+            "{}: the failing test no longer fails when minimized (a time limit?)",
+            args.hunt.display()
+        ));
+    };
+    eprint!("{}", summary(&args.hunt, &found.matrix, &minimized, timed_out));
+    let description = format!("{} Minimized by `fgvt minimize`.", found_description(&args.hunt, file, found.index, options.seed));
+    let text = hunt::render_test(
+        &minimized.matrix,
+        refs,
+        &directory_of(args.output.as_deref().unwrap_or(Path::new("minimal.json"))),
+        Some(&description),
+        Some(options.seed),
+    );
+    match &args.output {
+        Some(output) => {
+            write_atomically(output, text.as_bytes())?;
+            eprintln!("wrote {}", output.display());
+        }
+        None => eprint!("minimal test (write it with -o FILE):\n{text}"),
+    }
+
+    let test = subject.test(&minimized.matrix, path.clone(), Some(options.seed));
+    let localized = with_jobs(Some(options.jobs), || {
+        super::localize::localize_with(&test, &args.limits, MAX_CDRS, &Pattern::default())
+    })??;
+    let text = match args.format {
+        ReportFormat::Text => fgvt_reports::render_text(&localized.report, stdout_color()),
+        ReportFormat::Markdown => fgvt_reports::render_markdown(&localized.report),
+        ReportFormat::Json => fgvt_reports::render_json(&localized.report),
+    };
+    print!("{text}");
+    Ok(Exit::Violation)
+}
+
+/// A finding, for people: what failed and the test's operations.
+fn describe(sample: &Sample) -> String {
+    let what = match &sample.report.verdict {
+        TestVerdict::Fails { not_linearizable, faults } => {
+            let mut parts = Vec::new();
+            if *not_linearizable > 0 {
+                parts.push(format!("{not_linearizable} not linearizable"));
+            }
+            if *faults > 0 {
+                parts.push(format!("{faults} faulting"));
+            }
+            format!("FAILING test at sample {}: {} of {} leaves", sample.index, parts.join(", "), sample.report.leaves)
+        }
+        TestVerdict::Nondeterministic(found) => format!(
+            "NONDETERMINISTIC object at sample {}: {found}.\n  Its serial runs disagree, so they are no spec (Line-Up's phase 1); \
+             this is not a linearizability failure. Make the object deterministic or give a spec (\"spec\": \"set\").",
+            sample.index
+        ),
+        TestVerdict::Passes => format!("test at sample {} passes", sample.index),
+    };
+    format!("{what}\n{}", sample.matrix)
+}
+
+/// The description of a test the hunt found.
+fn found_description(hunt_path: &Path, file: &HuntFile, index: usize, seed: u64) -> String {
+    let mut text = format!("Found by `fgvt hunt {} --seed {seed}` (sample {index}).", hunt_path.display());
+    if let Some(d) = &file.description {
+        text.push(' ');
+        text.push_str(d);
+    }
+    text
+}
+
+/// Writes `sample` to `path`.
+fn write_finding(file: &HuntFile, refs: &ModelRefs, sample: &Sample, path: &Path, seed: u64) -> miette::Result<()> {
+    let description = found_description(&file.path, file, sample.index, seed);
+    let text = hunt::render_test(&sample.matrix, refs, &directory_of(path), Some(&description), Some(seed));
+    write_atomically(path, text.as_bytes())
+}
+
+/// `found.json` with sample 7 → `found-7.json`.
+fn numbered(path: &Path, index: usize) -> PathBuf {
+    let stem = path.file_stem().map_or_else(|| "found".into(), |s| s.to_string_lossy().to_string());
+    let name = match path.extension() {
+        Some(ext) => format!("{stem}-{index}.{}", ext.to_string_lossy()),
+        None => format!("{stem}-{index}"),
+    };
+    path.with_file_name(name)
+}
+
+/// A progress bar over the samples on stderr, only on a terminal.
+fn progress_bar(samples: usize) -> Option<ProgressBar> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = ProgressBar::new(samples as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{bar:30} {pos}/{len} tests ({per_sec}, {elapsed})").expect("valid template"),
+    );
+    Some(bar)
+}

@@ -1,0 +1,115 @@
+//! Stages A and B of the pipeline: hunting for a failing test, and shrinking it.
+//!
+//! * [`file`] loads a hunt file (`hunt.json`): an object, a spec, the invocations to draw from,
+//!   and the dimensions of the test matrices.
+//! * [`sample`] draws uniform random test matrices (Line-Up's RandomCheck), checks each over
+//!   every interleaving, in parallel and reproducibly, and stops at the first failing test.
+//! * [`check`] judges one test: Line-Up's phase 1 ([`nondet`], the serial runs must be
+//!   deterministic), then every leaf of the interleaving tree.
+//! * [`minimize`] shrinks a failing test greedily while it keeps failing the same way.
+//! * [`write`] renders a test as a `failing.json` with model paths relative to where it goes.
+
+pub mod check;
+pub mod file;
+pub mod minimize;
+pub mod nondet;
+pub mod rng;
+pub mod sample;
+pub mod write;
+
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use fgvt_tree::{Call, SourceMap};
+
+use crate::lang::Model;
+use crate::testcase::{SpecChoice, TestCase};
+
+pub use check::{check_leaves, check_test, phase1, CheckTestError, TestReport, TestVerdict};
+pub use file::{load, HuntFile, DEFAULT_SAMPLES};
+pub use minimize::{minimize, minimize_test, MinimizeOutcome, Minimized};
+pub use nondet::{serial_nondeterminism, Nondeterminism};
+pub use sample::{draw, hunt, HuntError, HuntOptions, HuntResult, Sample};
+pub use write::{render_test, ModelRefs};
+
+/// The operations of a test: serial `init`, concurrent `threads`, serial `final`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Matrix {
+    /// Operations run serially before the threads.
+    pub init: Vec<Call>,
+    /// The operations of each thread.
+    pub threads: Vec<Vec<Call>>,
+    /// Operations run serially after the threads.
+    pub finals: Vec<Call>,
+}
+
+impl Matrix {
+    /// The operations of `test`.
+    pub fn of(test: &TestCase) -> Matrix {
+        Matrix { init: test.init.clone(), threads: test.threads.clone(), finals: test.finals.clone() }
+    }
+
+    /// How many operations run concurrently (in the threads).
+    pub fn concurrent_ops(&self) -> usize {
+        self.threads.iter().map(Vec::len).sum()
+    }
+
+    /// How many operations the test has in all.
+    pub fn total_ops(&self) -> usize {
+        self.init.len() + self.concurrent_ops() + self.finals.len()
+    }
+}
+
+impl fmt::Display for Matrix {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let list = |calls: &[Call]| calls.iter().map(Call::to_string).collect::<Vec<_>>().join("; ");
+        if !self.init.is_empty() {
+            writeln!(f, "  init:  {}", list(&self.init))?;
+        }
+        for (t, ops) in self.threads.iter().enumerate() {
+            writeln!(f, "  T{t}:    {}", list(ops))?;
+        }
+        if !self.finals.is_empty() {
+            writeln!(f, "  final: {}", list(&self.finals))?;
+        }
+        Ok(())
+    }
+}
+
+/// What every test of one object shares: the model, the spec and the sources.
+#[derive(Clone)]
+pub struct Subject {
+    /// The compiled object under test.
+    pub model: Arc<Model>,
+    /// The spec to check against.
+    pub spec: SpecChoice,
+    /// The model's source files.
+    pub sources: SourceMap,
+}
+
+impl Subject {
+    /// The subject of a loaded test.
+    pub fn of(test: &TestCase) -> Subject {
+        Subject { model: test.model.clone(), spec: test.spec.clone(), sources: test.sources.clone() }
+    }
+
+    /// The subject of a hunt file.
+    pub fn of_hunt(file: &HuntFile) -> Subject {
+        Subject { model: file.model.clone(), spec: file.spec.clone(), sources: file.sources.clone() }
+    }
+
+    /// A test of this subject with `matrix`'s operations, named `path` in reports.
+    pub fn test(&self, matrix: &Matrix, path: PathBuf, seed: Option<u64>) -> TestCase {
+        TestCase {
+            path,
+            model: self.model.clone(),
+            spec: self.spec.clone(),
+            init: matrix.init.clone(),
+            threads: matrix.threads.clone(),
+            finals: matrix.finals.clone(),
+            seed,
+            sources: self.sources.clone(),
+        }
+    }
+}

@@ -1,0 +1,152 @@
+//! Line-Up's RandomCheck: draw uniform random test matrices and check each one.
+//!
+//! Sample `i` of a hunt seeded with `s` is drawn from its own generator,
+//! [`SplitMix64::for_sample`]`(s, i)`, and workers take samples in increasing order, skipping
+//! those above the lowest finding so far. The reported test is therefore the lowest-index
+//! finding whatever the number of workers: the same seed gives the same test with `--jobs 1`
+//! and `--jobs 8` (unless a time limit stops the hunt first).
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use fgvt_tree::{Call, ExploreOptions};
+
+use super::check::{check_test, CheckTestError, TestReport};
+use super::file::HuntFile;
+use super::rng::SplitMix64;
+use super::{Matrix, Subject};
+
+/// How a hunt runs.
+#[derive(Clone, Debug)]
+pub struct HuntOptions {
+    /// The seed of the whole hunt.
+    pub seed: u64,
+    /// How many tests to draw.
+    pub samples: usize,
+    /// Worker threads (at least 1).
+    pub jobs: usize,
+    /// Check every sample and report every finding, instead of stopping at the first.
+    pub all: bool,
+    /// Exploration limits of each test (its `timeout` is ignored: see `deadline`).
+    pub explore: ExploreOptions,
+    /// When the whole hunt must stop.
+    pub deadline: Option<Instant>,
+}
+
+/// One checked sample.
+#[derive(Clone, Debug)]
+pub struct Sample {
+    /// Its index, from 0.
+    pub index: usize,
+    /// Its operations.
+    pub matrix: Matrix,
+    /// How it fared.
+    pub report: TestReport,
+}
+
+/// What a hunt found.
+#[derive(Debug, Default)]
+pub struct HuntResult {
+    /// The findings (failing or nondeterministic tests), by index: the first one only unless
+    /// [`HuntOptions::all`].
+    pub findings: Vec<Sample>,
+    /// Samples drawn up to the first finding (or all of them): the same whatever `jobs`.
+    pub drawn: usize,
+    /// Among those, samples whose tree a limit cut short without a finding.
+    pub partial: usize,
+    /// Whether the deadline stopped the hunt before every sample was checked.
+    pub timed_out: bool,
+}
+
+/// Draws the operations of sample `index` of a hunt seeded with `seed`: `init` and `final` as
+/// the hunt file says, and each thread's operations uniformly from its `operations`.
+pub fn draw(file: &HuntFile, seed: u64, index: usize) -> Matrix {
+    let mut rng = SplitMix64::for_sample(seed, index as u64);
+    let mut pick = || -> Call { file.operations[rng.below(file.operations.len())].clone() };
+    let threads = (0..file.threads).map(|_| (0..file.ops_per_thread).map(|_| pick()).collect()).collect();
+    Matrix { init: file.init.clone(), threads, finals: file.finals.clone() }
+}
+
+/// Runs the hunt: draws `options.samples` tests and checks each, in parallel on
+/// `options.jobs` threads, calling `progress` once per checked sample. An error (the init part
+/// fails, the spec cannot judge) ends the hunt like a finding would, lowest index first.
+pub fn hunt(file: &HuntFile, options: &HuntOptions, progress: &(dyn Fn() + Sync)) -> Result<HuntResult, HuntError> {
+    let subject = Subject::of_hunt(file);
+    let next = AtomicUsize::new(0);
+    // The lowest index with a finding or an error so far; samples above it need no check.
+    let stop_at = AtomicUsize::new(usize::MAX);
+    let timed_out = AtomicU64::new(0);
+    let results: Mutex<BTreeMap<usize, Result<Sample, CheckTestError>>> = Mutex::new(BTreeMap::new());
+
+    let worker = || loop {
+        let index = next.fetch_add(1, Ordering::SeqCst);
+        if index >= options.samples || (!options.all && index > stop_at.load(Ordering::SeqCst)) {
+            return;
+        }
+        let mut explore = options.explore.clone();
+        explore.timeout = match options.deadline {
+            Some(deadline) => match deadline.checked_duration_since(Instant::now()) {
+                Some(left) if left > Duration::ZERO => Some(left),
+                _ => {
+                    timed_out.store(1, Ordering::SeqCst);
+                    return;
+                }
+            },
+            None => None,
+        };
+        let matrix = draw(file, options.seed, index);
+        let test = subject.test(&matrix, file.path.clone(), Some(options.seed));
+        let outcome = check_test(&test, &explore, options.deadline).map(|report| Sample { index, matrix, report });
+        let stops = match &outcome {
+            Ok(sample) => sample.report.verdict.is_finding(),
+            Err(_) => true,
+        };
+        if stops {
+            stop_at.fetch_min(index, Ordering::SeqCst);
+        }
+        results.lock().expect("no worker panics while holding the lock").insert(index, outcome);
+        progress();
+    };
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(options.jobs.max(1)).build().map_err(|e| HuntError::Pool(e.to_string()))?;
+    pool.broadcast(|_| worker());
+
+    let results = results.into_inner().expect("the workers are done");
+    let last = match stop_at.load(Ordering::SeqCst) {
+        index if index < options.samples && !options.all => index + 1,
+        _ => options.samples,
+    };
+    let mut result = HuntResult { timed_out: timed_out.load(Ordering::SeqCst) == 1, ..HuntResult::default() };
+    for (index, outcome) in results.into_iter().filter(|(i, _)| *i < last) {
+        // A deadline may leave holes; what follows the first hole depends on timing, so the
+        // counts cover only the prefix that was checked in full.
+        if index != result.drawn {
+            break;
+        }
+        let sample = outcome.map_err(|source| HuntError::Check { index, source })?;
+        result.drawn = index + 1;
+        if sample.report.verdict.is_finding() {
+            result.findings.push(sample);
+        } else if sample.report.partial.is_some() {
+            result.partial += 1;
+        }
+    }
+    Ok(result)
+}
+
+/// Why a hunt could not run to the end.
+#[derive(Debug, thiserror::Error)]
+pub enum HuntError {
+    /// A sample could not be checked.
+    #[error("sample {index}: {source}")]
+    Check {
+        /// The sample's index.
+        index: usize,
+        /// Why.
+        source: CheckTestError,
+    },
+    /// The worker threads could not be started.
+    #[error("cannot start the worker threads: {0}")]
+    Pool(String),
+}

@@ -1,0 +1,146 @@
+//! Writing a test as a `failing.json` that loads from where it is written.
+//!
+//! The `object` (and a model `spec`) of a test are paths relative to the test file, so a test
+//! written somewhere else than the file it came from needs them rewritten: [`ModelRefs`] keeps
+//! them as written together with the directory they are relative to.
+
+use std::fmt::Write as _;
+use std::path::{Component, Path, PathBuf};
+
+use super::Matrix;
+use fgvt_tree::Call;
+
+/// The `object` and `spec` values of a hunt file or test, and the directory they are
+/// relative to.
+#[derive(Clone, Debug)]
+pub struct ModelRefs {
+    /// `object` as written: `file.fgv` or `file.fgv#Name`.
+    pub object: String,
+    /// `spec` as written, if any: `self`, a built-in name, or `file.fgv#Name`.
+    pub spec: Option<String>,
+    /// The directory of the file they were read from.
+    pub base: PathBuf,
+}
+
+impl ModelRefs {
+    /// `object` relative to `dir` (where the written test goes).
+    pub fn object_from(&self, dir: &Path) -> String {
+        relocate(&self.object, &self.base, dir)
+    }
+
+    /// `spec` relative to `dir`: model files are rewritten, names kept.
+    pub fn spec_from(&self, dir: &Path) -> Option<String> {
+        self.spec.as_ref().map(|s| if s.contains(".fgv") { relocate(s, &self.base, dir) } else { s.clone() })
+    }
+}
+
+/// A `failing.json` holding `matrix`, loadable from a file in `dir`.
+pub fn render_test(matrix: &Matrix, refs: &ModelRefs, dir: &Path, description: Option<&str>, seed: Option<u64>) -> String {
+    let string = |s: &str| serde_json::to_string(s).expect("strings serialize");
+    let calls = |calls: &[Call]| format!("[{}]", calls.iter().map(|c| string(&c.to_string())).collect::<Vec<_>>().join(", "));
+    let mut out = String::from("{\n");
+    if let Some(d) = description {
+        let _ = writeln!(out, "  \"description\": {},", string(d));
+    }
+    let _ = writeln!(out, "  \"object\": {},", string(&refs.object_from(dir)));
+    if let Some(spec) = refs.spec_from(dir) {
+        let _ = writeln!(out, "  \"spec\": {},", string(&spec));
+    }
+    if let Some(seed) = seed {
+        let _ = writeln!(out, "  \"seed\": {seed},");
+    }
+    let _ = writeln!(out, "  \"init\": {},", calls(&matrix.init));
+    let threads: Vec<String> = matrix.threads.iter().map(|t| calls(t)).collect();
+    let _ = writeln!(out, "  \"threads\": [{}],", threads.join(", "));
+    let _ = writeln!(out, "  \"final\": {}", calls(&matrix.finals));
+    out.push_str("}\n");
+    out
+}
+
+/// `reference` (`file.fgv#Name`, relative to `base`) made relative to `dir`.
+fn relocate(reference: &str, base: &Path, dir: &Path) -> String {
+    let (file, name) = match reference.split_once('#') {
+        Some((file, name)) => (file, Some(name)),
+        None => (reference, None),
+    };
+    let target = resolved(&base.join(file));
+    let path = relative(&resolved(dir), &target).unwrap_or(target);
+    // Forward slashes keep the file the same on every platform (Windows accepts them).
+    let parts: Vec<String> = path.components().map(|c| c.as_os_str().to_string_lossy().to_string()).collect();
+    let mut text = if path.is_absolute() { path.display().to_string() } else { parts.join("/") };
+    if let Some(name) = name {
+        text.push('#');
+        text.push_str(name);
+    }
+    text
+}
+
+/// An absolute form of `path` without symbolic links when it exists (so that `/tmp` and its
+/// real directory compare equal), absolute otherwise.
+fn resolved(path: &Path) -> PathBuf {
+    let path = if path.as_os_str().is_empty() { Path::new(".") } else { path };
+    std::fs::canonicalize(path).or_else(|_| std::path::absolute(path)).unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// The relative path from directory `from` to `to` (both absolute); `None` if they share no
+/// root (different drives).
+fn relative(from: &Path, to: &Path) -> Option<PathBuf> {
+    let from: Vec<Component> = from.components().collect();
+    let to: Vec<Component> = to.components().collect();
+    if from.first() != to.first() {
+        return None;
+    }
+    let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+    let mut out = PathBuf::new();
+    for _ in common..from.len() {
+        out.push("..");
+    }
+    for c in &to[common..] {
+        out.push(c);
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_paths_climb_and_descend() {
+        assert_eq!(relative(Path::new("/a/b/c"), Path::new("/a/d/m.fgv")), Some(PathBuf::from("../../d/m.fgv")));
+        assert_eq!(relative(Path::new("/a"), Path::new("/a/m.fgv")), Some(PathBuf::from("m.fgv")));
+    }
+
+    #[test]
+    fn a_written_test_points_at_the_model_from_its_own_directory() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(root.path().join("models")).unwrap();
+        std::fs::create_dir_all(root.path().join("out/deep")).unwrap();
+        std::fs::write(root.path().join("models/m.fgv"), "").unwrap();
+        let refs = ModelRefs {
+            object: "m.fgv#Cell".into(),
+            spec: Some("m.fgv#Spec".into()),
+            base: root.path().join("models"),
+        };
+        assert_eq!(refs.object_from(&root.path().join("out/deep")), "../../models/m.fgv#Cell");
+        assert_eq!(refs.spec_from(&root.path().join("models")).as_deref(), Some("m.fgv#Spec"));
+        let named = ModelRefs { spec: Some("set".into()), ..refs };
+        assert_eq!(named.spec_from(root.path()).as_deref(), Some("set"));
+    }
+
+    #[test]
+    fn the_rendered_test_is_valid_json_with_every_part() {
+        let m = Matrix {
+            init: vec![Call::new("write", vec![fgvt_tree::Value::Int(0), fgvt_tree::Value::Int(1)])],
+            threads: vec![vec![Call::new("read", vec![])], vec![Call::new("put", vec![fgvt_tree::Value::Str("a\"b".into())])]],
+            finals: vec![],
+        };
+        let refs = ModelRefs { object: "m.fgv".into(), spec: None, base: PathBuf::from("/x") };
+        let text = render_test(&m, &refs, Path::new("/x"), Some("found"), Some(7));
+        let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(json["object"], "m.fgv");
+        assert_eq!(json["seed"], 7);
+        assert_eq!(json["threads"][1][0], "put(\"a\\\"b\")");
+        assert_eq!(json["init"][0], "write(0, 1)");
+    }
+}

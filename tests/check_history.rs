@@ -1,0 +1,128 @@
+//! `fgvt check-history` on the recorded histories of `../shared/histories/`, as a user runs it.
+
+use std::path::PathBuf;
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn histories() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/histories")
+}
+
+fn check(args: &[&str]) -> (i32, String, String) {
+    let out = Command::cargo_bin("fgvt").unwrap().env("NO_COLOR", "1").arg("check-history").args(args).output().unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn verdict(file: &str, extra: &[&str]) -> (i32, Value) {
+    let path = histories().join(file);
+    let mut args = vec![path.to_str().unwrap(), "--format-out", "json"];
+    args.extend_from_slice(extra);
+    let (code, out, err) = check(&args);
+    (code, serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out} {err}")))
+}
+
+/// The documented verdicts of `../shared/histories/README.md`.
+const EXPECTED: &[(&str, bool)] = &[
+    ("jepsen/etcd_000.log", false),
+    ("jepsen/etcd_002.log", true),
+    ("kv/c01-ok.txt", true),
+    ("kv/c01-bad.txt", false),
+    ("kv/c10-ok.txt", true),
+    ("kv/c10-bad.txt", false),
+];
+
+#[test]
+fn every_recorded_history_gets_its_documented_verdict() {
+    if !histories().is_dir() {
+        eprintln!("skipped: {} is not there", histories().display());
+        return;
+    }
+    for &(file, linearizable) in EXPECTED {
+        let (code, v) = verdict(file, &[]);
+        assert_eq!(v["schema"], "fgvt.check/1");
+        assert_eq!(v["linearizable"], linearizable, "{file}: {v}");
+        assert_eq!(code, if linearizable { 0 } else { 1 }, "{file}");
+        if !linearizable {
+            assert!(!v["explanation"].is_null(), "{file} has no explanation");
+        }
+    }
+}
+
+#[test]
+fn kv_histories_are_partitioned_by_key_and_can_be_checked_whole() {
+    if !histories().is_dir() {
+        return;
+    }
+    for &(file, linearizable) in EXPECTED.iter().filter(|(f, _)| f.starts_with("kv/")) {
+        let (_, parts) = verdict(file, &[]);
+        assert!(parts["partitions"].as_u64().unwrap() > 1, "{file}: {parts}");
+        let (code, whole) = verdict(file, &["--no-partition"]);
+        assert_eq!(whole["partitions"], 1, "{file}");
+        assert_eq!(whole["linearizable"], linearizable, "{file} unpartitioned");
+        assert_eq!(code, if linearizable { 0 } else { 1 });
+    }
+}
+
+#[test]
+fn a_directory_gives_one_line_per_file_a_summary_and_the_worst_exit_code() {
+    if !histories().is_dir() {
+        return;
+    }
+    let (code, out, _) = check(&[histories().join("jepsen").to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert!(out.contains("etcd_000.log: NOT linearizable"), "{out}");
+    assert!(out.contains("etcd_002.log: linearizable"), "{out}");
+    assert!(out.contains("2 files: 1 linearizable, 1 not linearizable, 0 unknown, 0 errors"), "{out}");
+}
+
+#[test]
+fn an_empty_history_is_bad_input_not_linearizable() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("etcd_999.log");
+    std::fs::write(&empty, "").unwrap();
+    let (code, out, _) = check(&[empty.to_str().unwrap()]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("error"), "{out}");
+    assert!(!out.contains(": linearizable"), "{out}");
+}
+
+#[test]
+fn a_malformed_line_is_reported_with_its_number() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bad.log");
+    std::fs::write(
+        &file,
+        "INFO  jepsen.util - 0\t:invoke\t:read\tnil\nINFO  jepsen.util - 0\t:frobnicate\t:read\tnil\n",
+    )
+    .unwrap();
+    let (code, out, _) = check(&[file.to_str().unwrap()]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains(":2:") || out.contains("line 2"), "{out}");
+}
+
+#[test]
+fn fgvt_json_histories_name_their_spec() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("queue.json");
+    // Two dequeues of one element both succeed: not linearizable for a queue.
+    std::fs::write(
+        &file,
+        r#"{"schema": "fgvt.history/1", "spec": "queue", "events": [
+            {"type": "call", "thread": 0, "op": "offer", "args": [1]},
+            {"type": "return", "thread": 0},
+            {"type": "call", "thread": 1, "op": "poll", "args": []},
+            {"type": "call", "thread": 2, "op": "poll", "args": []},
+            {"type": "return", "thread": 1, "value": 1},
+            {"type": "return", "thread": 2, "value": 1}
+        ]}"#,
+    )
+    .unwrap();
+    let (code, out, err) = check(&[file.to_str().unwrap()]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("NOT linearizable"), "{out}");
+}
