@@ -282,7 +282,7 @@ impl CdrsGroup {
 /// The CDRS of a labeled tree.
 #[derive(Clone, Debug)]
 pub struct Cdrs {
-    /// Groups, best first: fewest races, then most failing leaves covered.
+    /// Groups, best first (see [`rank`]).
     pub groups: Vec<CdrsGroup>,
     /// Whether the walk stopped at [`CdrsOptions::max_paths`]: the groups are a sample.
     pub truncated: bool,
@@ -298,6 +298,19 @@ impl Cdrs {
     pub fn covered_failing_leaves(&self) -> u64 {
         self.groups.iter().map(|g| g.failing_leaves).sum()
     }
+}
+
+/// The ranking key of a group, smallest first:
+///
+/// 1. groups whose last race is a **G** node come first: such a race pins the outcome both ways
+///    (one winner leads only to passing runs, another only to failing ones), the most precise
+///    localization there is; a last race labeled BG or WBG only says that one winner makes the
+///    failure certain while another still leaves it open;
+/// 2. then fewer races, the shorter explanation;
+/// 3. then more failing leaves covered.
+pub fn rank(group: &CdrsGroup) -> (bool, usize, std::cmp::Reverse<u64>) {
+    let ends_in_g = group.labels.last() == Some(&Label::G);
+    (!ends_in_g, group.labels.len(), std::cmp::Reverse(group.failing_leaves))
 }
 
 /// Finds the CDRS of `tree`: groups of root-to-failing-leaf paths whose decisive word matches
@@ -408,7 +421,7 @@ impl<'a> Walk<'a> {
         }
         let mut groups = self.groups;
         // Stable: ties keep discovery (depth-first) order.
-        groups.sort_by_key(|g| (g.labels.len(), std::cmp::Reverse(g.failing_leaves)));
+        groups.sort_by_key(rank);
         Cdrs {
             groups,
             truncated: self.truncated,
@@ -677,6 +690,17 @@ mod tests {
         let cdrs = find_cdrs(&tree, &l, &Pattern::default(), &CdrsOptions::default());
         assert!(cdrs.groups.is_empty());
         assert_eq!(cdrs.unmatched_failing_leaves, 3);
+    }
+
+    #[test]
+    fn ranks_a_decisive_g_ending_before_a_shorter_bg_ending() {
+        // Under a GG root: a BG node (its MIX child holds a G node), and a WG node over a G.
+        // "BG" is the shortest word, but "WG G" and "BG G" end in a race that decides both ways.
+        let (tree, outcomes) = parse("(((P F) F) (P (P F)))");
+        let l = label(&tree, &outcomes);
+        let cdrs = find_cdrs(&tree, &l, &Pattern::default(), &CdrsOptions::default());
+        let words: Vec<String> = cdrs.groups.iter().map(|g| g.pattern()).collect();
+        assert_eq!(words, ["BG G", "WG G", "BG"]);
     }
 
     #[test]

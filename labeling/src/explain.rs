@@ -6,7 +6,8 @@
 //! * the **obstacles** at that point: every operation that could come next and why it cannot
 //!   (the spec returns something else, the spec blocks but the operation returned, or, in a stuck
 //!   history, a pending operation that the spec would not block);
-//! * for small histories (at most [`MAX_ORDERS`] real-time-respecting orders), **every candidate
+//! * for small histories (at most [`MAX_ORDERS`] real-time-respecting orders and at most
+//!   [`MAX_ORDER_OPERATIONS`] operations), **every candidate
 //!   order** with the first operation the spec contradicts, like Fig. 5 of the FGVT paper.
 //!
 //! It serializes to JSON (values and calls as the strings they display as) and displays as text.
@@ -21,6 +22,14 @@ use crate::spec::{Apply, Spec};
 
 /// The most real-time-respecting orders listed in an explanation (6! = 720).
 pub const MAX_ORDERS: usize = 720;
+
+/// Orders are only enumerated for (sub-)histories of at most this many operations: listing
+/// hundreds of operations per order would not help anyone, and the enumeration recurses once
+/// per operation.
+pub const MAX_ORDER_OPERATIONS: usize = 32;
+
+/// The text form shows at most this many prefix steps (the last ones); JSON has them all.
+const SHOWN_PREFIX_STEPS: usize = 40;
 
 /// An operation of the history, as explanations refer to it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -135,7 +144,8 @@ pub struct Explanation {
     /// Every real-time-respecting order of the operations with its first contradiction, when
     /// there are at most [`MAX_ORDERS`] of them (and explanations were asked for).
     pub orders: Option<Vec<OrderAttempt>>,
-    /// Whether `orders` is absent because there are more than [`MAX_ORDERS`].
+    /// Whether `orders` is absent because there are more than [`MAX_ORDERS`] (or the history
+    /// has more than [`MAX_ORDER_OPERATIONS`] operations).
     pub too_many_orders: bool,
 }
 
@@ -258,12 +268,15 @@ fn op_ref(op: &OpView<'_>) -> OpRef {
 
 /// Every real-time-respecting order of `part` (completed operations, and in a history that is
 /// not stuck any subset of the pending ones), each with its first contradiction; `None` when
-/// there are more than [`MAX_ORDERS`].
+/// there are more than [`MAX_ORDERS`] or more than [`MAX_ORDER_OPERATIONS`] operations.
 fn every_order<S: Spec>(
     spec: &S,
     part: &[OpView<'_>],
     stuck: bool,
 ) -> Result<Option<Vec<OrderAttempt>>, CheckError> {
+    if part.len() > MAX_ORDER_OPERATIONS {
+        return Ok(None);
+    }
     let mut orders = Vec::new();
     let mut current = Vec::new();
     if !enumerate(
@@ -304,14 +317,17 @@ fn enumerate(
         }
         out.push(current.clone());
     }
+    // An operation may come next unless some unplaced operation returned before it was called.
+    let first_return = (0..part.len())
+        .filter(|&j| !placed[j])
+        .filter_map(|j| part[j].ret_pos)
+        .min()
+        .unwrap_or(usize::MAX);
     for i in 0..part.len() {
         if placed[i] || (stuck && part[i].is_pending()) {
             continue;
         }
-        // `i` may come next unless some unplaced operation returned before it was called.
-        let ready = (0..part.len())
-            .all(|j| placed[j] || part[j].ret_pos.is_none_or(|r| r > part[i].call_pos));
-        if ready {
+        if part[i].call_pos < first_return {
             placed[i] = true;
             current.push(i);
             let fits = enumerate(part, stuck, placed, current, out);
@@ -337,10 +353,7 @@ fn first_contradiction<S: Spec>(
         let op = &part[i];
         let reason = match apply(spec, &state, op)? {
             Apply::Returns { value, state: next } => {
-                if op
-                    .result
-                    .is_none_or(|observed| spec.matches(op.call, &value, observed))
-                {
+                if op.accepts(spec, &value) {
                     state = next;
                     continue;
                 }
@@ -442,7 +455,14 @@ impl fmt::Display for Explanation {
         if self.prefix.is_empty() {
             writeln!(f, "  (none: no operation can come first)")?;
         }
-        for (n, step) in self.prefix.iter().enumerate() {
+        let hidden = self.prefix.len().saturating_sub(SHOWN_PREFIX_STEPS);
+        if hidden > 0 {
+            writeln!(
+                f,
+                "  ... ({hidden} earlier steps; the JSON report lists them all)"
+            )?;
+        }
+        for (n, step) in self.prefix.iter().enumerate().skip(hidden) {
             write!(
                 f,
                 "  {:>2}. T{} {} → {}",
@@ -512,10 +532,7 @@ impl fmt::Display for Explanation {
                 }
             }
         } else if self.too_many_orders {
-            writeln!(
-                f,
-                "(more than {MAX_ORDERS} orders respect real time; they are not listed)"
-            )?;
+            writeln!(f, "(too many orders respect real time to list them all)")?;
         }
         Ok(())
     }

@@ -4,11 +4,11 @@
 //! [`quote`], which makes it one well-formed DOT string (`"`, `\` and line breaks escaped).
 
 use graphviz_rust::dot_structures::{
-    Attribute, Edge, EdgeTy, Graph, GraphAttributes, Id, Node, NodeId, Stmt, Subgraph, Vertex,
+    Attribute, Edge, EdgeTy, Graph, GraphAttributes, Id, Node, NodeId, Stmt, Vertex,
 };
 use graphviz_rust::printer::{DotPrinter, PrinterContext};
 
-use crate::draw::style::{edge_look, legend, node_look};
+use crate::draw::style::{edge_look, legend, node_look, text_on};
 use crate::draw::TreeDrawing;
 
 /// The font of every text; Graphviz and browsers all have one of these.
@@ -23,9 +23,8 @@ pub fn render_dot(drawing: &TreeDrawing) -> String {
 pub fn dot_graph(drawing: &TreeDrawing) -> Graph {
     let mut stmts = vec![
         Stmt::GAttribute(GraphAttributes::Graph(vec![
-            attr("label", &caption(drawing)),
+            Attribute(Id::Plain("label".to_string()), caption(drawing)),
             attr("labelloc", "t"),
-            attr("labeljust", "l"),
             attr("fontname", FONT),
             attr("fontsize", "14"),
             attr("rankdir", "TB"),
@@ -71,52 +70,49 @@ pub fn dot_graph(drawing: &TreeDrawing) -> Graph {
             ],
         }));
     }
-    stmts.push(Stmt::Subgraph(legend_cluster()));
+    stmts.push(Stmt::Node(Node::new(
+        node_id("legend"),
+        vec![Attribute(Id::Plain("label".to_string()), legend_table()), attr("shape", "plaintext"), attr("margin", "0")],
+    )));
     Graph::DiGraph { id: Id::Plain("fgvt".to_string()), strict: false, stmts }
 }
 
-/// The legend: one sample node per entry, stacked by invisible edges.
-fn legend_cluster() -> Subgraph {
-    let mut stmts = vec![
-        Stmt::Attribute(attr("label", "Legend")),
-        Stmt::Attribute(attr("fontname", FONT)),
-        Stmt::Attribute(attr("style", "rounded")),
-        Stmt::Attribute(attr("color", "#999999")),
-    ];
-    let entries = legend();
-    for (i, entry) in entries.iter().enumerate() {
-        let text = if entry.text.is_empty() { entry.meaning.to_string() } else { format!("{}: {}", entry.text, entry.meaning) };
-        let look_text = crate::draw::style::text_on(entry.fill);
-        stmts.push(Stmt::Node(Node::new(
-            node_id(&format!("legend{i}")),
-            vec![
-                attr("label", &text),
-                attr("shape", "box"),
-                attr("style", "filled,rounded"),
-                attr("fillcolor", entry.fill),
-                attr("color", entry.stroke),
-                attr("penwidth", &entry.stroke_width.to_string()),
-                attr("fontcolor", look_text),
-                attr("fontsize", "10"),
-                attr("width", "2.4"),
-            ],
-        )));
-        if i > 0 {
-            stmts.push(Stmt::Edge(Edge {
-                ty: EdgeTy::Pair(vertex(&format!("legend{}", i - 1)), vertex(&format!("legend{i}"))),
-                attributes: vec![attr("style", "invis")],
-            }));
-        }
+/// The legend: an HTML-like table of sample nodes and their meanings.
+///
+/// One node, so that Graphviz places it as a compact box beside the tree. Written without
+/// whitespace between tags: `graphviz-rust`'s parser ends an HTML string at `> >`.
+fn legend_table() -> Id {
+    let mut html = String::from("<<table border=\"0\" cellborder=\"0\" cellspacing=\"3\" cellpadding=\"3\">");
+    html.push_str("<tr><td colspan=\"2\" align=\"left\"><b>Legend</b></td></tr>");
+    for entry in legend() {
+        // Graphviz rejects an empty `<font>`.
+        let sample = if entry.text.is_empty() {
+            String::new()
+        } else {
+            format!("<font color=\"{}\" point-size=\"10\">{}</font>", text_on(entry.fill), html_escape(entry.text))
+        };
+        html.push_str(&format!(
+            "<tr><td bgcolor=\"{}\" color=\"{}\" border=\"{}\" width=\"36\">{sample}</td><td align=\"left\"><font point-size=\"11\">{}</font></td></tr>",
+            entry.fill,
+            entry.stroke,
+            entry.stroke_width.min(3),
+            html_escape(entry.meaning)
+        ));
     }
-    Subgraph { id: Id::Plain("cluster_legend".to_string()), stmts }
+    html.push_str("</table>>");
+    Id::Html(html)
 }
 
-/// Title, summary and notes, one per line.
-fn caption(drawing: &TreeDrawing) -> String {
-    let mut lines = vec![drawing.title.clone(), drawing.summary.clone()];
-    lines.extend(drawing.notes.iter().cloned());
+fn html_escape(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+/// Title, summary and notes, one per line (centred: Graphviz 2.43 crops long `\l` lines).
+fn caption(drawing: &TreeDrawing) -> Id {
+    let mut lines = vec![drawing.title.as_str(), drawing.summary.as_str()];
+    lines.extend(drawing.notes.iter().map(String::as_str));
     lines.retain(|l| !l.is_empty());
-    lines.join("\n")
+    Id::Escaped(quote(&lines.join("\n")))
 }
 
 fn attr(key: &str, value: &str) -> Attribute {
@@ -136,8 +132,12 @@ fn vertex(name: &str) -> Vertex {
 /// A backslash is doubled so that Graphviz's escape sequences (`\N`, `\l`, ...) never trigger
 /// by accident; a line break becomes `\n`, which Graphviz draws as a centred line break.
 pub fn quote(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push('"');
+    format!("\"{}\"", escape(text))
+}
+
+/// The inside of [`quote`]: `text` escaped for a DOT double-quoted string.
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
             '"' => out.push_str("\\\""),
@@ -148,6 +148,5 @@ pub fn quote(text: &str) -> String {
             c => out.push(c),
         }
     }
-    out.push('"');
     out
 }

@@ -174,7 +174,7 @@ fn describe(sample: &Sample) -> String {
             if *faults > 0 {
                 parts.push(format!("{faults} faulting"));
             }
-            format!("FAILING test at sample {}: {} of {} leaves", sample.index, parts.join(", "), sample.report.leaves)
+            format!("FAILING test at sample {}: of {} leaves, {}", sample.index, sample.report.leaves, parts.join(", "))
         }
         TestVerdict::Nondeterministic(found) => format!(
             "NONDETERMINISTIC object at sample {}: {found}.\n  Its serial runs disagree, so they are no spec (Line-Up's phase 1); \

@@ -83,14 +83,16 @@ fn resolved(path: &Path) -> PathBuf {
 }
 
 /// The relative path from directory `from` to `to` (both absolute); `None` if they share no
-/// root (different drives).
+/// directory but the root (`/tmp/t.json` and `/home/me/m.fgv`): an absolute path then
+/// survives moving the test better than a climb to the root.
 fn relative(from: &Path, to: &Path) -> Option<PathBuf> {
     let from: Vec<Component> = from.components().collect();
     let to: Vec<Component> = to.components().collect();
-    if from.first() != to.first() {
+    let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+    let root = from.iter().take_while(|c| matches!(c, Component::Prefix(_) | Component::RootDir)).count();
+    if common <= root && common < from.len() {
         return None;
     }
-    let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
     let mut out = PathBuf::new();
     for _ in common..from.len() {
         out.push("..");
@@ -109,6 +111,8 @@ mod tests {
     fn relative_paths_climb_and_descend() {
         assert_eq!(relative(Path::new("/a/b/c"), Path::new("/a/d/m.fgv")), Some(PathBuf::from("../../d/m.fgv")));
         assert_eq!(relative(Path::new("/a"), Path::new("/a/m.fgv")), Some(PathBuf::from("m.fgv")));
+        assert_eq!(relative(Path::new("/tmp/x"), Path::new("/work/m.fgv")), None);
+        assert_eq!(relative(Path::new("/"), Path::new("/work/m.fgv")), Some(PathBuf::from("work/m.fgv")));
     }
 
     #[test]

@@ -29,7 +29,7 @@
 //! bytes instead of a bitset of the whole history; and applying an operation to a state is
 //! memoized, so the spec runs once per distinct (state, operation).
 
-mod hash;
+pub(crate) mod hash;
 mod search;
 
 use std::collections::{BTreeMap, HashMap};
@@ -182,6 +182,15 @@ impl<'h> OpView<'h> {
             call_pos: op.call_index,
             ret_pos: op.ret.as_ref().map(|r| r.index),
             result: op.ret.as_ref().and_then(|r| r.value.as_ref()),
+        }
+    }
+
+    /// Whether `value`, the spec's result, agrees with the observed one (an unknown or pending
+    /// result accepts anything).
+    pub(crate) fn accepts<S: Spec>(&self, spec: &S, value: &Value) -> bool {
+        match self.result {
+            None => true,
+            Some(observed) => spec.matches(self.call, value, observed),
         }
     }
 

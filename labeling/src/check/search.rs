@@ -369,10 +369,7 @@ impl<'a, 'h, S: Spec> Search<'a, 'h, S> {
             .apply(&self.states.states[state as usize], view.thread, view.call)
         {
             Apply::Returns { value, state: next } => {
-                if view
-                    .result
-                    .is_none_or(|observed| self.spec.matches(view.call, &value, observed))
-                {
+                if view.accepts(self.spec, &value) {
                     Transition::Next(self.states.intern(next))
                 } else {
                     Transition::Wrong

@@ -86,6 +86,41 @@ fn pair_snapshot_read_of_a_state_never_reached_is_not_linearizable() {
 }
 
 #[test]
+fn without_explain_only_the_prefix_is_given() {
+    let options = CheckOptions {
+        explain: false,
+        ..CheckOptions::default()
+    };
+    let outcome = check(&BuiltinSpec::Snapshot, &pair_snapshot(), &options).unwrap();
+    let e = explanation(outcome.verdict);
+    assert_eq!(e.prefix.len(), 6);
+    assert!(e.obstacles.is_empty() && e.orders.is_none() && !e.too_many_orders);
+}
+
+#[test]
+fn a_long_prefix_is_shortened_in_text_only() {
+    let mut h = generate_set_history(2, 100, 5);
+    h.call(0, call("contains", &[100]));
+    h.ret(0, Value::Bool(true));
+    let options = CheckOptions {
+        partition: false,
+        ..CheckOptions::default()
+    };
+    let e = explanation(check(&BuiltinSpec::Set, &h, &options).unwrap().verdict);
+    assert_eq!(e.prefix.len(), 200);
+    assert!(e.too_many_orders);
+    let text = e.to_string();
+    assert!(
+        text.contains("(160 earlier steps; the JSON report lists them all)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("T0 contains(100) returned true, but the spec returns false"),
+        "{text}"
+    );
+}
+
+#[test]
 fn a_read_between_writes_is_linearizable() {
     let mut h = History::new();
     h.call(0, call("write", &[0, 2]));

@@ -30,6 +30,7 @@ pub(crate) const OPTIMIZE_UP_TO: usize = 150;
 const SIZE_UNIT: usize = 8;
 const NODE_FONT: f64 = 13.0;
 const EDGE_FONT: f64 = 10.0;
+const MULTILINE_FONT: f64 = 10.5;
 const FONT: &str = "Helvetica, Arial, sans-serif";
 const MARGIN: f64 = 10.0;
 const LINE: f64 = 18.0;
@@ -86,6 +87,8 @@ struct ShapeInfo {
 struct Canvas {
     shapes: Vec<ShapeInfo>,
     body: String,
+    /// Edge labels, drawn over everything else.
+    labels: String,
     /// Bottom-right corner of everything drawn, `(x, y)`.
     extent: (f64, f64),
     /// The shape whose text is drawn next (`layout-rs` draws a node's shape, then its text),
@@ -158,7 +161,7 @@ impl Canvas {
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
              <svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" font-family=\"{FONT}\">\n\
              <title>{}</title>\n\
-             <defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto-start-reverse\"><path d=\"M 0 0 L 10 5 L 0 10 z\" fill=\"context-stroke\"/></marker></defs>\n\
+             <defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerUnits=\"userSpaceOnUse\" markerWidth=\"9\" markerHeight=\"9\" orient=\"auto-start-reverse\"><path d=\"M 0 0 L 10 5 L 0 10 z\" fill=\"context-stroke\"/></marker></defs>\n\
              <rect x=\"0\" y=\"0\" width=\"{width}\" height=\"{height}\" fill=\"#ffffff\"/>\n",
             escape(&drawing.title)
         );
@@ -173,6 +176,8 @@ impl Canvas {
         }
         let _ = writeln!(svg, "<g class=\"tree\" transform=\"translate(0 {top:.1})\">");
         svg.push_str(&self.body);
+        // Edge labels last, so that no edge crosses them out.
+        svg.push_str(&self.labels);
         svg.push_str("</g>\n");
         let _ = writeln!(svg, "<g class=\"legend\" transform=\"translate({:.1} {top:.1})\">", layout_width + MARGIN);
         let _ = writeln!(svg, "<text x=\"0\" y=\"{:.1}\" font-size=\"13\" font-weight=\"bold\">Legend</text>", LINE * 0.8);
@@ -265,7 +270,11 @@ impl RenderBackend for Canvas {
         match self.open {
             // A node's own text: in its group, in the colour that reads on its fill.
             Some(key) if key < self.shapes.len() => {
-                let (fill, font) = (self.shapes[key].text, self.shapes[key].font);
+                let (fill, mut font) = (self.shapes[key].text, self.shapes[key].font);
+                if text.lines().count() > 1 {
+                    // `layout-rs` gives a line one size unit of height: smaller text fits.
+                    font = MULTILINE_FONT;
+                }
                 self.text_lines(xy, text, font, fill, "bold");
                 self.close();
             }
@@ -274,10 +283,13 @@ impl RenderBackend for Canvas {
             _ => {
                 self.close();
                 let fill = web(Some(look.line_color));
-                // A white halo keeps labels legible where edges cross them.
+                // A white halo keeps labels legible where edges pass under them.
+                let body = std::mem::take(&mut self.body);
                 self.body.push_str("<g class=\"edge-label\" stroke=\"#ffffff\" stroke-width=\"3\" paint-order=\"stroke\">");
                 self.text_lines(xy, text, EDGE_FONT, &fill, "normal");
                 self.body.push_str("</g>\n");
+                let label = std::mem::replace(&mut self.body, body);
+                self.labels.push_str(&label);
             }
         }
     }

@@ -388,7 +388,7 @@ fn tooltip(input: &DrawInput<'_>, node: NodeId, schedule: Option<&[usize]>) -> S
     }
     let _ = write!(
         s,
-        "\nleaves below: {} passing, {} failing, {} unknown\nsubtree: {} nodes, {} steps deep",
+        "\nleaves below: {} passing, {} failing, {} unknown\nsubtree: {} nodes, depth {}",
         labeling.passing_below(node),
         labeling.failing_below(node),
         labeling.unknown_below(node),
