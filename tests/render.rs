@@ -16,20 +16,28 @@ fn run(cmd: &mut Command) -> (i32, String, String) {
     let out = cmd.output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
     assert!(!stderr.contains("panicked"), "{stderr}");
-    (out.status.code().unwrap(), String::from_utf8_lossy(&out.stdout).to_string(), stderr)
+    (
+        out.status.code().unwrap(),
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        stderr,
+    )
 }
 
 fn assert_svg(path: &Path) -> String {
     let text = std::fs::read_to_string(path).unwrap();
     let options = roxmltree_options();
-    let doc = roxmltree::Document::parse_with_options(&text, options).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let doc = roxmltree::Document::parse_with_options(&text, options)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     assert_eq!(doc.root_element().tag_name().name(), "svg");
     text
 }
 
 fn roxmltree_options() -> roxmltree::ParsingOptions {
     // Graphviz declares the SVG 1.1 DTD.
-    roxmltree::ParsingOptions { allow_dtd: true, ..roxmltree::ParsingOptions::default() }
+    roxmltree::ParsingOptions {
+        allow_dtd: true,
+        ..roxmltree::ParsingOptions::default()
+    }
 }
 
 #[test]
@@ -46,22 +54,35 @@ fn the_format_follows_the_extension_and_svg_works_without_graphviz() {
     // A PATH with no `dot` on it: auto-detection must fall back to the builtin layout.
     let empty = tempfile::tempdir().unwrap();
     let svg = dir.path().join("tree.svg");
-    let (code, _, err) = run(fgvt().env("PATH", empty.path()).args(["render", PAIR, "-o"]).arg(&svg));
+    let (code, _, err) = run(fgvt()
+        .env("PATH", empty.path())
+        .args(["render", PAIR, "-o"])
+        .arg(&svg));
     assert_eq!(code, 1, "{err}");
     let text = assert_svg(&svg);
-    assert!(text.contains("class=\"legend\""), "the builtin engine drew it");
+    assert!(
+        text.contains("class=\"legend\""),
+        "the builtin engine drew it"
+    );
     assert!(text.contains("#d62728"), "a red failing leaf");
 
-    let (code, _, err) = run(fgvt().env("PATH", empty.path()).args(["render", PAIR, "--engine", "graphviz", "-o"]).arg(&svg));
+    let (code, _, err) = run(fgvt()
+        .env("PATH", empty.path())
+        .args(["render", PAIR, "--engine", "graphviz", "-o"])
+        .arg(&svg));
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("not on PATH"), "{err}");
 
     let dot = dir.path().join("tree.gv");
-    let (code, _, err) = run(fgvt().args(["render", PAIR, "--depth", "2", "-o"]).arg(&dot));
+    let (code, _, err) = run(fgvt()
+        .args(["render", PAIR, "--depth", "2", "-o"])
+        .arg(&dot));
     assert_eq!(code, 1, "{err}");
     graphviz_rust::parse(&std::fs::read_to_string(&dot).unwrap()).unwrap();
 
-    let (code, _, err) = run(fgvt().args(["render", PAIR, "-o"]).arg(dir.path().join("tree.png")));
+    let (code, _, err) = run(fgvt()
+        .args(["render", PAIR, "-o"])
+        .arg(dir.path().join("tree.png")));
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("cannot tell the format"), "{err}");
 }
@@ -76,7 +97,11 @@ fn both_engines_and_the_dag() {
         }
         for extra in [&[][..], &["--dag", "--no-fold", "--max-nodes", "60"][..]] {
             let svg = dir.path().join(format!("{engine}.svg"));
-            let (code, _, err) = run(fgvt().args(["render", PAIR, "--engine", engine]).args(extra).arg("-o").arg(&svg));
+            let (code, _, err) = run(fgvt()
+                .args(["render", PAIR, "--engine", engine])
+                .args(extra)
+                .arg("-o")
+                .arg(&svg));
             assert_eq!(code, 1, "{engine} {extra:?}: {err}");
             assert_svg(&svg);
         }
@@ -87,9 +112,16 @@ fn both_engines_and_the_dag() {
 fn localize_writes_the_tree_next_to_the_report() {
     let dir = tempfile::tempdir().unwrap();
     let (svg, dot) = (dir.path().join("t.svg"), dir.path().join("t.dot"));
-    let (code, out, err) = run(fgvt().args(["localize", PAIR, "--engine", "builtin", "--svg"]).arg(&svg).arg("--dot").arg(&dot));
+    let (code, out, err) = run(fgvt()
+        .args(["localize", PAIR, "--engine", "builtin", "--svg"])
+        .arg(&svg)
+        .arg("--dot")
+        .arg(&dot));
     assert_eq!(code, 1, "{err}");
-    assert!(out.contains("NOT LINEARIZABLE"), "the report is printed as usual: {out}");
+    assert!(
+        out.contains("NOT LINEARIZABLE"),
+        "the report is printed as usual: {out}"
+    );
     assert_svg(&svg);
     let text = std::fs::read_to_string(&dot).unwrap();
     graphviz_rust::parse(&text).unwrap();

@@ -439,6 +439,7 @@ pub(crate) mod testing {
                 history: History::new(),
                 fault: None,
                 bound: None,
+                waiting: Vec::new(),
             };
             let id = self.graph.add_node(Node {
                 leaf: Some(leaf),

@@ -7,7 +7,7 @@ use fgvt_tree::{CoarseEvent, Event, History, LeafKind, NodeId, SourceMap, Span, 
 use crate::model::{
     CdrsReport, Explanation, FaultReport, HistoryItem, HistoryKind, HistoryReport, LabelTotals,
     LocalizeReport, RaceNodeReport, RaceReport, SourceLocation, Statement, TestInfo, TraceStep,
-    TreeSummary, Verdict, WitnessReport, SCHEMA_ID,
+    TreeSummary, Verdict, WaitReport, WitnessReport, SCHEMA_ID,
 };
 
 /// Everything a report is made from.
@@ -288,6 +288,18 @@ fn witness(
             snippet,
         }
     });
+    let waiting = leaf
+        .map(|l| {
+            l.waiting
+                .iter()
+                .map(|w| {
+                    let (location, snippet, _) =
+                        w.span.map_or((None, String::new(), String::new()), |s| locate(input.sources, s));
+                    WaitReport { thread: w.thread, op: w.op.clone(), reason: w.reason.clone(), location, snippet }
+                })
+                .collect()
+        })
+        .unwrap_or_default();
     let kind = leaf.map_or(LeafKind::Complete, |l| l.kind);
     let history = leaf
         .map(|l| history_report(&l.history))
@@ -297,6 +309,7 @@ fn witness(
         replay: replay_command(&input.test.file, &group.witness),
         leaf: leaf_kind_name(kind).to_string(),
         fault,
+        waiting,
         trace,
         history,
         explanation: explain(group.witness_leaf),

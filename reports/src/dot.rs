@@ -38,11 +38,19 @@ pub fn dot_graph(drawing: &TreeDrawing) -> Graph {
             attr("shape", "circle"),
             attr("fixedsize", "false"),
         ])),
-        Stmt::GAttribute(GraphAttributes::Edge(vec![attr("fontname", FONT), attr("fontsize", "9"), attr("arrowsize", "0.6")])),
+        Stmt::GAttribute(GraphAttributes::Edge(vec![
+            attr("fontname", FONT),
+            attr("fontsize", "9"),
+            attr("arrowsize", "0.6"),
+        ])),
     ];
     for (i, node) in drawing.nodes.iter().enumerate() {
         let look = node_look(node);
-        let style = if look.dashed { "filled,dashed" } else { "filled" };
+        let style = if look.dashed {
+            "filled,dashed"
+        } else {
+            "filled"
+        };
         stmts.push(Stmt::Node(Node::new(
             node_id(&format!("n{i}")),
             vec![
@@ -60,7 +68,10 @@ pub fn dot_graph(drawing: &TreeDrawing) -> Graph {
     for edge in &drawing.edges {
         let (color, width) = edge_look(edge);
         stmts.push(Stmt::Edge(Edge {
-            ty: EdgeTy::Pair(vertex(&format!("n{}", edge.from)), vertex(&format!("n{}", edge.to))),
+            ty: EdgeTy::Pair(
+                vertex(&format!("n{}", edge.from)),
+                vertex(&format!("n{}", edge.to)),
+            ),
             attributes: vec![
                 attr("label", &edge.label),
                 attr("tooltip", &edge.label),
@@ -72,9 +83,17 @@ pub fn dot_graph(drawing: &TreeDrawing) -> Graph {
     }
     stmts.push(Stmt::Node(Node::new(
         node_id("legend"),
-        vec![Attribute(Id::Plain("label".to_string()), legend_table()), attr("shape", "plaintext"), attr("margin", "0")],
+        vec![
+            Attribute(Id::Plain("label".to_string()), legend_table()),
+            attr("shape", "plaintext"),
+            attr("margin", "0"),
+        ],
     )));
-    Graph::DiGraph { id: Id::Plain("fgvt".to_string()), strict: false, stmts }
+    Graph::DiGraph {
+        id: Id::Plain("fgvt".to_string()),
+        strict: false,
+        stmts,
+    }
 }
 
 /// The legend: an HTML-like table of sample nodes and their meanings.
@@ -82,14 +101,19 @@ pub fn dot_graph(drawing: &TreeDrawing) -> Graph {
 /// One node, so that Graphviz places it as a compact box beside the tree. Written without
 /// whitespace between tags: `graphviz-rust`'s parser ends an HTML string at `> >`.
 fn legend_table() -> Id {
-    let mut html = String::from("<<table border=\"0\" cellborder=\"0\" cellspacing=\"3\" cellpadding=\"3\">");
+    let mut html =
+        String::from("<<table border=\"0\" cellborder=\"0\" cellspacing=\"3\" cellpadding=\"3\">");
     html.push_str("<tr><td colspan=\"2\" align=\"left\"><b>Legend</b></td></tr>");
     for entry in legend() {
         // Graphviz rejects an empty `<font>`.
         let sample = if entry.text.is_empty() {
             String::new()
         } else {
-            format!("<font color=\"{}\" point-size=\"10\">{}</font>", text_on(entry.fill), html_escape(entry.text))
+            format!(
+                "<font color=\"{}\" point-size=\"10\">{}</font>",
+                text_on(entry.fill),
+                html_escape(entry.text)
+            )
         };
         html.push_str(&format!(
             "<tr><td bgcolor=\"{}\" color=\"{}\" border=\"{}\" width=\"36\">{sample}</td><td align=\"left\"><font point-size=\"11\">{}</font></td></tr>",
@@ -104,7 +128,10 @@ fn legend_table() -> Id {
 }
 
 fn html_escape(text: &str) -> String {
-    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
 /// Title, summary and notes, one per line (centred: Graphviz 2.43 crops long `\l` lines).

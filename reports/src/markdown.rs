@@ -267,6 +267,20 @@ fn witness(out: &mut String, w: &WitnessReport) {
             .unwrap_or_default();
         let _ = writeln!(out, "**Fault:** {}{at}\n", escape_text(&fault.message));
     }
+    for wait in &w.waiting {
+        let at = wait
+            .location
+            .as_ref()
+            .map(|l| format!(" at `{}:{}:{}`", l.file, l.line, l.column))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "**Stuck:** T{} `{}` {}{at}\n",
+            wait.thread,
+            escape_text(&wait.op),
+            escape_text(&wait.reason)
+        );
+    }
     let _ = writeln!(
         out,
         "### History{}\n",

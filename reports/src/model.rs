@@ -240,6 +240,9 @@ pub struct WitnessReport {
     pub leaf: String,
     /// The model's failure, for a `fault` leaf.
     pub fault: Option<FaultReport>,
+    /// For a `stuck` leaf: what each blocked thread waits for.
+    #[serde(default)]
+    pub waiting: Vec<WaitReport>,
     /// The steps of the execution.
     pub trace: Vec<TraceStep>,
     /// The coarse history of the execution.
@@ -247,6 +250,21 @@ pub struct WitnessReport {
     /// Why the history is not linearizable, as the checker explains it; `null` when there is
     /// no explanation (a fault leaf, a timeout).
     pub explanation: Option<Explanation>,
+}
+
+/// A thread blocked forever at a stuck leaf, and what it waits for.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WaitReport {
+    /// The blocked thread.
+    pub thread: usize,
+    /// Its pending operation, e.g. `inc()`.
+    pub op: String,
+    /// What it waits for: "waits for lock `lk`, held by T0".
+    pub reason: String,
+    /// Where it waits, when known.
+    pub location: Option<SourceLocation>,
+    /// The source text there.
+    pub snippet: String,
 }
 
 /// The failure of the model at a fault leaf.

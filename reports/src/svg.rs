@@ -47,15 +47,19 @@ pub enum SvgError {
 
 /// Whether Graphviz's `dot` is on `PATH` (checked by looking at `PATH`, without running it).
 pub fn graphviz_available() -> bool {
-    let Some(path) = std::env::var_os("PATH") else { return false };
-    std::env::split_paths(&path).any(|dir| is_executable(&dir.join(if cfg!(windows) { "dot.exe" } else { "dot" })))
+    let Some(path) = std::env::var_os("PATH") else {
+        return false;
+    };
+    std::env::split_paths(&path)
+        .any(|dir| is_executable(&dir.join(if cfg!(windows) { "dot.exe" } else { "dot" })))
 }
 
 fn is_executable(path: &Path) -> bool {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        path.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        path.metadata()
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
     }
     #[cfg(not(unix))]
     {
@@ -74,8 +78,16 @@ pub fn render_svg(drawing: &TreeDrawing, engine: SvgEngine) -> Result<String, Sv
 /// Runs `dot -Tsvg` on `dot`.
 fn graphviz_svg(dot: &str) -> Result<String, SvgError> {
     // Fail early and clearly when `dot` is missing, rather than with a bare "not found".
-    if Command::new("dot").arg("-V").stdout(Stdio::null()).stderr(Stdio::null()).status().is_err() {
-        return Err(SvgError::Graphviz("`dot` is not on PATH (install Graphviz, or use the builtin engine)".into()));
+    if Command::new("dot")
+        .arg("-V")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_err()
+    {
+        return Err(SvgError::Graphviz(
+            "`dot` is not on PATH (install Graphviz, or use the builtin engine)".into(),
+        ));
     }
     let bytes = graphviz_rust::exec_dot(dot.to_string(), vec![CommandArg::Format(Format::Svg)])
         .map_err(|e| SvgError::Graphviz(e.to_string()))?;

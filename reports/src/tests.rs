@@ -73,6 +73,7 @@ impl Counter {
                 history,
                 fault: None,
                 bound: None,
+                waiting: Vec::new(),
             };
             let unfolded = Counts {
                 nodes: 1,

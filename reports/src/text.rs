@@ -178,6 +178,14 @@ fn witness(out: &mut String, w: &WitnessReport, st: Style) {
             .unwrap_or_default();
         let _ = writeln!(out, "  {} {}{at}", st.bold_red("fault:"), fault.message);
     }
+    for wait in &w.waiting {
+        let at = wait
+            .location
+            .as_ref()
+            .map(|l| format!(" at {}:{}:{} `{}`", l.file, l.line, l.column, wait.snippet))
+            .unwrap_or_default();
+        let _ = writeln!(out, "  {} T{} {} {}{at}", st.bold_red("stuck:"), wait.thread, wait.op, wait.reason);
+    }
     let _ = writeln!(
         out,
         "  history{}:",

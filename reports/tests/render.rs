@@ -8,7 +8,9 @@ use fgvt_labeling::cdrs::{find_cdrs, Cdrs, CdrsOptions, Pattern};
 use fgvt_labeling::labels::{label_tree, Labeling, LeafOutcome};
 use fgvt_reports::draw::{select, Collapsed, DrawInput, DrawOptions, Focus, TreeDrawing};
 use fgvt_reports::{render_dot, render_svg, SvgEngine};
-use fgvt_tree::{Counts, Event, EventKind, History, Leaf, LeafKind, Node, NodeId, SourceMap, Span, Tree};
+use fgvt_tree::{
+    Counts, Event, EventKind, History, Leaf, LeafKind, Node, NodeId, SourceMap, Span, Tree,
+};
 use petgraph::graph::DiGraph;
 
 const SOURCE: &str = "object O {\n  op a() { x = \"1\"; }\n  op b() { y = x\\n; }\n}\n";
@@ -72,20 +74,39 @@ impl Builder {
     }
 
     fn leaf(&mut self, outcome: LeafOutcome) -> NodeId {
-        let kind = if outcome == LeafOutcome::Unknown { LeafKind::Bounded } else { LeafKind::Complete };
-        let mut unfolded = Counts { nodes: 1, ..Counts::default() };
+        let kind = if outcome == LeafOutcome::Unknown {
+            LeafKind::Bounded
+        } else {
+            LeafKind::Complete
+        };
+        let mut unfolded = Counts {
+            nodes: 1,
+            ..Counts::default()
+        };
         match kind {
             LeafKind::Bounded => unfolded.bounded = 1,
             _ => unfolded.complete = 1,
         }
-        let leaf = Leaf { kind, history: History::new(), fault: None, bound: None };
-        let id = self.graph.add_node(Node { leaf: Some(leaf), unfolded });
+        let leaf = Leaf {
+            kind,
+            history: History::new(),
+            fault: None,
+            bound: None,
+            waiting: Vec::new(),
+        };
+        let id = self.graph.add_node(Node {
+            leaf: Some(leaf),
+            unfolded,
+        });
         self.outcomes.insert(id, outcome);
         id
     }
 
     fn node(&mut self, children: &[NodeId]) -> NodeId {
-        let mut unfolded = Counts { nodes: 1, ..Counts::default() };
+        let mut unfolded = Counts {
+            nodes: 1,
+            ..Counts::default()
+        };
         for &c in children {
             let cc = self.graph[c].unfolded;
             unfolded.nodes += cc.nodes;
@@ -93,7 +114,10 @@ impl Builder {
             unfolded.bounded += cc.bounded;
             unfolded.depth = unfolded.depth.max(cc.depth + 1);
         }
-        let id = self.graph.add_node(Node { leaf: None, unfolded });
+        let id = self.graph.add_node(Node {
+            leaf: None,
+            unfolded,
+        });
         for (thread, &c) in children.iter().enumerate() {
             self.graph.add_edge(id, c, event(thread));
         }
@@ -101,25 +125,49 @@ impl Builder {
     }
 
     fn finish(self, root: NodeId) -> Fixture {
-        let tree = Tree { graph: self.graph, root, partial: None, distinct_states: 0, elapsed: Duration::ZERO };
+        let tree = Tree {
+            graph: self.graph,
+            root,
+            partial: None,
+            distinct_states: 0,
+            elapsed: Duration::ZERO,
+        };
         let outcomes = self.outcomes;
         let labeling = label_tree(&tree, |id, _| outcomes[&id]);
-        let cdrs = find_cdrs(&tree, &labeling, &Pattern::default(), &CdrsOptions::default());
+        let cdrs = find_cdrs(
+            &tree,
+            &labeling,
+            &Pattern::default(),
+            &CdrsOptions::default(),
+        );
         let mut sources = SourceMap::new();
         sources.add("o.fgv", SOURCE);
-        Fixture { tree, labeling, cdrs, sources }
+        Fixture {
+            tree,
+            labeling,
+            cdrs,
+            sources,
+        }
     }
 }
 
 /// Thread 0 writes `"1"` (quotes in the label), thread 1 reads `x\n` (a backslash).
 fn event(thread: usize) -> Event {
-    let (location, value, at) = if thread == 0 { ("x", "\"1\"", SOURCE.find("x =")) } else { ("x\\n", "<&>", SOURCE.find("y =")) };
+    let (location, value, at) = if thread == 0 {
+        ("x", "\"1\"", SOURCE.find("x ="))
+    } else {
+        ("x\\n", "<&>", SOURCE.find("y ="))
+    };
     let at = at.unwrap_or(0);
     Event {
         thread,
         op_index: 0,
         op: "op".into(),
-        kind: if thread == 0 { EventKind::Write } else { EventKind::Read },
+        kind: if thread == 0 {
+            EventKind::Write
+        } else {
+            EventKind::Read
+        },
         location: location.into(),
         value: value.into(),
         span: Span::new(0, at, at + 3),
@@ -132,7 +180,10 @@ fn event(thread: usize) -> Event {
 const RACY: &str = "(P ((P P) ((P (P P)) (P F))))";
 
 fn unfolded() -> DrawOptions {
-    DrawOptions { fold: false, ..DrawOptions::default() }
+    DrawOptions {
+        fold: false,
+        ..DrawOptions::default()
+    }
 }
 
 fn dot_available() -> bool {
@@ -142,12 +193,23 @@ fn dot_available() -> bool {
 /// Parses `svg` as XML and checks it is an SVG document; returns its text content.
 fn assert_well_formed_svg(svg: &str) -> String {
     // Graphviz declares the SVG 1.1 DTD; it is well-formed XML all the same.
-    let options = roxmltree::ParsingOptions { allow_dtd: true, ..roxmltree::ParsingOptions::default() };
-    let doc = roxmltree::Document::parse_with_options(svg, options).unwrap_or_else(|e| panic!("not XML: {e}\n{svg}"));
+    let options = roxmltree::ParsingOptions {
+        allow_dtd: true,
+        ..roxmltree::ParsingOptions::default()
+    };
+    let doc = roxmltree::Document::parse_with_options(svg, options)
+        .unwrap_or_else(|e| panic!("not XML: {e}\n{svg}"));
     let root = doc.root_element();
     assert_eq!(root.tag_name().name(), "svg");
-    assert_eq!(root.tag_name().namespace(), Some("http://www.w3.org/2000/svg"));
-    doc.descendants().filter(|n| n.is_text()).filter_map(|n| n.text()).collect::<Vec<_>>().join("|")
+    assert_eq!(
+        root.tag_name().namespace(),
+        Some("http://www.w3.org/2000/svg")
+    );
+    doc.descendants()
+        .filter(|n| n.is_text())
+        .filter_map(|n| n.text())
+        .collect::<Vec<_>>()
+        .join("|")
 }
 
 #[test]
@@ -155,7 +217,10 @@ fn dot_parses_back_with_escaped_labels() {
     let f = Fixture::parse(RACY);
     let dot = render_dot(&f.drawing(&unfolded()));
     let graph = graphviz_rust::parse(&dot).unwrap_or_else(|e| panic!("{e}\n{dot}"));
-    let printed = graphviz_rust::print(graph, &mut graphviz_rust::printer::PrinterContext::default());
+    let printed = graphviz_rust::print(
+        graph,
+        &mut graphviz_rust::printer::PrinterContext::default(),
+    );
     assert!(printed.contains("n0"), "{printed}");
     // The title's quotes and backslash, and the events' quotes, are escaped.
     assert!(dot.contains(r#"Test \"tree\" <&> \\ 'quoted'"#), "{dot}");
@@ -171,14 +236,36 @@ fn dot_colours_nodes_by_label_and_marks_the_cdrs() {
     let drawing = f.drawing(&unfolded());
     let dot = render_dot(&drawing);
     // Root WG (light grey), a G race, a red failing leaf, white leaves.
-    assert!(dot.contains(r##"label="WG""##) && dot.contains(r##"fillcolor="#dcdcdc""##), "{dot}");
-    assert!(dot.contains(r##"label="G""##) && dot.contains(r##"fillcolor="#8c8c8c""##), "{dot}");
-    assert!(dot.contains(r##"fillcolor="#d62728""##), "failing leaf is red: {dot}");
+    assert!(
+        dot.contains(r##"label="WG""##) && dot.contains(r##"fillcolor="#dcdcdc""##),
+        "{dot}"
+    );
+    assert!(
+        dot.contains(r##"label="G""##) && dot.contains(r##"fillcolor="#8c8c8c""##),
+        "{dot}"
+    );
+    assert!(
+        dot.contains(r##"fillcolor="#d62728""##),
+        "failing leaf is red: {dot}"
+    );
     assert!(dot.contains("cluster_legend"), "{dot}");
-    let races: Vec<_> = drawing.nodes.iter().filter(|n| n.race).map(|n| n.label.unwrap().name()).collect();
+    let races: Vec<_> = drawing
+        .nodes
+        .iter()
+        .filter(|n| n.race)
+        .map(|n| n.label.unwrap().name())
+        .collect();
     assert_eq!(races, ["WG", "WG", "WG", "G"]);
-    assert!(drawing.nodes.iter().filter(|n| n.witness).all(|n| n.label.is_some()));
-    assert_eq!(drawing.edges.iter().filter(|e| e.witness).count(), 4, "root to the failing leaf");
+    assert!(drawing
+        .nodes
+        .iter()
+        .filter(|n| n.witness)
+        .all(|n| n.label.is_some()));
+    assert_eq!(
+        drawing.edges.iter().filter(|e| e.witness).count(),
+        4,
+        "root to the failing leaf"
+    );
 }
 
 #[test]
@@ -189,7 +276,8 @@ fn dot_is_accepted_by_graphviz() {
     }
     let f = Fixture::parse(RACY);
     let dot = render_dot(&f.drawing(&unfolded()));
-    let svg = graphviz_rust::exec_dot(dot, vec![graphviz_rust::cmd::Format::Svg.into()]).expect("dot accepts the graph");
+    let svg = graphviz_rust::exec_dot(dot, vec![graphviz_rust::cmd::Format::Svg.into()])
+        .expect("dot accepts the graph");
     assert_well_formed_svg(&String::from_utf8(svg).unwrap());
 }
 
@@ -200,9 +288,18 @@ fn the_builtin_engine_writes_well_formed_svg_with_tooltips_and_legend() {
     let text = assert_well_formed_svg(&svg);
     assert!(text.contains("Legend"), "{text}");
     assert!(text.contains("race of a reported CDRS"), "{text}");
-    assert!(text.contains(r#"Test "tree" <&> \ 'quoted'"#), "title unescaped by the parser: {text}");
-    assert!(text.contains("T0 write x = \"1\" · l.2"), "edge label: {text}");
-    assert!(text.contains("leaves below: 7 passing, 1 failing, 0 unknown"), "root tooltip: {text}");
+    assert!(
+        text.contains(r#"Test "tree" <&> \ 'quoted'"#),
+        "title unescaped by the parser: {text}"
+    );
+    assert!(
+        text.contains("T0 write x = \"1\" · l.2"),
+        "edge label: {text}"
+    );
+    assert!(
+        text.contains("leaves below: 7 passing, 1 failing, 0 unknown"),
+        "root tooltip: {text}"
+    );
     assert!(svg.contains("fill=\"#d62728\""), "red failing leaf");
     assert!(svg.contains("stroke=\"#f0b400\""), "highlighted race");
 }
@@ -223,45 +320,86 @@ fn the_graphviz_engine_writes_well_formed_svg() {
 fn uniform_subtrees_fold_into_one_node_with_their_leaf_count() {
     let f = Fixture::parse("(((P P) (P P)) (F (F F)) (P F))");
     let drawing = f.drawing(&DrawOptions::default());
-    let folded: Vec<_> = drawing.nodes.iter().filter(|n| n.collapsed == Some(Collapsed::Folded)).map(|n| n.text.as_str()).collect();
+    let folded: Vec<_> = drawing
+        .nodes
+        .iter()
+        .filter(|n| n.collapsed == Some(Collapsed::Folded))
+        .map(|n| n.text.as_str())
+        .collect();
     // The all-B subtree is on a witness path: expanded along it, its other child folds.
     assert_eq!(folded, ["W\n4 leaves", "B\n2 leaves"]);
     let all = f.drawing(&unfolded());
     assert_eq!(all.nodes.len(), f.tree.graph.node_count());
     assert!(drawing.nodes.len() < all.nodes.len());
-    assert!(drawing.notes.iter().any(|n| n.contains("folded")), "{:?}", drawing.notes);
+    assert!(
+        drawing.notes.iter().any(|n| n.contains("folded")),
+        "{:?}",
+        drawing.notes
+    );
 }
 
 #[test]
 fn max_nodes_bounds_the_drawing_and_keeps_the_cdrs_path() {
     let f = Fixture::parse("((P P P) (P P P) (P P P) (P (P F)))");
     for max in [1, 3, 5, 8] {
-        let drawing = f.drawing(&DrawOptions { max_nodes: max, fold: false, ..DrawOptions::default() });
-        assert!(drawing.nodes.len() <= max.max(1), "{max}: {}", drawing.nodes.len());
+        let drawing = f.drawing(&DrawOptions {
+            max_nodes: max,
+            fold: false,
+            ..DrawOptions::default()
+        });
+        assert!(
+            drawing.nodes.len() <= max.max(1),
+            "{max}: {}",
+            drawing.nodes.len()
+        );
         assert_eq!(drawing.edges.len(), drawing.nodes.len() - 1);
     }
-    let drawing = f.drawing(&DrawOptions { max_nodes: 8, fold: false, ..DrawOptions::default() });
+    let drawing = f.drawing(&DrawOptions {
+        max_nodes: 8,
+        fold: false,
+        ..DrawOptions::default()
+    });
     // The witness path goes first: root, its 4 children, then (P (P F))'s two children, ...
     assert!(drawing.nodes.iter().any(|n| n.race), "{drawing:#?}");
-    assert!(drawing.nodes.iter().any(|n| n.collapsed == Some(Collapsed::MaxNodes)));
+    assert!(drawing
+        .nodes
+        .iter()
+        .any(|n| n.collapsed == Some(Collapsed::MaxNodes)));
 }
 
 #[test]
 fn depth_cuts_the_tree_with_leaf_counts() {
     let f = Fixture::parse("((P (P F)) (F (P P)))");
-    let drawing = f.drawing(&DrawOptions { depth: Some(1), fold: false, ..DrawOptions::default() });
+    let drawing = f.drawing(&DrawOptions {
+        depth: Some(1),
+        fold: false,
+        ..DrawOptions::default()
+    });
     assert_eq!(drawing.nodes.len(), 3);
-    let texts: Vec<_> = drawing.nodes.iter().skip(1).map(|n| n.text.as_str()).collect();
+    let texts: Vec<_> = drawing
+        .nodes
+        .iter()
+        .skip(1)
+        .map(|n| n.text.as_str())
+        .collect();
     assert_eq!(texts, ["WG\n3 leaves", "G\n3 leaves"]);
 }
 
 #[test]
 fn focus_cdrs_keeps_only_the_paths_and_their_siblings() {
     let f = Fixture::parse("((P P) (P (P P)) (P (P F)))");
-    let drawing = f.drawing(&DrawOptions { focus: Focus::Cdrs, fold: false, ..DrawOptions::default() });
+    let drawing = f.drawing(&DrawOptions {
+        focus: Focus::Cdrs,
+        fold: false,
+        ..DrawOptions::default()
+    });
     // Root, its 3 children, the children of (P (P F)), then of (P F).
     assert_eq!(drawing.nodes.len(), 1 + 3 + 2 + 2);
-    let off_path = drawing.nodes.iter().filter(|n| n.collapsed == Some(Collapsed::Focus)).count();
+    let off_path = drawing
+        .nodes
+        .iter()
+        .filter(|n| n.collapsed == Some(Collapsed::Focus))
+        .count();
     assert_eq!(off_path, 2);
 }
 
@@ -275,7 +413,11 @@ fn a_shared_state_is_drawn_once_as_a_dag_or_per_path_unfolded() {
     let c = b.node(&[shared]);
     let root = b.node(&[a, c]);
     let f = b.finish(root);
-    let dag = f.drawing(&DrawOptions { dag: true, fold: false, ..DrawOptions::default() });
+    let dag = f.drawing(&DrawOptions {
+        dag: true,
+        fold: false,
+        ..DrawOptions::default()
+    });
     assert_eq!(dag.nodes.len(), 6);
     assert_eq!(dag.edges.len(), 6);
     let tree = f.drawing(&unfolded());

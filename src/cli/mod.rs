@@ -3,7 +3,7 @@
 mod check_history;
 mod explore;
 mod hunt;
-mod localize;
+pub mod localize;
 mod minimize;
 mod output;
 mod render;

@@ -109,8 +109,15 @@ fn output_format(format: Option<TreeFormat>, output: Option<&Path>) -> miette::R
     if let Some(format) = format {
         return Ok(format);
     }
-    let Some(path) = output else { return Ok(TreeFormat::Dot) };
-    match path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() {
+    let Some(path) = output else {
+        return Ok(TreeFormat::Dot);
+    };
+    match path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+        .as_deref()
+    {
         Some("svg") => Ok(TreeFormat::Svg),
         Some("dot" | "gv") => Ok(TreeFormat::Dot),
         _ => Err(miette::miette!(

@@ -87,8 +87,9 @@ impl Frame {
 pub(crate) enum Stop {
     /// A runtime error, with its source span.
     Fault(String, Span),
-    /// A lock held by another thread or a false `await`: the step must not happen.
-    Blocked,
+    /// A lock held by another thread or a false `await`: the step must not happen. Says what
+    /// the thread waits for, and where.
+    Blocked(String, Span),
     /// The instruction budget ran out.
     Budget,
 }
@@ -134,6 +135,8 @@ pub(crate) struct Runner<'m> {
     pub mem: Memory,
     pub frames: Vec<Frame>,
     atomic: u32,
+    /// The site of the `await` being evaluated, to say where a blocked thread waits.
+    await_site: Option<u32>,
     budget: u64,
     /// Whether to format accesses (only explored steps need them).
     record: bool,
@@ -158,6 +161,7 @@ impl<'m> Runner<'m> {
             mem,
             frames,
             atomic: 0,
+            await_site: None,
             budget,
             record,
             accesses: Vec::new(),
@@ -596,7 +600,12 @@ impl<'m> Runner<'m> {
                 } else if lock.owner == tid {
                     lock.count += 1;
                 } else {
-                    return Err(Stop::Blocked);
+                    let owner = lock.owner;
+                    let site = &model.sites[*site as usize];
+                    return Err(Stop::Blocked(
+                        format!("waits for lock `{}`, held by T{owner}", site.text),
+                        site.span,
+                    ));
                 }
                 let text = model.sites[*site as usize].text.clone();
                 self.note(EventKind::Lock, || text, String::new);
@@ -617,11 +626,18 @@ impl<'m> Runner<'m> {
                 lock.count -= 1;
                 self.note(EventKind::Unlock, || text, String::new);
             }
-            Instr::AtomicBegin(_) | Instr::AwaitBegin(_) => self.atomic += 1,
+            Instr::AtomicBegin(_) => self.atomic += 1,
+            Instr::AwaitBegin(site) => {
+                self.atomic += 1;
+                self.await_site = Some(*site);
+            }
             Instr::AtomicEnd => self.atomic -= 1,
             Instr::AwaitEnd => match self.pop() {
                 Val::Bool(true) => self.atomic -= 1,
-                Val::Bool(false) => return Err(Stop::Blocked),
+                Val::Bool(false) => {
+                    let span = self.await_site.map(|s| model.sites[s as usize].span).unwrap_or_default();
+                    return Err(Stop::Blocked("waits until its `await` condition holds".into(), span));
+                }
                 other => {
                     return self.fault(format!("`await` needs a bool, found {}", other.type_name()))
                 }

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use fgvt_labeling::{Apply, Spec};
-use fgvt_tree::{Call, Event, EventKind, Fault, History, Program, Step, ThreadId, Value};
+use fgvt_tree::{Call, Event, EventKind, Fault, History, Program, Span, Step, ThreadId, Value, Wait};
 
 use super::ast::Expr;
 use super::interp::{
@@ -122,7 +122,7 @@ impl TestProgram {
                 message,
                 span: Some(span),
             },
-            Stop::Blocked => Fault {
+            Stop::Blocked(..) => Fault {
                 message: format!("{what} blocks forever (it runs alone)"),
                 span: None,
             },
@@ -187,6 +187,52 @@ impl Program for TestProgram {
     }
 
     fn step(&self, state: &TestState, thread: ThreadId) -> Step<TestState> {
+        self.step_noting_wait(state, thread, &mut None)
+    }
+
+    fn why_blocked(&self, state: &TestState, thread: ThreadId) -> Option<Wait> {
+        let mut wait = None;
+        if !matches!(self.step_noting_wait(state, thread, &mut wait), Step::Blocked) {
+            return None;
+        }
+        let (reason, span) = wait?;
+        let th = &state.threads[thread];
+        let op = self.threads[thread].get(th.op as usize).map(ToString::to_string).unwrap_or_default();
+        Some(Wait { thread, op, reason, span: Some(span) })
+    }
+
+    fn history(&self, state: &TestState) -> History {
+        (*state.history).clone()
+    }
+
+    fn finish(&self, state: &TestState) -> Result<History, Fault> {
+        let mut history = (*state.history).clone();
+        self.serial(state.mem.clone(), &self.finals, &mut history, "final")?;
+        Ok(history)
+    }
+
+    fn stuck_history(&self, state: &TestState) -> History {
+        let mut history = (*state.history).clone();
+        for (t, th) in state.threads.iter().enumerate() {
+            if th.frames.is_empty() {
+                if let Some(call) = self.threads[t].get(th.op as usize) {
+                    history.call(t, call.clone());
+                }
+            }
+        }
+        history.stuck = true;
+        history
+    }
+}
+
+impl TestProgram {
+    /// [`Program::step`], also saying what the thread waits for when it is blocked.
+    fn step_noting_wait(
+        &self,
+        state: &TestState,
+        thread: ThreadId,
+        wait: &mut Option<(String, Span)>,
+    ) -> Step<TestState> {
         let th = &state.threads[thread];
         let op_index = th.op as usize;
         let calls = &self.threads[thread];
@@ -239,7 +285,10 @@ impl Program for TestProgram {
                 let at = r.position();
                 match r.shared_step() {
                     Ok(ev) => self.event(thread, op_index, ev, call),
-                    Err(Stop::Blocked) => return Step::Blocked,
+                    Err(Stop::Blocked(why, at)) => {
+                        *wait = Some((why, at));
+                        return Step::Blocked;
+                    }
                     Err(Stop::Budget) => {
                         return Step::Bounded {
                             reason: self.budget_reason(thread, op_index),
@@ -273,7 +322,10 @@ impl Program for TestProgram {
                     },
                 }
             }
-            Err(Stop::Blocked) => return Step::Blocked,
+            Err(Stop::Blocked(why, at)) => {
+                *wait = Some((why, at));
+                return Step::Blocked;
+            }
         };
 
         // Local code after the event, up to the next shared access or the operation's end.
@@ -303,35 +355,13 @@ impl Program for TestProgram {
                     span: Some(span),
                 },
             },
-            Err(Stop::Blocked) => Step::Blocked,
-        }
-    }
-
-    fn history(&self, state: &TestState) -> History {
-        (*state.history).clone()
-    }
-
-    fn finish(&self, state: &TestState) -> Result<History, Fault> {
-        let mut history = (*state.history).clone();
-        self.serial(state.mem.clone(), &self.finals, &mut history, "final")?;
-        Ok(history)
-    }
-
-    fn stuck_history(&self, state: &TestState) -> History {
-        let mut history = (*state.history).clone();
-        for (t, th) in state.threads.iter().enumerate() {
-            if th.frames.is_empty() {
-                if let Some(call) = self.threads[t].get(th.op as usize) {
-                    history.call(t, call.clone());
-                }
+            Err(Stop::Blocked(why, at)) => {
+                *wait = Some((why, at));
+                Step::Blocked
             }
         }
-        history.stuck = true;
-        history
     }
-}
 
-impl TestProgram {
     /// The state after `thread` took a step that emitted `event`: `frames` empty means the
     /// operation returned.
     fn advance(
@@ -399,7 +429,7 @@ impl SelfSpec {
             Stop::Fault(m, span) => {
                 format!("the constructor fails at {}: {m}", model.position(span))
             }
-            Stop::Blocked => "the constructor blocks".to_string(),
+            Stop::Blocked(..) => "the constructor blocks".to_string(),
             Stop::Budget => "the constructor runs out of budget".to_string(),
         });
         SelfSpec {
@@ -446,7 +476,7 @@ impl Spec for SelfSpec {
                 value: v.to_value(),
                 state: mem,
             },
-            Err(Stop::Blocked) => Apply::Blocks,
+            Err(Stop::Blocked(..)) => Apply::Blocks,
             Err(Stop::Fault(m, span)) => Apply::Invalid(format!(
                 "`{call}` run alone fails at {}: {m}",
                 self.model.position(span)

@@ -31,7 +31,7 @@ use serde::Serialize;
 
 use crate::event::Event;
 use crate::history::History;
-use crate::program::{Fault, Program, Step};
+use crate::program::{Fault, Program, Step, Wait};
 
 /// A node of the interleaving tree.
 pub type NodeId = NodeIndex<u32>;
@@ -62,6 +62,8 @@ pub struct Leaf {
     pub fault: Option<Fault>,
     /// Why exploration stopped, for a bounded leaf.
     pub bound: Option<String>,
+    /// At a stuck leaf: what each blocked thread waits for.
+    pub waiting: Vec<Wait>,
 }
 
 /// What a node of the graph holds.
@@ -497,6 +499,7 @@ impl<P: Program> Explorer<'_, P> {
                         history: self.program.history(&state),
                         fault: Some(fault.clone()),
                         bound: None,
+                        waiting: Vec::new(),
                     });
                     let event = event.unwrap_or_else(|| fault_event(thread, &fault));
                     children.push(Prepared::Leaf(event, leaf));
@@ -512,12 +515,13 @@ impl<P: Program> Explorer<'_, P> {
         if children.is_empty() {
             let leaf = if all_done {
                 match self.program.finish(&state) {
-                    Ok(history) => Leaf { kind: LeafKind::Complete, history, fault: None, bound: None },
+                    Ok(history) => Leaf { kind: LeafKind::Complete, history, fault: None, bound: None, waiting: Vec::new() },
                     Err(fault) => Leaf {
                         kind: LeafKind::Fault,
                         history: self.program.history(&state),
                         fault: Some(fault),
                         bound: None,
+                        waiting: Vec::new(),
                     },
                 }
             } else {
@@ -569,7 +573,8 @@ impl<P: Program> Explorer<'_, P> {
     }
 
     fn stuck_leaf(&self, state: &P::State) -> Leaf {
-        Leaf { kind: LeafKind::Stuck, history: self.program.stuck_history(state), fault: None, bound: None }
+        let waiting = (0..self.program.threads()).filter_map(|t| self.program.why_blocked(state, t)).collect();
+        Leaf { kind: LeafKind::Stuck, history: self.program.stuck_history(state), fault: None, bound: None, waiting }
     }
 
     fn bounded_leaf(&mut self, state: &P::State, reason: String) -> NodeId {
@@ -578,6 +583,7 @@ impl<P: Program> Explorer<'_, P> {
             history: self.program.history(state),
             fault: None,
             bound: Some(reason),
+            waiting: Vec::new(),
         })
     }
 

@@ -15,6 +15,6 @@ pub mod value;
 pub use event::{Event, EventKind};
 pub use explore::{explore, explore_with_progress, Counts, ExploreOptions, Leaf, LeafKind, Limit, Node, NodeId, Progress, Stats, Tree};
 pub use history::{Call, CoarseEvent, History, Operation, ThreadId};
-pub use program::{Fault, Program, Step};
+pub use program::{Fault, Program, Step, Wait};
 pub use source::{Location, SourceMap, Span};
 pub use value::Value;

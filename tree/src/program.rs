@@ -21,6 +21,19 @@ pub struct Fault {
     pub span: Option<Span>,
 }
 
+/// Why a thread cannot move at a stuck leaf: what it waits for, for people.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Wait {
+    /// The waiting thread.
+    pub thread: ThreadId,
+    /// Its pending operation, e.g. `inc()`.
+    pub op: String,
+    /// What it waits for: "waits for lock `lk`, held by T0".
+    pub reason: String,
+    /// Where it waits, when known.
+    pub span: Option<Span>,
+}
+
 /// The outcome of asking one thread to take its next step.
 #[derive(Clone, Debug)]
 pub enum Step<S> {
@@ -77,4 +90,10 @@ pub trait Program {
     /// At a stuck leaf: the history with a pending call for every thread that is blocked
     /// before its operation's first event (the call it was about to make), marked stuck.
     fn stuck_history(&self, state: &Self::State) -> History;
+
+    /// At a stuck leaf: why `thread` cannot move (the lock it waits for, the `await` that does
+    /// not hold), or `None` when it is done or the program cannot tell.
+    fn why_blocked(&self, _state: &Self::State, _thread: ThreadId) -> Option<Wait> {
+        None
+    }
 }

@@ -86,6 +86,21 @@ fn pair_snapshot_read_of_a_state_never_reached_is_not_linearizable() {
 }
 
 #[test]
+fn outcomes_serialize_with_a_verdict_tag() {
+    let outcome = check(&BuiltinSpec::Snapshot, &pair_snapshot(), &CheckOptions::default()).unwrap();
+    let json = serde_json::to_value(&outcome).unwrap();
+    assert_eq!(json["verdict"]["verdict"], "not_linearizable");
+    assert_eq!(json["verdict"]["prefix"][0]["call"], "write(0, 1)");
+    assert_eq!(json["partitions"], 1);
+    let mut ok = History::new();
+    ok.call(0, call("read", &[]));
+    ok.ret(0, Value::Tuple(vec![int(0), int(0)]));
+    let outcome = check(&BuiltinSpec::Snapshot, &ok, &CheckOptions::default()).unwrap();
+    let json = serde_json::to_value(&outcome.verdict).unwrap();
+    assert_eq!(json, serde_json::json!({"verdict": "linearizable", "order": [0]}));
+}
+
+#[test]
 fn without_explain_only_the_prefix_is_given() {
     let options = CheckOptions {
         explain: false,

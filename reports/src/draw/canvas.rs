@@ -13,8 +13,8 @@ use layout::core::color::Color;
 use layout::core::format::{ClipHandle, RenderBackend};
 use layout::core::geometry::Point;
 use layout::core::style::StyleAttr;
-use layout::std_shapes::shapes::{Arrow, Element, LineEndKind, ShapeKind};
 use layout::std_shapes::render::get_shape_size;
+use layout::std_shapes::shapes::{Arrow, Element, LineEndKind, ShapeKind};
 use layout::topo::layout::VisualGraph;
 
 use super::style::{edge_look, legend, node_look, text_on};
@@ -43,19 +43,45 @@ pub(crate) fn render(drawing: &TreeDrawing) -> String {
     let mut handles = Vec::with_capacity(drawing.nodes.len());
     for (i, node) in drawing.nodes.iter().enumerate() {
         let look = node_look(node);
-        let shape = if look.boxed { ShapeKind::new_box(&node.text) } else { ShapeKind::new_circle(&node.text) };
-        let style = StyleAttr::new(color(look.stroke), look.stroke_width as usize, Some(color(look.fill)), 4, SIZE_UNIT);
+        let shape = if look.boxed {
+            ShapeKind::new_box(&node.text)
+        } else {
+            ShapeKind::new_circle(&node.text)
+        };
+        let style = StyleAttr::new(
+            color(look.stroke),
+            look.stroke_width as usize,
+            Some(color(look.fill)),
+            4,
+            SIZE_UNIT,
+        );
         let size = get_shape_size(Orientation::TopToBottom, &shape, SIZE_UNIT, !look.boxed);
         let key = canvas.shapes.len();
-        canvas.shapes.push(ShapeInfo { title: node.tooltip.clone(), text: look.text, dashed: look.dashed, font: NODE_FONT });
-        let element = Element::create_with_properties(shape, style, Orientation::TopToBottom, size, key.to_string());
+        canvas.shapes.push(ShapeInfo {
+            title: node.tooltip.clone(),
+            text: look.text,
+            dashed: look.dashed,
+            font: NODE_FONT,
+        });
+        let element = Element::create_with_properties(
+            shape,
+            style,
+            Orientation::TopToBottom,
+            size,
+            key.to_string(),
+        );
         handles.push(graph.add_node(element));
         debug_assert_eq!(handles.len(), i + 1);
     }
     for edge in &drawing.edges {
         let (stroke, width) = edge_look(edge);
         let key = canvas.shapes.len();
-        canvas.shapes.push(ShapeInfo { title: edge.label.clone(), text: stroke, dashed: false, font: EDGE_FONT });
+        canvas.shapes.push(ShapeInfo {
+            title: edge.label.clone(),
+            text: stroke,
+            dashed: false,
+            font: EDGE_FONT,
+        });
         let style = StyleAttr::new(color(stroke), width as usize, None, 0, SIZE_UNIT);
         let mut arrow = Arrow::simple(&edge.label);
         arrow.look = style;
@@ -102,7 +128,10 @@ impl Canvas {
     }
 
     fn info(&self, properties: &Option<String>) -> Option<usize> {
-        properties.as_deref().and_then(|p| p.parse().ok()).filter(|&i| i < self.shapes.len())
+        properties
+            .as_deref()
+            .and_then(|p| p.parse().ok())
+            .filter(|&i| i < self.shapes.len())
     }
 
     fn close(&mut self) {
@@ -116,7 +145,11 @@ impl Canvas {
         self.close();
         let _ = write!(self.body, "<g class=\"{class}\">");
         if let Some(key) = key {
-            let _ = write!(self.body, "<title>{}</title>", escape(&self.shapes[key].title));
+            let _ = write!(
+                self.body,
+                "<title>{}</title>",
+                escape(&self.shapes[key].title)
+            );
         }
         self.body.push('\n');
         self.open = key;
@@ -136,7 +169,12 @@ impl Canvas {
         );
         for (i, line) in lines.iter().enumerate() {
             let dy = if i == 0 { 0.0 } else { font * 1.2 };
-            let _ = write!(self.body, "<tspan x=\"{:.1}\" dy=\"{dy:.1}\">{}</tspan>", center.x, escape(line));
+            let _ = write!(
+                self.body,
+                "<tspan x=\"{:.1}\" dy=\"{dy:.1}\">{}</tspan>",
+                center.x,
+                escape(line)
+            );
         }
         self.body.push_str("</text>\n");
     }
@@ -144,14 +182,21 @@ impl Canvas {
     /// The document: title on top, the layout below it, the legend on the right.
     fn finish(mut self, drawing: &TreeDrawing) -> String {
         self.close();
-        let mut header = vec![(drawing.title.as_str(), "bold"), (drawing.summary.as_str(), "normal")];
+        let mut header = vec![
+            (drawing.title.as_str(), "bold"),
+            (drawing.summary.as_str(), "normal"),
+        ];
         header.extend(drawing.notes.iter().map(|n| (n.as_str(), "normal")));
         header.retain(|(l, _)| !l.is_empty());
         let top = MARGIN + header.len() as f64 * LINE + MARGIN;
         let legend = legend();
         let legend_height = LINE * 1.5 + legend.len() as f64 * 26.0 + MARGIN;
         let layout_width = self.extent.0 + MARGIN;
-        let header_width = header.iter().map(|(l, _)| l.chars().count() as f64 * 7.5).fold(0.0, f64::max) + 2.0 * MARGIN;
+        let header_width = header
+            .iter()
+            .map(|(l, _)| l.chars().count() as f64 * 7.5)
+            .fold(0.0, f64::max)
+            + 2.0 * MARGIN;
         let width = (layout_width + LEGEND_WIDTH).max(header_width).ceil();
         let height = (top + self.extent.1.max(legend_height) + MARGIN).ceil();
 
@@ -174,13 +219,24 @@ impl Canvas {
                 escape(line)
             );
         }
-        let _ = writeln!(svg, "<g class=\"tree\" transform=\"translate(0 {top:.1})\">");
+        let _ = writeln!(
+            svg,
+            "<g class=\"tree\" transform=\"translate(0 {top:.1})\">"
+        );
         svg.push_str(&self.body);
         // Edge labels last, so that no edge crosses them out.
         svg.push_str(&self.labels);
         svg.push_str("</g>\n");
-        let _ = writeln!(svg, "<g class=\"legend\" transform=\"translate({:.1} {top:.1})\">", layout_width + MARGIN);
-        let _ = writeln!(svg, "<text x=\"0\" y=\"{:.1}\" font-size=\"13\" font-weight=\"bold\">Legend</text>", LINE * 0.8);
+        let _ = writeln!(
+            svg,
+            "<g class=\"legend\" transform=\"translate({:.1} {top:.1})\">",
+            layout_width + MARGIN
+        );
+        let _ = writeln!(
+            svg,
+            "<text x=\"0\" y=\"{:.1}\" font-size=\"13\" font-weight=\"bold\">Legend</text>",
+            LINE * 0.8
+        );
         for (i, entry) in legend.iter().enumerate() {
             let y = LINE * 1.5 + i as f64 * 26.0;
             let _ = writeln!(
@@ -204,11 +260,22 @@ impl Canvas {
 }
 
 impl RenderBackend for Canvas {
-    fn draw_rect(&mut self, xy: Point, size: Point, look: &StyleAttr, properties: Option<String>, _clip: Option<ClipHandle>) {
+    fn draw_rect(
+        &mut self,
+        xy: Point,
+        size: Point,
+        look: &StyleAttr,
+        properties: Option<String>,
+        _clip: Option<ClipHandle>,
+    ) {
         let key = self.info(&properties);
         self.open("node", key);
         self.grow(xy.add(size));
-        let dash = if key.is_some_and(|k| self.shapes[k].dashed) { " stroke-dasharray=\"5,3\"" } else { "" };
+        let dash = if key.is_some_and(|k| self.shapes[k].dashed) {
+            " stroke-dasharray=\"5,3\""
+        } else {
+            ""
+        };
         let _ = writeln!(
             self.body,
             "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" rx=\"{}\" fill=\"{}\" stroke=\"{}\" stroke-width=\"{}\"{dash}/>",
@@ -226,7 +293,13 @@ impl RenderBackend for Canvas {
         }
     }
 
-    fn draw_line(&mut self, start: Point, stop: Point, look: &StyleAttr, _properties: Option<String>) {
+    fn draw_line(
+        &mut self,
+        start: Point,
+        stop: Point,
+        look: &StyleAttr,
+        _properties: Option<String>,
+    ) {
         self.close();
         self.grow(start);
         self.grow(stop);
@@ -242,7 +315,13 @@ impl RenderBackend for Canvas {
         );
     }
 
-    fn draw_circle(&mut self, xy: Point, size: Point, look: &StyleAttr, properties: Option<String>) {
+    fn draw_circle(
+        &mut self,
+        xy: Point,
+        size: Point,
+        look: &StyleAttr,
+        properties: Option<String>,
+    ) {
         let key = self.info(&properties);
         self.open("node", key);
         self.grow(xy.add(size.scale(0.5)));
@@ -310,7 +389,14 @@ impl RenderBackend for Canvas {
         let key = self.info(&properties);
         let mut d = format!(
             "M {:.1} {:.1} C {:.1} {:.1}, {:.1} {:.1}, {:.1} {:.1}",
-            path[0].0.x, path[0].0.y, path[0].1.x, path[0].1.y, path[1].0.x, path[1].0.y, path[1].1.x, path[1].1.y
+            path[0].0.x,
+            path[0].0.y,
+            path[0].1.x,
+            path[0].1.y,
+            path[1].0.x,
+            path[1].0.y,
+            path[1].1.x,
+            path[1].1.y
         );
         for (a, b) in &path[2..] {
             let _ = write!(d, " S {:.1} {:.1}, {:.1} {:.1}", a.x, a.y, b.x, b.y);
@@ -319,7 +405,9 @@ impl RenderBackend for Canvas {
             self.grow(*a);
             self.grow(*b);
         }
-        let title = key.map(|k| format!("<title>{}</title>", escape(&self.shapes[k].title))).unwrap_or_default();
+        let title = key
+            .map(|k| format!("<title>{}</title>", escape(&self.shapes[k].title)))
+            .unwrap_or_default();
         let _ = writeln!(
             self.body,
             "<g class=\"edge\">{title}<path d=\"{d}\" fill=\"none\" stroke=\"{}\" stroke-width=\"{}\"{}{}{}/></g>",

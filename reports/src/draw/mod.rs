@@ -58,7 +58,13 @@ pub struct DrawOptions {
 
 impl Default for DrawOptions {
     fn default() -> Self {
-        DrawOptions { depth: None, focus: Focus::All, max_nodes: DEFAULT_MAX_NODES, dag: false, fold: true }
+        DrawOptions {
+            depth: None,
+            focus: Focus::All,
+            max_nodes: DEFAULT_MAX_NODES,
+            dag: false,
+            fold: true,
+        }
     }
 }
 
@@ -186,7 +192,10 @@ struct Selector<'a> {
 impl<'a> Selector<'a> {
     fn new(input: &'a DrawInput<'a>, options: &'a DrawOptions) -> Self {
         let groups = &input.groups[..input.groups.len().min(MAX_GROUPS)];
-        let races = groups.iter().map(|g| g.nodes.iter().map(|r| r.node).collect()).collect();
+        let races = groups
+            .iter()
+            .map(|g| g.nodes.iter().map(|r| r.node).collect())
+            .collect();
         let mut dag_nodes = HashMap::new();
         let mut dag_edges = HashMap::new();
         for (g, group) in groups.iter().enumerate() {
@@ -194,7 +203,12 @@ impl<'a> Selector<'a> {
             let mut node = input.tree.root;
             *dag_nodes.entry(node).or_insert(0) |= bit;
             for &thread in &group.witness {
-                let Some((_, next)) = input.tree.children(node).into_iter().find(|(e, _)| e.thread == thread) else {
+                let Some((_, next)) = input
+                    .tree
+                    .children(node)
+                    .into_iter()
+                    .find(|(e, _)| e.thread == thread)
+                else {
                     break;
                 };
                 *dag_edges.entry((node, thread)).or_insert(0) |= bit;
@@ -219,16 +233,33 @@ impl<'a> Selector<'a> {
 
     fn run(mut self) -> TreeDrawing {
         let tree = self.input.tree;
-        let all = if self.groups.is_empty() { 0 } else { u64::MAX >> (64 - self.groups.len()) };
+        let all = if self.groups.is_empty() {
+            0
+        } else {
+            u64::MAX >> (64 - self.groups.len())
+        };
         let root = self.add_node(tree.root, all, Vec::new());
         // Witness paths first, whatever the budget; then breadth-first.
         let mut on_path = VecDeque::new();
         let mut rest = VecDeque::new();
-        let first = Pending { index: root, node: tree.root, depth: 0, mask: all };
-        if all != 0 { on_path.push_back(first) } else { rest.push_back(first) }
+        let first = Pending {
+            index: root,
+            node: tree.root,
+            depth: 0,
+            mask: all,
+        };
+        if all != 0 {
+            on_path.push_back(first)
+        } else {
+            rest.push_back(first)
+        }
         while let Some(item) = on_path.pop_front().or_else(|| rest.pop_front()) {
             for child in self.expand(&item) {
-                if child.mask != 0 { on_path.push_back(child) } else { rest.push_back(child) }
+                if child.mask != 0 {
+                    on_path.push_back(child)
+                } else {
+                    rest.push_back(child)
+                }
             }
         }
         let notes = self.notes();
@@ -236,13 +267,27 @@ impl<'a> Selector<'a> {
         let summary = format!(
             "{} of {} nodes drawn ({}), {} leaves: {} passing, {} failing",
             self.nodes.len(),
-            if self.options.dag { stats.graph_nodes } else { stats.nodes },
-            if self.options.dag { "DAG of states" } else { "unfolded tree" },
+            if self.options.dag {
+                stats.graph_nodes
+            } else {
+                stats.nodes
+            },
+            if self.options.dag {
+                "DAG of states"
+            } else {
+                "unfolded tree"
+            },
             stats.leaves,
             self.input.labeling.passing_leaves(),
             self.input.labeling.failing_leaves(),
         );
-        TreeDrawing { title: self.input.title.to_string(), summary, nodes: self.nodes, edges: self.edges, notes }
+        TreeDrawing {
+            title: self.input.title.to_string(),
+            summary,
+            nodes: self.nodes,
+            edges: self.edges,
+            notes,
+        }
     }
 
     /// Draws the children of `item`, or records why not; returns the children to expand.
@@ -286,14 +331,23 @@ impl<'a> Selector<'a> {
             }
             let index = self.add_node(child, mask, schedule);
             self.add_edge(item.index, index, event, mask);
-            out.push(Pending { index, node: child, depth: item.depth + 1, mask });
+            out.push(Pending {
+                index,
+                node: child,
+                depth: item.depth + 1,
+                mask,
+            });
         }
         out
     }
 
     fn child_mask(&self, item: &Pending, thread: usize) -> u64 {
         if self.options.dag {
-            return self.dag_edges.get(&(item.node, thread)).copied().unwrap_or(0);
+            return self
+                .dag_edges
+                .get(&(item.node, thread))
+                .copied()
+                .unwrap_or(0);
         }
         let mut mask = 0;
         for (g, group) in self.groups.iter().enumerate() {
@@ -308,20 +362,37 @@ impl<'a> Selector<'a> {
         let node = &mut self.nodes[index];
         node.collapsed = Some(reason);
         let leaves = node.leaves;
-        node.text = format!("{}\n{} {}", node.text, leaves, if leaves == 1 { "leaf" } else { "leaves" });
-        let hidden = self.input.tree.graph[node.node].unfolded.nodes.saturating_sub(1);
+        node.text = format!(
+            "{}\n{} {}",
+            node.text,
+            leaves,
+            if leaves == 1 { "leaf" } else { "leaves" }
+        );
+        let hidden = self.input.tree.graph[node.node]
+            .unfolded
+            .nodes
+            .saturating_sub(1);
         let slot = &mut self.cut[reason as usize];
         *slot = slot.saturating_add(hidden);
     }
 
     fn add_node(&mut self, node: NodeId, mask: u64, schedule: Vec<usize>) -> usize {
         let (tree, labeling) = (self.input.tree, self.input.labeling);
-        let mask = if self.options.dag { self.dag_nodes.get(&node).copied().unwrap_or(0) } else { mask };
-        let race = (0..self.races.len()).any(|g| mask & (1 << g) != 0 && self.races[g].contains(&node));
+        let mask = if self.options.dag {
+            self.dag_nodes.get(&node).copied().unwrap_or(0)
+        } else {
+            mask
+        };
+        let race =
+            (0..self.races.len()).any(|g| mask & (1 << g) != 0 && self.races[g].contains(&node));
         let label = labeling.label(node);
         let leaf = labeling.outcome(node);
         let text = label.map_or("?", Label::name).to_string();
-        let tooltip = tooltip(self.input, node, (!self.options.dag).then_some(schedule.as_slice()));
+        let tooltip = tooltip(
+            self.input,
+            node,
+            (!self.options.dag).then_some(schedule.as_slice()),
+        );
         let index = self.nodes.len();
         self.nodes.push(DrawNode {
             node,
@@ -342,8 +413,19 @@ impl<'a> Selector<'a> {
     }
 
     fn add_edge(&mut self, from: usize, to: usize, event: &Event, mask: u64) {
-        let line = self.input.sources.locate(event.span).map(|l| format!(" · l.{}", l.line)).unwrap_or_default();
-        self.edges.push(DrawEdge { from, to, thread: event.thread, label: format!("{event}{line}"), witness: mask != 0 });
+        let line = self
+            .input
+            .sources
+            .locate(event.span)
+            .map(|l| format!(" · l.{}", l.line))
+            .unwrap_or_default();
+        self.edges.push(DrawEdge {
+            from,
+            to,
+            thread: event.thread,
+            label: format!("{event}{line}"),
+            witness: mask != 0,
+        });
     }
 
     fn notes(&self) -> Vec<String> {
@@ -355,10 +437,16 @@ impl<'a> Selector<'a> {
             (Collapsed::MaxNodes, "not drawn to stay within --max-nodes"),
         ];
         for (reason, why) in what {
-            let count = self.nodes.iter().filter(|n| n.collapsed == Some(reason)).count();
+            let count = self
+                .nodes
+                .iter()
+                .filter(|n| n.collapsed == Some(reason))
+                .count();
             if count > 0 {
                 let hidden = self.cut[reason as usize];
-                notes.push(format!("{hidden} nodes {why} ({count} drawn as one node each)"));
+                notes.push(format!(
+                    "{hidden} nodes {why} ({count} drawn as one node each)"
+                ));
             }
         }
         if self.options.focus == Focus::Cdrs && self.groups.is_empty() {
@@ -384,7 +472,15 @@ fn tooltip(input: &DrawInput<'_>, node: NodeId, schedule: Option<&[usize]>) -> S
     }
     if let Some(schedule) = schedule {
         let steps: Vec<String> = schedule.iter().map(usize::to_string).collect();
-        let _ = write!(s, "\nschedule: {}", if steps.is_empty() { "(root)".to_string() } else { steps.join(",") });
+        let _ = write!(
+            s,
+            "\nschedule: {}",
+            if steps.is_empty() {
+                "(root)".to_string()
+            } else {
+                steps.join(",")
+            }
+        );
     }
     let _ = write!(
         s,

@@ -42,7 +42,11 @@ pub(crate) struct NodeLook {
 
 /// The look of `node`.
 pub(crate) fn node_look(node: &DrawNode) -> NodeLook {
-    let fill = if node.failing_leaf() { FAILING } else { label_fill(node.label) };
+    let fill = if node.failing_leaf() {
+        FAILING
+    } else {
+        label_fill(node.label)
+    };
     let (stroke, stroke_width) = if node.race {
         (RACE, 5)
     } else if node.witness {
@@ -71,7 +75,8 @@ pub(crate) fn edge_look(edge: &DrawEdge) -> (&'static str, u32) {
 
 /// Black or white text, whichever reads on `fill` (`#rrggbb`).
 pub(crate) fn text_on(fill: &str) -> &'static str {
-    let channel = |i: usize| u32::from_str_radix(fill.get(i..i + 2).unwrap_or("ff"), 16).unwrap_or(255);
+    let channel =
+        |i: usize| u32::from_str_radix(fill.get(i..i + 2).unwrap_or("ff"), 16).unwrap_or(255);
     // Rec. 601 luma: good enough to choose between black and white.
     let luma = (299 * channel(1) + 587 * channel(3) + 114 * channel(5)) / 1000;
     if luma < 120 {
@@ -92,7 +97,13 @@ pub(crate) struct LegendEntry {
 
 /// The legend, in the order it is drawn.
 pub(crate) fn legend() -> Vec<LegendEntry> {
-    let label = |l: Label, meaning| LegendEntry { fill: label_fill(Some(l)), stroke: INK, stroke_width: 1, text: l.name(), meaning };
+    let label = |l: Label, meaning| LegendEntry {
+        fill: label_fill(Some(l)),
+        stroke: INK,
+        stroke_width: 1,
+        text: l.name(),
+        meaning,
+    };
     vec![
         label(Label::W, "every leaf below passes"),
         label(Label::B, "every leaf below fails"),
@@ -101,9 +112,33 @@ pub(crate) fn legend() -> Vec<LegendEntry> {
         label(Label::BG, "children ERR and MIX"),
         label(Label::GG, "children all MIX"),
         label(Label::WBG, "children OK, ERR and MIX"),
-        LegendEntry { fill: FAILING, stroke: INK, stroke_width: 1, text: "B", meaning: "failing leaf" },
-        LegendEntry { fill: "#ffffff", stroke: RACE, stroke_width: 5, text: "", meaning: "race of a reported CDRS" },
-        LegendEntry { fill: "#ffffff", stroke: WITNESS, stroke_width: 3, text: "", meaning: "witness path of a CDRS" },
-        LegendEntry { fill: label_fill(None), stroke: INK, stroke_width: 1, text: "?", meaning: "no verdict below" },
+        LegendEntry {
+            fill: FAILING,
+            stroke: INK,
+            stroke_width: 1,
+            text: "B",
+            meaning: "failing leaf",
+        },
+        LegendEntry {
+            fill: "#ffffff",
+            stroke: RACE,
+            stroke_width: 5,
+            text: "",
+            meaning: "race of a reported CDRS",
+        },
+        LegendEntry {
+            fill: "#ffffff",
+            stroke: WITNESS,
+            stroke_width: 3,
+            text: "",
+            meaning: "witness path of a CDRS",
+        },
+        LegendEntry {
+            fill: label_fill(None),
+            stroke: INK,
+            stroke_width: 1,
+            text: "?",
+            meaning: "no verdict below",
+        },
     ]
 }
