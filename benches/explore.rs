@@ -26,7 +26,15 @@ fn main() {
     divan::main();
 }
 
-const FIXTURES: &[&str] = &["pair_snapshot/failing.json", "pair_snapshot/fixed.json", "lock_counter/correct.json"];
+const FIXTURES: &[&str] = &[
+    "pair_snapshot/failing.json",
+    "lock_free_list/failing.json",
+    "optimistic_queue/failing.json",
+    "snark/failing.json",
+    "simple_list/failing.json",
+    "linked_list/failing.json",
+    "lock_counter/correct.json",
+];
 
 fn load(fixture: &str) -> fgvt::testcase::TestCase {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures").join(fixture);

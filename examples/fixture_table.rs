@@ -186,7 +186,7 @@ pub fn last_label(cdrs: &Value) -> &str {
         .as_str()
         .unwrap_or_default()
         .split(' ')
-        .last()
+        .next_back()
         .unwrap_or_default()
 }
 

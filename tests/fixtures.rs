@@ -229,19 +229,18 @@ fn counter2_shows_its_bug_only_through_a_stuck_history() {
     let witness = &cdrs(&r)[0]["witness"];
     assert_eq!(witness["leaf"], "stuck");
     assert_eq!(witness["history"]["stuck"], true);
-    // Once the report says what a stuck thread waits for, it must name the lock and its holder.
-    if let Some(waiting) = witness["waiting"].as_array() {
-        let reasons: Vec<&str> = waiting
-            .iter()
-            .filter_map(|w| w["reason"].as_str())
-            .collect();
-        assert!(
-            reasons
-                .iter()
-                .any(|r| r.contains("`lk`") && r.contains("T0")),
-            "{reasons:?}"
-        );
-    }
+    // The report says what the stuck thread waits for: the lock, its holder, and where.
+    let waiting = witness["waiting"].as_array().unwrap();
+    assert_eq!(waiting.len(), 1, "{witness}");
+    assert_eq!(waiting[0]["thread"], 1);
+    assert_eq!(waiting[0]["op"], "inc()");
+    assert_eq!(waiting[0]["reason"], "waits for lock `lk`, held by T0");
+    assert_eq!(waiting[0]["location"]["line"], 9);
+    let (_, text) = localize(&["fixtures/counter2/failing.json"]);
+    assert!(
+        text.contains("stuck: T1 inc() waits for lock `lk`, held by T0"),
+        "{text}"
+    );
 }
 
 #[test]

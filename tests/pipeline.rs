@@ -205,13 +205,31 @@ fn a_bad_hunt_file_names_the_position() {
     let dir = fixture("lock_counter");
     let d = dir.path();
     let cases = [
-        (r#"{"object": "lock_counter.fgv", "operations": ["inc()"], "threads": 2, "ops_per_thread": 2, "sample": 3}"#, "unknown field"),
-        (r#"{"object": "lock_counter.fgv", "operations": ["inc(1)"], "threads": 2, "ops_per_thread": 2}"#, "operations[0]"),
-        (r#"{"object": "lock_counter.fgv", "operations": ["frob()"], "threads": 2, "ops_per_thread": 2}"#, "unknown operation"),
-        (r#"{"object": "lock_counter.fgv", "operations": ["inc()"], "threads": 0, "ops_per_thread": 2}"#, "threads must be at least 1"),
-        (r#"{"object": "lock_counter.fgv", "operations": [], "threads": 1, "ops_per_thread": 2}"#, "at least one operation"),
+        (
+            r#"{"object": "lock_counter.fgv", "operations": ["inc()"], "threads": 2, "ops_per_thread": 2, "sample": 3}"#,
+            "unknown field",
+        ),
+        (
+            r#"{"object": "lock_counter.fgv", "operations": ["inc(1)"], "threads": 2, "ops_per_thread": 2}"#,
+            "operations[0]",
+        ),
+        (
+            r#"{"object": "lock_counter.fgv", "operations": ["frob()"], "threads": 2, "ops_per_thread": 2}"#,
+            "unknown operation",
+        ),
+        (
+            r#"{"object": "lock_counter.fgv", "operations": ["inc()"], "threads": 0, "ops_per_thread": 2}"#,
+            "threads must be at least 1",
+        ),
+        (
+            r#"{"object": "lock_counter.fgv", "operations": [], "threads": 1, "ops_per_thread": 2}"#,
+            "at least one operation",
+        ),
         (r#"{"object": "missing.fgv", "operations": ["inc()"], "threads": 1, "ops_per_thread": 2}"#, "missing.fgv"),
-        (r#"{"object": "lock_counter.fgv", "spec": "stack2", "operations": ["inc()"], "threads": 1, "ops_per_thread": 1}"#, "unknown spec"),
+        (
+            r#"{"object": "lock_counter.fgv", "spec": "stack2", "operations": ["inc()"], "threads": 1, "ops_per_thread": 1}"#,
+            "unknown spec",
+        ),
     ];
     for (text, expected) in cases {
         std::fs::write(d.join("bad.json"), text).unwrap();

@@ -52,7 +52,8 @@ pub fn run(args: &HuntArgs) -> miette::Result<Exit> {
         other => miette::miette!("{}: {other}", args.hunt.display()),
     })?;
 
-    let refs = ModelRefs { object: file.object_ref.clone(), spec: file.spec_ref.clone(), base: file.base().to_path_buf() };
+    let refs =
+        ModelRefs { object: file.object_ref.clone(), spec: file.spec_ref.clone(), base: file.base().to_path_buf() };
     let header = format!(
         "{}: {} — {} of {} tests drawn ({}×{} matrices of {} operations, seed {}) in {:.1?}",
         args.hunt.display(),
@@ -73,7 +74,10 @@ pub fn run(args: &HuntArgs) -> miette::Result<Exit> {
                 println!("PARTIAL: --timeout stopped the hunt before every test was checked");
             }
             if result.partial > 0 {
-                println!("PARTIAL: a limit cut the tree of {} test(s) short; raise --max-states/--max-steps", result.partial);
+                println!(
+                    "PARTIAL: a limit cut the tree of {} test(s) short; raise --max-states/--max-steps",
+                    result.partial
+                );
             }
             return Ok(Exit::Inconclusive);
         }
@@ -134,7 +138,8 @@ fn pipeline(
         ));
     };
     eprint!("{}", summary(&args.hunt, &found.matrix, &minimized, timed_out));
-    let description = format!("{} Minimized by `fgvt minimize`.", found_description(&args.hunt, file, found.index, options.seed));
+    let description =
+        format!("{} Minimized by `fgvt minimize`.", found_description(&args.hunt, file, found.index, options.seed));
     let text = hunt::render_test(
         &minimized.matrix,
         refs,

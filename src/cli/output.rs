@@ -64,7 +64,11 @@ pub fn write_atomically(path: &Path, contents: &[u8]) -> miette::Result<()> {
         _ => Path::new("."),
     };
     let fail = |e: std::io::Error| miette::miette!(help = "check that the directory exists and is writable", "cannot write `{}`: {e}", path.display());
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(fail)?;
+    let mut builder = tempfile::Builder::new();
+    // A report is an ordinary file: readable by others, as `>` would have made it.
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644));
+    let mut tmp = builder.tempfile_in(dir).map_err(fail)?;
     tmp.write_all(contents).map_err(fail)?;
     tmp.persist(path).map_err(|e| fail(e.error))?;
     Ok(())

@@ -64,7 +64,11 @@ pub enum CheckTestError {
 }
 
 /// Checks `test` the way Line-Up does: [`phase1`], then [`check_leaves`].
-pub fn check_test(test: &TestCase, options: &ExploreOptions, deadline: Option<Instant>) -> Result<TestReport, CheckTestError> {
+pub fn check_test(
+    test: &TestCase,
+    options: &ExploreOptions,
+    deadline: Option<Instant>,
+) -> Result<TestReport, CheckTestError> {
     if let Some(found) = phase1(test) {
         return Ok(TestReport { verdict: TestVerdict::Nondeterministic(found), leaves: 0, partial: None });
     }
@@ -85,7 +89,11 @@ pub fn phase1(test: &TestCase) -> Option<Nondeterminism> {
 
 /// Phase 2: explores every interleaving of `test` with `options` and judges every leaf;
 /// `deadline` also bounds each history check.
-pub fn check_leaves(test: &TestCase, options: &ExploreOptions, deadline: Option<Instant>) -> Result<TestReport, CheckTestError> {
+pub fn check_leaves(
+    test: &TestCase,
+    options: &ExploreOptions,
+    deadline: Option<Instant>,
+) -> Result<TestReport, CheckTestError> {
     let tree = fgvt_tree::explore(&test.program(), options).map_err(|fault| {
         let at = fault
             .span

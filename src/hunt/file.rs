@@ -18,6 +18,10 @@
 //! `object` and `spec` mean what they mean in a test case and are relative to the hunt file.
 //! Mistakes are reported like those of a test case: JSON path, line, column and a hint.
 
+// A hunt file reuses the test case's error type (and its positioned-error helpers) as is;
+// that type is large, and boxing it is the test case module's decision to make.
+#![allow(clippy::result_large_err)]
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 

@@ -45,7 +45,7 @@ pub fn minimize(start: &Matrix, fails: impl Fn(&Matrix) -> bool + Sync) -> Minim
         let all = candidates(&current);
         // find_first checks in parallel but returns the lowest-ranked hit; count only the
         // candidates up to it, so the figure does not depend on the number of threads.
-        match all.par_iter().position_first(|c| fails(c)) {
+        match all.par_iter().position_first(&fails) {
             Some(i) => {
                 checks += i + 1;
                 steps += 1;
@@ -240,10 +240,12 @@ mod tests {
     /// A stand-in for "the test fails": some thread's `write(_, 2)` is concurrent with a
     /// `read` in another thread.
     fn racy(m: &Matrix) -> bool {
-        let has = |ops: &[Call], op: &str| ops.iter().any(|c| c.op == op && (op == "read" || c.args[1] == Value::Int(2)));
-        m.threads.iter().enumerate().any(|(t, a)| {
-            has(a, "write") && m.threads.iter().enumerate().any(|(u, b)| u != t && has(b, "read"))
-        })
+        let has =
+            |ops: &[Call], op: &str| ops.iter().any(|c| c.op == op && (op == "read" || c.args[1] == Value::Int(2)));
+        m.threads
+            .iter()
+            .enumerate()
+            .any(|(t, a)| has(a, "write") && m.threads.iter().enumerate().any(|(u, b)| u != t && has(b, "read")))
     }
 
     #[test]
@@ -260,7 +262,11 @@ mod tests {
         let min = minimize(&start, racy);
         assert_eq!(
             min.matrix,
-            Matrix { init: vec![], threads: vec![vec![call("write", &[0, 2])], vec![call("read", &[])]], finals: vec![] }
+            Matrix {
+                init: vec![],
+                threads: vec![vec![call("write", &[0, 2])], vec![call("read", &[])]],
+                finals: vec![]
+            }
         );
         assert!(min.steps > 0 && min.checks >= min.steps);
     }
@@ -280,11 +286,16 @@ mod tests {
         let first_arg = |calls: &[Call], n: i64| calls.iter().any(|c| c.args.first() == Some(&Value::Int(n)));
         let fails = |m: &Matrix| {
             let threads: Vec<Call> = m.threads.iter().flatten().cloned().collect();
-            racy(m) && (first_arg(&m.init, 5) || first_arg(&threads, 5)) && (first_arg(&m.finals, 6) || first_arg(&threads, 6))
+            racy(m)
+                && (first_arg(&m.init, 5) || first_arg(&threads, 5))
+                && (first_arg(&m.finals, 6) || first_arg(&threads, 6))
         };
         let start = Matrix {
             init: vec![],
-            threads: vec![vec![call("write", &[5, 5]), call("write", &[0, 2]), call("write", &[6, 6])], vec![call("read", &[])]],
+            threads: vec![
+                vec![call("write", &[5, 5]), call("write", &[0, 2]), call("write", &[6, 6])],
+                vec![call("read", &[])],
+            ],
             finals: vec![],
         };
         let min = minimize(&start, fails);
@@ -300,7 +311,10 @@ mod tests {
         assert_eq!(simpler_values(&Value::Bool(true)), vec![Value::Bool(false)]);
         assert_eq!(
             simpler_values(&Value::Tuple(vec![Value::Int(1), Value::Bool(true)])),
-            vec![Value::Tuple(vec![Value::Int(0), Value::Bool(true)]), Value::Tuple(vec![Value::Int(1), Value::Bool(false)])]
+            vec![
+                Value::Tuple(vec![Value::Int(0), Value::Bool(true)]),
+                Value::Tuple(vec![Value::Int(1), Value::Bool(false)])
+            ]
         );
     }
 }

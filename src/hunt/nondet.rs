@@ -46,11 +46,7 @@ impl fmt::Display for Nondeterminism {
             }
             write!(f, "T{thread} {call} → {result}")?;
         }
-        write!(
-            f,
-            "], T{} {} {} in one run but {} in another",
-            self.thread, self.call, self.first, self.second
-        )
+        write!(f, "], T{} {} {} in one run but {} in another", self.thread, self.call, self.first, self.second)
     }
 }
 
@@ -67,7 +63,7 @@ pub fn serial_nondeterminism<S: Spec>(
     finals: &[Call],
 ) -> Option<Nondeterminism> {
     let mut search = Search { spec, init, threads, finals, visited: HashSet::new(), prefix: Vec::new() };
-    search.visit(spec.initial(), Phase::Init(0)).err()
+    search.visit(spec.initial(), Phase::Init(0)).err().map(|found| *found)
 }
 
 /// Where a serial run is: in the init part, between the threads' operations, or in the final
@@ -94,7 +90,7 @@ struct Search<'a, S: Spec> {
 
 impl<S: Spec> Search<'_, S> {
     /// Enumerates every serial continuation from `state` at `phase`.
-    fn visit(&mut self, state: S::State, phase: Phase) -> Result<(), Nondeterminism> {
+    fn visit(&mut self, state: S::State, phase: Phase) -> Result<(), Box<Nondeterminism>> {
         match phase {
             Phase::Init(i) if i < self.init.len() => self.then(state, 0, &self.init[i], Phase::Init(i + 1)),
             Phase::Init(_) => self.visit(state, Phase::Concurrent(vec![0; self.threads.len()])),
@@ -123,11 +119,11 @@ impl<S: Spec> Search<'_, S> {
     /// Runs `call` by `thread` [`RUNS`] times from `state`, compares the outcomes, and goes on
     /// from each distinct successor state (none when the call blocks or is invalid: the serial
     /// history ends there).
-    fn then(&mut self, state: S::State, thread: ThreadId, call: &Call, next: Phase) -> Result<(), Nondeterminism> {
+    fn then(&mut self, state: S::State, thread: ThreadId, call: &Call, next: Phase) -> Result<(), Box<Nondeterminism>> {
         let runs: Vec<Apply<S::State>> = (0..RUNS).map(|_| self.spec.apply(&state, thread, call)).collect();
         let first = describe(&runs[0]);
         if let Some(second) = runs[1..].iter().map(describe).find(|d| *d != first) {
-            return Err(Nondeterminism { prefix: self.prefix.clone(), thread, call: call.clone(), first, second });
+            return Err(Box::new(Nondeterminism { prefix: self.prefix.clone(), thread, call: call.clone(), first, second }));
         }
         let mut successors: Vec<S::State> = Vec::new();
         for run in runs {

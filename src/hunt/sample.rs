@@ -109,7 +109,10 @@ pub fn hunt(file: &HuntFile, options: &HuntOptions, progress: &(dyn Fn() + Sync)
         results.lock().expect("no worker panics while holding the lock").insert(index, outcome);
         progress();
     };
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(options.jobs.max(1)).build().map_err(|e| HuntError::Pool(e.to_string()))?;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(options.jobs.max(1))
+        .build()
+        .map_err(|e| HuntError::Pool(e.to_string()))?;
     pool.broadcast(|_| worker());
 
     let results = results.into_inner().expect("the workers are done");

@@ -35,9 +35,16 @@ impl ModelRefs {
 }
 
 /// A `failing.json` holding `matrix`, loadable from a file in `dir`.
-pub fn render_test(matrix: &Matrix, refs: &ModelRefs, dir: &Path, description: Option<&str>, seed: Option<u64>) -> String {
+pub fn render_test(
+    matrix: &Matrix,
+    refs: &ModelRefs,
+    dir: &Path,
+    description: Option<&str>,
+    seed: Option<u64>,
+) -> String {
     let string = |s: &str| serde_json::to_string(s).expect("strings serialize");
-    let calls = |calls: &[Call]| format!("[{}]", calls.iter().map(|c| string(&c.to_string())).collect::<Vec<_>>().join(", "));
+    let calls =
+        |calls: &[Call]| format!("[{}]", calls.iter().map(|c| string(&c.to_string())).collect::<Vec<_>>().join(", "));
     let mut out = String::from("{\n");
     if let Some(d) = description {
         let _ = writeln!(out, "  \"description\": {},", string(d));
@@ -136,7 +143,10 @@ mod tests {
     fn the_rendered_test_is_valid_json_with_every_part() {
         let m = Matrix {
             init: vec![Call::new("write", vec![fgvt_tree::Value::Int(0), fgvt_tree::Value::Int(1)])],
-            threads: vec![vec![Call::new("read", vec![])], vec![Call::new("put", vec![fgvt_tree::Value::Str("a\"b".into())])]],
+            threads: vec![
+                vec![Call::new("read", vec![])],
+                vec![Call::new("put", vec![fgvt_tree::Value::Str("a\"b".into())])],
+            ],
             finals: vec![],
         };
         let refs = ModelRefs { object: "m.fgv".into(), spec: None, base: PathBuf::from("/x") };
