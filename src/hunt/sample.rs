@@ -7,7 +7,7 @@
 //! and `--jobs 8` (unless a time limit stops the hunt first).
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -77,7 +77,7 @@ pub fn hunt(file: &HuntFile, options: &HuntOptions, progress: &(dyn Fn() + Sync)
     let next = AtomicUsize::new(0);
     // The lowest index with a finding or an error so far; samples above it need no check.
     let stop_at = AtomicUsize::new(usize::MAX);
-    let timed_out = AtomicU64::new(0);
+    let timed_out = AtomicBool::new(false);
     let results: Mutex<BTreeMap<usize, Result<Sample, CheckTestError>>> = Mutex::new(BTreeMap::new());
 
     let worker = || loop {
@@ -90,7 +90,7 @@ pub fn hunt(file: &HuntFile, options: &HuntOptions, progress: &(dyn Fn() + Sync)
             Some(deadline) => match deadline.checked_duration_since(Instant::now()) {
                 Some(left) if left > Duration::ZERO => Some(left),
                 _ => {
-                    timed_out.store(1, Ordering::SeqCst);
+                    timed_out.store(true, Ordering::SeqCst);
                     return;
                 }
             },
@@ -120,7 +120,7 @@ pub fn hunt(file: &HuntFile, options: &HuntOptions, progress: &(dyn Fn() + Sync)
         index if index < options.samples && !options.all => index + 1,
         _ => options.samples,
     };
-    let mut result = HuntResult { timed_out: timed_out.load(Ordering::SeqCst) == 1, ..HuntResult::default() };
+    let mut result = HuntResult { timed_out: timed_out.load(Ordering::SeqCst), ..HuntResult::default() };
     for (index, outcome) in results.into_iter().filter(|(i, _)| *i < last) {
         // A deadline may leave holes; what follows the first hole depends on timing, so the
         // counts cover only the prefix that was checked in full.
