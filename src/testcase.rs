@@ -110,33 +110,39 @@ pub enum LoadError {
         help: String,
     },
     /// A mistake in the test file, at a position.
-    #[error("{file}:{line}:{column}: {message}")]
-    #[diagnostic(code(fgvt::bad_test))]
-    Test {
-        /// The test file.
-        file: String,
-        /// 1-based line.
-        line: usize,
-        /// 1-based column.
-        column: usize,
-        /// What is wrong.
-        message: String,
-        /// The test file's text.
-        #[source_code]
-        src: NamedSource<String>,
-        /// Where.
-        #[label("{label}")]
-        at: SourceSpan,
-        /// The label under the caret.
-        label: String,
-        /// What to do.
-        #[help]
-        help: Option<String>,
-    },
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Test(Box<TestError>),
     /// A mistake in the model.
     #[error(transparent)]
     #[diagnostic(transparent)]
     Model(#[from] LangError),
+}
+
+/// A mistake in a test file, at a line and column, with the file's text for the caret.
+#[derive(Debug, thiserror::Error, Diagnostic)]
+#[error("{file}:{line}:{column}: {message}")]
+#[diagnostic(code(fgvt::bad_test))]
+pub struct TestError {
+    /// The test file.
+    pub file: String,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column.
+    pub column: usize,
+    /// What is wrong.
+    pub message: String,
+    /// The test file's text.
+    #[source_code]
+    pub src: NamedSource<String>,
+    /// Where.
+    #[label("{label}")]
+    pub at: SourceSpan,
+    /// The label under the caret.
+    pub label: String,
+    /// What to do.
+    #[help]
+    pub help: Option<String>,
 }
 
 /// Reads a file, naming it in the error.
@@ -166,7 +172,7 @@ impl Errors<'_> {
         let line = self.text[..start].matches('\n').count() + 1;
         let line_start = self.text[..start].rfind('\n').map_or(0, |i| i + 1);
         let column = self.text[line_start..start].chars().count() + 1;
-        LoadError::Test {
+        LoadError::Test(Box::new(TestError {
             file: self.file.to_string(),
             line,
             column,
@@ -175,7 +181,7 @@ impl Errors<'_> {
             at: (start, end.saturating_sub(start).max(1)).into(),
             label: label.to_string(),
             help,
-        }
+        }))
     }
 
     /// An error about the value at `path` (or the whole document when it cannot be found).

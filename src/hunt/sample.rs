@@ -153,3 +153,50 @@ pub enum HuntError {
     #[error("cannot start the worker threads: {0}")]
     Pool(String),
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A counter whose increment is a read then a write: two increments can lose one.
+    const RACY: &str = "object Racy {\n    shared int x = 0;\n    op inc() {\n        int v = x;\n        x = v + 1;\n    }\n    op get() {\n        return x;\n    }\n}\n";
+
+    fn hunt_file(dir: &std::path::Path) -> HuntFile {
+        std::fs::write(dir.join("racy.fgv"), RACY).unwrap();
+        let text = r#"{"object": "racy.fgv", "operations": ["inc()", "get()"], "threads": 2, "ops_per_thread": 2, "final": ["get()"], "samples": 40}"#;
+        std::fs::write(dir.join("hunt.json"), text).unwrap();
+        super::super::load(&dir.join("hunt.json")).unwrap()
+    }
+
+    fn options(jobs: usize, all: bool) -> HuntOptions {
+        HuntOptions { seed: 3, samples: 40, jobs, all, explore: ExploreOptions::default(), deadline: None }
+    }
+
+    #[test]
+    fn draws_depend_only_on_seed_and_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = hunt_file(dir.path());
+        assert_eq!(draw(&file, 1, 5), draw(&file, 1, 5));
+        let distinct: std::collections::HashSet<Matrix> = (0..40).map(|i| draw(&file, 1, i)).collect();
+        assert!(distinct.len() > 8, "{} distinct tests of 16 possible", distinct.len());
+        assert!(draw(&file, 1, 0).finals == vec![Call::new("get", vec![])]);
+    }
+
+    #[test]
+    fn the_first_finding_is_the_same_whatever_the_number_of_jobs() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = hunt_file(dir.path());
+        let one = hunt(&file, &options(1, false), &|| {}).unwrap();
+        let two = hunt(&file, &options(2, false), &|| {}).unwrap();
+        assert_eq!(one.findings.len(), 1);
+        assert_eq!(one.findings[0].index, two.findings[0].index);
+        assert_eq!(one.findings[0].matrix, two.findings[0].matrix);
+        assert_eq!(one.drawn, one.findings[0].index + 1);
+        assert_eq!(one.drawn, two.drawn);
+        // With --all every sample is checked, and the first finding is the same.
+        let all = hunt(&file, &options(2, true), &|| {}).unwrap();
+        assert_eq!(all.drawn, 40);
+        assert_eq!(all.findings[0].index, one.findings[0].index);
+        assert!(all.findings.windows(2).all(|w| w[0].index < w[1].index));
+    }
+}

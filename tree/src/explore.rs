@@ -473,13 +473,13 @@ impl<P: Program> Explorer<'_, P> {
         }
         let mut children = Vec::new();
         let mut all_done = true;
-        for thread in 0..self.program.threads() {
+        for (thread, &steps_in_op) in op_steps.iter().enumerate() {
             match self.program.step(&state, thread) {
                 Step::Done => continue,
                 Step::Blocked => {}
                 Step::Moved { state: next, event } => {
                     if let Some(max) = self.options.max_steps {
-                        if op_steps[thread] >= max && event.ret.is_none() {
+                        if steps_in_op >= max && event.ret.is_none() {
                             self.partial.get_or_insert(Limit::MaxSteps);
                             let reason = format!(
                                 "T{thread}'s `{}` took more than {max} steps (--max-steps)",
@@ -600,7 +600,7 @@ impl<P: Program> Explorer<'_, P> {
             return Some(Limit::MaxStates);
         }
         // Reading the clock is cheap next to a step, but not free: look every 256 nodes.
-        if self.graph.node_count() % 256 == 0 {
+        if self.graph.node_count().is_multiple_of(256) {
             if let Some(timeout) = self.options.timeout {
                 if self.started.elapsed() >= timeout {
                     return Some(Limit::Timeout);
@@ -612,7 +612,7 @@ impl<P: Program> Explorer<'_, P> {
 
     fn progress_tick(&mut self) {
         let n = self.graph.node_count() as u64;
-        if n % 1024 == 0 {
+        if n.is_multiple_of(1024) {
             self.progress.tick(n);
         }
     }
