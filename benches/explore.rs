@@ -37,24 +37,39 @@ const FIXTURES: &[&str] = &[
 ];
 
 fn load(fixture: &str) -> fgvt::testcase::TestCase {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures").join(fixture);
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(fixture);
     fgvt::testcase::load(&path).expect("fixture loads")
 }
 
 fn options(memoize: bool) -> ExploreOptions {
-    ExploreOptions { memoize, ..ExploreOptions::default() }
+    ExploreOptions {
+        memoize,
+        ..ExploreOptions::default()
+    }
 }
 
 #[divan::bench(args = FIXTURES)]
 fn memoized(bencher: divan::Bencher, fixture: &str) {
     let test = load(fixture);
     let program = test.program();
-    bencher.bench_local(|| explore(&program, &options(true)).expect("explores").stats().nodes);
+    bencher.bench_local(|| {
+        explore(&program, &options(true))
+            .expect("explores")
+            .stats()
+            .nodes
+    });
 }
 
 #[divan::bench(args = FIXTURES)]
 fn plain(bencher: divan::Bencher, fixture: &str) {
     let test = load(fixture);
     let program = test.program();
-    bencher.bench_local(|| explore(&program, &options(false)).expect("explores").stats().nodes);
+    bencher.bench_local(|| {
+        explore(&program, &options(false))
+            .expect("explores")
+            .stats()
+            .nodes
+    });
 }

@@ -28,7 +28,9 @@ const SAMPLES: usize = 8;
 
 /// The fixture's hunt file with `threads` × `ops` matrices.
 fn hunt_file(fixture: &str, threads: usize, ops: usize) -> HuntFile {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures").join(fixture);
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(fixture);
     let mut file = hunt::load(&path).expect("fixture hunt file loads");
     file.threads = threads;
     file.ops_per_thread = ops;

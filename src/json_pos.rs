@@ -98,7 +98,10 @@ fn value_end(bytes: &[u8], pos: usize) -> Option<usize> {
         }
         _ => {
             let mut i = pos;
-            while i < bytes.len() && !matches!(bytes[i], b',' | b'}' | b']') && !bytes[i].is_ascii_whitespace() {
+            while i < bytes.len()
+                && !matches!(bytes[i], b',' | b'}' | b']')
+                && !bytes[i].is_ascii_whitespace()
+            {
                 i += 1;
             }
             Some(i)

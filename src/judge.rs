@@ -57,19 +57,32 @@ pub struct Judgement {
 }
 
 /// Judges every leaf of `tree` against the test's spec; `deadline` bounds each check.
-pub fn judge(test: &TestCase, tree: &Tree, deadline: Option<Instant>) -> Result<Judgement, CheckError> {
-    let options = CheckOptions { deadline, ..CheckOptions::default() };
+pub fn judge(
+    test: &TestCase,
+    tree: &Tree,
+    deadline: Option<Instant>,
+) -> Result<Judgement, CheckError> {
+    let options = CheckOptions {
+        deadline,
+        ..CheckOptions::default()
+    };
     match &test.spec {
         SpecChoice::SelfSpec => judge_with(SelfSpec::new(test.model.clone()), tree, options, true),
         SpecChoice::Builtin(name) => {
-            let spec = fgvt_labeling::builtin(name).expect("built-in spec names are checked when the test loads");
+            let spec = fgvt_labeling::builtin(name)
+                .expect("built-in spec names are checked when the test loads");
             judge_with(spec, tree, options, false)
         }
         SpecChoice::Model(model) => judge_with(SelfSpec::new(model.clone()), tree, options, false),
     }
 }
 
-fn judge_with<S: Spec + Sync>(spec: S, tree: &Tree, options: CheckOptions, synthesized: bool) -> Result<Judgement, CheckError>
+fn judge_with<S: Spec + Sync>(
+    spec: S,
+    tree: &Tree,
+    options: CheckOptions,
+    synthesized: bool,
+) -> Result<Judgement, CheckError>
 where
     S::State: Send + Sync,
 {
@@ -108,7 +121,9 @@ where
                     }
                     LeafVerdict::Linearizable
                 }
-                Verdict::NotLinearizable(_) => LeafVerdict::NotLinearizable(outcomes[&leaf.history].clone()),
+                Verdict::NotLinearizable(_) => {
+                    LeafVerdict::NotLinearizable(outcomes[&leaf.history].clone())
+                }
                 Verdict::Unknown => LeafVerdict::Unknown,
             },
         };

@@ -91,7 +91,12 @@ pub struct TestCase {
 impl TestCase {
     /// The program the recording scheduler explores.
     pub fn program(&self) -> TestProgram {
-        TestProgram::new(self.model.clone(), self.init.clone(), self.threads.clone(), self.finals.clone())
+        TestProgram::new(
+            self.model.clone(),
+            self.init.clone(),
+            self.threads.clone(),
+            self.finals.clone(),
+        )
     }
 }
 
@@ -168,7 +173,14 @@ pub(crate) struct Errors<'a> {
 
 impl Errors<'_> {
     /// An error at byte range `start..end`.
-    pub(crate) fn at(&self, start: usize, end: usize, message: String, label: &str, help: Option<String>) -> LoadError {
+    pub(crate) fn at(
+        &self,
+        start: usize,
+        end: usize,
+        message: String,
+        label: &str,
+        help: Option<String>,
+    ) -> LoadError {
         let line = self.text[..start].matches('\n').count() + 1;
         let line_start = self.text[..start].rfind('\n').map_or(0, |i| i + 1);
         let column = self.text[line_start..start].chars().count() + 1;
@@ -185,7 +197,13 @@ impl Errors<'_> {
     }
 
     /// An error about the value at `path` (or the whole document when it cannot be found).
-    pub(crate) fn at_path(&self, path: &JsonPath, message: String, label: &str, help: Option<String>) -> LoadError {
+    pub(crate) fn at_path(
+        &self,
+        path: &JsonPath,
+        message: String,
+        label: &str,
+        help: Option<String>,
+    ) -> LoadError {
         let (start, end) = json_pos::locate(self.text, path).unwrap_or((0, 1));
         self.at(start, end, format!("{path}: {message}"), label, help)
     }
@@ -195,7 +213,11 @@ impl Errors<'_> {
         let offset = offset_of(self.text, err.line(), err.column());
         let message = err.to_string();
         // serde_json appends " at line L column C"; we print our own position.
-        let message = message.split(" at line ").next().unwrap_or(&message).to_string();
+        let message = message
+            .split(" at line ")
+            .next()
+            .unwrap_or(&message)
+            .to_string();
         let help = if message.starts_with("unknown field") {
             "a test has the keys object, spec, init, threads, final (and description, seed)"
         } else if message.starts_with("missing field") {
@@ -209,7 +231,11 @@ impl Errors<'_> {
 
 /// The byte offset of a 1-based line and column as serde_json counts them.
 pub(crate) fn offset_of(text: &str, line: usize, column: usize) -> usize {
-    let line_start: usize = text.split_inclusive('\n').take(line.saturating_sub(1)).map(str::len).sum();
+    let line_start: usize = text
+        .split_inclusive('\n')
+        .take(line.saturating_sub(1))
+        .map(str::len)
+        .sum();
     (line_start + column.saturating_sub(1)).min(text.len().saturating_sub(1))
 }
 
@@ -217,16 +243,34 @@ pub(crate) fn offset_of(text: &str, line: usize, column: usize) -> usize {
 pub fn load(path: &Path) -> Result<TestCase, LoadError> {
     let text = read(path, "test file")?;
     let file = path.display().to_string();
-    let errors = Errors { file: &file, text: &text };
+    let errors = Errors {
+        file: &file,
+        text: &text,
+    };
     let raw: RawTest = serde_json::from_str(&text).map_err(|e| errors.json(&e))?;
     let root = JsonPath::default();
     let base = path.parent().unwrap_or(Path::new(""));
 
     let mut sources = SourceMap::new();
-    let model = Arc::new(load_model(&errors, &root.key("object"), base, &raw.object, &mut sources)?);
-    let spec = resolve_spec(&errors, &root.key("spec"), base, raw.spec.as_deref(), &mut sources)?;
+    let model = Arc::new(load_model(
+        &errors,
+        &root.key("object"),
+        base,
+        &raw.object,
+        &mut sources,
+    )?);
+    let spec = resolve_spec(
+        &errors,
+        &root.key("spec"),
+        base,
+        raw.spec.as_deref(),
+        &mut sources,
+    )?;
     let calls = |list: &[String], at: JsonPath| -> Result<Vec<Call>, LoadError> {
-        list.iter().enumerate().map(|(i, s)| parse_checked_call(&errors, &model, &at.index(i), s)).collect()
+        list.iter()
+            .enumerate()
+            .map(|(i, s)| parse_checked_call(&errors, &model, &at.index(i), s))
+            .collect()
     };
     let init = calls(&raw.init, root.key("init"))?;
     if raw.threads.is_empty() {
@@ -234,7 +278,10 @@ pub fn load(path: &Path) -> Result<TestCase, LoadError> {
             &root.key("threads"),
             "a test needs at least one thread".into(),
             "no threads",
-            Some("list each thread's operations: \"threads\": [[\"write(0, 2)\"], [\"read()\"]]".into()),
+            Some(
+                "list each thread's operations: \"threads\": [[\"write(0, 2)\"], [\"read()\"]]"
+                    .into(),
+            ),
         ));
     }
     let threads = raw
@@ -244,7 +291,16 @@ pub fn load(path: &Path) -> Result<TestCase, LoadError> {
         .map(|(t, ops)| calls(ops, root.key("threads").index(t)))
         .collect::<Result<Vec<_>, _>>()?;
     let finals = calls(&raw.finals, root.key("final"))?;
-    Ok(TestCase { path: path.to_path_buf(), model, spec, init, threads, finals, seed: raw.seed, sources })
+    Ok(TestCase {
+        path: path.to_path_buf(),
+        model,
+        spec,
+        init,
+        threads,
+        finals,
+        seed: raw.seed,
+        sources,
+    })
 }
 
 /// Resolves a `spec` value (`None` is `self`) read at `at`; model files are relative to `base`.
@@ -260,7 +316,9 @@ pub(crate) fn resolve_spec(
         Some(name) if name.contains(".fgv") => {
             SpecChoice::Model(Arc::new(load_model(errors, at, base, name, sources)?))
         }
-        Some(name) if fgvt_labeling::builtin::builtin(name).is_some() => SpecChoice::Builtin(name.to_string()),
+        Some(name) if fgvt_labeling::builtin::builtin(name).is_some() => {
+            SpecChoice::Builtin(name.to_string())
+        }
         Some(name) => {
             return Err(errors.at_path(
                 at,
@@ -296,11 +354,21 @@ pub(crate) fn load_model(
             Some("the path is relative to the test file".into()),
         )
     })?;
-    Ok(Model::compile(sources, &path.display().to_string(), &text, object)?)
+    Ok(Model::compile(
+        sources,
+        &path.display().to_string(),
+        &text,
+        object,
+    )?)
 }
 
 /// Parses one call string and checks it against the model's operations.
-pub(crate) fn parse_checked_call(errors: &Errors, model: &Model, at: &JsonPath, text: &str) -> Result<Call, LoadError> {
+pub(crate) fn parse_checked_call(
+    errors: &Errors,
+    model: &Model,
+    at: &JsonPath,
+    text: &str,
+) -> Result<Call, LoadError> {
     let (start, end) = json_pos::locate(errors.text, at).unwrap_or((0, 1));
     // The call's text starts one byte into the JSON string, after the quote; escapes are rare
     // in calls, so offsets inside the string map one to one.
@@ -312,10 +380,20 @@ pub(crate) fn parse_checked_call(errors: &Errors, model: &Model, at: &JsonPath, 
             pos + 1,
             format!("{at}: malformed call `{text}`: {message}"),
             "here",
-            Some("write a call as name(arg, ...) with literal arguments, e.g. \"write(0, 2)\"".into()),
+            Some(
+                "write a call as name(arg, ...) with literal arguments, e.g. \"write(0, 2)\""
+                    .into(),
+            ),
         )
     })?;
-    let ops = || model.operations().iter().map(|o| o.name.clone()).collect::<Vec<_>>().join(", ");
+    let ops = || {
+        model
+            .operations()
+            .iter()
+            .map(|o| o.name.clone())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     let Some(sig) = model.operation(&call.op) else {
         return Err(errors.at(
             start,
@@ -338,7 +416,11 @@ pub(crate) fn parse_checked_call(errors: &Errors, model: &Model, at: &JsonPath, 
                 if call.args.len() == 1 { "is" } else { "are" }
             ),
             "wrong number of arguments",
-            Some(format!("the operation is declared as {}({})", sig.name, sig.params.join(", "))),
+            Some(format!(
+                "the operation is declared as {}({})",
+                sig.name,
+                sig.params.join(", ")
+            )),
         ));
     }
     Ok(call)

@@ -16,7 +16,13 @@ fn explore(files: &[(&str, &str)]) -> (i32, String) {
 }
 
 fn run(test: &Path) -> (i32, String) {
-    let out = Command::cargo_bin("fgvt").unwrap().env("NO_COLOR", "1").arg("explore").arg(test).output().unwrap();
+    let out = Command::cargo_bin("fgvt")
+        .unwrap()
+        .env("NO_COLOR", "1")
+        .arg("explore")
+        .arg(test)
+        .output()
+        .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
     assert!(!stderr.contains("panicked"), "{stderr}");
     (out.status.code().unwrap(), stderr)
@@ -29,24 +35,36 @@ fn test_json(threads: &str) -> String {
 #[test]
 fn a_syntax_error_in_the_model_names_file_line_and_column() {
     let model = MODEL.replace("x = v;", "x = v");
-    let (code, err) = explore(&[("cell.fgv", &model), ("test.json", &test_json(r#"[["write(1)"]]"#))]);
+    let (code, err) = explore(&[
+        ("cell.fgv", &model),
+        ("test.json", &test_json(r#"[["write(1)"]]"#)),
+    ]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("cell.fgv:5:14"), "{err}");
 }
 
 #[test]
 fn an_unknown_operation_points_at_the_call_in_the_json() {
-    let (code, err) = explore(&[("cell.fgv", MODEL), ("test.json", &test_json(r#"[["write(1)", "frob()"]]"#))]);
+    let (code, err) = explore(&[
+        ("cell.fgv", MODEL),
+        ("test.json", &test_json(r#"[["write(1)", "frob()"]]"#)),
+    ]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("test.json:3:28"), "{err}");
     assert!(err.contains("threads[0][1]"), "{err}");
     assert!(err.contains("unknown operation `frob`"), "{err}");
-    assert!(err.contains("read, write") || err.contains("write, read"), "lists the operations: {err}");
+    assert!(
+        err.contains("read, write") || err.contains("write, read"),
+        "lists the operations: {err}"
+    );
 }
 
 #[test]
 fn a_wrong_arity_names_the_declaration() {
-    let (code, err) = explore(&[("cell.fgv", MODEL), ("test.json", &test_json(r#"[["write(1, 2)"]]"#))]);
+    let (code, err) = explore(&[
+        ("cell.fgv", MODEL),
+        ("test.json", &test_json(r#"[["write(1, 2)"]]"#)),
+    ]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("test.json:3:16"), "{err}");
     assert!(err.contains("takes 1 argument but 2 are given"), "{err}");
@@ -54,7 +72,10 @@ fn a_wrong_arity_names_the_declaration() {
 
 #[test]
 fn a_malformed_call_points_into_the_string() {
-    let (code, err) = explore(&[("cell.fgv", MODEL), ("test.json", &test_json(r#"[["write(0,"]]"#))]);
+    let (code, err) = explore(&[
+        ("cell.fgv", MODEL),
+        ("test.json", &test_json(r#"[["write(0,"]]"#)),
+    ]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("test.json:3:"), "{err}");
     assert!(err.contains("malformed call"), "{err}");
@@ -77,7 +98,13 @@ fn a_missing_object_file_points_at_the_object_key() {
 
 #[test]
 fn malformed_json_names_line_and_column() {
-    let (code, err) = explore(&[("cell.fgv", MODEL), ("test.json", "{\n  \"object\": \"cell.fgv\",\n  \"threads\": [[\"read()\"]\n}\n")]);
+    let (code, err) = explore(&[
+        ("cell.fgv", MODEL),
+        (
+            "test.json",
+            "{\n  \"object\": \"cell.fgv\",\n  \"threads\": [[\"read()\"]\n}\n",
+        ),
+    ]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("test.json:4:1"), "{err}");
 }

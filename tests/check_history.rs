@@ -10,7 +10,13 @@ fn histories() -> PathBuf {
 }
 
 fn check(args: &[&str]) -> (i32, String, String) {
-    let out = Command::cargo_bin("fgvt").unwrap().env("NO_COLOR", "1").arg("check-history").args(args).output().unwrap();
+    let out = Command::cargo_bin("fgvt")
+        .unwrap()
+        .env("NO_COLOR", "1")
+        .arg("check-history")
+        .args(args)
+        .output()
+        .unwrap();
     (
         out.status.code().unwrap(),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -23,7 +29,10 @@ fn verdict(file: &str, extra: &[&str]) -> (i32, Value) {
     let mut args = vec![path.to_str().unwrap(), "--format-out", "json"];
     args.extend_from_slice(extra);
     let (code, out, err) = check(&args);
-    (code, serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out} {err}")))
+    (
+        code,
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out} {err}")),
+    )
 }
 
 /// The documented verdicts of `../shared/histories/README.md`.
@@ -77,7 +86,10 @@ fn a_directory_gives_one_line_per_file_a_summary_and_the_worst_exit_code() {
     assert_eq!(code, 1);
     assert!(out.contains("etcd_000.log: NOT linearizable"), "{out}");
     assert!(out.contains("etcd_002.log: linearizable"), "{out}");
-    assert!(out.contains("2 files: 1 linearizable, 1 not linearizable, 0 unknown, 0 errors"), "{out}");
+    assert!(
+        out.contains("2 files: 1 linearizable, 1 not linearizable, 0 unknown, 0 errors"),
+        "{out}"
+    );
 }
 
 #[test]

@@ -27,35 +27,66 @@ fn json(model: &str, test: &str, args: &[&str]) -> (i32, Value) {
     let mut all = vec!["--format", "json"];
     all.extend_from_slice(args);
     let (code, out, err) = explore(model, test, &all);
-    (code, serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}{err}")))
+    (
+        code,
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}{err}")),
+    )
 }
 
 fn fixture(path: &str) -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures").join(path)
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(path)
 }
 
 #[test]
 fn pair_snapshot_has_leaves_where_read_returns_a_pair_that_never_existed() {
-    let out = Command::cargo_bin("fgvt").unwrap().arg("explore").arg(fixture("pair_snapshot/failing.json")).arg("--format").arg("json").output().unwrap();
+    let out = Command::cargo_bin("fgvt")
+        .unwrap()
+        .arg("explore")
+        .arg(fixture("pair_snapshot/failing.json"))
+        .arg("--format")
+        .arg("json")
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(1), "a leaf is not linearizable");
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["schema"], "fgvt.explore/1");
     let tree = &v["tree"];
-    for key in ["nodes", "edges", "leaves", "complete", "stuck", "fault", "bounded", "distinct_states", "max_depth"] {
+    for key in [
+        "nodes",
+        "edges",
+        "leaves",
+        "complete",
+        "stuck",
+        "fault",
+        "bounded",
+        "distinct_states",
+        "max_depth",
+    ] {
         assert!(tree[key].is_u64(), "tree.{key} missing: {tree}");
     }
-    assert_eq!(tree["edges"].as_u64().unwrap() + 1, tree["nodes"].as_u64().unwrap());
+    assert_eq!(
+        tree["edges"].as_u64().unwrap() + 1,
+        tree["nodes"].as_u64().unwrap()
+    );
     assert_eq!(tree["leaves"], tree["complete"]);
     let reads = &v["results"]["T1 read()"];
     assert!(reads["(1, 2)"].as_u64().unwrap() >= 1, "{reads}");
-    assert_eq!(v["verdicts"]["not_linearizable"], reads["(1, 2)"], "exactly the (1, 2) leaves fail");
+    assert_eq!(
+        v["verdicts"]["not_linearizable"], reads["(1, 2)"],
+        "exactly the (1, 2) leaves fail"
+    );
 }
 
 #[test]
 fn memoized_and_plain_exploration_report_the_same_unfolded_counts() {
     let run = |extra: &[&str]| {
         let mut cmd = Command::cargo_bin("fgvt").unwrap();
-        cmd.arg("explore").arg(fixture("pair_snapshot/failing.json")).args(["--format", "json"]).args(extra);
+        cmd.arg("explore")
+            .arg(fixture("pair_snapshot/failing.json"))
+            .args(["--format", "json"])
+            .args(extra);
         let v: Value = serde_json::from_slice(&cmd.output().unwrap().stdout).unwrap();
         v
     };
@@ -72,7 +103,12 @@ fn a_schedule_prints_the_path_as_per_thread_columns() {
     let out = Command::cargo_bin("fgvt")
         .unwrap()
         .env("NO_COLOR", "1")
-        .args(["explore", fixture("pair_snapshot/failing.json").to_str().unwrap(), "--schedule", "1,0,0,1,0,0,1"])
+        .args([
+            "explore",
+            fixture("pair_snapshot/failing.json").to_str().unwrap(),
+            "--schedule",
+            "1,0,0,1,0,0,1",
+        ])
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
@@ -88,7 +124,12 @@ fn a_schedule_prints_the_path_as_per_thread_columns() {
 fn a_schedule_naming_a_thread_that_cannot_move_is_bad_input() {
     let out = Command::cargo_bin("fgvt")
         .unwrap()
-        .args(["explore", fixture("pair_snapshot/failing.json").to_str().unwrap(), "--schedule", "1,1,1,1,1"])
+        .args([
+            "explore",
+            fixture("pair_snapshot/failing.json").to_str().unwrap(),
+            "--schedule",
+            "1,1,1,1,1",
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
@@ -156,14 +197,21 @@ object Busy {
     let test = r#"{"object": "m.fgv", "threads": [["spin()"]]}"#;
     let (code, out, _) = explore(model, test, &[]);
     assert!(out.contains("bounded 1"), "{out}");
-    assert!(out.contains("verdicts") && out.contains("unknown 1"), "{out}");
+    assert!(
+        out.contains("verdicts") && out.contains("unknown 1"),
+        "{out}"
+    );
     assert!(out.contains("PARTIAL"), "{out}");
     assert_eq!(code, 3, "{out}");
 }
 
 #[test]
 fn max_states_marks_the_result_partial_with_exit_3() {
-    let (code, v) = json(SPIN_LOCK, r#"{"object": "m.fgv", "threads": [["other()"], ["other()"], ["other()"]]}"#, &["--max-states", "20"]);
+    let (code, v) = json(
+        SPIN_LOCK,
+        r#"{"object": "m.fgv", "threads": [["other()"], ["other()"], ["other()"]]}"#,
+        &["--max-states", "20"],
+    );
     assert_eq!(code, 3, "{v}");
     assert_eq!(v["partial"], "max-states");
     assert!(v["tree"]["bounded"].as_u64().unwrap() > 0);

@@ -17,7 +17,10 @@ fn localize(args: &[&str]) -> (i32, String) {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("panicked"), "{stderr}");
-    (out.status.code().unwrap(), String::from_utf8_lossy(&out.stdout).into_owned())
+    (
+        out.status.code().unwrap(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
 }
 
 fn report(test: &str) -> (i32, Value) {
@@ -36,30 +39,57 @@ fn pair_snapshot_is_not_linearizable_and_its_cdrs_names_the_racing_statements() 
     let first = &cdrs[0];
     let pattern = first["pattern"].as_str().unwrap();
     assert!(pattern.ends_with(" G"), "{pattern}");
-    assert!(pattern.split(' ').all(|l| l == "WG" || l == "G"), "{pattern}");
+    assert!(
+        pattern.split(' ').all(|l| l == "WG" || l == "G"),
+        "{pattern}"
+    );
     let snippets: Vec<String> = first["nodes"]
         .as_array()
         .unwrap()
         .iter()
-        .flat_map(|n| n["races"].as_array().unwrap().iter().map(|r| r["snippet"].as_str().unwrap().to_string()))
+        .flat_map(|n| {
+            n["races"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| r["snippet"].as_str().unwrap().to_string())
+        })
         .collect();
     for statement in ["d[i] = v", "d[0]", "d[1]"] {
-        assert!(snippets.iter().any(|s| s == statement), "{statement} not in {snippets:?}");
+        assert!(
+            snippets.iter().any(|s| s == statement),
+            "{statement} not in {snippets:?}"
+        );
     }
     // `x = d[0]` and `x == d[0]` are distinct reads of d[0]: lines 13 and 15 of the model.
     let lines: Vec<u64> = first["nodes"]
         .as_array()
         .unwrap()
         .iter()
-        .flat_map(|n| n["races"].as_array().unwrap().iter().map(|r| r["location"]["line"].as_u64().unwrap()))
+        .flat_map(|n| {
+            n["races"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| r["location"]["line"].as_u64().unwrap())
+        })
         .collect();
     for line in [8, 13, 14, 15] {
         assert!(lines.contains(&line), "line {line} not in {lines:?}");
     }
     // The witness replays to a leaf whose read returned (1, 2).
     let witness = &first["witness"];
-    assert!(witness["history"]["text"].as_str().unwrap().contains("T1:ret (1, 2)"), "{witness}");
-    assert!(witness["explanation"]["text"].as_str().unwrap().contains("(1, 2)"));
+    assert!(
+        witness["history"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("T1:ret (1, 2)"),
+        "{witness}"
+    );
+    assert!(witness["explanation"]["text"]
+        .as_str()
+        .unwrap()
+        .contains("(1, 2)"));
 }
 
 #[test]
@@ -68,11 +98,19 @@ fn every_failing_leaf_of_pair_snapshot_returns_a_pair_that_never_existed() {
     let explore = Command::cargo_bin("fgvt")
         .unwrap()
         .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(["explore", "fixtures/pair_snapshot/failing.json", "--format", "json"])
+        .args([
+            "explore",
+            "fixtures/pair_snapshot/failing.json",
+            "--format",
+            "json",
+        ])
         .output()
         .unwrap();
     let e: Value = serde_json::from_slice(&explore.stdout).unwrap();
-    assert_eq!(r["tree"]["failing_leaves"], e["results"]["T1 read()"]["(1, 2)"]);
+    assert_eq!(
+        r["tree"]["failing_leaves"],
+        e["results"]["T1 read()"]["(1, 2)"]
+    );
 }
 
 #[test]
@@ -87,7 +125,13 @@ fn the_fixed_pair_snapshot_is_linearizable_with_no_cdrs() {
 #[test]
 fn a_pattern_of_only_g_finds_no_cdrs_in_pair_snapshot() {
     // Every failing path of PairSnapshot passes WG nodes first: a bare `G` word never occurs.
-    let (code, out) = localize(&["fixtures/pair_snapshot/failing.json", "--format", "json", "--pattern", "G"]);
+    let (code, out) = localize(&[
+        "fixtures/pair_snapshot/failing.json",
+        "--format",
+        "json",
+        "--pattern",
+        "G",
+    ]);
     assert_eq!(code, 1);
     let r: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(r["cdrs"].as_array().unwrap().len(), 0);
@@ -104,7 +148,11 @@ fn a_bad_pattern_is_a_usage_error() {
 fn reports_are_kept_as_snapshots() {
     let (_, text) = localize(&["fixtures/pair_snapshot/failing.json"]);
     insta::assert_snapshot!("pair_snapshot_text", text);
-    let (_, markdown) = localize(&["fixtures/pair_snapshot/failing.json", "--format", "markdown"]);
+    let (_, markdown) = localize(&[
+        "fixtures/pair_snapshot/failing.json",
+        "--format",
+        "markdown",
+    ]);
     insta::assert_snapshot!("pair_snapshot_markdown", markdown);
     let (_, json) = localize(&["fixtures/pair_snapshot/failing.json", "--format", "json"]);
     let json: Value = serde_json::from_str(&json).unwrap();
@@ -114,7 +162,11 @@ fn reports_are_kept_as_snapshots() {
 #[test]
 fn the_markdown_report_has_well_formed_tables() {
     use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
-    let (_, markdown) = localize(&["fixtures/pair_snapshot/failing.json", "--format", "markdown"]);
+    let (_, markdown) = localize(&[
+        "fixtures/pair_snapshot/failing.json",
+        "--format",
+        "markdown",
+    ]);
     let mut tables = 0;
     let mut columns = 0;
     let mut cells_in_row = 0;
@@ -127,7 +179,10 @@ fn the_markdown_report_has_well_formed_tables() {
             Event::Start(Tag::TableHead | Tag::TableRow) => cells_in_row = 0,
             Event::Start(Tag::TableCell) => cells_in_row += 1,
             Event::End(TagEnd::TableHead | TagEnd::TableRow) => {
-                assert_eq!(cells_in_row, columns, "a row of table {tables} has {cells_in_row} cells, not {columns}")
+                assert_eq!(
+                    cells_in_row, columns,
+                    "a row of table {tables} has {cells_in_row} cells, not {columns}"
+                )
             }
             _ => {}
         }
@@ -141,12 +196,24 @@ fn the_markdown_report_has_well_formed_tables() {
 fn output_files_are_written_whole_or_not_at_all() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("report.md");
-    let (code, stdout) = localize(&["fixtures/pair_snapshot/failing.json", "--format", "markdown", "-o", out.to_str().unwrap()]);
+    let (code, stdout) = localize(&[
+        "fixtures/pair_snapshot/failing.json",
+        "--format",
+        "markdown",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
     assert_eq!(code, 1);
     assert!(stdout.is_empty());
-    assert!(std::fs::read_to_string(&out).unwrap().starts_with("# `PairSnapshot` is not linearizable"));
+    assert!(std::fs::read_to_string(&out)
+        .unwrap()
+        .starts_with("# `PairSnapshot` is not linearizable"));
     let missing = dir.path().join("no/such/dir/report.md");
-    let (code, _) = localize(&["fixtures/pair_snapshot/failing.json", "-o", missing.to_str().unwrap()]);
+    let (code, _) = localize(&[
+        "fixtures/pair_snapshot/failing.json",
+        "-o",
+        missing.to_str().unwrap(),
+    ]);
     assert_eq!(code, 2);
     assert!(!Path::new(&missing).exists());
     // No temporary file is left next to the report either.

@@ -11,7 +11,9 @@ use serde_json::Value;
 /// A temporary copy of `fixtures/<name>`.
 fn fixture(name: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures").join(name);
+    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(name);
     for entry in std::fs::read_dir(&source).unwrap() {
         let entry = entry.unwrap();
         std::fs::copy(entry.path(), dir.path().join(entry.file_name())).unwrap();
@@ -21,7 +23,13 @@ fn fixture(name: &str) -> tempfile::TempDir {
 
 /// Runs `fgvt args…` in `dir`: exit code, stdout, stderr.
 fn fgvt(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = Command::cargo_bin("fgvt").unwrap().current_dir(dir).env("NO_COLOR", "1").args(args).output().unwrap();
+    let out = Command::cargo_bin("fgvt")
+        .unwrap()
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .args(args)
+        .output()
+        .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
     assert!(!stderr.contains("panicked"), "{stderr}");
@@ -29,12 +37,20 @@ fn fgvt(dir: &Path, args: &[&str]) -> (i32, String, String) {
 }
 
 fn json(path: PathBuf) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))).unwrap()
+    serde_json::from_str(
+        &std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display())),
+    )
+    .unwrap()
 }
 
 /// Operations in the threads of a test file.
 fn concurrent_ops(test: &Value) -> usize {
-    test["threads"].as_array().unwrap().iter().map(|t| t.as_array().unwrap().len()).sum()
+    test["threads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_array().unwrap().len())
+        .sum()
 }
 
 /// hunt → minimize → localize on one Table 2 fixture.
@@ -62,7 +78,10 @@ fn pipeline(name: &str) {
     let (code, out, err) = fgvt(d, &["localize", "minimal.json", "--format", "json"]);
     assert_eq!(code, 1, "{name}: localize finds the violation\n{out}{err}");
     let report: Value = serde_json::from_str(&out).unwrap();
-    assert!(!report["cdrs"].as_array().unwrap().is_empty(), "{name}: a CDRS is reported\n{out}");
+    assert!(
+        !report["cdrs"].as_array().unwrap().is_empty(),
+        "{name}: a CDRS is reported\n{out}"
+    );
 }
 
 #[test]
@@ -98,7 +117,10 @@ fn linked_list_end_to_end() {
 /// A correct object: nothing found in the hunt file's default sample.
 fn finds_nothing(name: &str, hunt: &str) {
     let dir = fixture(name);
-    let (code, out, err) = fgvt(dir.path(), &["hunt", hunt, "--seed", "1", "-o", "found.json"]);
+    let (code, out, err) = fgvt(
+        dir.path(),
+        &["hunt", hunt, "--seed", "1", "-o", "found.json"],
+    );
     assert_eq!(code, 0, "{name}/{hunt}: nothing found\n{out}{err}");
     assert!(out.contains("no failing test found"), "{out}");
     assert!(!dir.path().join("found.json").exists());
@@ -138,7 +160,19 @@ fn the_number_of_jobs_does_not_change_the_test_found() {
     let d = dir.path();
     for jobs in ["1", "2"] {
         let out = format!("found-{jobs}.json");
-        let (code, stdout, err) = fgvt(d, &["hunt", "hunt.json", "--seed", "1", "--jobs", jobs, "-o", &out]);
+        let (code, stdout, err) = fgvt(
+            d,
+            &[
+                "hunt",
+                "hunt.json",
+                "--seed",
+                "1",
+                "--jobs",
+                jobs,
+                "-o",
+                &out,
+            ],
+        );
         assert_eq!(code, 1, "{stdout}{err}");
     }
     assert_eq!(json(d.join("found-1.json")), json(d.join("found-2.json")));
@@ -148,8 +182,30 @@ fn the_number_of_jobs_does_not_change_the_test_found() {
 fn different_seeds_draw_different_tests() {
     let dir = fixture("simple_list");
     let d = dir.path();
-    let (_, one, _) = fgvt(d, &["hunt", "hunt.json", "--seed", "1", "--all", "--samples", "8"]);
-    let (_, two, _) = fgvt(d, &["hunt", "hunt.json", "--seed", "2", "--all", "--samples", "8"]);
+    let (_, one, _) = fgvt(
+        d,
+        &[
+            "hunt",
+            "hunt.json",
+            "--seed",
+            "1",
+            "--all",
+            "--samples",
+            "8",
+        ],
+    );
+    let (_, two, _) = fgvt(
+        d,
+        &[
+            "hunt",
+            "hunt.json",
+            "--seed",
+            "2",
+            "--all",
+            "--samples",
+            "8",
+        ],
+    );
     assert_ne!(one, two);
 }
 
@@ -157,9 +213,23 @@ fn different_seeds_draw_different_tests() {
 fn hunt_localize_runs_the_whole_pipeline() {
     let dir = fixture("simple_list");
     let d = dir.path();
-    let (code, out, err) = fgvt(d, &["hunt", "hunt.json", "--seed", "1", "--localize", "-o", "minimal.json"]);
+    let (code, out, err) = fgvt(
+        d,
+        &[
+            "hunt",
+            "hunt.json",
+            "--seed",
+            "1",
+            "--localize",
+            "-o",
+            "minimal.json",
+        ],
+    );
     assert_eq!(code, 1, "{out}{err}");
-    assert!(out.contains("NOT LINEARIZABLE") && out.contains("CDRS 1"), "{out}");
+    assert!(
+        out.contains("NOT LINEARIZABLE") && out.contains("CDRS 1"),
+        "{out}"
+    );
     assert!(err.contains("minimized"), "{err}");
     // The report is about the minimal test, which loads and fails on its own.
     let (code, _, err) = fgvt(d, &["localize", "minimal.json"]);
@@ -171,12 +241,24 @@ fn written_tests_point_at_the_model_from_their_own_directory() {
     let dir = fixture("simple_list");
     let d = dir.path();
     std::fs::create_dir_all(d.join("out/deeper")).unwrap();
-    let (code, _, err) = fgvt(d, &["hunt", "hunt.json", "--seed", "1", "-o", "out/found.json"]);
+    let (code, _, err) = fgvt(
+        d,
+        &["hunt", "hunt.json", "--seed", "1", "-o", "out/found.json"],
+    );
     assert_eq!(code, 1, "{err}");
-    assert_eq!(json(d.join("out/found.json"))["object"], "../simple_list.fgv#SimpleList");
-    let (code, _, err) = fgvt(&d.join("out"), &["minimize", "found.json", "-o", "deeper/minimal.json"]);
+    assert_eq!(
+        json(d.join("out/found.json"))["object"],
+        "../simple_list.fgv#SimpleList"
+    );
+    let (code, _, err) = fgvt(
+        &d.join("out"),
+        &["minimize", "found.json", "-o", "deeper/minimal.json"],
+    );
     assert_eq!(code, 1, "{err}");
-    assert_eq!(json(d.join("out/deeper/minimal.json"))["object"], "../../simple_list.fgv#SimpleList");
+    assert_eq!(
+        json(d.join("out/deeper/minimal.json"))["object"],
+        "../../simple_list.fgv#SimpleList"
+    );
     let (code, _, err) = fgvt(d, &["localize", "out/deeper/minimal.json"]);
     assert_eq!(code, 1, "{err}");
 }
@@ -194,7 +276,10 @@ fn without_output_the_test_goes_to_stdout() {
 #[test]
 fn minimizing_a_passing_test_changes_nothing() {
     let dir = fixture("lock_counter");
-    let (code, out, err) = fgvt(dir.path(), &["minimize", "correct.json", "-o", "minimal.json"]);
+    let (code, out, err) = fgvt(
+        dir.path(),
+        &["minimize", "correct.json", "-o", "minimal.json"],
+    );
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("does not fail"), "{out}");
     assert!(!dir.path().join("minimal.json").exists());
@@ -225,7 +310,10 @@ fn a_bad_hunt_file_names_the_position() {
             r#"{"object": "lock_counter.fgv", "operations": [], "threads": 1, "ops_per_thread": 2}"#,
             "at least one operation",
         ),
-        (r#"{"object": "missing.fgv", "operations": ["inc()"], "threads": 1, "ops_per_thread": 2}"#, "missing.fgv"),
+        (
+            r#"{"object": "missing.fgv", "operations": ["inc()"], "threads": 1, "ops_per_thread": 2}"#,
+            "missing.fgv",
+        ),
         (
             r#"{"object": "lock_counter.fgv", "spec": "stack2", "operations": ["inc()"], "threads": 1, "ops_per_thread": 1}"#,
             "unknown spec",
@@ -235,6 +323,9 @@ fn a_bad_hunt_file_names_the_position() {
         std::fs::write(d.join("bad.json"), text).unwrap();
         let (code, _, err) = fgvt(d, &["hunt", "bad.json"]);
         assert_eq!(code, 2, "{text}\n{err}");
-        assert!(err.contains(expected) && err.contains("bad.json:1:"), "{text}\n{err}");
+        assert!(
+            err.contains(expected) && err.contains("bad.json:1:"),
+            "{text}\n{err}"
+        );
     }
 }

@@ -18,27 +18,41 @@ fn main() {
 const KV_FILES: &[&str] = &["c01-ok.txt", "c01-bad.txt", "c10-ok.txt", "c10-bad.txt"];
 
 fn kv(file: &str) -> Option<History> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/histories/kv").join(file);
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/histories/kv")
+        .join(file);
     let loaded = formats::load_history(&path, Some(Format::Kv)).ok()?;
     Some(loaded.parsed.history)
 }
 
 fn options(partition: bool) -> CheckOptions {
-    CheckOptions { partition, explain: false, ..CheckOptions::default() }
+    CheckOptions {
+        partition,
+        explain: false,
+        ..CheckOptions::default()
+    }
 }
 
 #[divan::bench(args = KV_FILES)]
 fn kv_partitioned(bencher: divan::Bencher, file: &str) {
     let Some(history) = kv(file) else { return };
     let spec = builtin("kv").expect("built-in");
-    bencher.bench_local(|| check(&spec, &history, &options(true)).expect("checks").partitions);
+    bencher.bench_local(|| {
+        check(&spec, &history, &options(true))
+            .expect("checks")
+            .partitions
+    });
 }
 
 #[divan::bench(args = KV_FILES, sample_count = 3, sample_size = 1)]
 fn kv_whole(bencher: divan::Bencher, file: &str) {
     let Some(history) = kv(file) else { return };
     let spec = builtin("kv").expect("built-in");
-    bencher.bench_local(|| check(&spec, &history, &options(false)).expect("checks").partitions);
+    bencher.bench_local(|| {
+        check(&spec, &history, &options(false))
+            .expect("checks")
+            .partitions
+    });
 }
 
 #[divan::bench(sample_count = 3, sample_size = 1)]

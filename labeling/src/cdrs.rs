@@ -310,7 +310,11 @@ impl Cdrs {
 /// 3. then more failing leaves covered.
 pub fn rank(group: &CdrsGroup) -> (bool, usize, std::cmp::Reverse<u64>) {
     let ends_in_g = group.labels.last() == Some(&Label::G);
-    (!ends_in_g, group.labels.len(), std::cmp::Reverse(group.failing_leaves))
+    (
+        !ends_in_g,
+        group.labels.len(),
+        std::cmp::Reverse(group.failing_leaves),
+    )
 }
 
 /// Finds the CDRS of `tree`: groups of root-to-failing-leaf paths whose decisive word matches

@@ -53,9 +53,7 @@ pub fn build_report(
     } else {
         Verdict::Linearizable
     };
-    let partial = tree
-        .partial
-        .map(|limit| limit.name().to_string());
+    let partial = tree.partial.map(|limit| limit.name().to_string());
     let reported: Vec<CdrsReport> = cdrs
         .groups
         .iter()
@@ -294,8 +292,16 @@ fn witness(
                 .iter()
                 .map(|w| {
                     let (location, snippet, _) =
-                        w.span.map_or((None, String::new(), String::new()), |s| locate(input.sources, s));
-                    WaitReport { thread: w.thread, op: w.op.clone(), reason: w.reason.clone(), location, snippet }
+                        w.span.map_or((None, String::new(), String::new()), |s| {
+                            locate(input.sources, s)
+                        });
+                    WaitReport {
+                        thread: w.thread,
+                        op: w.op.clone(),
+                        reason: w.reason.clone(),
+                        location,
+                        snippet,
+                    }
                 })
                 .collect()
         })

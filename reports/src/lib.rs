@@ -23,13 +23,15 @@ pub mod svg;
 mod text;
 mod timeline;
 
+pub use build::{
+    build_report, history_data, replay_command, shell_quote, trace_steps, ReportInput,
+};
 pub use dot::render_dot;
 pub use draw::{select, DrawInput, DrawOptions, Focus, TreeDrawing};
-pub use svg::{render_svg, SvgEngine, SvgError};
-pub use build::{build_report, history_data, replay_command, shell_quote, trace_steps, ReportInput};
 pub use json::{parse_json, render_json};
 pub use markdown::render_markdown;
 pub use model::{Explanation, LocalizeReport, TestInfo, Verdict, SCHEMA_ID};
+pub use svg::{render_svg, SvgEngine, SvgError};
 pub use text::{render_path_text, render_text};
 
 #[cfg(test)]

@@ -7,10 +7,10 @@ use std::fmt::Write;
 use fgvt_labeling::labels::Label;
 
 use crate::columns::Columns;
-use crate::model::{HistoryReport, TraceStep};
 use crate::model::{
     CdrsReport, LocalizeReport, RaceNodeReport, RaceReport, Verdict, WitnessReport,
 };
+use crate::model::{HistoryReport, TraceStep};
 use crate::style::{outcome_words, Style};
 use crate::timeline::timeline;
 
@@ -184,7 +184,14 @@ fn witness(out: &mut String, w: &WitnessReport, st: Style) {
             .as_ref()
             .map(|l| format!(" at {}:{}:{} `{}`", l.file, l.line, l.column, wait.snippet))
             .unwrap_or_default();
-        let _ = writeln!(out, "  {} T{} {} {}{at}", st.bold_red("stuck:"), wait.thread, wait.op, wait.reason);
+        let _ = writeln!(
+            out,
+            "  {} T{} {} {}{at}",
+            st.bold_red("stuck:"),
+            wait.thread,
+            wait.op,
+            wait.reason
+        );
     }
     let _ = writeln!(
         out,
@@ -206,14 +213,22 @@ fn witness(out: &mut String, w: &WitnessReport, st: Style) {
 
 /// One path as text: the per-thread columns (Fig. 4) and, when given, its coarse history as a
 /// timeline (Fig. 3). Used by `fgvt explore --schedule`.
-pub fn render_path_text(trace: &[TraceStep], history: Option<&HistoryReport>, color: bool) -> String {
+pub fn render_path_text(
+    trace: &[TraceStep],
+    history: Option<&HistoryReport>,
+    color: bool,
+) -> String {
     let st = Style::new(color);
     let mut out = String::new();
     for line in columns_text(&Columns::new(trace), st) {
         let _ = writeln!(out, "{line}");
     }
     if let Some(history) = history {
-        let _ = writeln!(out, "history{}:", if history.stuck { " (stuck)" } else { "" });
+        let _ = writeln!(
+            out,
+            "history{}:",
+            if history.stuck { " (stuck)" } else { "" }
+        );
         for (thread, line) in timeline(history) {
             let _ = writeln!(out, "  T{thread} {line}");
         }

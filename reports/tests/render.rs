@@ -248,7 +248,10 @@ fn dot_colours_nodes_by_label_and_marks_the_cdrs() {
         dot.contains(r##"fillcolor="#d62728""##),
         "failing leaf is red: {dot}"
     );
-    assert!(dot.contains("legend[label=<<table"), "an HTML-like legend table: {dot}");
+    assert!(
+        dot.contains("legend[label=<<table"),
+        "an HTML-like legend table: {dot}"
+    );
     let races: Vec<_> = drawing
         .nodes
         .iter()

@@ -56,7 +56,9 @@ impl FileResult {
                 },
                 Some(o.partitions),
                 match &o.verdict {
-                    Verdict::NotLinearizable(e) => Some(serde_json::to_value(e).unwrap_or_default()),
+                    Verdict::NotLinearizable(e) => {
+                        Some(serde_json::to_value(e).unwrap_or_default())
+                    }
                     _ => None,
                 },
                 None,
@@ -89,12 +91,15 @@ pub fn run(args: &CheckHistoryArgs) -> miette::Result<Exit> {
     };
     let results: Vec<FileResult> = files.iter().map(|f| check_file(f, format, args)).collect();
     // Bad input is the worst outcome (nothing was learned), then a violation, then a timeout.
-    let exit = results.iter().map(FileResult::exit).max_by_key(|e| match e {
-        Exit::Ok => 0,
-        Exit::Inconclusive => 1,
-        Exit::Violation => 2,
-        Exit::BadInput => 3,
-    });
+    let exit = results
+        .iter()
+        .map(FileResult::exit)
+        .max_by_key(|e| match e {
+            Exit::Ok => 0,
+            Exit::Inconclusive => 1,
+            Exit::Violation => 2,
+            Exit::BadInput => 3,
+        });
     match args.format_out {
         super::Format::Json => {
             let out = if results.len() == 1 {
@@ -102,7 +107,10 @@ pub fn run(args: &CheckHistoryArgs) -> miette::Result<Exit> {
             } else {
                 json!({"schema": "fgvt.check/1", "results": results.iter().map(FileResult::to_json).collect::<Vec<_>>(), "summary": summary(&results)})
             };
-            emit(&format!("{}\n", serde_json::to_string_pretty(&out).into_diagnostic()?))?;
+            emit(&format!(
+                "{}\n",
+                serde_json::to_string_pretty(&out).into_diagnostic()?
+            ))?;
         }
         super::Format::Text => emit(&text(&results))?,
     }
@@ -121,7 +129,11 @@ fn expand(paths: &[PathBuf]) -> miette::Result<Vec<PathBuf>> {
                 .collect();
             inside.sort();
             if inside.is_empty() {
-                miette::bail!(help = "name history files or a directory that holds some", "{}: the directory holds no files", path.display());
+                miette::bail!(
+                    help = "name history files or a directory that holds some",
+                    "{}: the directory holds no files",
+                    path.display()
+                );
             }
             files.extend(inside);
         } else {
@@ -133,7 +145,13 @@ fn expand(paths: &[PathBuf]) -> miette::Result<Vec<PathBuf>> {
 
 fn check_file(path: &Path, format: Option<Format>, args: &CheckHistoryArgs) -> FileResult {
     let started = Instant::now();
-    let mut result = FileResult { path: path.to_path_buf(), format, spec: None, outcome: Err(String::new()), elapsed: Duration::ZERO };
+    let mut result = FileResult {
+        path: path.to_path_buf(),
+        format,
+        spec: None,
+        outcome: Err(String::new()),
+        elapsed: Duration::ZERO,
+    };
     let loaded = match formats::load_history(path, format) {
         Ok(l) => l,
         Err(e) => {
@@ -156,7 +174,10 @@ fn check_file(path: &Path, format: Option<Format>, args: &CheckHistoryArgs) -> F
             .and_then(|spec| check(&spec, history, &options).map_err(|e| e.to_string())),
         Some(name) => match fgvt_labeling::builtin(name) {
             Some(spec) => check(&spec, history, &options).map_err(|e| e.to_string()),
-            None => Err(format!("unknown spec `{name}` (built-ins: {})", fgvt_labeling::BUILTIN_NAMES.join(", "))),
+            None => Err(format!(
+                "unknown spec `{name}` (built-ins: {})",
+                fgvt_labeling::BUILTIN_NAMES.join(", ")
+            )),
         },
     };
     result.elapsed = started.elapsed();
@@ -169,8 +190,10 @@ fn model_spec(reference: &str) -> Result<impl Spec, String> {
         Some((f, o)) => (f, Some(o)),
         None => (reference, None),
     };
-    let text = std::fs::read_to_string(file).map_err(|e| format!("cannot read spec `{file}`: {e}"))?;
-    let model = Model::compile(&mut SourceMap::new(), file, &text, object).map_err(|e| format!("{e}"))?;
+    let text =
+        std::fs::read_to_string(file).map_err(|e| format!("cannot read spec `{file}`: {e}"))?;
+    let model =
+        Model::compile(&mut SourceMap::new(), file, &text, object).map_err(|e| format!("{e}"))?;
     Ok(SelfSpec::new(Arc::new(model)))
 }
 
@@ -206,7 +229,11 @@ fn text(results: &[FileResult]) -> String {
             Err(e) => format!("error: {e}"),
         };
         let _ = writeln!(out, "{}: {detail}", r.path.display());
-        if let Ok(Outcome { verdict: Verdict::NotLinearizable(explanation), .. }) = &r.outcome {
+        if let Ok(Outcome {
+            verdict: Verdict::NotLinearizable(explanation),
+            ..
+        }) = &r.outcome
+        {
             if results.len() == 1 {
                 let _ = writeln!(out, "\n{explanation}");
             } else {

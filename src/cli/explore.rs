@@ -33,7 +33,8 @@ pub fn run(args: &ExploreArgs) -> miette::Result<Exit> {
         (None, Some(leaf), format) => path_report(&test, &tree, Path::Leaf(leaf), format)?,
         (None, None, Format::Text) => summary_text(&test, &tree, &judgement),
         (None, None, Format::Json) => {
-            serde_json::to_string_pretty(&summary_json(&test, &tree, &judgement)).into_diagnostic()?
+            serde_json::to_string_pretty(&summary_json(&test, &tree, &judgement))
+                .into_diagnostic()?
         }
     };
     emit(&format!("{}\n", out.trim_end()))?;
@@ -63,7 +64,11 @@ pub fn build_tree(test: &TestCase, limits: &super::LimitArgs) -> miette::Result<
 }
 
 /// Judges every leaf, turning a spec that cannot judge the test into bad input.
-pub fn judge_tree(test: &TestCase, tree: &Tree, deadline: Option<std::time::Instant>) -> miette::Result<Judgement> {
+pub fn judge_tree(
+    test: &TestCase,
+    tree: &Tree,
+    deadline: Option<std::time::Instant>,
+) -> miette::Result<Judgement> {
     judge(test, tree, deadline).map_err(|e| {
         miette::miette!(
             help = "the spec must know every operation of the test with its arguments",
@@ -116,8 +121,18 @@ fn results(test: &TestCase, tree: &Tree) -> BTreeMap<String, BTreeMap<String, u6
 fn summary_text(test: &TestCase, tree: &Tree, judgement: &Judgement) -> String {
     let s = tree.stats();
     let mut out = String::new();
-    let _ = writeln!(out, "{} — {} on {} thread(s)", test.path.display(), test.model.name(), test.threads.len());
-    let _ = writeln!(out, "  nodes {}  edges {}  max depth {}", s.nodes, s.edges, s.max_depth);
+    let _ = writeln!(
+        out,
+        "{} — {} on {} thread(s)",
+        test.path.display(),
+        test.model.name(),
+        test.threads.len()
+    );
+    let _ = writeln!(
+        out,
+        "  nodes {}  edges {}  max depth {}",
+        s.nodes, s.edges, s.max_depth
+    );
     let _ = writeln!(
         out,
         "  leaves {} (complete {}, stuck {}, fault {}, bounded {})",
@@ -233,4 +248,3 @@ fn path_report(test: &TestCase, tree: &Tree, path: Path, format: Format) -> miet
         .into_diagnostic()?,
     })
 }
-

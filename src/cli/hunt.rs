@@ -11,7 +11,10 @@ use indicatif::{ProgressBar, ProgressStyle};
 use super::minimize::{check_error, directory_of, emit, summary, with_jobs};
 use super::output::{stdout_color, write_atomically, Exit};
 use super::{HuntArgs, ReportFormat};
-use crate::hunt::{self, HuntError, HuntFile, HuntOptions, MinimizeOutcome, ModelRefs, Sample, Subject, TestVerdict};
+use crate::hunt::{
+    self, HuntError, HuntFile, HuntOptions, MinimizeOutcome, ModelRefs, Sample, Subject,
+    TestVerdict,
+};
 
 /// How many CDRS the `--localize` report shows, as `fgvt localize` does by default.
 const MAX_CDRS: usize = 3;
@@ -20,7 +23,10 @@ const MAX_CDRS: usize = 3;
 pub fn run(args: &HuntArgs) -> miette::Result<Exit> {
     let file = hunt::load(&args.hunt)?;
     if args.samples == Some(0) || args.jobs == Some(0) {
-        return Err(miette::miette!(help = "give a positive number", "--samples and --jobs must be at least 1"));
+        return Err(miette::miette!(
+            help = "give a positive number",
+            "--samples and --jobs must be at least 1"
+        ));
     }
     let started = Instant::now();
     let deadline = args.limits.timeout.map(|t| started + t);
@@ -30,7 +36,9 @@ pub fn run(args: &HuntArgs) -> miette::Result<Exit> {
     let options = HuntOptions {
         seed: args.seed,
         samples: args.samples.unwrap_or(file.samples),
-        jobs: args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+        jobs: args
+            .jobs
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
         all: args.all,
         explore,
         deadline,
@@ -52,8 +60,11 @@ pub fn run(args: &HuntArgs) -> miette::Result<Exit> {
         other => miette::miette!("{}: {other}", args.hunt.display()),
     })?;
 
-    let refs =
-        ModelRefs { object: file.object_ref.clone(), spec: file.spec_ref.clone(), base: file.base().to_path_buf() };
+    let refs = ModelRefs {
+        object: file.object_ref.clone(),
+        spec: file.spec_ref.clone(),
+        base: file.base().to_path_buf(),
+    };
     let header = format!(
         "{}: {} — {} of {} tests drawn ({}×{} matrices of {} operations, seed {}) in {:.1?}",
         args.hunt.display(),
@@ -106,7 +117,14 @@ pub fn run(args: &HuntArgs) -> miette::Result<Exit> {
     }
     let summary = format!("{header}\n{}", describe(first));
     let description = found_description(&args.hunt, &file, first.index, options.seed);
-    emit(&first.matrix, &refs, args.output.as_deref(), &description, Some(options.seed), &summary)?;
+    emit(
+        &first.matrix,
+        &refs,
+        args.output.as_deref(),
+        &description,
+        Some(options.seed),
+        &summary,
+    )?;
     Ok(Exit::Violation)
 }
 
@@ -124,12 +142,26 @@ fn pipeline(
         return Ok(Exit::Violation);
     }
     let subject = Subject::of_hunt(file);
-    let path = args.output.clone().unwrap_or_else(|| PathBuf::from("minimal.json"));
+    let path = args
+        .output
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("minimal.json"));
     let outcome = with_jobs(Some(options.jobs), || {
-        hunt::minimize_test(&subject, &found.matrix, path.clone(), &args.limits.explore_options(), deadline)
+        hunt::minimize_test(
+            &subject,
+            &found.matrix,
+            path.clone(),
+            &args.limits.explore_options(),
+            deadline,
+        )
     })?
     .map_err(|e| check_error(&args.hunt, &e))?;
-    let MinimizeOutcome::Minimized { minimized, timed_out, .. } = outcome else {
+    let MinimizeOutcome::Minimized {
+        minimized,
+        timed_out,
+        ..
+    } = outcome
+    else {
         // The finding failed a moment ago with the same limits; only a time limit can change that.
         return Err(miette::miette!(
             help = "raise --timeout",
@@ -137,9 +169,19 @@ fn pipeline(
             args.hunt.display()
         ));
     };
-    eprint!("{}", summary(&args.hunt, &found.matrix, &minimized, timed_out));
-    let description =
-        format!("{} Minimized by `fgvt minimize`.", found_description(&args.hunt, file, found.index, options.seed));
+    eprint!(
+        "{}",
+        summary(
+            &format!("sample {}", found.index),
+            &found.matrix,
+            &minimized,
+            timed_out
+        )
+    );
+    let description = format!(
+        "{} Minimized by `fgvt minimize`.",
+        found_description(&args.hunt, file, found.index, options.seed)
+    );
     let text = hunt::render_test(
         &minimized.matrix,
         refs,
@@ -193,7 +235,10 @@ fn describe(sample: &Sample) -> String {
 
 /// The description of a test the hunt found.
 fn found_description(hunt_path: &Path, file: &HuntFile, index: usize, seed: u64) -> String {
-    let mut text = format!("Found by `fgvt hunt {} --seed {seed}` (sample {index}).", hunt_path.display());
+    let mut text = format!(
+        "Found by `fgvt hunt {} --seed {seed}` (sample {index}).",
+        hunt_path.display()
+    );
     if let Some(d) = &file.description {
         text.push(' ');
         text.push_str(d);
@@ -202,15 +247,29 @@ fn found_description(hunt_path: &Path, file: &HuntFile, index: usize, seed: u64)
 }
 
 /// Writes `sample` to `path`.
-fn write_finding(file: &HuntFile, refs: &ModelRefs, sample: &Sample, path: &Path, seed: u64) -> miette::Result<()> {
+fn write_finding(
+    file: &HuntFile,
+    refs: &ModelRefs,
+    sample: &Sample,
+    path: &Path,
+    seed: u64,
+) -> miette::Result<()> {
     let description = found_description(&file.path, file, sample.index, seed);
-    let text = hunt::render_test(&sample.matrix, refs, &directory_of(path), Some(&description), Some(seed));
+    let text = hunt::render_test(
+        &sample.matrix,
+        refs,
+        &directory_of(path),
+        Some(&description),
+        Some(seed),
+    );
     write_atomically(path, text.as_bytes())
 }
 
 /// `found.json` with sample 7 → `found-7.json`.
 fn numbered(path: &Path, index: usize) -> PathBuf {
-    let stem = path.file_stem().map_or_else(|| "found".into(), |s| s.to_string_lossy().to_string());
+    let stem = path
+        .file_stem()
+        .map_or_else(|| "found".into(), |s| s.to_string_lossy().to_string());
     let name = match path.extension() {
         Some(ext) => format!("{stem}-{index}.{}", ext.to_string_lossy()),
         None => format!("{stem}-{index}"),
@@ -225,7 +284,8 @@ fn progress_bar(samples: usize) -> Option<ProgressBar> {
     }
     let bar = ProgressBar::new(samples as u64);
     bar.set_style(
-        ProgressStyle::with_template("{bar:30} {pos}/{len} tests ({per_sec}, {elapsed})").expect("valid template"),
+        ProgressStyle::with_template("{bar:30} {pos}/{len} tests ({per_sec}, {elapsed})")
+            .expect("valid template"),
     );
     Some(bar)
 }

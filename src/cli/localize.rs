@@ -21,7 +21,9 @@ pub fn run(args: &LocalizeArgs) -> miette::Result<Exit> {
     let localized = localize(&test, args, &pattern)?;
     let report = &localized.report;
     let text = match args.format {
-        ReportFormat::Text => fgvt_reports::render_text(report, args.output.is_none() && stdout_color()),
+        ReportFormat::Text => {
+            fgvt_reports::render_text(report, args.output.is_none() && stdout_color())
+        }
         ReportFormat::Markdown => fgvt_reports::render_markdown(report),
         ReportFormat::Json => fgvt_reports::render_json(report),
     };
@@ -29,7 +31,10 @@ pub fn run(args: &LocalizeArgs) -> miette::Result<Exit> {
         Some(path) => write_atomically(path, text.as_bytes())?,
         None => emit(&text)?,
     }
-    let trees = super::render::TreeFiles { svg: args.svg.as_deref(), dot: args.dot.as_deref() };
+    let trees = super::render::TreeFiles {
+        svg: args.svg.as_deref(),
+        dot: args.dot.as_deref(),
+    };
     super::render::write_tree_files(&test, &localized, args.max_cdrs, &args.draw, &trees)?;
     Ok(exit_code(report))
 }
@@ -38,7 +43,10 @@ pub fn run(args: &LocalizeArgs) -> miette::Result<Exit> {
 pub fn parse_pattern(pattern: Option<&str>) -> miette::Result<Pattern> {
     match pattern {
         Some(p) => Pattern::parse(p).map_err(|e| {
-            miette::miette!(help = "labels are W, B, G, WG, BG, GG, WBG, with | * + ? ( ) between them", "--pattern: {e}")
+            miette::miette!(
+                help = "labels are W, B, G, WG, BG, GG, WBG, with | * + ? ( ) between them",
+                "--pattern: {e}"
+            )
         }),
         None => Ok(Pattern::default()),
     }
@@ -69,12 +77,21 @@ pub struct Localized {
 }
 
 /// Explores, judges, labels and localizes `test`: the report, and the tree it describes.
-pub fn localize(test: &TestCase, args: &LocalizeArgs, pattern: &Pattern) -> miette::Result<Localized> {
+pub fn localize(
+    test: &TestCase,
+    args: &LocalizeArgs,
+    pattern: &Pattern,
+) -> miette::Result<Localized> {
     localize_with(test, &args.limits, args.max_cdrs, pattern)
 }
 
 /// [`localize`] with the limits and the number of reported CDRS given apart.
-pub fn localize_with(test: &TestCase, limits: &LimitArgs, max_cdrs: usize, pattern: &Pattern) -> miette::Result<Localized> {
+pub fn localize_with(
+    test: &TestCase,
+    limits: &LimitArgs,
+    max_cdrs: usize,
+    pattern: &Pattern,
+) -> miette::Result<Localized> {
     let started = Instant::now();
     let tree = build_tree(test, limits)?;
     let deadline = limits.timeout.map(|t| started + t);
@@ -85,7 +102,10 @@ pub fn localize_with(test: &TestCase, limits: &LimitArgs, max_cdrs: usize, patte
         file: test.path.display().to_string(),
         object: test.model.name().to_string(),
         spec: test.spec.to_string(),
-        command: format!("fgvt localize {}", fgvt_reports::shell_quote(&test.path.display().to_string())),
+        command: format!(
+            "fgvt localize {}",
+            fgvt_reports::shell_quote(&test.path.display().to_string())
+        ),
     };
     let input = ReportInput {
         tree: &tree,
@@ -98,7 +118,12 @@ pub fn localize_with(test: &TestCase, limits: &LimitArgs, max_cdrs: usize, patte
     };
     let mut report = build_report(&input, |leaf| explanation(&judgement, &tree, leaf));
     report.notes.extend(spec_notes(&judgement));
-    Ok(Localized { report, tree, labeling, cdrs })
+    Ok(Localized {
+        report,
+        tree,
+        labeling,
+        cdrs,
+    })
 }
 
 fn outcome(judgement: &Judgement, node: fgvt_tree::NodeId) -> LeafOutcome {

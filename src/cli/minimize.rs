@@ -7,7 +7,10 @@ use miette::IntoDiagnostic;
 
 use super::output::{write_atomically, Exit};
 use super::MinimizeArgs;
-use crate::hunt::{minimize_test, render_test, CheckTestError, Matrix, MinimizeOutcome, Minimized, ModelRefs, Subject};
+use crate::hunt::{
+    minimize_test, render_test, CheckTestError, Matrix, MinimizeOutcome, Minimized, ModelRefs,
+    Subject,
+};
 use crate::testcase;
 
 /// Runs `fgvt minimize`.
@@ -17,27 +20,58 @@ pub fn run(args: &MinimizeArgs) -> miette::Result<Exit> {
     let deadline = args.limits.timeout.map(|t| Instant::now() + t);
     let start = Matrix::of(&test);
     let outcome = with_jobs(args.jobs, || {
-        minimize_test(&Subject::of(&test), &start, test.path.clone(), &args.limits.explore_options(), deadline)
+        minimize_test(
+            &Subject::of(&test),
+            &start,
+            test.path.clone(),
+            &args.limits.explore_options(),
+            deadline,
+        )
     })?
     .map_err(|e| check_error(&args.test, &e))?;
     let (minimized, timed_out) = match outcome {
         MinimizeOutcome::NotFailing(report) => {
-            println!("{}: the test does not fail; nothing to minimize", args.test.display());
+            println!(
+                "{}: the test does not fail; nothing to minimize",
+                args.test.display()
+            );
             if let Some(limit) = report.partial {
-                println!("PARTIAL: exploration hit {}; raise the limit to check the whole tree", limit.option());
+                println!(
+                    "PARTIAL: exploration hit {}; raise the limit to check the whole tree",
+                    limit.option()
+                );
                 return Ok(Exit::Inconclusive);
             }
             return Ok(Exit::Ok);
         }
-        MinimizeOutcome::Minimized { minimized, timed_out, .. } => (minimized, timed_out),
+        MinimizeOutcome::Minimized {
+            minimized,
+            timed_out,
+            ..
+        } => (minimized, timed_out),
     };
     let description = format!(
         "Minimized by `fgvt minimize` from {}.{}",
         args.test.display(),
-        refs.description.as_deref().map(|d| format!(" {d}")).unwrap_or_default()
+        refs.description
+            .as_deref()
+            .map(|d| format!(" {d}"))
+            .unwrap_or_default()
     );
-    let summary = summary(&args.test, &start, &minimized, timed_out);
-    emit(&minimized.matrix, &refs.models, args.output.as_deref(), &description, test.seed, &summary)?;
+    let summary = summary(
+        &args.test.display().to_string(),
+        &start,
+        &minimized,
+        timed_out,
+    );
+    emit(
+        &minimized.matrix,
+        &refs.models,
+        args.output.as_deref(),
+        &description,
+        test.seed,
+        &summary,
+    )?;
     Ok(Exit::Violation)
 }
 
@@ -65,7 +99,10 @@ fn test_refs(path: &Path) -> miette::Result<TestRefs> {
 }
 
 /// Runs `f` on a pool of `jobs` threads (one per core by default).
-pub(super) fn with_jobs<T: Send>(jobs: Option<usize>, f: impl FnOnce() -> T + Send) -> miette::Result<T> {
+pub(super) fn with_jobs<T: Send>(
+    jobs: Option<usize>,
+    f: impl FnOnce() -> T + Send,
+) -> miette::Result<T> {
     let jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(jobs.max(1))
@@ -77,18 +114,26 @@ pub(super) fn with_jobs<T: Send>(jobs: Option<usize>, f: impl FnOnce() -> T + Se
 /// A check that could not run, as a diagnostic about `file`.
 pub(super) fn check_error(file: &Path, e: &CheckTestError) -> miette::Report {
     let help = match e {
-        CheckTestError::InitFault(_) => "the `init` operations run serially before the threads; fix them or the model",
-        CheckTestError::Spec { .. } => "the spec must know every operation of the test with its arguments",
+        CheckTestError::InitFault(_) => {
+            "the `init` operations run serially before the threads; fix them or the model"
+        }
+        CheckTestError::Spec { .. } => {
+            "the spec must know every operation of the test with its arguments"
+        }
     };
     miette::miette!(help = help, "{}: {e}", file.display())
 }
 
-/// One line about the shrinking, then the minimal test.
-pub(super) fn summary(file: &Path, start: &Matrix, minimized: &Minimized, timed_out: bool) -> String {
+/// One line about the shrinking of the test named `what`, then the minimal test.
+pub(super) fn summary(
+    what: &str,
+    start: &Matrix,
+    minimized: &Minimized,
+    timed_out: bool,
+) -> String {
     let m = &minimized.matrix;
     let mut out = format!(
-        "{}: minimized {} → {} operations ({} → {} concurrent) in {} step{}, {} tests checked\n{m}",
-        file.display(),
+        "{what}: minimized {} → {} operations ({} → {} concurrent) in {} step{}, {} tests checked\n{m}",
         start.total_ops(),
         m.total_ops(),
         start.concurrent_ops(),
@@ -123,7 +168,10 @@ pub(super) fn emit(
         }
         None => {
             eprint!("{summary}");
-            print!("{}", render_test(matrix, refs, Path::new("."), Some(description), seed));
+            print!(
+                "{}",
+                render_test(matrix, refs, Path::new("."), Some(description), seed)
+            );
         }
     }
     Ok(())

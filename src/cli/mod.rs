@@ -74,7 +74,9 @@ impl LimitArgs {
 }
 
 fn parse_seconds(s: &str) -> Result<Duration, String> {
-    let secs: f64 = s.parse().map_err(|_| format!("`{s}` is not a number of seconds"))?;
+    let secs: f64 = s
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number of seconds"))?;
     if !secs.is_finite() || secs <= 0.0 {
         return Err("the timeout must be a positive number of seconds".into());
     }

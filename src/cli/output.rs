@@ -40,7 +40,13 @@ pub fn install_error_hook() {
     let color = no_color_unset() && tty;
     // Off a terminal, lines stay whole so that logs and scripts can grep `file:line:col`.
     let _ = miette::set_hook(Box::new(move |_| {
-        Box::new(miette::MietteHandlerOpts::new().color(color).unicode(color).wrap_lines(tty).build())
+        Box::new(
+            miette::MietteHandlerOpts::new()
+                .color(color)
+                .unicode(color)
+                .wrap_lines(tty)
+                .build(),
+        )
     }));
 }
 
@@ -63,7 +69,13 @@ pub fn write_atomically(path: &Path, contents: &[u8]) -> miette::Result<()> {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    let fail = |e: std::io::Error| miette::miette!(help = "check that the directory exists and is writable", "cannot write `{}`: {e}", path.display());
+    let fail = |e: std::io::Error| {
+        miette::miette!(
+            help = "check that the directory exists and is writable",
+            "cannot write `{}`: {e}",
+            path.display()
+        )
+    };
     let mut builder = tempfile::Builder::new();
     // A report is an ordinary file: readable by others, as `>` would have made it.
     #[cfg(unix)]
@@ -86,7 +98,10 @@ impl Progress {
             return Progress { bar: None };
         }
         let bar = ProgressBar::new_spinner();
-        bar.set_style(ProgressStyle::with_template("{spinner} {msg} {pos} states ({per_sec}, {elapsed})").expect("valid template"));
+        bar.set_style(
+            ProgressStyle::with_template("{spinner} {msg} {pos} states ({per_sec}, {elapsed})")
+                .expect("valid template"),
+        );
         bar.set_message(what.to_string());
         // Short runs finish before the first tick is drawn, so the bar never flickers.
         bar.enable_steady_tick(std::time::Duration::from_millis(200));

@@ -70,7 +70,11 @@ pub fn check_test(
     deadline: Option<Instant>,
 ) -> Result<TestReport, CheckTestError> {
     if let Some(found) = phase1(test) {
-        return Ok(TestReport { verdict: TestVerdict::Nondeterministic(found), leaves: 0, partial: None });
+        return Ok(TestReport {
+            verdict: TestVerdict::Nondeterministic(found),
+            leaves: 0,
+            partial: None,
+        });
     }
     check_leaves(test, options, deadline)
 }
@@ -84,7 +88,12 @@ pub fn phase1(test: &TestCase) -> Option<Nondeterminism> {
         SpecChoice::Model(model) => model,
         SpecChoice::Builtin(_) => return None,
     };
-    serial_nondeterminism(&SelfSpec::new(model.clone()), &test.init, &test.threads, &test.finals)
+    serial_nondeterminism(
+        &SelfSpec::new(model.clone()),
+        &test.init,
+        &test.threads,
+        &test.finals,
+    )
 }
 
 /// Phase 2: explores every interleaving of `test` with `options` and judges every leaf;
@@ -102,12 +111,21 @@ pub fn check_leaves(
             .unwrap_or_default();
         CheckTestError::InitFault(format!("{}{at}", fault.message))
     })?;
-    let judgement =
-        judge(test, &tree, deadline).map_err(|source| CheckTestError::Spec { spec: test.spec.to_string(), source })?;
+    let judgement = judge(test, &tree, deadline).map_err(|source| CheckTestError::Spec {
+        spec: test.spec.to_string(),
+        source,
+    })?;
     let verdict = if judgement.not_linearizable + judgement.faults > 0 {
-        TestVerdict::Fails { not_linearizable: judgement.not_linearizable, faults: judgement.faults }
+        TestVerdict::Fails {
+            not_linearizable: judgement.not_linearizable,
+            faults: judgement.faults,
+        }
     } else {
         TestVerdict::Passes
     };
-    Ok(TestReport { verdict, leaves: tree.stats().leaves, partial: tree.partial })
+    Ok(TestReport {
+        verdict,
+        leaves: tree.stats().leaves,
+        partial: tree.partial,
+    })
 }

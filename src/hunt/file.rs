@@ -18,10 +18,6 @@
 //! `object` and `spec` mean what they mean in a test case and are relative to the hunt file.
 //! Mistakes are reported like those of a test case: JSON path, line, column and a hint.
 
-// A hunt file reuses the test case's error type (and its positioned-error helpers) as is;
-// that type is large, and boxing it is the test case module's decision to make.
-#![allow(clippy::result_large_err)]
-
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -30,7 +26,9 @@ use serde::Deserialize;
 
 use crate::json_pos::JsonPath;
 use crate::lang::Model;
-use crate::testcase::{load_model, offset_of, parse_checked_call, read, resolve_spec, Errors, LoadError, SpecChoice};
+use crate::testcase::{
+    load_model, offset_of, parse_checked_call, read, resolve_spec, Errors, LoadError, SpecChoice,
+};
 
 /// How many tests a hunt draws when neither the file nor the command line says.
 pub const DEFAULT_SAMPLES: usize = 100;
@@ -97,16 +95,34 @@ impl HuntFile {
 pub fn load(path: &Path) -> Result<HuntFile, LoadError> {
     let text = read(path, "hunt file")?;
     let file = path.display().to_string();
-    let errors = Errors { file: &file, text: &text };
+    let errors = Errors {
+        file: &file,
+        text: &text,
+    };
     let raw: RawHunt = serde_json::from_str(&text).map_err(|e| json_error(&errors, &e))?;
     let root = JsonPath::default();
     let base = path.parent().unwrap_or(Path::new(""));
 
     let mut sources = SourceMap::new();
-    let model = Arc::new(load_model(&errors, &root.key("object"), base, &raw.object, &mut sources)?);
-    let spec = resolve_spec(&errors, &root.key("spec"), base, raw.spec.as_deref(), &mut sources)?;
+    let model = Arc::new(load_model(
+        &errors,
+        &root.key("object"),
+        base,
+        &raw.object,
+        &mut sources,
+    )?);
+    let spec = resolve_spec(
+        &errors,
+        &root.key("spec"),
+        base,
+        raw.spec.as_deref(),
+        &mut sources,
+    )?;
     let calls = |list: &[String], at: JsonPath| -> Result<Vec<Call>, LoadError> {
-        list.iter().enumerate().map(|(i, s)| parse_checked_call(&errors, &model, &at.index(i), s)).collect()
+        list.iter()
+            .enumerate()
+            .map(|(i, s)| parse_checked_call(&errors, &model, &at.index(i), s))
+            .collect()
     };
     let operations = calls(&raw.operations, root.key("operations"))?;
     let init = calls(&raw.init, root.key("init"))?;
@@ -125,14 +141,20 @@ pub fn load(path: &Path) -> Result<HuntFile, LoadError> {
                 &root.key(key),
                 format!("{key} must be at least 1"),
                 "zero",
-                Some(format!("give the number of {what}, e.g. 2 or 3 (Line-Up samples 3×3 matrices)")),
+                Some(format!(
+                    "give the number of {what}, e.g. 2 or 3 (Line-Up samples 3×3 matrices)"
+                )),
             ))
         } else {
             Ok(value)
         }
     };
     let threads = positive(raw.threads, "threads", "threads of each test")?;
-    let ops_per_thread = positive(raw.ops_per_thread, "ops_per_thread", "operations of each thread")?;
+    let ops_per_thread = positive(
+        raw.ops_per_thread,
+        "ops_per_thread",
+        "operations of each thread",
+    )?;
     let samples = match raw.samples {
         Some(n) => positive(n, "samples", "tests to draw")?,
         None => DEFAULT_SAMPLES,
@@ -159,7 +181,11 @@ fn json_error(errors: &Errors, err: &serde_json::Error) -> LoadError {
     let offset = offset_of(errors.text, err.line(), err.column());
     let message = err.to_string();
     // serde_json appends " at line L column C"; the error prints its own position.
-    let message = message.split(" at line ").next().unwrap_or(&message).to_string();
+    let message = message
+        .split(" at line ")
+        .next()
+        .unwrap_or(&message)
+        .to_string();
     let help = if message.starts_with("unknown field") {
         "a hunt file has the keys object, spec, operations, init, final, threads, ops_per_thread, samples (and description)"
     } else if message.starts_with("missing field") {

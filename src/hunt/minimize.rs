@@ -53,7 +53,11 @@ pub fn minimize(start: &Matrix, fails: impl Fn(&Matrix) -> bool + Sync) -> Minim
             }
             None => {
                 checks += all.len();
-                return Minimized { matrix: current, steps, checks };
+                return Minimized {
+                    matrix: current,
+                    steps,
+                    checks,
+                };
             }
         }
     }
@@ -89,7 +93,9 @@ pub fn minimize_test(
 ) -> Result<MinimizeOutcome, CheckTestError> {
     let original = check_leaves(&subject.test(start, path.clone(), None), options, deadline)?;
     let needs_violation = match original.verdict {
-        TestVerdict::Fails { not_linearizable, .. } => not_linearizable > 0,
+        TestVerdict::Fails {
+            not_linearizable, ..
+        } => not_linearizable > 0,
         _ => return Ok(MinimizeOutcome::NotFailing(original)),
     };
     let past_deadline = || deadline.is_some_and(|d| Instant::now() >= d);
@@ -97,8 +103,13 @@ pub fn minimize_test(
         if past_deadline() {
             return false;
         }
-        match check_leaves(&subject.test(m, path.clone(), None), options, deadline).map(|r| r.verdict) {
-            Ok(TestVerdict::Fails { not_linearizable, faults }) => {
+        match check_leaves(&subject.test(m, path.clone(), None), options, deadline)
+            .map(|r| r.verdict)
+        {
+            Ok(TestVerdict::Fails {
+                not_linearizable,
+                faults,
+            }) => {
                 if needs_violation {
                     not_linearizable > 0
                 } else {
@@ -109,7 +120,11 @@ pub fn minimize_test(
         }
     };
     let minimized = minimize(start, fails);
-    Ok(MinimizeOutcome::Minimized { original, minimized, timed_out: past_deadline() })
+    Ok(MinimizeOutcome::Minimized {
+        original,
+        minimized,
+        timed_out: past_deadline(),
+    })
 }
 
 /// Every single change of `m`, best first (see the module docs).
@@ -240,12 +255,17 @@ mod tests {
     /// A stand-in for "the test fails": some thread's `write(_, 2)` is concurrent with a
     /// `read` in another thread.
     fn racy(m: &Matrix) -> bool {
-        let has =
-            |ops: &[Call], op: &str| ops.iter().any(|c| c.op == op && (op == "read" || c.args[1] == Value::Int(2)));
-        m.threads
-            .iter()
-            .enumerate()
-            .any(|(t, a)| has(a, "write") && m.threads.iter().enumerate().any(|(u, b)| u != t && has(b, "read")))
+        let has = |ops: &[Call], op: &str| {
+            ops.iter()
+                .any(|c| c.op == op && (op == "read" || c.args[1] == Value::Int(2)))
+        };
+        m.threads.iter().enumerate().any(|(t, a)| {
+            has(a, "write")
+                && m.threads
+                    .iter()
+                    .enumerate()
+                    .any(|(u, b)| u != t && has(b, "read"))
+        })
     }
 
     #[test]
@@ -253,7 +273,11 @@ mod tests {
         let start = Matrix {
             init: vec![call("write", &[0, 1])],
             threads: vec![
-                vec![call("write", &[0, 2]), call("write", &[1, 7]), call("read", &[])],
+                vec![
+                    call("write", &[0, 2]),
+                    call("write", &[1, 7]),
+                    call("read", &[]),
+                ],
                 vec![call("read", &[]), call("write", &[1, 1])],
                 vec![call("read", &[])],
             ],
@@ -273,7 +297,11 @@ mod tests {
 
     #[test]
     fn a_test_that_stops_failing_is_left_alone() {
-        let start = Matrix { init: vec![], threads: vec![vec![call("read", &[])]], finals: vec![] };
+        let start = Matrix {
+            init: vec![],
+            threads: vec![vec![call("read", &[])]],
+            finals: vec![],
+        };
         let min = minimize(&start, |_| false);
         assert_eq!(min.matrix, start);
         assert_eq!(min.steps, 0);
@@ -283,7 +311,8 @@ mod tests {
     fn leading_and_trailing_operations_move_out_of_the_threads() {
         // Fails only while write(0, 2) and read are concurrent, write(5, _) runs before or
         // with them and write(6, _) with or after them: the extra writes move out of T0.
-        let first_arg = |calls: &[Call], n: i64| calls.iter().any(|c| c.args.first() == Some(&Value::Int(n)));
+        let first_arg =
+            |calls: &[Call], n: i64| calls.iter().any(|c| c.args.first() == Some(&Value::Int(n)));
         let fails = |m: &Matrix| {
             let threads: Vec<Call> = m.threads.iter().flatten().cloned().collect();
             racy(m)
@@ -293,7 +322,11 @@ mod tests {
         let start = Matrix {
             init: vec![],
             threads: vec![
-                vec![call("write", &[5, 5]), call("write", &[0, 2]), call("write", &[6, 6])],
+                vec![
+                    call("write", &[5, 5]),
+                    call("write", &[0, 2]),
+                    call("write", &[6, 6]),
+                ],
                 vec![call("read", &[])],
             ],
             finals: vec![],
@@ -305,7 +338,10 @@ mod tests {
 
     #[test]
     fn arguments_shrink_towards_zero() {
-        assert_eq!(simpler_values(&Value::Int(-6)), vec![Value::Int(0), Value::Int(-3), Value::Int(-5), Value::Int(6)]);
+        assert_eq!(
+            simpler_values(&Value::Int(-6)),
+            vec![Value::Int(0), Value::Int(-3), Value::Int(-5), Value::Int(6)]
+        );
         assert_eq!(simpler_values(&Value::Int(1)), vec![Value::Int(0)]);
         assert!(simpler_values(&Value::Int(0)).is_empty());
         assert_eq!(simpler_values(&Value::Bool(true)), vec![Value::Bool(false)]);

@@ -47,7 +47,11 @@ pub struct Matrix {
 impl Matrix {
     /// The operations of `test`.
     pub fn of(test: &TestCase) -> Matrix {
-        Matrix { init: test.init.clone(), threads: test.threads.clone(), finals: test.finals.clone() }
+        Matrix {
+            init: test.init.clone(),
+            threads: test.threads.clone(),
+            finals: test.finals.clone(),
+        }
     }
 
     /// How many operations run concurrently (in the threads).
@@ -63,7 +67,13 @@ impl Matrix {
 
 impl fmt::Display for Matrix {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let list = |calls: &[Call]| calls.iter().map(Call::to_string).collect::<Vec<_>>().join("; ");
+        let list = |calls: &[Call]| {
+            calls
+                .iter()
+                .map(Call::to_string)
+                .collect::<Vec<_>>()
+                .join("; ")
+        };
         if !self.init.is_empty() {
             writeln!(f, "  init:  {}", list(&self.init))?;
         }
@@ -91,12 +101,20 @@ pub struct Subject {
 impl Subject {
     /// The subject of a loaded test.
     pub fn of(test: &TestCase) -> Subject {
-        Subject { model: test.model.clone(), spec: test.spec.clone(), sources: test.sources.clone() }
+        Subject {
+            model: test.model.clone(),
+            spec: test.spec.clone(),
+            sources: test.sources.clone(),
+        }
     }
 
     /// The subject of a hunt file.
     pub fn of_hunt(file: &HuntFile) -> Subject {
-        Subject { model: file.model.clone(), spec: file.spec.clone(), sources: file.sources.clone() }
+        Subject {
+            model: file.model.clone(),
+            spec: file.spec.clone(),
+            sources: file.sources.clone(),
+        }
     }
 
     /// A test of this subject with `matrix`'s operations, named `path` in reports.

@@ -46,7 +46,11 @@ impl fmt::Display for Nondeterminism {
             }
             write!(f, "T{thread} {call} → {result}")?;
         }
-        write!(f, "], T{} {} {} in one run but {} in another", self.thread, self.call, self.first, self.second)
+        write!(
+            f,
+            "], T{} {} {} in one run but {} in another",
+            self.thread, self.call, self.first, self.second
+        )
     }
 }
 
@@ -62,8 +66,18 @@ pub fn serial_nondeterminism<S: Spec>(
     threads: &[Vec<Call>],
     finals: &[Call],
 ) -> Option<Nondeterminism> {
-    let mut search = Search { spec, init, threads, finals, visited: HashSet::new(), prefix: Vec::new() };
-    search.visit(spec.initial(), Phase::Init(0)).err().map(|found| *found)
+    let mut search = Search {
+        spec,
+        init,
+        threads,
+        finals,
+        visited: HashSet::new(),
+        prefix: Vec::new(),
+    };
+    search
+        .visit(spec.initial(), Phase::Init(0))
+        .err()
+        .map(|found| *found)
 }
 
 /// Where a serial run is: in the init part, between the threads' operations, or in the final
@@ -92,7 +106,9 @@ impl<S: Spec> Search<'_, S> {
     /// Enumerates every serial continuation from `state` at `phase`.
     fn visit(&mut self, state: S::State, phase: Phase) -> Result<(), Box<Nondeterminism>> {
         match phase {
-            Phase::Init(i) if i < self.init.len() => self.then(state, 0, &self.init[i], Phase::Init(i + 1)),
+            Phase::Init(i) if i < self.init.len() => {
+                self.then(state, 0, &self.init[i], Phase::Init(i + 1))
+            }
             Phase::Init(_) => self.visit(state, Phase::Concurrent(vec![0; self.threads.len()])),
             Phase::Concurrent(positions) => {
                 if !self.visited.insert((state.clone(), positions.clone())) {
@@ -100,7 +116,9 @@ impl<S: Spec> Search<'_, S> {
                 }
                 let mut done = true;
                 for (t, ops) in self.threads.iter().enumerate() {
-                    let Some(call) = ops.get(positions[t]) else { continue };
+                    let Some(call) = ops.get(positions[t]) else {
+                        continue;
+                    };
                     done = false;
                     let mut next = positions.clone();
                     next[t] += 1;
@@ -111,7 +129,9 @@ impl<S: Spec> Search<'_, S> {
                 }
                 Ok(())
             }
-            Phase::Final(i) if i < self.finals.len() => self.then(state, 0, &self.finals[i], Phase::Final(i + 1)),
+            Phase::Final(i) if i < self.finals.len() => {
+                self.then(state, 0, &self.finals[i], Phase::Final(i + 1))
+            }
             Phase::Final(_) => Ok(()),
         }
     }
@@ -119,11 +139,25 @@ impl<S: Spec> Search<'_, S> {
     /// Runs `call` by `thread` [`RUNS`] times from `state`, compares the outcomes, and goes on
     /// from each distinct successor state (none when the call blocks or is invalid: the serial
     /// history ends there).
-    fn then(&mut self, state: S::State, thread: ThreadId, call: &Call, next: Phase) -> Result<(), Box<Nondeterminism>> {
-        let runs: Vec<Apply<S::State>> = (0..RUNS).map(|_| self.spec.apply(&state, thread, call)).collect();
+    fn then(
+        &mut self,
+        state: S::State,
+        thread: ThreadId,
+        call: &Call,
+        next: Phase,
+    ) -> Result<(), Box<Nondeterminism>> {
+        let runs: Vec<Apply<S::State>> = (0..RUNS)
+            .map(|_| self.spec.apply(&state, thread, call))
+            .collect();
         let first = describe(&runs[0]);
         if let Some(second) = runs[1..].iter().map(describe).find(|d| *d != first) {
-            return Err(Box::new(Nondeterminism { prefix: self.prefix.clone(), thread, call: call.clone(), first, second }));
+            return Err(Box::new(Nondeterminism {
+                prefix: self.prefix.clone(),
+                thread,
+                call: call.clone(),
+                first,
+                second,
+            }));
         }
         let mut successors: Vec<S::State> = Vec::new();
         for run in runs {
@@ -133,7 +167,11 @@ impl<S: Spec> Search<'_, S> {
                 }
             }
         }
-        self.prefix.push((thread, call.clone(), first.trim_start_matches("returns ").to_string()));
+        self.prefix.push((
+            thread,
+            call.clone(),
+            first.trim_start_matches("returns ").to_string(),
+        ));
         for successor in successors {
             self.visit(successor, next.clone())?;
         }
@@ -171,8 +209,14 @@ mod tests {
         }
         fn apply(&self, state: &i64, _thread: ThreadId, call: &Call) -> Apply<i64> {
             match call.op.as_str() {
-                "write" => Apply::Returns { value: Value::Unit, state: state + 1 },
-                _ => Apply::Returns { value: Value::Int(self.reads.fetch_add(1, Ordering::Relaxed)), state: *state },
+                "write" => Apply::Returns {
+                    value: Value::Unit,
+                    state: state + 1,
+                },
+                _ => Apply::Returns {
+                    value: Value::Int(self.reads.fetch_add(1, Ordering::Relaxed)),
+                    state: *state,
+                },
             }
         }
         fn name(&self) -> String {
@@ -190,8 +234,14 @@ mod tests {
         }
         fn apply(&self, state: &i64, _thread: ThreadId, call: &Call) -> Apply<i64> {
             match call.op.as_str() {
-                "write" => Apply::Returns { value: Value::Unit, state: state + 1 },
-                _ => Apply::Returns { value: Value::Int(*state), state: *state },
+                "write" => Apply::Returns {
+                    value: Value::Unit,
+                    state: state + 1,
+                },
+                _ => Apply::Returns {
+                    value: Value::Int(*state),
+                    state: *state,
+                },
             }
         }
         fn name(&self) -> String {
@@ -205,9 +255,12 @@ mod tests {
 
     #[test]
     fn a_spec_that_answers_differently_is_nondeterministic() {
-        let spec = Flaky { reads: AtomicI64::new(0) };
+        let spec = Flaky {
+            reads: AtomicI64::new(0),
+        };
         let threads = vec![vec![call("write")], vec![call("read")]];
-        let found = serial_nondeterminism(&spec, &[call("write")], &threads, &[]).expect("read disagrees with itself");
+        let found = serial_nondeterminism(&spec, &[call("write")], &threads, &[])
+            .expect("read disagrees with itself");
         assert_eq!(found.call, call("read"));
         assert_eq!(found.prefix[0].0, 0);
         assert!(found.to_string().contains("T1 read() returns"), "{found}");
@@ -215,14 +268,24 @@ mod tests {
 
     #[test]
     fn a_deterministic_spec_passes_whatever_the_order() {
-        let threads = vec![vec![call("write"), call("read")], vec![call("read"), call("write")], vec![call("read")]];
-        assert_eq!(serial_nondeterminism(&Steady, &[call("write")], &threads, &[call("read")]), None);
+        let threads = vec![
+            vec![call("write"), call("read")],
+            vec![call("read"), call("write")],
+            vec![call("read")],
+        ];
+        assert_eq!(
+            serial_nondeterminism(&Steady, &[call("write")], &threads, &[call("read")]),
+            None
+        );
     }
 
     #[test]
     fn the_final_part_is_checked_too() {
-        let spec = Flaky { reads: AtomicI64::new(0) };
-        let found = serial_nondeterminism(&spec, &[], &[vec![call("write")]], &[call("read")]).expect("final read");
+        let spec = Flaky {
+            reads: AtomicI64::new(0),
+        };
+        let found = serial_nondeterminism(&spec, &[], &[vec![call("write")]], &[call("read")])
+            .expect("final read");
         assert_eq!(found.prefix.len(), 1);
     }
 }

@@ -68,6 +68,9 @@ mod tests {
         for _ in 0..5000 {
             counts[rng.below(5)] += 1;
         }
-        assert!(counts.iter().all(|&c| (800..1200).contains(&c)), "{counts:?}");
+        assert!(
+            counts.iter().all(|&c| (800..1200).contains(&c)),
+            "{counts:?}"
+        );
     }
 }

@@ -65,20 +65,31 @@ pub struct HuntResult {
 pub fn draw(file: &HuntFile, seed: u64, index: usize) -> Matrix {
     let mut rng = SplitMix64::for_sample(seed, index as u64);
     let mut pick = || -> Call { file.operations[rng.below(file.operations.len())].clone() };
-    let threads = (0..file.threads).map(|_| (0..file.ops_per_thread).map(|_| pick()).collect()).collect();
-    Matrix { init: file.init.clone(), threads, finals: file.finals.clone() }
+    let threads = (0..file.threads)
+        .map(|_| (0..file.ops_per_thread).map(|_| pick()).collect())
+        .collect();
+    Matrix {
+        init: file.init.clone(),
+        threads,
+        finals: file.finals.clone(),
+    }
 }
 
 /// Runs the hunt: draws `options.samples` tests and checks each, in parallel on
 /// `options.jobs` threads, calling `progress` once per checked sample. An error (the init part
 /// fails, the spec cannot judge) ends the hunt like a finding would, lowest index first.
-pub fn hunt(file: &HuntFile, options: &HuntOptions, progress: &(dyn Fn() + Sync)) -> Result<HuntResult, HuntError> {
+pub fn hunt(
+    file: &HuntFile,
+    options: &HuntOptions,
+    progress: &(dyn Fn() + Sync),
+) -> Result<HuntResult, HuntError> {
     let subject = Subject::of_hunt(file);
     let next = AtomicUsize::new(0);
     // The lowest index with a finding or an error so far; samples above it need no check.
     let stop_at = AtomicUsize::new(usize::MAX);
     let timed_out = AtomicBool::new(false);
-    let results: Mutex<BTreeMap<usize, Result<Sample, CheckTestError>>> = Mutex::new(BTreeMap::new());
+    let results: Mutex<BTreeMap<usize, Result<Sample, CheckTestError>>> =
+        Mutex::new(BTreeMap::new());
 
     let worker = || loop {
         let index = next.fetch_add(1, Ordering::SeqCst);
@@ -98,7 +109,11 @@ pub fn hunt(file: &HuntFile, options: &HuntOptions, progress: &(dyn Fn() + Sync)
         };
         let matrix = draw(file, options.seed, index);
         let test = subject.test(&matrix, file.path.clone(), Some(options.seed));
-        let outcome = check_test(&test, &explore, options.deadline).map(|report| Sample { index, matrix, report });
+        let outcome = check_test(&test, &explore, options.deadline).map(|report| Sample {
+            index,
+            matrix,
+            report,
+        });
         let stops = match &outcome {
             Ok(sample) => sample.report.verdict.is_finding(),
             Err(_) => true,
@@ -106,7 +121,10 @@ pub fn hunt(file: &HuntFile, options: &HuntOptions, progress: &(dyn Fn() + Sync)
         if stops {
             stop_at.fetch_min(index, Ordering::SeqCst);
         }
-        results.lock().expect("no worker panics while holding the lock").insert(index, outcome);
+        results
+            .lock()
+            .expect("no worker panics while holding the lock")
+            .insert(index, outcome);
         progress();
     };
     let pool = rayon::ThreadPoolBuilder::new()
@@ -120,7 +138,10 @@ pub fn hunt(file: &HuntFile, options: &HuntOptions, progress: &(dyn Fn() + Sync)
         index if index < options.samples && !options.all => index + 1,
         _ => options.samples,
     };
-    let mut result = HuntResult { timed_out: timed_out.load(Ordering::SeqCst), ..HuntResult::default() };
+    let mut result = HuntResult {
+        timed_out: timed_out.load(Ordering::SeqCst),
+        ..HuntResult::default()
+    };
     for (index, outcome) in results.into_iter().filter(|(i, _)| *i < last) {
         // A deadline may leave holes; what follows the first hole depends on timing, so the
         // counts cover only the prefix that was checked in full.
@@ -169,7 +190,14 @@ mod tests {
     }
 
     fn options(jobs: usize, all: bool) -> HuntOptions {
-        HuntOptions { seed: 3, samples: 40, jobs, all, explore: ExploreOptions::default(), deadline: None }
+        HuntOptions {
+            seed: 3,
+            samples: 40,
+            jobs,
+            all,
+            explore: ExploreOptions::default(),
+            deadline: None,
+        }
     }
 
     #[test]
@@ -177,8 +205,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = hunt_file(dir.path());
         assert_eq!(draw(&file, 1, 5), draw(&file, 1, 5));
-        let distinct: std::collections::HashSet<Matrix> = (0..40).map(|i| draw(&file, 1, i)).collect();
-        assert!(distinct.len() > 8, "{} distinct tests of 16 possible", distinct.len());
+        let distinct: std::collections::HashSet<Matrix> =
+            (0..40).map(|i| draw(&file, 1, i)).collect();
+        assert!(
+            distinct.len() > 8,
+            "{} distinct tests of 16 possible",
+            distinct.len()
+        );
         assert!(draw(&file, 1, 0).finals == vec![Call::new("get", vec![])]);
     }
 

@@ -30,7 +30,13 @@ impl ModelRefs {
 
     /// `spec` relative to `dir`: model files are rewritten, names kept.
     pub fn spec_from(&self, dir: &Path) -> Option<String> {
-        self.spec.as_ref().map(|s| if s.contains(".fgv") { relocate(s, &self.base, dir) } else { s.clone() })
+        self.spec.as_ref().map(|s| {
+            if s.contains(".fgv") {
+                relocate(s, &self.base, dir)
+            } else {
+                s.clone()
+            }
+        })
     }
 }
 
@@ -43,8 +49,16 @@ pub fn render_test(
     seed: Option<u64>,
 ) -> String {
     let string = |s: &str| serde_json::to_string(s).expect("strings serialize");
-    let calls =
-        |calls: &[Call]| format!("[{}]", calls.iter().map(|c| string(&c.to_string())).collect::<Vec<_>>().join(", "));
+    let calls = |calls: &[Call]| {
+        format!(
+            "[{}]",
+            calls
+                .iter()
+                .map(|c| string(&c.to_string()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
     let mut out = String::from("{\n");
     if let Some(d) = description {
         let _ = writeln!(out, "  \"description\": {},", string(d));
@@ -73,8 +87,15 @@ fn relocate(reference: &str, base: &Path, dir: &Path) -> String {
     let target = resolved(&base.join(file));
     let path = relative(&resolved(dir), &target).unwrap_or(target);
     // Forward slashes keep the file the same on every platform (Windows accepts them).
-    let parts: Vec<String> = path.components().map(|c| c.as_os_str().to_string_lossy().to_string()).collect();
-    let mut text = if path.is_absolute() { path.display().to_string() } else { parts.join("/") };
+    let parts: Vec<String> = path
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().to_string())
+        .collect();
+    let mut text = if path.is_absolute() {
+        path.display().to_string()
+    } else {
+        parts.join("/")
+    };
     if let Some(name) = name {
         text.push('#');
         text.push_str(name);
@@ -85,8 +106,14 @@ fn relocate(reference: &str, base: &Path, dir: &Path) -> String {
 /// An absolute form of `path` without symbolic links when it exists (so that `/tmp` and its
 /// real directory compare equal), absolute otherwise.
 fn resolved(path: &Path) -> PathBuf {
-    let path = if path.as_os_str().is_empty() { Path::new(".") } else { path };
-    std::fs::canonicalize(path).or_else(|_| std::path::absolute(path)).unwrap_or_else(|_| path.to_path_buf())
+    let path = if path.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        path
+    };
+    std::fs::canonicalize(path)
+        .or_else(|_| std::path::absolute(path))
+        .unwrap_or_else(|_| path.to_path_buf())
 }
 
 /// The relative path from directory `from` to `to` (both absolute); `None` if they share no
@@ -96,7 +123,10 @@ fn relative(from: &Path, to: &Path) -> Option<PathBuf> {
     let from: Vec<Component> = from.components().collect();
     let to: Vec<Component> = to.components().collect();
     let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
-    let root = from.iter().take_while(|c| matches!(c, Component::Prefix(_) | Component::RootDir)).count();
+    let root = from
+        .iter()
+        .take_while(|c| matches!(c, Component::Prefix(_) | Component::RootDir))
+        .count();
     if common <= root && common < from.len() {
         return None;
     }
@@ -116,10 +146,22 @@ mod tests {
 
     #[test]
     fn relative_paths_climb_and_descend() {
-        assert_eq!(relative(Path::new("/a/b/c"), Path::new("/a/d/m.fgv")), Some(PathBuf::from("../../d/m.fgv")));
-        assert_eq!(relative(Path::new("/a"), Path::new("/a/m.fgv")), Some(PathBuf::from("m.fgv")));
-        assert_eq!(relative(Path::new("/tmp/x"), Path::new("/work/m.fgv")), None);
-        assert_eq!(relative(Path::new("/"), Path::new("/work/m.fgv")), Some(PathBuf::from("work/m.fgv")));
+        assert_eq!(
+            relative(Path::new("/a/b/c"), Path::new("/a/d/m.fgv")),
+            Some(PathBuf::from("../../d/m.fgv"))
+        );
+        assert_eq!(
+            relative(Path::new("/a"), Path::new("/a/m.fgv")),
+            Some(PathBuf::from("m.fgv"))
+        );
+        assert_eq!(
+            relative(Path::new("/tmp/x"), Path::new("/work/m.fgv")),
+            None
+        );
+        assert_eq!(
+            relative(Path::new("/"), Path::new("/work/m.fgv")),
+            Some(PathBuf::from("work/m.fgv"))
+        );
     }
 
     #[test]
@@ -133,23 +175,39 @@ mod tests {
             spec: Some("m.fgv#Spec".into()),
             base: root.path().join("models"),
         };
-        assert_eq!(refs.object_from(&root.path().join("out/deep")), "../../models/m.fgv#Cell");
-        assert_eq!(refs.spec_from(&root.path().join("models")).as_deref(), Some("m.fgv#Spec"));
-        let named = ModelRefs { spec: Some("set".into()), ..refs };
+        assert_eq!(
+            refs.object_from(&root.path().join("out/deep")),
+            "../../models/m.fgv#Cell"
+        );
+        assert_eq!(
+            refs.spec_from(&root.path().join("models")).as_deref(),
+            Some("m.fgv#Spec")
+        );
+        let named = ModelRefs {
+            spec: Some("set".into()),
+            ..refs
+        };
         assert_eq!(named.spec_from(root.path()).as_deref(), Some("set"));
     }
 
     #[test]
     fn the_rendered_test_is_valid_json_with_every_part() {
         let m = Matrix {
-            init: vec![Call::new("write", vec![fgvt_tree::Value::Int(0), fgvt_tree::Value::Int(1)])],
+            init: vec![Call::new(
+                "write",
+                vec![fgvt_tree::Value::Int(0), fgvt_tree::Value::Int(1)],
+            )],
             threads: vec![
                 vec![Call::new("read", vec![])],
                 vec![Call::new("put", vec![fgvt_tree::Value::Str("a\"b".into())])],
             ],
             finals: vec![],
         };
-        let refs = ModelRefs { object: "m.fgv".into(), spec: None, base: PathBuf::from("/x") };
+        let refs = ModelRefs {
+            object: "m.fgv".into(),
+            spec: None,
+            base: PathBuf::from("/x"),
+        };
         let text = render_test(&m, &refs, Path::new("/x"), Some("found"), Some(7));
         let json: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(json["object"], "m.fgv");

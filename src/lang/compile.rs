@@ -245,7 +245,13 @@ pub(crate) fn compile_object(
     let mut shared_inits: Vec<(u32, Option<u32>, &Member, Ty)> = Vec::new();
     for m in &obj.members {
         match m {
-            Member::Shared { ty, name, len, is_final, .. } => {
+            Member::Shared {
+                ty,
+                name,
+                len,
+                is_final,
+                ..
+            } => {
                 if *is_final {
                     c.final_scalars.insert(name.name.clone());
                 }
@@ -943,7 +949,10 @@ impl<'a> Compiler<'a> {
                         .help("compare-and-swap works on shared variables, array elements and record fields"));
                 }
                 if let Some(slot) = self.scalars.get(&id.name) {
-                    if what != "read" && !self.in_constructor && self.final_scalars.contains(&id.name) {
+                    if what != "read"
+                        && !self.in_constructor
+                        && self.final_scalars.contains(&id.name)
+                    {
                         return Err(self.final_written(id.span, &id.name));
                     }
                     return Ok((Loc::Global(*slot), id.name.clone()));
@@ -989,8 +998,13 @@ impl<'a> Compiler<'a> {
     }
 
     fn final_written(&self, span: Span, name: &str) -> Diag {
-        Diag::new(ErrorKind::Invalid, span, format!("`{name}` is final"), "written after construction")
-            .help("final fields are set by `new` (or the constructor); drop `final` if it must change")
+        Diag::new(
+            ErrorKind::Invalid,
+            span,
+            format!("`{name}` is final"),
+            "written after construction",
+        )
+        .help("final fields are set by `new` (or the constructor); drop `final` if it must change")
     }
 
     fn not_an_array(&self, a: &Ident) -> Diag {

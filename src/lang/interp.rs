@@ -635,8 +635,14 @@ impl<'m> Runner<'m> {
             Instr::AwaitEnd => match self.pop() {
                 Val::Bool(true) => self.atomic -= 1,
                 Val::Bool(false) => {
-                    let span = self.await_site.map(|s| model.sites[s as usize].span).unwrap_or_default();
-                    return Err(Stop::Blocked("waits until its `await` condition holds".into(), span));
+                    let span = self
+                        .await_site
+                        .map(|s| model.sites[s as usize].span)
+                        .unwrap_or_default();
+                    return Err(Stop::Blocked(
+                        "waits until its `await` condition holds".into(),
+                        span,
+                    ));
                 }
                 other => {
                     return self.fault(format!("`await` needs a bool, found {}", other.type_name()))

@@ -4,7 +4,9 @@
 use std::sync::Arc;
 
 use fgvt_labeling::{Apply, Spec};
-use fgvt_tree::{Call, Event, EventKind, Fault, History, Program, Span, Step, ThreadId, Value, Wait};
+use fgvt_tree::{
+    Call, Event, EventKind, Fault, History, Program, Span, Step, ThreadId, Value, Wait,
+};
 
 use super::ast::Expr;
 use super::interp::{
@@ -192,13 +194,24 @@ impl Program for TestProgram {
 
     fn why_blocked(&self, state: &TestState, thread: ThreadId) -> Option<Wait> {
         let mut wait = None;
-        if !matches!(self.step_noting_wait(state, thread, &mut wait), Step::Blocked) {
+        if !matches!(
+            self.step_noting_wait(state, thread, &mut wait),
+            Step::Blocked
+        ) {
             return None;
         }
         let (reason, span) = wait?;
         let th = &state.threads[thread];
-        let op = self.threads[thread].get(th.op as usize).map(ToString::to_string).unwrap_or_default();
-        Some(Wait { thread, op, reason, span: Some(span) })
+        let op = self.threads[thread]
+            .get(th.op as usize)
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        Some(Wait {
+            thread,
+            op,
+            reason,
+            span: Some(span),
+        })
     }
 
     fn history(&self, state: &TestState) -> History {

@@ -910,7 +910,8 @@ fn final_fields_and_shared_constants_are_read_without_an_event() {
 
 #[test]
 fn final_locations_cannot_be_written_after_construction() {
-    let (_, out) = error("record Node { final int key; }\nobject F {\n op f(Node n) { n.key = 1; }\n}\n");
+    let (_, out) =
+        error("record Node { final int key; }\nobject F {\n op f(Node n) { n.key = 1; }\n}\n");
     assert!(out.contains("`key` is final"), "{out}");
     let (_, out) = error("object F {\n shared final int x = 1;\n op f() { cas(x, 1, 2); }\n}\n");
     assert!(out.contains("`x` is final"), "{out}");

@@ -59,7 +59,12 @@ impl fmt::Display for EventKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             EventKind::Cas { success } | EventKind::Dcas { success } => {
-                write!(f, "{}({})", self.name(), if *success { "ok" } else { "fail" })
+                write!(
+                    f,
+                    "{}({})",
+                    self.name(),
+                    if *success { "ok" } else { "fail" }
+                )
             }
             _ => f.write_str(self.name()),
         }

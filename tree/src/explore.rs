@@ -94,7 +94,10 @@ pub struct Counts {
 
 impl Counts {
     fn leaf(kind: LeafKind) -> Counts {
-        let mut c = Counts { nodes: 1, ..Counts::default() };
+        let mut c = Counts {
+            nodes: 1,
+            ..Counts::default()
+        };
         *c.of_kind_mut(kind) = 1;
         c
     }
@@ -176,7 +179,12 @@ pub struct ExploreOptions {
 
 impl Default for ExploreOptions {
     fn default() -> Self {
-        ExploreOptions { memoize: true, max_states: Some(2_000_000), max_steps: Some(1_000), timeout: None }
+        ExploreOptions {
+            memoize: true,
+            max_states: Some(2_000_000),
+            max_steps: Some(1_000),
+            timeout: None,
+        }
     }
 }
 
@@ -239,8 +247,11 @@ impl Tree {
 
     /// The children of `node`, in thread order, with the step leading to each.
     pub fn children(&self, node: NodeId) -> Vec<(&Event, NodeId)> {
-        let mut out: Vec<_> =
-            self.graph.edges_directed(node, Direction::Outgoing).map(|e| (e.weight(), e.target())).collect();
+        let mut out: Vec<_> = self
+            .graph
+            .edges_directed(node, Direction::Outgoing)
+            .map(|e| (e.weight(), e.target()))
+            .collect();
         // petgraph lists outgoing edges newest first; keep the order they were taken in.
         out.sort_by_key(|(e, _)| e.thread);
         out
@@ -257,7 +268,11 @@ impl Tree {
         let mut node = self.root;
         let mut steps = Vec::with_capacity(schedule.len());
         for (i, &thread) in schedule.iter().enumerate() {
-            let (event, next) = self.children(node).into_iter().find(|(e, _)| e.thread == thread).ok_or(i)?;
+            let (event, next) = self
+                .children(node)
+                .into_iter()
+                .find(|(e, _)| e.thread == thread)
+                .ok_or(i)?;
             steps.push(event);
             node = next;
         }
@@ -276,7 +291,10 @@ impl Tree {
             if here == 0 {
                 continue;
             }
-            for child in self.graph.neighbors_directed(NodeId::new(index), Direction::Outgoing) {
+            for child in self
+                .graph
+                .neighbors_directed(NodeId::new(index), Direction::Outgoing)
+            {
                 counts[child.index()] = counts[child.index()].saturating_add(here);
             }
         }
@@ -288,7 +306,12 @@ impl Tree {
         let counts = self.path_counts();
         self.graph
             .node_indices()
-            .filter_map(move |n| self.graph[n].leaf.as_ref().map(|leaf| (n, leaf, counts[n.index()])))
+            .filter_map(move |n| {
+                self.graph[n]
+                    .leaf
+                    .as_ref()
+                    .map(|leaf| (n, leaf, counts[n.index()]))
+            })
             .filter(|(_, _, m)| *m > 0)
     }
 
@@ -415,7 +438,11 @@ impl<P: Program> Explorer<'_, P> {
             if let Some((event, child_state)) = top.pending.next() {
                 let depth = top.depth + 1;
                 let mut op_steps = top.op_steps.clone();
-                op_steps[event.thread] = if event.ret.is_some() { 0 } else { op_steps[event.thread] + 1 };
+                op_steps[event.thread] = if event.ret.is_some() {
+                    0
+                } else {
+                    op_steps[event.thread] + 1
+                };
                 match self.visit(child_state, depth, op_steps) {
                     Visit::Done(node, low) => {
                         let top = stack.last_mut().expect("frame");
@@ -429,7 +456,11 @@ impl<P: Program> Explorer<'_, P> {
                     }
                     Visit::Open(frame) => {
                         // Remember the edge: the child's node is attached when its frame closes.
-                        stack.last_mut().expect("frame").done.push((event, NodeId::end()));
+                        stack
+                            .last_mut()
+                            .expect("frame")
+                            .done
+                            .push((event, NodeId::end()));
                         stack.push(*frame);
                     }
                 }
@@ -440,7 +471,10 @@ impl<P: Program> Explorer<'_, P> {
             match stack.last_mut() {
                 Some(parent) => {
                     parent.low = parent.low.min(low);
-                    let slot = parent.done.last_mut().expect("an open child left a placeholder edge");
+                    let slot = parent
+                        .done
+                        .last_mut()
+                        .expect("an open child left a placeholder edge");
                     debug_assert_eq!(slot.1, NodeId::end());
                     slot.1 = node;
                 }
@@ -464,7 +498,12 @@ impl<P: Program> Explorer<'_, P> {
     }
 
     /// Takes every thread's step from `state`: a frame to explore, or a leaf right away.
-    fn open(&mut self, state: P::State, depth: usize, op_steps: Vec<usize>) -> Result<Frame<P::State>, NodeId> {
+    fn open(
+        &mut self,
+        state: P::State,
+        depth: usize,
+        op_steps: Vec<usize>,
+    ) -> Result<Frame<P::State>, NodeId> {
         self.seen.insert(self.hasher.hash_one(&state));
         if let Some(limit) = self.limit_hit() {
             self.partial.get_or_insert(limit);
@@ -515,7 +554,13 @@ impl<P: Program> Explorer<'_, P> {
         if children.is_empty() {
             let leaf = if all_done {
                 match self.program.finish(&state) {
-                    Ok(history) => Leaf { kind: LeafKind::Complete, history, fault: None, bound: None, waiting: Vec::new() },
+                    Ok(history) => Leaf {
+                        kind: LeafKind::Complete,
+                        history,
+                        fault: None,
+                        bound: None,
+                        waiting: Vec::new(),
+                    },
                     Err(fault) => Leaf {
                         kind: LeafKind::Fault,
                         history: self.program.history(&state),
@@ -543,7 +588,15 @@ impl<P: Program> Explorer<'_, P> {
             }
         }
         self.on_path.insert(state.clone(), depth);
-        Ok(Frame { state, depth, op_steps, pending: pending.into_iter(), done, low: usize::MAX, cut_any: false })
+        Ok(Frame {
+            state,
+            depth,
+            op_steps,
+            pending: pending.into_iter(),
+            done,
+            low: usize::MAX,
+            cut_any: false,
+        })
     }
 
     /// Finishes a frame: its node, and the low-link its parent inherits.
@@ -554,11 +607,17 @@ impl<P: Program> Explorer<'_, P> {
             // Every continuation returns to a state above: livelock.
             self.add_leaf(self.stuck_leaf(&frame.state))
         } else {
-            let mut unfolded = Counts { nodes: 1, ..Counts::default() };
+            let mut unfolded = Counts {
+                nodes: 1,
+                ..Counts::default()
+            };
             for (_, child) in &frame.done {
                 unfolded.add_child(&self.graph[*child].unfolded);
             }
-            let node = self.graph.add_node(Node { leaf: None, unfolded });
+            let node = self.graph.add_node(Node {
+                leaf: None,
+                unfolded,
+            });
             for (event, child) in frame.done {
                 self.graph.add_edge(node, child, event);
             }
@@ -573,8 +632,16 @@ impl<P: Program> Explorer<'_, P> {
     }
 
     fn stuck_leaf(&self, state: &P::State) -> Leaf {
-        let waiting = (0..self.program.threads()).filter_map(|t| self.program.why_blocked(state, t)).collect();
-        Leaf { kind: LeafKind::Stuck, history: self.program.stuck_history(state), fault: None, bound: None, waiting }
+        let waiting = (0..self.program.threads())
+            .filter_map(|t| self.program.why_blocked(state, t))
+            .collect();
+        Leaf {
+            kind: LeafKind::Stuck,
+            history: self.program.stuck_history(state),
+            fault: None,
+            bound: None,
+            waiting,
+        }
     }
 
     fn bounded_leaf(&mut self, state: &P::State, reason: String) -> NodeId {
@@ -589,14 +656,21 @@ impl<P: Program> Explorer<'_, P> {
 
     fn add_leaf(&mut self, leaf: Leaf) -> NodeId {
         let unfolded = Counts::leaf(leaf.kind);
-        self.graph.add_node(Node { leaf: Some(leaf), unfolded })
+        self.graph.add_node(Node {
+            leaf: Some(leaf),
+            unfolded,
+        })
     }
 
     fn limit_hit(&self) -> Option<Limit> {
         if self.partial.is_some() {
             return self.partial;
         }
-        if self.options.max_states.is_some_and(|max| self.graph.node_count() >= max) {
+        if self
+            .options
+            .max_states
+            .is_some_and(|max| self.graph.node_count() >= max)
+        {
             return Some(Limit::MaxStates);
         }
         // Reading the clock is cheap next to a step, but not free: look every 256 nodes.

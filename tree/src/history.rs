@@ -24,7 +24,10 @@ pub struct Call {
 impl Call {
     /// A call of `op` with `args`.
     pub fn new(op: impl Into<String>, args: Vec<Value>) -> Self {
-        Call { op: op.into(), args }
+        Call {
+            op: op.into(),
+            args,
+        }
     }
 }
 
@@ -98,7 +101,10 @@ impl History {
 
     /// Appends the return of `thread`'s pending operation with `value`.
     pub fn ret(&mut self, thread: ThreadId, value: Value) {
-        self.events.push(CoarseEvent::Return { thread, value: Some(value) });
+        self.events.push(CoarseEvent::Return {
+            thread,
+            value: Some(value),
+        });
     }
 
     /// Pairs calls with returns: the operations of this history, in call order.
@@ -115,13 +121,24 @@ impl History {
                         return Err(MalformedHistory { index, reason: format!("thread {thread} calls {call} while its previous operation is still pending") });
                     }
                     pending.insert(*thread, ops.len());
-                    ops.push(Operation { thread: *thread, call: call.clone(), call_index: index, ret: None });
+                    ops.push(Operation {
+                        thread: *thread,
+                        call: call.clone(),
+                        call_index: index,
+                        ret: None,
+                    });
                 }
                 CoarseEvent::Return { thread, value } => {
                     let Some(op) = pending.remove(thread) else {
-                        return Err(MalformedHistory { index, reason: format!("thread {thread} returns with no pending call") });
+                        return Err(MalformedHistory {
+                            index,
+                            reason: format!("thread {thread} returns with no pending call"),
+                        });
                     };
-                    ops[op].ret = Some(Return { index, value: value.clone() });
+                    ops[op].ret = Some(Return {
+                        index,
+                        value: value.clone(),
+                    });
                 }
             }
         }
@@ -169,8 +186,14 @@ impl fmt::Display for History {
             }
             match e {
                 CoarseEvent::Call { thread, call } => write!(f, "T{thread}:{call}")?,
-                CoarseEvent::Return { thread, value: Some(v) } => write!(f, "T{thread}:ret {v}")?,
-                CoarseEvent::Return { thread, value: None } => write!(f, "T{thread}:ret ?")?,
+                CoarseEvent::Return {
+                    thread,
+                    value: Some(v),
+                } => write!(f, "T{thread}:ret {v}")?,
+                CoarseEvent::Return {
+                    thread,
+                    value: None,
+                } => write!(f, "T{thread}:ret ?")?,
             }
         }
         if self.stuck {

@@ -13,7 +13,10 @@ pub mod source;
 pub mod value;
 
 pub use event::{Event, EventKind};
-pub use explore::{explore, explore_with_progress, Counts, ExploreOptions, Leaf, LeafKind, Limit, Node, NodeId, Progress, Stats, Tree};
+pub use explore::{
+    explore, explore_with_progress, Counts, ExploreOptions, Leaf, LeafKind, Limit, Node, NodeId,
+    Progress, Stats, Tree,
+};
 pub use history::{Call, CoarseEvent, History, Operation, ThreadId};
 pub use program::{Fault, Program, Step, Wait};
 pub use source::{Location, SourceMap, Span};

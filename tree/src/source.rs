@@ -3,7 +3,9 @@
 use serde::{Deserialize, Serialize};
 
 /// A byte range in one of the source files of a [`SourceMap`].
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
+)]
 pub struct Span {
     /// Index of the file in its [`SourceMap`].
     pub file: u32,
@@ -16,7 +18,11 @@ pub struct Span {
 impl Span {
     /// A span of `file` covering `start..end`.
     pub fn new(file: u32, start: usize, end: usize) -> Self {
-        Span { file, start: start as u32, end: end as u32 }
+        Span {
+            file,
+            start: start as u32,
+            end: end as u32,
+        }
     }
 }
 
@@ -55,7 +61,9 @@ impl SourceMap {
 
     /// The name and text of file `index`.
     pub fn file(&self, index: u32) -> Option<(&str, &str)> {
-        self.files.get(index as usize).map(|(n, t)| (n.as_str(), t.as_str()))
+        self.files
+            .get(index as usize)
+            .map(|(n, t)| (n.as_str(), t.as_str()))
     }
 
     /// Resolves `span` to file, line, column and text; `None` for an unknown file.
@@ -67,13 +75,20 @@ impl SourceMap {
         let line_end = text[start..].find('\n').map_or(text.len(), |i| start + i);
         let line = text[..start].matches('\n').count() + 1;
         let column = text[line_start..start].chars().count() + 1;
-        let snippet = text[start..end].lines().next().unwrap_or("").trim().to_string();
+        let snippet = text[start..end]
+            .lines()
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_string();
         Some(Location {
             file: name.to_string(),
             line,
             column,
             snippet,
-            line_text: text[line_start..line_end].trim_end_matches('\r').to_string(),
+            line_text: text[line_start..line_end]
+                .trim_end_matches('\r')
+                .to_string(),
         })
     }
 }

@@ -64,7 +64,10 @@ mod tests {
 
     #[test]
     fn displays_like_source_code() {
-        let pair = Value::Tuple(vec![Value::Int(1), Value::Tuple(vec![Value::Null, Value::Bool(true)])]);
+        let pair = Value::Tuple(vec![
+            Value::Int(1),
+            Value::Tuple(vec![Value::Null, Value::Bool(true)]),
+        ]);
         assert_eq!(pair.to_string(), "(1, (null, true))");
         assert_eq!(Value::Str("a b".into()).to_string(), "\"a b\"");
         assert_eq!(Value::Ref(3).to_string(), "#3");

@@ -4,7 +4,8 @@
 use std::collections::BTreeMap;
 
 use fgvt_tree::{
-    explore, Call, Event, EventKind, ExploreOptions, Fault, History, LeafKind, Program, Span, Step, Tree, Value,
+    explore, Call, Event, EventKind, ExploreOptions, Fault, History, LeafKind, Program, Span, Step,
+    Tree, Value,
 };
 use proptest::prelude::*;
 
@@ -45,12 +46,18 @@ impl Program for Toy {
     }
 
     fn initial_state(&self) -> Result<State, Fault> {
-        Ok(State { vars: vec![0; self.vars], pcs: vec![(0, 0, vec![], false); self.threads.len()], history: History::new() })
+        Ok(State {
+            vars: vec![0; self.vars],
+            pcs: vec![(0, 0, vec![], false); self.threads.len()],
+            history: History::new(),
+        })
     }
 
     fn step(&self, s: &State, t: usize) -> Step<State> {
         let (op, pc, reads, started) = &s.pcs[t];
-        let Some(instrs) = self.threads[t].get(*op) else { return Step::Done };
+        let Some(instrs) = self.threads[t].get(*op) else {
+            return Step::Done;
+        };
         let mut next = s.clone();
         let call = (!started).then(|| Call::new(format!("op{op}"), vec![]));
         if let Some(call) = &call {
@@ -85,9 +92,14 @@ impl Program for Toy {
                 next.vars[*v] = 0;
                 (EventKind::Unlock, format!("v{v}"))
             }
-            Some(Instr::LocalLoop) => return Step::Bounded { reason: "local loop".into() },
+            Some(Instr::LocalLoop) => {
+                return Step::Bounded {
+                    reason: "local loop".into(),
+                }
+            }
         };
-        let ret = (new_pc >= instrs.len()).then(|| Value::Tuple(reads.iter().map(|r| Value::Int(*r)).collect()));
+        let ret = (new_pc >= instrs.len())
+            .then(|| Value::Tuple(reads.iter().map(|r| Value::Int(*r)).collect()));
         if let Some(ret) = &ret {
             next.history.ret(t, ret.clone());
             next.pcs[t] = (op + 1, 0, vec![], false);
@@ -129,7 +141,10 @@ impl Program for Toy {
 }
 
 fn plain() -> ExploreOptions {
-    ExploreOptions { memoize: false, ..ExploreOptions::default() }
+    ExploreOptions {
+        memoize: false,
+        ..ExploreOptions::default()
+    }
 }
 
 /// Every leaf of the unfolded tree with its history, counted by brute-force path enumeration.
@@ -138,7 +153,10 @@ fn leaf_histories(tree: &Tree) -> BTreeMap<(String, String), u64> {
     let mut stack = vec![tree.root];
     while let Some(n) = stack.pop() {
         match tree.leaf(n) {
-            Some(leaf) => *out.entry((format!("{:?}", leaf.kind), leaf.history.to_string())).or_insert(0) += 1,
+            Some(leaf) => {
+                *out.entry((format!("{:?}", leaf.kind), leaf.history.to_string()))
+                    .or_insert(0) += 1
+            }
             None => stack.extend(tree.children(n).into_iter().map(|(_, c)| c)),
         }
     }
@@ -158,19 +176,32 @@ fn multinomial(ns: &[usize]) -> u64 {
 }
 
 fn straight_line(ns: &[usize]) -> Toy {
-    let threads = ns.iter().enumerate().map(|(t, &n)| vec![(0..n).map(|i| Instr::Write(t % 2, i as i64)).collect()]).collect();
+    let threads = ns
+        .iter()
+        .enumerate()
+        .map(|(t, &n)| vec![(0..n).map(|i| Instr::Write(t % 2, i as i64)).collect()])
+        .collect();
     Toy { threads, vars: 2 }
 }
 
 #[test]
 fn two_writes_against_one_read_give_three_interleavings() {
-    let toy = Toy { threads: vec![vec![vec![Instr::Write(0, 1), Instr::Write(0, 2)]], vec![vec![Instr::Read(0)]]], vars: 1 };
+    let toy = Toy {
+        threads: vec![
+            vec![vec![Instr::Write(0, 1), Instr::Write(0, 2)]],
+            vec![vec![Instr::Read(0)]],
+        ],
+        vars: 1,
+    };
     let tree = explore(&toy, &plain()).unwrap();
     let s = tree.stats();
     assert_eq!((s.complete, s.leaves, s.max_depth), (3, 3, 3));
     // root; after w1: {w2 -> read -> leaf, read -> w2 -> leaf}; after read: w1 -> w2 -> leaf.
     assert_eq!(s.nodes, 1 + (1 + 2 + 2) + 3);
-    let reads: Vec<String> = leaf_histories(&tree).keys().map(|(_, h)| h.clone()).collect();
+    let reads: Vec<String> = leaf_histories(&tree)
+        .keys()
+        .map(|(_, h)| h.clone())
+        .collect();
     assert!(reads.iter().any(|h| h.contains("T1:ret (0)")));
     assert!(reads.iter().any(|h| h.contains("T1:ret (1)")));
     assert!(reads.iter().any(|h| h.contains("T1:ret (2)")));
@@ -181,7 +212,10 @@ fn a_lock_holder_that_waits_forever_gives_a_stuck_leaf() {
     // T0 takes the lock and spins on a flag nobody sets; T1 wants the lock. Either T0 spins
     // with T1 blocked before its first event, or T1 completes first and T0 spins alone.
     let toy = Toy {
-        threads: vec![vec![vec![Instr::Acquire(0), Instr::SpinUntil(1, 1)]], vec![vec![Instr::Acquire(0)]]],
+        threads: vec![
+            vec![vec![Instr::Acquire(0), Instr::SpinUntil(1, 1)]],
+            vec![vec![Instr::Acquire(0)]],
+        ],
         vars: 2,
     };
     for options in [plain(), ExploreOptions::default()] {
@@ -191,8 +225,16 @@ fn a_lock_holder_that_waits_forever_gives_a_stuck_leaf() {
         assert_eq!(s.complete, 0);
         let stuck: Vec<String> = leaf_histories(&tree).into_keys().map(|(_, h)| h).collect();
         // The thread blocked before its first event shows as a pending call.
-        assert!(stuck.iter().any(|h| h == "T0:op0() T1:op0() (stuck)"), "{stuck:?}");
-        assert!(stuck.iter().any(|h| h == "T1:op0() T1:ret () T0:op0() (stuck)"), "{stuck:?}");
+        assert!(
+            stuck.iter().any(|h| h == "T0:op0() T1:op0() (stuck)"),
+            "{stuck:?}"
+        );
+        assert!(
+            stuck
+                .iter()
+                .any(|h| h == "T1:op0() T1:ret () T0:op0() (stuck)"),
+            "{stuck:?}"
+        );
     }
 }
 
@@ -200,8 +242,18 @@ fn a_lock_holder_that_waits_forever_gives_a_stuck_leaf() {
 fn a_two_lock_deadlock_gives_stuck_leaves() {
     let toy = Toy {
         threads: vec![
-            vec![vec![Instr::Acquire(0), Instr::Acquire(1), Instr::Release(1), Instr::Release(0)]],
-            vec![vec![Instr::Acquire(1), Instr::Acquire(0), Instr::Release(0), Instr::Release(1)]],
+            vec![vec![
+                Instr::Acquire(0),
+                Instr::Acquire(1),
+                Instr::Release(1),
+                Instr::Release(0),
+            ]],
+            vec![vec![
+                Instr::Acquire(1),
+                Instr::Acquire(0),
+                Instr::Release(0),
+                Instr::Release(1),
+            ]],
         ],
         vars: 2,
     };
@@ -216,7 +268,10 @@ fn a_two_lock_deadlock_gives_stuck_leaves() {
 
 #[test]
 fn an_endless_local_loop_gives_a_bounded_leaf() {
-    let toy = Toy { threads: vec![vec![vec![Instr::Write(0, 1), Instr::LocalLoop]]], vars: 1 };
+    let toy = Toy {
+        threads: vec![vec![vec![Instr::Write(0, 1), Instr::LocalLoop]]],
+        vars: 1,
+    };
     let tree = explore(&toy, &plain()).unwrap();
     assert_eq!(tree.stats().bounded, 1);
     assert_eq!(tree.stats().complete, 0);
@@ -228,14 +283,23 @@ fn max_steps_bounds_a_spin_that_never_repeats_a_state_and_marks_the_tree_partial
     // A spin on a variable the other thread keeps changing would be cut; here the spinner's
     // condition never holds and nothing else runs, so the state repeats and it is cut instead:
     // a livelock. With one more writer the path is long but finite.
-    let toy = Toy { threads: vec![vec![vec![Instr::SpinUntil(0, 1)]]], vars: 1 };
+    let toy = Toy {
+        threads: vec![vec![vec![Instr::SpinUntil(0, 1)]]],
+        vars: 1,
+    };
     let tree = explore(&toy, &plain()).unwrap();
     assert_eq!(tree.stats().stuck, 1, "a lone spinner is a livelock");
     assert!(tree.partial.is_none());
 
-    let options = ExploreOptions { max_steps: Some(3), ..plain() };
+    let options = ExploreOptions {
+        max_steps: Some(3),
+        ..plain()
+    };
     let writes: Vec<Instr> = (0..10).map(|i| Instr::Write(0, 10 + i)).collect();
-    let toy = Toy { threads: vec![vec![writes]], vars: 1 };
+    let toy = Toy {
+        threads: vec![vec![writes]],
+        vars: 1,
+    };
     let tree = explore(&toy, &options).unwrap();
     assert_eq!(tree.stats().bounded, 1);
     assert_eq!(tree.partial, Some(fgvt_tree::Limit::MaxSteps));
@@ -243,7 +307,10 @@ fn max_steps_bounds_a_spin_that_never_repeats_a_state_and_marks_the_tree_partial
 
 #[test]
 fn max_states_gives_a_partial_tree_with_bounded_leaves() {
-    let options = ExploreOptions { max_states: Some(10), ..plain() };
+    let options = ExploreOptions {
+        max_states: Some(10),
+        ..plain()
+    };
     let tree = explore(&straight_line(&[3, 3, 3]), &options).unwrap();
     assert_eq!(tree.partial, Some(fgvt_tree::Limit::MaxStates));
     assert!(tree.stats().bounded > 0);
@@ -274,8 +341,11 @@ fn instr() -> impl Strategy<Value = Instr> {
 }
 
 fn toy_program() -> impl Strategy<Value = Toy> {
-    prop::collection::vec(prop::collection::vec(prop::collection::vec(instr(), 0..3), 1..3), 1..=3)
-        .prop_map(|threads| Toy { threads, vars: 3 })
+    prop::collection::vec(
+        prop::collection::vec(prop::collection::vec(instr(), 0..3), 1..3),
+        1..=3,
+    )
+    .prop_map(|threads| Toy { threads, vars: 3 })
 }
 
 proptest! {

@@ -87,7 +87,12 @@ fn pair_snapshot_read_of_a_state_never_reached_is_not_linearizable() {
 
 #[test]
 fn outcomes_serialize_with_a_verdict_tag() {
-    let outcome = check(&BuiltinSpec::Snapshot, &pair_snapshot(), &CheckOptions::default()).unwrap();
+    let outcome = check(
+        &BuiltinSpec::Snapshot,
+        &pair_snapshot(),
+        &CheckOptions::default(),
+    )
+    .unwrap();
     let json = serde_json::to_value(&outcome).unwrap();
     assert_eq!(json["verdict"]["verdict"], "not_linearizable");
     assert_eq!(json["verdict"]["prefix"][0]["call"], "write(0, 1)");
@@ -97,7 +102,10 @@ fn outcomes_serialize_with_a_verdict_tag() {
     ok.ret(0, Value::Tuple(vec![int(0), int(0)]));
     let outcome = check(&BuiltinSpec::Snapshot, &ok, &CheckOptions::default()).unwrap();
     let json = serde_json::to_value(&outcome.verdict).unwrap();
-    assert_eq!(json, serde_json::json!({"verdict": "linearizable", "order": [0]}));
+    assert_eq!(
+        json,
+        serde_json::json!({"verdict": "linearizable", "order": [0]})
+    );
 }
 
 #[test]
