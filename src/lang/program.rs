@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use fgvt_labeling::{Apply, Spec};
 use fgvt_tree::{
-    Call, Event, EventKind, Fault, History, Program, Span, Step, ThreadId, Value, Wait,
+    Call, CoarseEvent, Event, EventKind, Fault, History, Program, Span, Step, ThreadId, Value, Wait,
 };
 
 use super::ast::Expr;
@@ -30,7 +30,53 @@ struct ThreadState {
 pub struct TestState {
     mem: Memory,
     threads: Vec<Arc<ThreadState>>,
+    history: HashedHistory,
+}
+
+/// The coarse history of a state with a running hash of its events. States are hashed at every
+/// step of the exploration; hashing the history this way costs the same however long it grew.
+#[derive(Clone, Debug)]
+struct HashedHistory {
     history: Arc<History>,
+    hash: u64,
+}
+
+impl HashedHistory {
+    fn new(history: History) -> Self {
+        let mut hashed = HashedHistory {
+            history: Arc::new(History::new()),
+            hash: 0,
+        };
+        for event in history.events {
+            hashed.push(event);
+        }
+        hashed
+    }
+
+    fn push(&mut self, event: fgvt_tree::CoarseEvent) {
+        use std::hash::{Hash, Hasher};
+        // DefaultHasher::new() has fixed keys: equal histories hash equally in every state.
+        let mut hasher = std::hash::DefaultHasher::new();
+        self.hash.hash(&mut hasher);
+        event.hash(&mut hasher);
+        self.hash = hasher.finish();
+        Arc::make_mut(&mut self.history).events.push(event);
+    }
+}
+
+impl PartialEq for HashedHistory {
+    fn eq(&self, other: &Self) -> bool {
+        self.hash == other.hash
+            && (Arc::ptr_eq(&self.history, &other.history) || self.history == other.history)
+    }
+}
+
+impl Eq for HashedHistory {}
+
+impl std::hash::Hash for HashedHistory {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        state.write_u64(self.hash);
+    }
 }
 
 /// A test of a model: serial `init`, concurrent threads, serial `final`.
@@ -184,7 +230,7 @@ impl Program for TestProgram {
         Ok(TestState {
             mem,
             threads,
-            history: Arc::new(history),
+            history: HashedHistory::new(history),
         })
     }
 
@@ -215,17 +261,17 @@ impl Program for TestProgram {
     }
 
     fn history(&self, state: &TestState) -> History {
-        (*state.history).clone()
+        (*state.history.history).clone()
     }
 
     fn finish(&self, state: &TestState) -> Result<History, Fault> {
-        let mut history = (*state.history).clone();
+        let mut history = (*state.history.history).clone();
         self.serial(state.mem.clone(), &self.finals, &mut history, "final")?;
         Ok(history)
     }
 
     fn stuck_history(&self, state: &TestState) -> History {
-        let mut history = (*state.history).clone();
+        let mut history = (*state.history.history).clone();
         for (t, th) in state.threads.iter().enumerate() {
             if th.frames.is_empty() {
                 if let Some(call) = self.threads[t].get(th.op as usize) {
@@ -392,14 +438,17 @@ impl TestProgram {
         };
         let op = state.threads[thread].op + u32::from(event.ret.is_some());
         next.threads[thread] = Arc::new(ThreadState { op, frames });
-        if event.call.is_some() || event.ret.is_some() {
-            let h = Arc::make_mut(&mut next.history);
-            if let Some(call) = &event.call {
-                h.call(thread, call.clone());
-            }
-            if let Some(v) = &event.ret {
-                h.ret(thread, v.clone());
-            }
+        if let Some(call) = &event.call {
+            next.history.push(CoarseEvent::Call {
+                thread,
+                call: call.clone(),
+            });
+        }
+        if let Some(v) = &event.ret {
+            next.history.push(CoarseEvent::Return {
+                thread,
+                value: Some(v.clone()),
+            });
         }
         next
     }
