@@ -52,22 +52,20 @@ fn options(memoize: bool) -> ExploreOptions {
 
 #[divan::bench(args = FIXTURES)]
 fn memoized(bencher: divan::Bencher, fixture: &str) {
-    let test = load(fixture);
-    let program = test.program();
-    bencher.bench_local(|| {
-        explore(&program, &options(true))
-            .expect("explores")
-            .stats()
-            .nodes
-    });
+    explore_fixture(bencher, fixture, true);
 }
 
 #[divan::bench(args = FIXTURES)]
 fn plain(bencher: divan::Bencher, fixture: &str) {
+    explore_fixture(bencher, fixture, false);
+}
+
+/// Explores `fixture`'s whole tree, sharing identical states when `memoize`.
+fn explore_fixture(bencher: divan::Bencher, fixture: &str, memoize: bool) {
     let test = load(fixture);
     let program = test.program();
     bencher.bench_local(|| {
-        explore(&program, &options(false))
+        explore(&program, &options(memoize))
             .expect("explores")
             .stats()
             .nodes

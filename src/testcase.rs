@@ -21,6 +21,7 @@ use std::sync::Arc;
 
 use fgvt_tree::{Call, SourceMap};
 use miette::{Diagnostic, NamedSource, SourceSpan};
+use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
 use crate::json_pos::{self, JsonPath};
@@ -208,8 +209,14 @@ impl Errors<'_> {
         self.at(start, end, format!("{path}: {message}"), label, help)
     }
 
+    /// Parses the whole text as `R`; a `serde_json` error points at its line and column, with
+    /// the format's `help`.
+    pub(crate) fn parse<R: DeserializeOwned>(&self, help: &JsonHelp) -> Result<R, LoadError> {
+        serde_json::from_str(self.text).map_err(|e| self.json(&e, help))
+    }
+
     /// A `serde_json` error at its line and column.
-    fn json(&self, err: &serde_json::Error) -> LoadError {
+    fn json(&self, err: &serde_json::Error, help: &JsonHelp) -> LoadError {
         let offset = offset_of(self.text, err.line(), err.column());
         let message = err.to_string();
         // serde_json appends " at line L column C"; we print our own position.
@@ -218,15 +225,104 @@ impl Errors<'_> {
             .next()
             .unwrap_or(&message)
             .to_string();
+        let syntax = "fix the JSON syntax at the caret";
         let help = if message.starts_with("unknown field") {
-            "a test has the keys object, spec, init, threads, final (and description, seed)"
+            help.unknown_field
         } else if message.starts_with("missing field") {
-            "add the missing key; see fixtures/pair_snapshot/failing.json for a complete test"
+            help.missing_field
+        } else if message.starts_with("invalid type") || message.starts_with("invalid value") {
+            help.wrong_type.unwrap_or(syntax)
         } else {
-            "fix the JSON syntax at the caret"
+            syntax
         };
         self.at(offset, offset + 1, message, "here", Some(help.to_string()))
     }
+}
+
+/// What a JSON input format suggests for `serde_json`'s errors (anything else is a syntax
+/// error).
+pub(crate) struct JsonHelp {
+    /// For an unknown key: the keys the format has.
+    pub(crate) unknown_field: &'static str,
+    /// For a missing key: where to see a complete file.
+    pub(crate) missing_field: &'static str,
+    /// For a value of the wrong type or value, if the format has advice.
+    pub(crate) wrong_type: Option<&'static str>,
+}
+
+/// A JSON input file (a test, or a hunt file) read into memory.
+pub(crate) struct Document {
+    /// The file as the user named it.
+    file: String,
+    /// Its text.
+    text: String,
+}
+
+impl Document {
+    /// Reads the file at `path`; `what` names it in the error.
+    pub(crate) fn read(path: &Path, what: &str) -> Result<Document, LoadError> {
+        Ok(Document {
+            text: read(path, what)?,
+            file: path.display().to_string(),
+        })
+    }
+
+    /// Builds errors that point into this file.
+    pub(crate) fn errors(&self) -> Errors<'_> {
+        Errors {
+            file: &self.file,
+            text: &self.text,
+        }
+    }
+}
+
+/// The object under test and the spec a JSON input file names, compiled.
+pub(crate) struct Subject {
+    /// The compiled object under test.
+    pub(crate) model: Arc<Model>,
+    /// The spec to check against.
+    pub(crate) spec: SpecChoice,
+    /// The source files of the model and of a model spec.
+    pub(crate) sources: SourceMap,
+}
+
+/// Loads the `object` and `spec` values of a JSON input file at `path` (they are relative to
+/// the file).
+pub(crate) fn load_subject(
+    errors: &Errors,
+    path: &Path,
+    object: &str,
+    spec: Option<&str>,
+) -> Result<Subject, LoadError> {
+    let root = JsonPath::default();
+    let base = path.parent().unwrap_or(Path::new(""));
+    let mut sources = SourceMap::new();
+    let model = Arc::new(load_model(
+        errors,
+        &root.key("object"),
+        base,
+        object,
+        &mut sources,
+    )?);
+    let spec = resolve_spec(errors, &root.key("spec"), base, spec, &mut sources)?;
+    Ok(Subject {
+        model,
+        spec,
+        sources,
+    })
+}
+
+/// Parses and checks the list of calls at `at` (`list[i]` is at `at[i]`).
+pub(crate) fn parse_checked_calls(
+    errors: &Errors,
+    model: &Model,
+    at: &JsonPath,
+    list: &[String],
+) -> Result<Vec<Call>, LoadError> {
+    list.iter()
+        .enumerate()
+        .map(|(i, s)| parse_checked_call(errors, model, &at.index(i), s))
+        .collect()
 }
 
 /// The byte offset of a 1-based line and column as serde_json counts them.
@@ -241,37 +337,22 @@ pub(crate) fn offset_of(text: &str, line: usize, column: usize) -> usize {
 
 /// Loads and checks the test case at `path`.
 pub fn load(path: &Path) -> Result<TestCase, LoadError> {
-    let text = read(path, "test file")?;
-    let file = path.display().to_string();
-    let errors = Errors {
-        file: &file,
-        text: &text,
-    };
-    let raw: RawTest = serde_json::from_str(&text).map_err(|e| errors.json(&e))?;
+    let document = Document::read(path, "test file")?;
+    let errors = document.errors();
+    let raw: RawTest = errors.parse(&JsonHelp {
+        unknown_field:
+            "a test has the keys object, spec, init, threads, final (and description, seed)",
+        missing_field:
+            "add the missing key; see fixtures/pair_snapshot/failing.json for a complete test",
+        wrong_type: None,
+    })?;
     let root = JsonPath::default();
-    let base = path.parent().unwrap_or(Path::new(""));
-
-    let mut sources = SourceMap::new();
-    let model = Arc::new(load_model(
-        &errors,
-        &root.key("object"),
-        base,
-        &raw.object,
-        &mut sources,
-    )?);
-    let spec = resolve_spec(
-        &errors,
-        &root.key("spec"),
-        base,
-        raw.spec.as_deref(),
-        &mut sources,
-    )?;
-    let calls = |list: &[String], at: JsonPath| -> Result<Vec<Call>, LoadError> {
-        list.iter()
-            .enumerate()
-            .map(|(i, s)| parse_checked_call(&errors, &model, &at.index(i), s))
-            .collect()
-    };
+    let Subject {
+        model,
+        spec,
+        sources,
+    } = load_subject(&errors, path, &raw.object, raw.spec.as_deref())?;
+    let calls = |list: &[String], at: JsonPath| parse_checked_calls(&errors, &model, &at, list);
     let init = calls(&raw.init, root.key("init"))?;
     if raw.threads.is_empty() {
         return Err(errors.at_path(

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use assert_cmd::Command;
+mod common;
 
 const MODEL: &str = "object Cell {\n    shared int x = 0;\n\n    op write(int v) {\n        x = v;\n    }\n\n    op read() {\n        return x;\n    }\n}\n";
 
@@ -15,17 +15,10 @@ fn explore(files: &[(&str, &str)]) -> (i32, String) {
     run(&dir.path().join("test.json"))
 }
 
+/// Runs `fgvt explore` on `test`: (exit code, stderr).
 fn run(test: &Path) -> (i32, String) {
-    let out = Command::cargo_bin("fgvt")
-        .unwrap()
-        .env("NO_COLOR", "1")
-        .arg("explore")
-        .arg(test)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    (out.status.code().unwrap(), stderr)
+    let (code, _, stderr) = common::run(common::fgvt().arg("explore").arg(test));
+    (code, stderr)
 }
 
 fn test_json(threads: &str) -> String {

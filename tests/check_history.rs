@@ -2,26 +2,17 @@
 
 use std::path::PathBuf;
 
-use assert_cmd::Command;
 use serde_json::Value;
+
+mod common;
 
 fn histories() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/histories")
 }
 
+/// Runs `fgvt check-history` with `args`: (exit code, stdout, stderr).
 fn check(args: &[&str]) -> (i32, String, String) {
-    let out = Command::cargo_bin("fgvt")
-        .unwrap()
-        .env("NO_COLOR", "1")
-        .arg("check-history")
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    common::output(common::fgvt().arg("check-history").args(args))
 }
 
 fn verdict(file: &str, extra: &[&str]) -> (i32, Value) {

@@ -1,25 +1,21 @@
 //! `fgvt explore` as a user runs it: counts, paths, JSON, and the leaves that are not complete.
 
-use assert_cmd::Command;
 use serde_json::Value;
+
+mod common;
+
+use common::{fgvt, fixture, output};
 
 /// Writes a model and a test into a fresh directory and runs `fgvt explore` with `args`.
 fn explore(model: &str, test: &str, args: &[&str]) -> (i32, String, String) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("m.fgv"), model).unwrap();
     std::fs::write(dir.path().join("test.json"), test).unwrap();
-    let out = Command::cargo_bin("fgvt")
-        .unwrap()
-        .env("NO_COLOR", "1")
-        .arg("explore")
-        .arg(dir.path().join("test.json"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
+    output(
+        fgvt()
+            .arg("explore")
+            .arg(dir.path().join("test.json"))
+            .args(args),
     )
 }
 
@@ -33,24 +29,17 @@ fn json(model: &str, test: &str, args: &[&str]) -> (i32, Value) {
     )
 }
 
-fn fixture(path: &str) -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures")
-        .join(path)
-}
-
 #[test]
 fn pair_snapshot_has_leaves_where_read_returns_a_pair_that_never_existed() {
-    let out = Command::cargo_bin("fgvt")
-        .unwrap()
-        .arg("explore")
-        .arg(fixture("pair_snapshot/failing.json"))
-        .arg("--format")
-        .arg("json")
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1), "a leaf is not linearizable");
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (code, out, _) = output(
+        fgvt()
+            .arg("explore")
+            .arg(fixture("pair_snapshot/failing.json"))
+            .arg("--format")
+            .arg("json"),
+    );
+    assert_eq!(code, 1, "a leaf is not linearizable");
+    let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["schema"], "fgvt.explore/1");
     let tree = &v["tree"];
     for key in [
@@ -82,12 +71,14 @@ fn pair_snapshot_has_leaves_where_read_returns_a_pair_that_never_existed() {
 #[test]
 fn memoized_and_plain_exploration_report_the_same_unfolded_counts() {
     let run = |extra: &[&str]| {
-        let mut cmd = Command::cargo_bin("fgvt").unwrap();
-        cmd.arg("explore")
-            .arg(fixture("pair_snapshot/failing.json"))
-            .args(["--format", "json"])
-            .args(extra);
-        let v: Value = serde_json::from_slice(&cmd.output().unwrap().stdout).unwrap();
+        let (_, out, _) = output(
+            fgvt()
+                .arg("explore")
+                .arg(fixture("pair_snapshot/failing.json"))
+                .args(["--format", "json"])
+                .args(extra),
+        );
+        let v: Value = serde_json::from_str(&out).unwrap();
         v
     };
     let (memo, plain) = (run(&[]), run(&["--no-memo"]));
@@ -100,19 +91,13 @@ fn memoized_and_plain_exploration_report_the_same_unfolded_counts() {
 
 #[test]
 fn a_schedule_prints_the_path_as_per_thread_columns() {
-    let out = Command::cargo_bin("fgvt")
-        .unwrap()
-        .env("NO_COLOR", "1")
-        .args([
-            "explore",
-            fixture("pair_snapshot/failing.json").to_str().unwrap(),
-            "--schedule",
-            "1,0,0,1,0,0,1",
-        ])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{text}");
+    let (code, text, _) = output(fgvt().args([
+        "explore",
+        fixture("pair_snapshot/failing.json").to_str().unwrap(),
+        "--schedule",
+        "1,0,0,1,0,0,1",
+    ]));
+    assert_eq!(code, 0, "{text}");
     let header = text.lines().next().unwrap();
     assert!(header.contains("T0") && header.contains("T1"), "{text}");
     assert!(text.contains("d[0] = 2 (l.8)"), "{text}");
@@ -122,18 +107,14 @@ fn a_schedule_prints_the_path_as_per_thread_columns() {
 
 #[test]
 fn a_schedule_naming_a_thread_that_cannot_move_is_bad_input() {
-    let out = Command::cargo_bin("fgvt")
-        .unwrap()
-        .args([
-            "explore",
-            fixture("pair_snapshot/failing.json").to_str().unwrap(),
-            "--schedule",
-            "1,1,1,1,1",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("at step 3, thread 1 cannot move"));
+    let (code, _, err) = output(fgvt().args([
+        "explore",
+        fixture("pair_snapshot/failing.json").to_str().unwrap(),
+        "--schedule",
+        "1,1,1,1,1",
+    ]));
+    assert_eq!(code, 2);
+    assert!(err.contains("at step 3, thread 1 cannot move"));
 }
 
 const SPIN_LOCK: &str = r#"

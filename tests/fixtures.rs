@@ -9,32 +9,16 @@
 //! Some CDRS that ends in the paper's last label must hold all of them (searched over every
 //! CDRS, `--max-cdrs 10000`); the tests below also pin which statements the top CDRS holds.
 
-use assert_cmd::Command;
 use serde_json::Value;
+
+mod common;
 
 #[allow(dead_code)]
 #[path = "../examples/fixture_table.rs"]
 mod fixture_table;
 
+use common::localize;
 use fixture_table::{first_covering, last_label, matches, paper, sites};
-
-/// Runs `fgvt localize` from the repository root with `args`: (exit code, stdout).
-fn localize(args: &[&str]) -> (i32, String) {
-    let out = Command::cargo_bin("fgvt")
-        .unwrap()
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env("NO_COLOR", "1")
-        .arg("localize")
-        .args(args)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    (
-        out.status.code().unwrap(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-    )
-}
 
 /// The JSON report of `fixtures/<fixture>/<test>` with every CDRS: (exit code, report).
 fn report(fixture: &str, test: &str) -> (i32, Value) {
@@ -59,8 +43,7 @@ fn pattern(cdrs: &Value) -> &str {
 /// holding every statement of the paper. Returns the report and the 0-based rank of the best
 /// CDRS that holds them all.
 fn check_failing(fixture: &str) -> (Value, usize) {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let paper = paper(root, fixture);
+    let paper = paper(common::root(), fixture);
     let (code, r) = report(fixture, "failing.json");
     assert_eq!(code, 1, "{fixture}: exit code");
     assert_eq!(r["verdict"], "not-linearizable", "{fixture}");
@@ -93,7 +76,7 @@ fn check_failing(fixture: &str) -> (Value, usize) {
 
 /// The paper statements (as paper.json names them) that the top CDRS holds.
 fn held_by_top(fixture: &str, r: &Value) -> Vec<String> {
-    let paper = paper(std::path::Path::new(env!("CARGO_MANIFEST_DIR")), fixture);
+    let paper = paper(common::root(), fixture);
     paper
         .statements
         .iter()
@@ -283,7 +266,7 @@ const FAILING: &[&str] = &[
 
 #[test]
 fn every_fixture_test_is_listed_here() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = common::root();
     let mut listed: Vec<(String, String)> = LINEARIZABLE
         .iter()
         .map(|(f, t)| (f.to_string(), t.to_string()))

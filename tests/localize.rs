@@ -2,30 +2,24 @@
 
 use std::path::Path;
 
-use assert_cmd::Command;
 use serde_json::Value;
 
-/// Runs `fgvt localize` from the repository root with `args`: (exit code, stdout).
-fn localize(args: &[&str]) -> (i32, String) {
-    let out = Command::cargo_bin("fgvt")
-        .unwrap()
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env("NO_COLOR", "1")
-        .arg("localize")
-        .args(args)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    (
-        out.status.code().unwrap(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-    )
-}
+mod common;
+
+use common::localize;
 
 fn report(test: &str) -> (i32, Value) {
     let (code, out) = localize(&[test, "--format", "json"]);
     (code, serde_json::from_str(&out).unwrap())
+}
+
+/// Every race of every decisive node of a CDRS in a JSON report.
+fn races(cdrs: &Value) -> impl Iterator<Item = &Value> {
+    cdrs["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|n| n["races"].as_array().unwrap())
 }
 
 #[test]
@@ -43,17 +37,8 @@ fn pair_snapshot_is_not_linearizable_and_its_cdrs_names_the_racing_statements() 
         pattern.split(' ').all(|l| l == "WG" || l == "G"),
         "{pattern}"
     );
-    let snippets: Vec<String> = first["nodes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .flat_map(|n| {
-            n["races"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|r| r["snippet"].as_str().unwrap().to_string())
-        })
+    let snippets: Vec<String> = races(first)
+        .map(|r| r["snippet"].as_str().unwrap().to_string())
         .collect();
     for statement in ["d[i] = v", "d[0]", "d[1]"] {
         assert!(
@@ -62,17 +47,8 @@ fn pair_snapshot_is_not_linearizable_and_its_cdrs_names_the_racing_statements() 
         );
     }
     // `x = d[0]` and `x == d[0]` are distinct reads of d[0]: lines 13 and 15 of the model.
-    let lines: Vec<u64> = first["nodes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .flat_map(|n| {
-            n["races"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|r| r["location"]["line"].as_u64().unwrap())
-        })
+    let lines: Vec<u64> = races(first)
+        .map(|r| r["location"]["line"].as_u64().unwrap())
         .collect();
     for line in [8, 13, 14, 15] {
         assert!(lines.contains(&line), "line {line} not in {lines:?}");
@@ -95,18 +71,13 @@ fn pair_snapshot_is_not_linearizable_and_its_cdrs_names_the_racing_statements() 
 #[test]
 fn every_failing_leaf_of_pair_snapshot_returns_a_pair_that_never_existed() {
     let (_, r) = report("fixtures/pair_snapshot/failing.json");
-    let explore = Command::cargo_bin("fgvt")
-        .unwrap()
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args([
-            "explore",
-            "fixtures/pair_snapshot/failing.json",
-            "--format",
-            "json",
-        ])
-        .output()
-        .unwrap();
-    let e: Value = serde_json::from_slice(&explore.stdout).unwrap();
+    let (_, explore, _) = common::output(common::fgvt().current_dir(common::root()).args([
+        "explore",
+        "fixtures/pair_snapshot/failing.json",
+        "--format",
+        "json",
+    ]));
+    let e: Value = serde_json::from_str(&explore).unwrap();
     assert_eq!(
         r["tree"]["failing_leaves"],
         e["results"]["T1 read()"]["(1, 2)"]

@@ -5,15 +5,14 @@
 
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
 use serde_json::Value;
+
+mod common;
 
 /// A temporary copy of `fixtures/<name>`.
 fn fixture(name: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures")
-        .join(name);
+    let source = common::fixture(name);
     for entry in std::fs::read_dir(&source).unwrap() {
         let entry = entry.unwrap();
         std::fs::copy(entry.path(), dir.path().join(entry.file_name())).unwrap();
@@ -23,17 +22,7 @@ fn fixture(name: &str) -> tempfile::TempDir {
 
 /// Runs `fgvt args…` in `dir`: exit code, stdout, stderr.
 fn fgvt(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = Command::cargo_bin("fgvt")
-        .unwrap()
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .args(args)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    (out.status.code().unwrap(), stdout, stderr)
+    common::run(common::fgvt().current_dir(dir).args(args))
 }
 
 fn json(path: PathBuf) -> Value {
@@ -182,31 +171,22 @@ fn the_number_of_jobs_does_not_change_the_test_found() {
 fn different_seeds_draw_different_tests() {
     let dir = fixture("simple_list");
     let d = dir.path();
-    let (_, one, _) = fgvt(
-        d,
-        &[
-            "hunt",
-            "hunt.json",
-            "--seed",
-            "1",
-            "--all",
-            "--samples",
-            "8",
-        ],
-    );
-    let (_, two, _) = fgvt(
-        d,
-        &[
-            "hunt",
-            "hunt.json",
-            "--seed",
-            "2",
-            "--all",
-            "--samples",
-            "8",
-        ],
-    );
-    assert_ne!(one, two);
+    let draw = |seed: &str| {
+        let (_, out, _) = fgvt(
+            d,
+            &[
+                "hunt",
+                "hunt.json",
+                "--seed",
+                seed,
+                "--all",
+                "--samples",
+                "8",
+            ],
+        );
+        out
+    };
+    assert_ne!(draw("1"), draw("2"));
 }
 
 #[test]

@@ -2,26 +2,11 @@
 
 use std::path::Path;
 
-use assert_cmd::Command;
+mod common;
+
+use common::{fgvt, run};
 
 const PAIR: &str = "fixtures/pair_snapshot/failing.json";
-
-fn fgvt() -> Command {
-    let mut cmd = Command::cargo_bin("fgvt").unwrap();
-    cmd.env("NO_COLOR", "1");
-    cmd
-}
-
-fn run(cmd: &mut Command) -> (i32, String, String) {
-    let out = cmd.output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-    assert!(!stderr.contains("panicked"), "{stderr}");
-    (
-        out.status.code().unwrap(),
-        String::from_utf8_lossy(&out.stdout).to_string(),
-        stderr,
-    )
-}
 
 fn assert_svg(path: &Path) -> String {
     let text = std::fs::read_to_string(path).unwrap();

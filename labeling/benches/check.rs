@@ -35,21 +35,20 @@ fn options(partition: bool) -> CheckOptions {
 
 #[divan::bench(args = KV_FILES)]
 fn kv_partitioned(bencher: divan::Bencher, file: &str) {
-    let Some(history) = kv(file) else { return };
-    let spec = builtin("kv").expect("built-in");
-    bencher.bench_local(|| {
-        check(&spec, &history, &options(true))
-            .expect("checks")
-            .partitions
-    });
+    check_kv(bencher, file, true);
 }
 
 #[divan::bench(args = KV_FILES, sample_count = 3, sample_size = 1)]
 fn kv_whole(bencher: divan::Bencher, file: &str) {
+    check_kv(bencher, file, false);
+}
+
+/// Checks the kv log `file` against the built-in `kv` spec, split by key when `partition`.
+fn check_kv(bencher: divan::Bencher, file: &str, partition: bool) {
     let Some(history) = kv(file) else { return };
     let spec = builtin("kv").expect("built-in");
     bencher.bench_local(|| {
-        check(&spec, &history, &options(false))
+        check(&spec, &history, &options(partition))
             .expect("checks")
             .partitions
     });

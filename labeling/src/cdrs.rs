@@ -579,8 +579,9 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::labels::testing::{label, parse, Builder};
     use crate::labels::LeafOutcome;
+    use crate::testing::dags::{build, random_dag};
+    use crate::testing::{label, parse};
 
     /// An independent matcher for the default pattern `(WG|BG|WBG)*(BG|G|WBG)`.
     fn default_matches(word: &[Label]) -> bool {
@@ -748,33 +749,11 @@ mod tests {
         assert_eq!(one.covered_failing_leaves(), 1);
     }
 
-    /// Random DAGs, as in the labeling tests.
-    fn random_dag() -> impl Strategy<Value = (Vec<u8>, Vec<Vec<prop::sample::Index>>)> {
-        (2usize..6, 1usize..20).prop_flat_map(|(leaves, inner)| {
-            (
-                prop::collection::vec(0u8..3, leaves),
-                prop::collection::vec(
-                    prop::collection::vec(any::<prop::sample::Index>(), 1..4),
-                    inner,
-                ),
-            )
-        })
-    }
-
     proptest! {
         #[test]
-        fn groups_match_and_cover_every_failing_leaf((leaves, inner) in random_dag()) {
-            let mut b = Builder::default();
-            let mut made = Vec::new();
-            for o in leaves {
-                made.push(b.leaf([LeafOutcome::Pass, LeafOutcome::Fail, LeafOutcome::Unknown][o as usize]));
-            }
-            for picks in inner {
-                let children: Vec<NodeId> = picks.iter().map(|i| made[i.index(made.len())]).collect();
-                made.push(b.node(&children));
-            }
-            let root = *made.last().unwrap();
-            let (tree, outcomes) = b.finish(root);
+        fn groups_match_and_cover_every_failing_leaf(dag in random_dag(2..6, 1..20)) {
+            let (tree, outcomes) = build(dag);
+            let root = tree.root;
             let l = label(&tree, &outcomes);
             let cdrs = find_cdrs(&tree, &l, &Pattern::default(), &CdrsOptions::default());
             prop_assert!(!cdrs.truncated);

@@ -401,148 +401,15 @@ fn inner_info(tree: &Tree, nodes: &[NodeInfo], node: NodeId) -> NodeInfo {
     info
 }
 
-/// Hand-built trees for tests of this crate.
-#[cfg(test)]
-pub(crate) mod testing {
-    use std::collections::HashMap;
-    use std::time::Duration;
-
-    use fgvt_tree::explore::Counts;
-    use fgvt_tree::{Event, EventKind, History, Leaf, LeafKind, Node, NodeId, Span, Tree};
-    use petgraph::graph::DiGraph;
-
-    use super::LeafOutcome;
-
-    /// Builds a tree (or DAG) bottom-up, remembering each leaf's outcome.
-    #[derive(Default)]
-    pub struct Builder {
-        pub graph: DiGraph<Node, Event>,
-        pub outcomes: HashMap<NodeId, LeafOutcome>,
-    }
-
-    impl Builder {
-        pub fn leaf(&mut self, outcome: LeafOutcome) -> NodeId {
-            let kind = match outcome {
-                LeafOutcome::Unknown => LeafKind::Bounded,
-                _ => LeafKind::Complete,
-            };
-            let mut unfolded = Counts {
-                nodes: 1,
-                ..Counts::default()
-            };
-            match kind {
-                LeafKind::Bounded => unfolded.bounded = 1,
-                _ => unfolded.complete = 1,
-            }
-            let leaf = Leaf {
-                kind,
-                history: History::new(),
-                fault: None,
-                bound: None,
-                waiting: Vec::new(),
-            };
-            let id = self.graph.add_node(Node {
-                leaf: Some(leaf),
-                unfolded,
-            });
-            self.outcomes.insert(id, outcome);
-            id
-        }
-
-        /// An inner node whose `i`-th child is reached by thread `i`'s step.
-        pub fn node(&mut self, children: &[NodeId]) -> NodeId {
-            let mut unfolded = Counts {
-                nodes: 1,
-                ..Counts::default()
-            };
-            for &c in children {
-                let cc = self.graph[c].unfolded;
-                unfolded.nodes += cc.nodes;
-                unfolded.complete += cc.complete;
-                unfolded.bounded += cc.bounded;
-                unfolded.depth = unfolded.depth.max(cc.depth + 1);
-            }
-            let id = self.graph.add_node(Node {
-                leaf: None,
-                unfolded,
-            });
-            for (i, &c) in children.iter().enumerate() {
-                self.graph.add_edge(id, c, event(i));
-            }
-            id
-        }
-
-        pub fn finish(self, root: NodeId) -> (Tree, HashMap<NodeId, LeafOutcome>) {
-            let tree = Tree {
-                graph: self.graph,
-                root,
-                partial: None,
-                distinct_states: 0,
-                elapsed: Duration::ZERO,
-            };
-            (tree, self.outcomes)
-        }
-    }
-
-    /// The step of thread `thread`: a write of `x` at a span of its own.
-    pub fn event(thread: usize) -> Event {
-        Event {
-            thread,
-            op_index: 0,
-            op: "op".into(),
-            kind: EventKind::Write,
-            location: "x".into(),
-            value: thread.to_string(),
-            span: Span::new(0, thread * 10, thread * 10 + 5),
-            call: None,
-            ret: None,
-        }
-    }
-
-    /// Parses a nested description: `P` pass, `F` fail, `U` unknown, `( ... )` an inner node.
-    /// E.g. `(P (F P) U)`.
-    pub fn parse(text: &str) -> (Tree, HashMap<NodeId, LeafOutcome>) {
-        let mut b = Builder::default();
-        let tokens: Vec<char> = text.chars().filter(|c| !c.is_whitespace()).collect();
-        let mut pos = 0;
-        let root = parse_node(&mut b, &tokens, &mut pos);
-        assert_eq!(pos, tokens.len(), "trailing input in {text:?}");
-        b.finish(root)
-    }
-
-    fn parse_node(b: &mut Builder, tokens: &[char], pos: &mut usize) -> NodeId {
-        let c = tokens[*pos];
-        *pos += 1;
-        match c {
-            'P' => b.leaf(LeafOutcome::Pass),
-            'F' => b.leaf(LeafOutcome::Fail),
-            'U' => b.leaf(LeafOutcome::Unknown),
-            '(' => {
-                let mut children = Vec::new();
-                while tokens[*pos] != ')' {
-                    children.push(parse_node(b, tokens, pos));
-                }
-                *pos += 1;
-                b.node(&children)
-            }
-            other => panic!("unexpected {other:?}"),
-        }
-    }
-
-    /// Labels a tree built here with its recorded outcomes.
-    pub fn label(tree: &Tree, outcomes: &HashMap<NodeId, LeafOutcome>) -> super::Labeling {
-        super::label_tree(tree, |id, _| outcomes[&id])
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use std::collections::HashMap;
 
     use proptest::prelude::*;
 
-    use super::testing::{label, parse, Builder};
     use super::*;
+    use crate::testing::dags::{build, random_dag};
+    use crate::testing::{label, parse, Builder};
 
     fn root_label(text: &str) -> (Option<Label>, Option<Category>, bool) {
         let (tree, outcomes) = parse(text);
@@ -663,19 +530,6 @@ mod tests {
         assert_eq!(json["WBG"], 0);
     }
 
-    /// A random DAG: node `i` may only point at nodes created before it; the last is the root.
-    fn random_dag() -> impl Strategy<Value = (Vec<u8>, Vec<Vec<prop::sample::Index>>)> {
-        (1usize..6, 1usize..25).prop_flat_map(|(leaves, inner)| {
-            (
-                prop::collection::vec(0u8..3, leaves),
-                prop::collection::vec(
-                    prop::collection::vec(any::<prop::sample::Index>(), 1..4),
-                    inner,
-                ),
-            )
-        })
-    }
-
     fn brute_category(
         tree: &fgvt_tree::Tree,
         outcomes: &HashMap<NodeId, LeafOutcome>,
@@ -709,18 +563,9 @@ mod tests {
 
     proptest! {
         #[test]
-        fn categories_match_brute_force((leaves, inner) in random_dag()) {
-            let mut b = Builder::default();
-            let mut made = Vec::new();
-            for o in leaves {
-                made.push(b.leaf([LeafOutcome::Pass, LeafOutcome::Fail, LeafOutcome::Unknown][o as usize]));
-            }
-            for picks in inner {
-                let children: Vec<NodeId> = picks.iter().map(|i| made[i.index(made.len())]).collect();
-                made.push(b.node(&children));
-            }
-            let root = *made.last().unwrap();
-            let (tree, outcomes) = b.finish(root);
+        fn categories_match_brute_force(dag in random_dag(1..6, 1..25)) {
+            let (tree, outcomes) = build(dag);
+            let root = tree.root;
             let l = label(&tree, &outcomes);
             for &node in l.post_order() {
                 prop_assert_eq!(l.category(node), brute_category(&tree, &outcomes, node));

@@ -6,7 +6,9 @@
 //!   operations, a deadline, and a verdict cache;
 //! * [`explain`]: why a history is not linearizable;
 //! * [`formats`]: recorded histories (Jepsen etcd logs, kv EDN logs, fgvt JSON);
-//! * [`workload`]: generated histories for benchmarks.
+//! * [`workload`]: generated histories for benchmarks;
+//! * [`rng`]: the small seedable random number generator of the workloads and of `fgvt hunt`;
+//! * `testing`: hand-built trees with leaf outcomes, for tests and benchmarks.
 
 pub mod builtin;
 pub mod cdrs;
@@ -14,7 +16,10 @@ pub mod check;
 pub mod explain;
 pub mod formats;
 pub mod labels;
+pub mod rng;
 pub mod spec;
+#[doc(hidden)]
+pub mod testing;
 pub mod workload;
 
 pub use builtin::{builtin, BuiltinSpec, BuiltinState, BUILTIN_NAMES};

@@ -4,34 +4,10 @@ use std::collections::BTreeSet;
 
 use fgvt_tree::{Call, History, Value};
 
+use crate::rng::SplitMix64;
+
 /// How many distinct keys [`generate_set_history`] uses.
 pub const SET_KEYS: i64 = 8;
-
-/// A deterministic xorshift64* generator: benchmarks need the same history for a seed on every
-/// platform, without a dependency.
-#[derive(Clone, Debug)]
-pub struct XorShift(u64);
-
-impl XorShift {
-    /// A generator for `seed` (any value; 0 is remapped).
-    pub fn new(seed: u64) -> Self {
-        // Xorshift never leaves 0; forcing the low bit keeps every seed usable.
-        XorShift((seed ^ 0x9E37_79B9_7F4A_7C15) | 1)
-    }
-
-    /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    /// A number in `0..n` (`n > 0`).
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next_u64() % n
-    }
-}
 
 /// Where one simulated thread is in its current operation.
 enum Phase {
@@ -51,7 +27,7 @@ enum Phase {
 /// and the history is linearizable by construction. With 4 threads × 70,000 operations it is the
 /// P-compositionality paper's workload.
 pub fn generate_set_history(threads: usize, ops_per_thread: usize, seed: u64) -> History {
-    let mut rng = XorShift::new(seed);
+    let mut rng = SplitMix64::new(seed);
     let mut set = BTreeSet::new();
     let mut phases: Vec<Phase> = (0..threads).map(|_| Phase::Idle).collect();
     let mut left = vec![ops_per_thread; threads];
@@ -62,12 +38,12 @@ pub fn generate_set_history(threads: usize, ops_per_thread: usize, seed: u64) ->
         Vec::new()
     };
     while !active.is_empty() {
-        let slot = rng.below(active.len() as u64) as usize;
+        let slot = rng.below(active.len());
         let thread = active[slot];
         phases[thread] = match std::mem::replace(&mut phases[thread], Phase::Idle) {
             Phase::Idle => {
-                let key = Value::Int(rng.below(SET_KEYS as u64) as i64);
-                let op = ["add", "remove", "contains"][rng.below(3) as usize];
+                let key = Value::Int(rng.below(SET_KEYS as usize) as i64);
+                let op = ["add", "remove", "contains"][rng.below(3)];
                 let call = Call::new(op, vec![key]);
                 history.call(thread, call.clone());
                 Phase::Called(call)

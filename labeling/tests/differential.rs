@@ -7,7 +7,7 @@
 //! events, or a thread cut short, so many are not.
 
 use fgvt_labeling::explain::Observed;
-use fgvt_labeling::workload::XorShift;
+use fgvt_labeling::rng::SplitMix64;
 use fgvt_labeling::{builtin, check, Apply, BuiltinSpec, CheckOptions, Spec, Verdict};
 use fgvt_tree::{Call, CoarseEvent, History, Operation, Value};
 use proptest::prelude::*;
@@ -15,7 +15,7 @@ use proptest::prelude::*;
 const SPECS: [&str; 4] = ["register", "set", "queue", "stack"];
 
 /// A random call of `spec`.
-fn random_call(spec: &str, rng: &mut XorShift) -> Call {
+fn random_call(spec: &str, rng: &mut SplitMix64) -> Call {
     let v = Value::Int(rng.below(3) as i64);
     let w = Value::Int(rng.below(3) as i64);
     let (op, args): (&str, Vec<Value>) = match (spec, rng.below(4)) {
@@ -37,7 +37,7 @@ fn random_call(spec: &str, rng: &mut XorShift) -> Call {
 }
 
 /// A random result to replace a real one with.
-fn random_value(rng: &mut XorShift) -> Value {
+fn random_value(rng: &mut SplitMix64) -> Value {
     match rng.below(6) {
         0 => Value::Null,
         1 => Value::Unit,
@@ -58,11 +58,11 @@ enum Phase {
 
 /// A history from a simulated execution of `spec`, then perhaps perturbed.
 fn random_history(seed: u64) -> (&'static str, History) {
-    let mut rng = XorShift::new(seed);
-    let name = SPECS[rng.below(SPECS.len() as u64) as usize];
+    let mut rng = SplitMix64::new(seed);
+    let name = SPECS[rng.below(SPECS.len())];
     let spec = builtin(name).unwrap();
-    let threads = 2 + rng.below(3) as usize;
-    let total = 1 + rng.below(8) as usize;
+    let threads = 2 + rng.below(3);
+    let total = 1 + rng.below(8);
     let mut left: Vec<usize> = vec![0; threads];
     for i in 0..total {
         left[i % threads] += 1;
@@ -84,7 +84,7 @@ fn random_history(seed: u64) -> (&'static str, History) {
         if movable.is_empty() {
             break;
         }
-        let t = movable[rng.below(movable.len() as u64) as usize];
+        let t = movable[rng.below(movable.len())];
         if crashes && !matches!(phases[t], Phase::Idle) && rng.below(6) == 0 {
             phases[t] = Phase::Gone;
             continue;
@@ -123,13 +123,13 @@ fn random_history(seed: u64) -> (&'static str, History) {
 }
 
 /// Sometimes changes a result, makes one unknown, or swaps two adjacent events of different threads.
-fn perturb(history: &mut History, rng: &mut XorShift) {
+fn perturb(history: &mut History, rng: &mut SplitMix64) {
     let returns: Vec<usize> = (0..history.events.len())
         .filter(|&i| matches!(history.events[i], CoarseEvent::Return { .. }))
         .collect();
     match rng.below(5) {
         0 | 1 if !returns.is_empty() => {
-            let i = returns[rng.below(returns.len() as u64) as usize];
+            let i = returns[rng.below(returns.len())];
             if let CoarseEvent::Return { value, .. } = &mut history.events[i] {
                 *value = if rng.below(5) == 0 {
                     None
@@ -139,7 +139,7 @@ fn perturb(history: &mut History, rng: &mut XorShift) {
             }
         }
         2 if history.events.len() > 1 => {
-            let i = rng.below(history.events.len() as u64 - 1) as usize;
+            let i = rng.below(history.events.len() - 1);
             if history.events[i].thread() != history.events[i + 1].thread() {
                 history.events.swap(i, i + 1);
             }

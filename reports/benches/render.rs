@@ -4,17 +4,14 @@
 //! Run with `cargo bench -p fgvt-reports --bench render`; the output sizes are printed once.
 
 use std::sync::OnceLock;
-use std::time::Duration;
 
 use divan::Bencher;
 use fgvt_labeling::cdrs::{find_cdrs, Cdrs, CdrsOptions, Pattern};
-use fgvt_labeling::labels::{label_tree, Labeling, LeafOutcome};
+use fgvt_labeling::labels::{Labeling, LeafOutcome};
+use fgvt_labeling::testing::{label, Builder};
 use fgvt_reports::draw::{select, DrawInput, DrawOptions, Focus, TreeDrawing};
 use fgvt_reports::{render_dot, render_svg, SvgEngine};
-use fgvt_tree::{
-    Counts, Event, EventKind, History, Leaf, LeafKind, Node, NodeId, SourceMap, Span, Tree,
-};
-use petgraph::graph::DiGraph;
+use fgvt_tree::{Event, EventKind, NodeId, SourceMap, Span, Tree};
 
 const BRANCHING: usize = 3;
 const DEPTH: u32 = 11;
@@ -29,24 +26,10 @@ struct Big {
 fn big() -> &'static Big {
     static BIG: OnceLock<Big> = OnceLock::new();
     BIG.get_or_init(|| {
-        let mut graph = DiGraph::new();
-        let mut leaves = 0u64;
-        let root = build(&mut graph, DEPTH, &mut leaves);
-        let tree = Tree {
-            graph,
-            root,
-            partial: None,
-            distinct_states: 0,
-            elapsed: Duration::ZERO,
-        };
-        // Leaf indices are in creation order; one in 101 fails, spread over the tree.
-        let labeling = label_tree(&tree, |id, _| {
-            if id.index() % 101 == 7 {
-                LeafOutcome::Fail
-            } else {
-                LeafOutcome::Pass
-            }
-        });
+        let mut b = Builder::default();
+        let root = build(&mut b, DEPTH);
+        let (tree, outcomes) = b.finish(root);
+        let labeling = label(&tree, &outcomes);
         let cdrs = find_cdrs(
             &tree,
             &labeling,
@@ -67,43 +50,18 @@ fn big() -> &'static Big {
 }
 
 /// Adds a full tree of `depth` below a new node, children first (the tree's invariant).
-fn build(graph: &mut DiGraph<Node, Event>, depth: u32, leaves: &mut u64) -> NodeId {
+fn build(b: &mut Builder, depth: u32) -> NodeId {
     if depth == 0 {
-        *leaves += 1;
-        let leaf = Leaf {
-            kind: LeafKind::Complete,
-            history: History::new(),
-            fault: None,
-            bound: None,
-            waiting: Vec::new(),
+        // Node indices are in creation order; one leaf in 101 fails, spread over the tree.
+        let outcome = if b.graph.node_count() % 101 == 7 {
+            LeafOutcome::Fail
+        } else {
+            LeafOutcome::Pass
         };
-        return graph.add_node(Node {
-            leaf: Some(leaf),
-            unfolded: Counts {
-                nodes: 1,
-                complete: 1,
-                ..Counts::default()
-            },
-        });
+        return b.leaf(outcome);
     }
-    let children: Vec<NodeId> = (0..BRANCHING)
-        .map(|_| build(graph, depth - 1, leaves))
-        .collect();
-    let mut unfolded = Counts {
-        nodes: 1,
-        ..Counts::default()
-    };
-    for &c in &children {
-        let cc = graph[c].unfolded;
-        unfolded.nodes += cc.nodes;
-        unfolded.complete += cc.complete;
-        unfolded.depth = unfolded.depth.max(cc.depth + 1);
-    }
-    let id = graph.add_node(Node {
-        leaf: None,
-        unfolded,
-    });
-    for (thread, &c) in children.iter().enumerate() {
+    let children: Vec<NodeId> = (0..BRANCHING).map(|_| build(b, depth - 1)).collect();
+    b.node_with_events(children.into_iter().enumerate().map(|(thread, c)| {
         let event = Event {
             thread,
             op_index: 0,
@@ -115,9 +73,8 @@ fn build(graph: &mut DiGraph<Node, Event>, depth: u32, leaves: &mut u64) -> Node
             call: None,
             ret: None,
         };
-        graph.add_edge(id, c, event);
-    }
-    id
+        (event, c)
+    }))
 }
 
 fn drawing(options: &DrawOptions) -> TreeDrawing {

@@ -1,15 +1,10 @@
 //! Tests of the renderers on a hand-built tree: two threads each run a non-atomic `inc()`
 //! (`int t = x; x = t + 1;`), and a final `get()` sees the lost update.
 
-use std::time::Duration;
-
 use fgvt_labeling::cdrs::{find_cdrs, CdrsOptions, Pattern};
-use fgvt_labeling::labels::{label_tree, LeafOutcome};
-use fgvt_tree::explore::Counts;
-use fgvt_tree::{
-    Call, Event, EventKind, History, Leaf, LeafKind, Node, NodeId, SourceMap, Span, Tree, Value,
-};
-use petgraph::graph::DiGraph;
+use fgvt_labeling::labels::LeafOutcome;
+use fgvt_labeling::testing::{label, Builder};
+use fgvt_tree::{Call, Event, EventKind, History, NodeId, SourceMap, Span, Value};
 use pulldown_cmark::{Event as MdEvent, Options, Parser, Tag, TagEnd};
 
 use crate::model::{Explanation, LocalizeReport, TestInfo, Verdict};
@@ -31,7 +26,7 @@ const SOURCE: &str = "object Counter {
 
 /// Builds the interleaving tree of `threads` threads each running `inc()` once.
 struct Counter {
-    graph: DiGraph<Node, Event>,
+    builder: Builder,
     read: Span,
     write: Span,
     /// `atomic`: the increment is one step (then no race can lose an update).
@@ -54,7 +49,7 @@ impl Counter {
         let read_at = SOURCE.find("int t = x").unwrap() + "int t = ".len();
         let write_at = SOURCE.find("x = t + 1").unwrap();
         let counter = Counter {
-            graph: DiGraph::new(),
+            builder: Builder::default(),
             read: Span::new(file, read_at, read_at + 1),
             write: Span::new(file, write_at, write_at + "x = t + 1".len()),
             atomic,
@@ -68,22 +63,13 @@ impl Counter {
             let mut history = s.history.clone();
             history.call(0, Call::new("get", vec![]));
             history.ret(0, Value::Int(s.x));
-            let leaf = Leaf {
-                kind: LeafKind::Complete,
-                history,
-                fault: None,
-                bound: None,
-                waiting: Vec::new(),
+            // `get()` must see both increments.
+            let outcome = if s.x == 2 {
+                LeafOutcome::Pass
+            } else {
+                LeafOutcome::Fail
             };
-            let unfolded = Counts {
-                nodes: 1,
-                complete: 1,
-                ..Counts::default()
-            };
-            return self.graph.add_node(Node {
-                leaf: Some(leaf),
-                unfolded,
-            });
+            return self.builder.leaf_with_history(outcome, history);
         }
         let mut children = Vec::new();
         for t in moves {
@@ -111,24 +97,7 @@ impl Counter {
             };
             children.push((event, self.explore(next)));
         }
-        let mut unfolded = Counts {
-            nodes: 1,
-            ..Counts::default()
-        };
-        for (_, c) in &children {
-            let cc = self.graph[*c].unfolded;
-            unfolded.nodes += cc.nodes;
-            unfolded.complete += cc.complete;
-            unfolded.depth = unfolded.depth.max(cc.depth + 1);
-        }
-        let node = self.graph.add_node(Node {
-            leaf: None,
-            unfolded,
-        });
-        for (e, c) in children {
-            self.graph.add_edge(node, c, e);
-        }
-        node
+        self.builder.node_with_events(children)
     }
 
     fn event(&self, thread: usize, kind: EventKind, value: i64, span: Span) -> Event {
@@ -154,24 +123,9 @@ fn report(atomic: bool) -> LocalizeReport {
         x: 0,
         history: History::new(),
     });
-    let tree = Tree {
-        graph: counter.graph,
-        root,
-        partial: None,
-        distinct_states: 9,
-        elapsed: Duration::ZERO,
-    };
-    let outcome = |_: NodeId, leaf: &Leaf| {
-        let last = leaf.history.events.last();
-        match last {
-            Some(fgvt_tree::CoarseEvent::Return {
-                value: Some(Value::Int(2)),
-                ..
-            }) => LeafOutcome::Pass,
-            _ => LeafOutcome::Fail,
-        }
-    };
-    let labeling = label_tree(&tree, outcome);
+    let (mut tree, outcomes) = counter.builder.finish(root);
+    tree.distinct_states = 9;
+    let labeling = label(&tree, &outcomes);
     let pattern = Pattern::default();
     let cdrs = find_cdrs(&tree, &labeling, &pattern, &CdrsOptions::default());
     let test = TestInfo {

@@ -1,17 +1,12 @@
 //! DOT and SVG drawings of hand-built labeled trees: well-formed output, colours, folding and
 //! the size controls.
 
-use std::collections::HashMap;
-use std::time::Duration;
-
 use fgvt_labeling::cdrs::{find_cdrs, Cdrs, CdrsOptions, Pattern};
-use fgvt_labeling::labels::{label_tree, Labeling, LeafOutcome};
+use fgvt_labeling::labels::{Labeling, LeafOutcome};
+use fgvt_labeling::testing::{label, Builder};
 use fgvt_reports::draw::{select, Collapsed, DrawInput, DrawOptions, Focus, TreeDrawing};
 use fgvt_reports::{render_dot, render_svg, SvgEngine};
-use fgvt_tree::{
-    Counts, Event, EventKind, History, Leaf, LeafKind, Node, NodeId, SourceMap, Span, Tree,
-};
-use petgraph::graph::DiGraph;
+use fgvt_tree::{Event, EventKind, NodeId, SourceMap, Span, Tree};
 
 const SOURCE: &str = "object O {\n  op a() { x = \"1\"; }\n  op b() { y = x\\n; }\n}\n";
 
@@ -27,113 +22,15 @@ impl Fixture {
     /// Parses `P` (pass), `F` (fail), `U` (unknown) and `( ... )` (inner node; child `i` is
     /// reached by thread `i`), e.g. `(P (F P))`.
     fn parse(text: &str) -> Fixture {
-        let mut b = Builder::default();
-        let chars: Vec<char> = text.chars().filter(|c| !c.is_whitespace()).collect();
-        let mut pos = 0;
-        let root = b.parse(&chars, &mut pos);
-        assert_eq!(pos, chars.len());
-        b.finish(root)
+        let mut b = builder();
+        let root = b.parse(text);
+        Fixture::new(b, root)
     }
 
-    fn drawing(&self, options: &DrawOptions) -> TreeDrawing {
-        let input = DrawInput {
-            tree: &self.tree,
-            labeling: &self.labeling,
-            groups: &self.cdrs.groups,
-            sources: &self.sources,
-            title: "Test \"tree\" <&> \\ 'quoted'",
-        };
-        select(&input, options)
-    }
-}
-
-#[derive(Default)]
-struct Builder {
-    graph: DiGraph<Node, Event>,
-    outcomes: HashMap<NodeId, LeafOutcome>,
-}
-
-impl Builder {
-    fn parse(&mut self, chars: &[char], pos: &mut usize) -> NodeId {
-        let c = chars[*pos];
-        *pos += 1;
-        match c {
-            'P' => self.leaf(LeafOutcome::Pass),
-            'F' => self.leaf(LeafOutcome::Fail),
-            'U' => self.leaf(LeafOutcome::Unknown),
-            '(' => {
-                let mut children = Vec::new();
-                while chars[*pos] != ')' {
-                    children.push(self.parse(chars, pos));
-                }
-                *pos += 1;
-                self.node(&children)
-            }
-            other => panic!("unexpected {other:?}"),
-        }
-    }
-
-    fn leaf(&mut self, outcome: LeafOutcome) -> NodeId {
-        let kind = if outcome == LeafOutcome::Unknown {
-            LeafKind::Bounded
-        } else {
-            LeafKind::Complete
-        };
-        let mut unfolded = Counts {
-            nodes: 1,
-            ..Counts::default()
-        };
-        match kind {
-            LeafKind::Bounded => unfolded.bounded = 1,
-            _ => unfolded.complete = 1,
-        }
-        let leaf = Leaf {
-            kind,
-            history: History::new(),
-            fault: None,
-            bound: None,
-            waiting: Vec::new(),
-        };
-        let id = self.graph.add_node(Node {
-            leaf: Some(leaf),
-            unfolded,
-        });
-        self.outcomes.insert(id, outcome);
-        id
-    }
-
-    fn node(&mut self, children: &[NodeId]) -> NodeId {
-        let mut unfolded = Counts {
-            nodes: 1,
-            ..Counts::default()
-        };
-        for &c in children {
-            let cc = self.graph[c].unfolded;
-            unfolded.nodes += cc.nodes;
-            unfolded.complete += cc.complete;
-            unfolded.bounded += cc.bounded;
-            unfolded.depth = unfolded.depth.max(cc.depth + 1);
-        }
-        let id = self.graph.add_node(Node {
-            leaf: None,
-            unfolded,
-        });
-        for (thread, &c) in children.iter().enumerate() {
-            self.graph.add_edge(id, c, event(thread));
-        }
-        id
-    }
-
-    fn finish(self, root: NodeId) -> Fixture {
-        let tree = Tree {
-            graph: self.graph,
-            root,
-            partial: None,
-            distinct_states: 0,
-            elapsed: Duration::ZERO,
-        };
-        let outcomes = self.outcomes;
-        let labeling = label_tree(&tree, |id, _| outcomes[&id]);
+    /// Labels the tree `b` built below `root` and finds its CDRS.
+    fn new(b: Builder, root: NodeId) -> Fixture {
+        let (tree, outcomes) = b.finish(root);
+        let labeling = label(&tree, &outcomes);
         let cdrs = find_cdrs(
             &tree,
             &labeling,
@@ -149,6 +46,22 @@ impl Builder {
             sources,
         }
     }
+
+    fn drawing(&self, options: &DrawOptions) -> TreeDrawing {
+        let input = DrawInput {
+            tree: &self.tree,
+            labeling: &self.labeling,
+            groups: &self.cdrs.groups,
+            sources: &self.sources,
+            title: "Test \"tree\" <&> \\ 'quoted'",
+        };
+        select(&input, options)
+    }
+}
+
+/// A builder whose edges carry [`event`].
+fn builder() -> Builder {
+    Builder::with_events(event)
 }
 
 /// Thread 0 writes `"1"` (quotes in the label), thread 1 reads `x\n` (a backslash).
@@ -408,14 +321,14 @@ fn focus_cdrs_keeps_only_the_paths_and_their_siblings() {
 
 #[test]
 fn a_shared_state_is_drawn_once_as_a_dag_or_per_path_unfolded() {
-    let mut b = Builder::default();
+    let mut b = builder();
     let p = b.leaf(LeafOutcome::Pass);
     let fl = b.leaf(LeafOutcome::Fail);
     let shared = b.node(&[p, fl]);
     let a = b.node(&[shared]);
     let c = b.node(&[shared]);
     let root = b.node(&[a, c]);
-    let f = b.finish(root);
+    let f = Fixture::new(b, root);
     let dag = f.drawing(&DrawOptions {
         dag: true,
         fold: false,

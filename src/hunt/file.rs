@@ -27,7 +27,7 @@ use serde::Deserialize;
 use crate::json_pos::JsonPath;
 use crate::lang::Model;
 use crate::testcase::{
-    load_model, offset_of, parse_checked_call, read, resolve_spec, Errors, LoadError, SpecChoice,
+    load_subject, parse_checked_calls, Document, JsonHelp, LoadError, SpecChoice, Subject,
 };
 
 /// How many tests a hunt draws when neither the file nor the command line says.
@@ -93,37 +93,20 @@ impl HuntFile {
 
 /// Loads and checks the hunt file at `path`.
 pub fn load(path: &Path) -> Result<HuntFile, LoadError> {
-    let text = read(path, "hunt file")?;
-    let file = path.display().to_string();
-    let errors = Errors {
-        file: &file,
-        text: &text,
-    };
-    let raw: RawHunt = serde_json::from_str(&text).map_err(|e| json_error(&errors, &e))?;
+    let document = Document::read(path, "hunt file")?;
+    let errors = document.errors();
+    let raw: RawHunt = errors.parse(&JsonHelp {
+        unknown_field: "a hunt file has the keys object, spec, operations, init, final, threads, ops_per_thread, samples (and description)",
+        missing_field: "add the missing key; see fixtures/pair_snapshot/hunt.json for a complete hunt file",
+        wrong_type: Some("threads, ops_per_thread and samples are positive integers; the other keys are strings or lists of strings"),
+    })?;
     let root = JsonPath::default();
-    let base = path.parent().unwrap_or(Path::new(""));
-
-    let mut sources = SourceMap::new();
-    let model = Arc::new(load_model(
-        &errors,
-        &root.key("object"),
-        base,
-        &raw.object,
-        &mut sources,
-    )?);
-    let spec = resolve_spec(
-        &errors,
-        &root.key("spec"),
-        base,
-        raw.spec.as_deref(),
-        &mut sources,
-    )?;
-    let calls = |list: &[String], at: JsonPath| -> Result<Vec<Call>, LoadError> {
-        list.iter()
-            .enumerate()
-            .map(|(i, s)| parse_checked_call(&errors, &model, &at.index(i), s))
-            .collect()
-    };
+    let Subject {
+        model,
+        spec,
+        sources,
+    } = load_subject(&errors, path, &raw.object, raw.spec.as_deref())?;
+    let calls = |list: &[String], at: JsonPath| parse_checked_calls(&errors, &model, &at, list);
     let operations = calls(&raw.operations, root.key("operations"))?;
     let init = calls(&raw.init, root.key("init"))?;
     let finals = calls(&raw.finals, root.key("final"))?;
@@ -174,26 +157,4 @@ pub fn load(path: &Path) -> Result<HuntFile, LoadError> {
         samples,
         sources,
     })
-}
-
-/// A `serde_json` error at its position, with a hint about hunt files.
-fn json_error(errors: &Errors, err: &serde_json::Error) -> LoadError {
-    let offset = offset_of(errors.text, err.line(), err.column());
-    let message = err.to_string();
-    // serde_json appends " at line L column C"; the error prints its own position.
-    let message = message
-        .split(" at line ")
-        .next()
-        .unwrap_or(&message)
-        .to_string();
-    let help = if message.starts_with("unknown field") {
-        "a hunt file has the keys object, spec, operations, init, final, threads, ops_per_thread, samples (and description)"
-    } else if message.starts_with("missing field") {
-        "add the missing key; see fixtures/pair_snapshot/hunt.json for a complete hunt file"
-    } else if message.starts_with("invalid type") || message.starts_with("invalid value") {
-        "threads, ops_per_thread and samples are positive integers; the other keys are strings or lists of strings"
-    } else {
-        "fix the JSON syntax at the caret"
-    };
-    errors.at(offset, offset + 1, message, "here", Some(help.to_string()))
 }

@@ -13,7 +13,6 @@ pub mod check;
 pub mod file;
 pub mod minimize;
 pub mod nondet;
-pub mod rng;
 pub mod sample;
 pub mod write;
 

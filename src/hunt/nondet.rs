@@ -197,37 +197,30 @@ mod tests {
 
     use super::*;
 
-    /// A register whose `read` returns how often it has been called: a nondeterministic spec.
-    struct Flaky {
+    /// A register counting its writes. A steady one's `read` returns the number of writes; a
+    /// flaky one's returns how often it has been called: a nondeterministic spec.
+    struct Register {
+        flaky: bool,
         reads: AtomicI64,
     }
 
-    impl Spec for Flaky {
-        type State = i64;
-        fn initial(&self) -> i64 {
-            0
-        }
-        fn apply(&self, state: &i64, _thread: ThreadId, call: &Call) -> Apply<i64> {
-            match call.op.as_str() {
-                "write" => Apply::Returns {
-                    value: Value::Unit,
-                    state: state + 1,
-                },
-                _ => Apply::Returns {
-                    value: Value::Int(self.reads.fetch_add(1, Ordering::Relaxed)),
-                    state: *state,
-                },
+    impl Register {
+        fn flaky() -> Register {
+            Register {
+                flaky: true,
+                reads: AtomicI64::new(0),
             }
         }
-        fn name(&self) -> String {
-            "flaky".into()
+
+        fn steady() -> Register {
+            Register {
+                flaky: false,
+                reads: AtomicI64::new(0),
+            }
         }
     }
 
-    /// The same register, deterministic: `read` returns the number of writes.
-    struct Steady;
-
-    impl Spec for Steady {
+    impl Spec for Register {
         type State = i64;
         fn initial(&self) -> i64 {
             0
@@ -237,6 +230,10 @@ mod tests {
                 "write" => Apply::Returns {
                     value: Value::Unit,
                     state: state + 1,
+                },
+                _ if self.flaky => Apply::Returns {
+                    value: Value::Int(self.reads.fetch_add(1, Ordering::Relaxed)),
+                    state: *state,
                 },
                 _ => Apply::Returns {
                     value: Value::Int(*state),
@@ -245,7 +242,7 @@ mod tests {
             }
         }
         fn name(&self) -> String {
-            "steady".into()
+            if self.flaky { "flaky" } else { "steady" }.into()
         }
     }
 
@@ -255,9 +252,7 @@ mod tests {
 
     #[test]
     fn a_spec_that_answers_differently_is_nondeterministic() {
-        let spec = Flaky {
-            reads: AtomicI64::new(0),
-        };
+        let spec = Register::flaky();
         let threads = vec![vec![call("write")], vec![call("read")]];
         let found = serial_nondeterminism(&spec, &[call("write")], &threads, &[])
             .expect("read disagrees with itself");
@@ -274,16 +269,19 @@ mod tests {
             vec![call("read")],
         ];
         assert_eq!(
-            serial_nondeterminism(&Steady, &[call("write")], &threads, &[call("read")]),
+            serial_nondeterminism(
+                &Register::steady(),
+                &[call("write")],
+                &threads,
+                &[call("read")]
+            ),
             None
         );
     }
 
     #[test]
     fn the_final_part_is_checked_too() {
-        let spec = Flaky {
-            reads: AtomicI64::new(0),
-        };
+        let spec = Register::flaky();
         let found = serial_nondeterminism(&spec, &[], &[vec![call("write")]], &[call("read")])
             .expect("final read");
         assert_eq!(found.prefix.len(), 1);

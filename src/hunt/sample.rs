@@ -11,11 +11,11 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use fgvt_labeling::rng::SplitMix64;
 use fgvt_tree::{Call, ExploreOptions};
 
 use super::check::{check_test, CheckTestError, TestReport};
 use super::file::HuntFile;
-use super::rng::SplitMix64;
 use super::{Matrix, Subject};
 
 /// How a hunt runs.

@@ -32,6 +32,7 @@ use serde::Serialize;
 use crate::event::Event;
 use crate::history::History;
 use crate::program::{Fault, Program, Step, Wait};
+use crate::source::Span;
 
 /// A node of the interleaving tree.
 pub type NodeId = NodeIndex<u32>;
@@ -710,29 +711,28 @@ enum Visit<S> {
 
 /// The edge to a fault leaf when the program reported no event for the failing step.
 fn fault_event(thread: usize, fault: &Fault) -> Event {
-    Event {
+    local_event(
         thread,
-        op_index: 0,
-        op: String::new(),
-        kind: crate::event::EventKind::Local,
-        location: String::new(),
-        value: fault.message.clone(),
-        span: fault.span.unwrap_or_default(),
-        call: None,
-        ret: None,
-    }
+        fault.message.clone(),
+        fault.span.unwrap_or_default(),
+    )
 }
 
 /// The edge to a bounded leaf when a step ran out of its local budget.
 fn bounded_event(thread: usize) -> Event {
+    local_event(thread, "bounded".into(), Default::default())
+}
+
+/// A local step of `thread` for an edge the program reported no event for: `value` says why.
+fn local_event(thread: usize, value: String, span: Span) -> Event {
     Event {
         thread,
         op_index: 0,
         op: String::new(),
         kind: crate::event::EventKind::Local,
         location: String::new(),
-        value: "bounded".into(),
-        span: Default::default(),
+        value,
+        span,
         call: None,
         ret: None,
     }

@@ -20,18 +20,12 @@
 
 use fgvt_tree::{Call, History, Value};
 
-use super::{ParseError, Recorder};
+use super::{event_lines, ParseError, Recorder};
 
 /// Parses a Jepsen etcd log.
 pub fn parse(text: &str) -> Result<History, ParseError> {
     let mut recorder = Recorder::default();
-    let mut last = 0;
-    for (n, raw) in text.lines().enumerate() {
-        let line = n + 1;
-        last = line;
-        if raw.trim().is_empty() {
-            continue;
-        }
+    for (line, raw) in event_lines(text) {
         let Some((_, rest)) = raw.split_once("jepsen.util - ") else {
             return Err(ParseError::new(
                 line,
@@ -85,7 +79,7 @@ pub fn parse(text: &str) -> Result<History, ParseError> {
         }
     }
     recorder.finish(
-        last,
+        text.lines().count(),
         "the file has no events; the Jepsen test probably did not run",
     )
 }

@@ -16,18 +16,12 @@
 
 use fgvt_tree::{Call, History, Value};
 
-use super::{ParseError, Recorder};
+use super::{event_lines, ParseError, Recorder};
 
 /// Parses a kv log.
 pub fn parse(text: &str) -> Result<History, ParseError> {
     let mut recorder = Recorder::default();
-    let mut last = 0;
-    for (n, raw) in text.lines().enumerate() {
-        let line = n + 1;
-        last = line;
-        if raw.trim().is_empty() {
-            continue;
-        }
+    for (line, raw) in event_lines(text) {
         let fields = parse_map(raw).map_err(|m| ParseError::new(line, m))?;
         let get = |name: &str| fields.iter().find(|(k, _)| k == name).map(|(_, v)| v);
         let require =
@@ -116,7 +110,7 @@ pub fn parse(text: &str) -> Result<History, ParseError> {
             }
         }
     }
-    recorder.finish(last, "the file has no events")
+    recorder.finish(text.lines().count(), "the file has no events")
 }
 
 /// An EDN scalar, as the kv format uses them.

@@ -275,5 +275,14 @@ impl Recorder {
     }
 }
 
+/// The lines of a log with one event per line that hold an event (are not blank), each with
+/// its 1-based line number.
+pub(crate) fn event_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    text.lines()
+        .enumerate()
+        .map(|(n, raw)| (n + 1, raw))
+        .filter(|(_, raw)| !raw.trim().is_empty())
+}
+
 #[cfg(test)]
 mod tests;

@@ -1,7 +1,8 @@
-//! A small, seedable random number generator (SplitMix64), so that sampling needs no new
-//! dependency and the same `(seed, sample)` pair draws the same test on every platform.
+//! A small, seedable random number generator (SplitMix64), so that random draws need no
+//! dependency and give the same values for a seed on every platform: `fgvt hunt`'s test
+//! matrices (the same `(seed, sample)` pair draws the same test) and generated histories.
 
-/// SplitMix64: tiny, fast, and good enough to draw test matrices uniformly.
+/// SplitMix64: tiny, fast, and good enough to draw test matrices and workloads uniformly.
 #[derive(Clone, Debug)]
 pub struct SplitMix64 {
     state: u64,
@@ -14,7 +15,7 @@ impl SplitMix64 {
     }
 
     /// The generator of sample `index` of a hunt seeded with `seed`. Each sample has its own
-    /// stream, so a sample's test does not depend on how samples are spread over threads.
+    /// stream, so a sample's draws do not depend on how samples are spread over threads.
     pub fn for_sample(seed: u64, index: u64) -> SplitMix64 {
         // Mixing the seed first keeps (seed, index) and (seed + 1, index - 1) apart.
         let mut base = SplitMix64::new(seed);

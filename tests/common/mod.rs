@@ -1,0 +1,48 @@
+//! Helpers shared by the end-to-end tests: running the `fgvt` binary as a user would.
+//!
+//! Each test file declares `mod common;` and uses what it needs of this module.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+
+/// The repository root: where the fixtures live and `fgvt localize` runs from.
+pub fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The path of `fixtures/<path>` in the repository.
+pub fn fixture(path: &str) -> PathBuf {
+    root().join("fixtures").join(path)
+}
+
+/// The `fgvt` binary, with colour off.
+pub fn fgvt() -> Command {
+    let mut cmd = Command::cargo_bin("fgvt").unwrap();
+    cmd.env("NO_COLOR", "1");
+    cmd
+}
+
+/// Runs `cmd`: (exit code, stdout, stderr).
+pub fn output(cmd: &mut Command) -> (i32, String, String) {
+    let out = cmd.output().unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Runs `cmd` and checks that it did not panic: (exit code, stdout, stderr).
+pub fn run(cmd: &mut Command) -> (i32, String, String) {
+    let (code, stdout, stderr) = output(cmd);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    (code, stdout, stderr)
+}
+
+/// Runs `fgvt localize` from the repository root with `args`: (exit code, stdout).
+pub fn localize(args: &[&str]) -> (i32, String) {
+    let (code, stdout, _) = run(fgvt().current_dir(root()).arg("localize").args(args));
+    (code, stdout)
+}
