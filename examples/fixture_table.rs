@@ -304,7 +304,7 @@ pub fn render(rows: &[Row]) -> String {
          The times are one `localize` (load, explore, judge, label, CDRS, report) in a release build,\n\
          the fastest of five runs; `cargo bench --bench localize` measures them properly.\n\n\
          ## Bugs: the failing tests\n\n\
-         *top CDRS* is fgvt's best CDRS (fewest races, then most failing leaves), of *found* in all;\n\
+         *top CDRS* is fgvt's best CDRS (ending in a G race first, then fewest races, then most failing leaves), of *found* in all;\n\
          *its races* are the racing expressions of its decisive nodes with their lines; *the paper's\n\
          statements* are those of the paper's last column (for Line-Up, the statement of the bug) with\n\
          the lines that stand for them in the best CDRS holding all of them.\n\n\

@@ -190,3 +190,60 @@ fn output_files_are_written_whole_or_not_at_all() {
     // No temporary file is left next to the report either.
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
 }
+
+/// Copies a fixture's model next to a test written for it in a fresh directory.
+fn test_beside(model: &str, test: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let from = common::fixture(model);
+    std::fs::copy(&from, dir.path().join(from.file_name().unwrap())).unwrap();
+    let path = dir.path().join("test.json");
+    std::fs::write(&path, test).unwrap();
+    (dir, path)
+}
+
+#[test]
+fn pair_snapshot_fails_on_the_same_leaves_under_the_builtin_snapshot_spec() {
+    let (_dir, path) = test_beside(
+        "pair_snapshot/pair_snapshot.fgv",
+        r#"{"object": "pair_snapshot.fgv#PairSnapshot", "spec": "snapshot",
+            "init": ["write(0, 1)", "write(1, 1)"],
+            "threads": [["write(0, 2)", "write(1, 2)", "write(1, 1)", "write(0, 1)"], ["read()"]]}"#,
+    );
+    let (code, builtin) = common::localize(&[path.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code, 1);
+    let builtin: Value = serde_json::from_str(&builtin).unwrap();
+    let (_, own) = report("fixtures/pair_snapshot/failing.json");
+    assert_eq!(builtin["test"]["spec"], "snapshot");
+    assert_eq!(
+        builtin["tree"]["failing_leaves"],
+        own["tree"]["failing_leaves"]
+    );
+    assert_eq!(
+        builtin["labels"], own["labels"],
+        "the same leaves fail, so every label agrees"
+    );
+}
+
+#[test]
+fn counter2s_stuck_history_passes_under_self_and_the_report_says_why() {
+    // Under `self` the object's own serial runs block too: `get` keeps the lock, a later `inc`
+    // waits forever. The report must not stay silent about that blind spot.
+    let (_dir, path) = test_beside(
+        "counter2/counter2.fgv",
+        r#"{"object": "counter2.fgv#Counter2", "spec": "self", "threads": [["inc()", "get()"], ["inc()"]]}"#,
+    );
+    let (code, out) = common::localize(&[path.to_str().unwrap(), "--format", "json"]);
+    assert_eq!(code, 0, "{out}");
+    let r: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(r["verdict"], "linearizable");
+    assert!(r["tree"]["stuck_leaves"].as_u64().unwrap() >= 1);
+    let notes = r["notes"].to_string();
+    assert!(notes.contains("blocks in its serial runs too"), "{notes}");
+    assert!(
+        notes.contains("\\\"counter\\\""),
+        "suggests a built-in spec: {notes}"
+    );
+    // Under the built-in counter spec, where `inc` never blocks, it is a violation.
+    let (code, _) = common::localize(&["fixtures/counter2/failing.json"]);
+    assert_eq!(code, 1);
+}

@@ -31,7 +31,8 @@ pub struct LocalizeReport {
     pub labels_distinct: LabelTotals,
     /// The CDRS pattern the words were matched against, e.g. `(WG|BG|WBG)*(BG|G|WBG)`.
     pub pattern: String,
-    /// The reported CDRS, best first (fewest races, then most failing leaves).
+    /// The reported CDRS, best first (those ending in a G race, then fewest races, then most
+    /// failing leaves; see `fgvt_labeling::cdrs::rank`).
     pub cdrs: Vec<CdrsReport>,
     /// How many CDRS were found in all (`cdrs` may show fewer).
     pub cdrs_found: usize,
