@@ -86,26 +86,39 @@ pub fn write_atomically(path: &Path, contents: &[u8]) -> miette::Result<()> {
     Ok(())
 }
 
-/// A spinner on stderr for long explorations; hidden unless stderr is a terminal.
+/// A spinner on stderr for long explorations: shown only on a terminal, and only once a run has
+/// lasted longer than a moment, so that quick runs print nothing but their result.
 pub struct Progress {
     bar: Option<ProgressBar>,
+    started: std::time::Instant,
+    shown: bool,
 }
 
 impl Progress {
-    /// A spinner labelled `what`, shown only on a terminal.
+    /// How long a run goes before the spinner appears.
+    const DELAY: std::time::Duration = std::time::Duration::from_millis(400);
+
+    /// A spinner labelled `what`, hidden until the run has lasted [`Progress::DELAY`].
     pub fn new(what: &str) -> Progress {
+        let started = std::time::Instant::now();
         if !std::io::stderr().is_terminal() {
-            return Progress { bar: None };
+            return Progress {
+                bar: None,
+                started,
+                shown: false,
+            };
         }
-        let bar = ProgressBar::new_spinner();
+        let bar = ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::hidden());
         bar.set_style(
-            ProgressStyle::with_template("{spinner} {msg} {pos} states ({per_sec}, {elapsed})")
+            ProgressStyle::with_template("{spinner} {msg}: {human_pos} states, {elapsed}")
                 .expect("valid template"),
         );
         bar.set_message(what.to_string());
-        // Short runs finish before the first tick is drawn, so the bar never flickers.
-        bar.enable_steady_tick(std::time::Duration::from_millis(200));
-        Progress { bar: Some(bar) }
+        Progress {
+            bar: Some(bar),
+            started,
+            shown: false,
+        }
     }
 
     /// Clears the spinner.
@@ -120,6 +133,11 @@ impl fgvt_tree::explore::Progress for Progress {
     fn tick(&mut self, nodes: u64) {
         if let Some(bar) = &self.bar {
             bar.set_position(nodes);
+            if !self.shown && self.started.elapsed() >= Self::DELAY {
+                self.shown = true;
+                bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+                bar.enable_steady_tick(std::time::Duration::from_millis(200));
+            }
         }
     }
 }
