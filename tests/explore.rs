@@ -100,7 +100,8 @@ fn a_schedule_prints_the_path_as_per_thread_columns() {
     assert_eq!(code, 0, "{text}");
     let header = text.lines().next().unwrap();
     assert!(header.contains("T0") && header.contains("T1"), "{text}");
-    assert!(text.contains("d[0] = 2 (l.8)"), "{text}");
+    assert!(text.contains("write(0, 2): write d[0] = 2 (l.8)"), "{text}");
+    assert!(text.contains("read d[0] → 1 (l.13)"), "{text}");
     assert!(text.contains("⇒ (1, 2)"), "{text}");
     assert!(text.contains("leaf: complete"), "{text}");
 }

@@ -19,7 +19,7 @@ pub(crate) struct Cell {
 }
 
 impl Cell {
-    /// Plain text: `write(0, 2): d[0] = 2 (l.5)`, `d[1] → 2 (l.11) ⇒ (1, 2)`.
+    /// Plain text: `write(0, 2): write d[0] = 2 (l.5)`, `read d[1] → 2 (l.11) ⇒ (1, 2)`.
     pub(crate) fn plain(&self) -> String {
         let mut s = String::new();
         if let Some(call) = &self.call {
@@ -95,8 +95,9 @@ pub(crate) fn access(step: &TraceStep) -> String {
         }
     };
     match step.event.as_str() {
-        "write" => format!("{} = {}", step.target, step.value),
-        "read" => format!("{} → {}", step.target, step.value),
+        // The kind is spelled out: the reader should not have to infer a race's kind from `=`.
+        "write" => format!("write {} = {}", step.target, step.value),
+        "read" => format!("read {} → {}", step.target, step.value),
         "local" if !step.value.is_empty() => step.value.clone(),
         "local" => "local step".to_string(),
         _ if step.target.is_empty() => with_value(step.event.clone()),
