@@ -226,7 +226,10 @@ impl Errors<'_> {
             .unwrap_or(&message)
             .to_string();
         let syntax = "fix the JSON syntax at the caret";
-        let help = if message.starts_with("unknown field") {
+        let help = if self.file.ends_with(".fgv") {
+            // The commonest slip of a first run: the model instead of the test that names it.
+            "this is a model file: pass the test (a .json file whose \"object\" names this model)"
+        } else if message.starts_with("unknown field") {
             help.unknown_field
         } else if message.starts_with("missing field") {
             help.missing_field

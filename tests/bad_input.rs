@@ -119,3 +119,13 @@ fn an_unknown_spec_lists_the_choices() {
     assert!(err.contains("test.json:3:11"), "{err}");
     assert!(err.contains("register"), "{err}");
 }
+
+#[test]
+fn a_model_passed_instead_of_a_test_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("cell.fgv"), MODEL).unwrap();
+    let (code, err) = run(&dir.path().join("cell.fgv"));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("cell.fgv:1:1"), "{err}");
+    assert!(err.contains("this is a model file"), "{err}");
+}
