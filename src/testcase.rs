@@ -182,6 +182,9 @@ impl Errors<'_> {
         label: &str,
         help: Option<String>,
     ) -> LoadError {
+        // Offsets computed inside an escaped JSON string may land inside a character.
+        let start = floor_char_boundary(self.text, start);
+        let end = floor_char_boundary(self.text, end.max(start));
         let line = self.text[..start].matches('\n').count() + 1;
         let line_start = self.text[..start].rfind('\n').map_or(0, |i| i + 1);
         let column = self.text[line_start..start].chars().count() + 1;
@@ -326,6 +329,15 @@ pub(crate) fn parse_checked_calls(
         .enumerate()
         .map(|(i, s)| parse_checked_call(errors, model, &at.index(i), s))
         .collect()
+}
+
+/// The largest character boundary of `text` at or before `at`.
+fn floor_char_boundary(text: &str, at: usize) -> usize {
+    let mut at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
 }
 
 /// The byte offset of a 1-based line and column as serde_json counts them.

@@ -247,3 +247,33 @@ fn counter2s_stuck_history_passes_under_self_and_the_report_says_why() {
     let (code, _) = common::localize(&["fixtures/counter2/failing.json"]);
     assert_eq!(code, 1);
 }
+
+#[test]
+fn a_step_budget_stop_is_not_reported_as_an_option_that_does_not_exist() {
+    let model = r#"
+object Busy {
+    shared int x = 0;
+    op spin() {
+        x = 1;
+        int i = 0;
+        while (true) { i = i + 1; }
+    }
+}
+"#;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("m.fgv"), model).unwrap();
+    let test = dir.path().join("test.json");
+    std::fs::write(&test, r#"{"object": "m.fgv", "threads": [["spin()"]]}"#).unwrap();
+    let test = test.to_str().unwrap();
+    for format in ["text", "markdown"] {
+        let (code, out) = localize(&[test, "--format", format]);
+        assert_eq!(code, 3, "{out}");
+        assert!(!out.contains("--step-budget"), "{out}");
+        assert!(out.contains("the per-step instruction budget"), "{out}");
+    }
+    let (_, v) = report(test);
+    assert_eq!(
+        v["partial"], "step-budget",
+        "the JSON keeps the limit's name"
+    );
+}

@@ -112,3 +112,20 @@ fn localize_writes_the_tree_next_to_the_report() {
     graphviz_rust::parse(&text).unwrap();
     assert!(text.contains("fillcolor=\"#d62728\""), "{text}");
 }
+
+#[test]
+fn a_reader_that_goes_away_early_is_no_panic() {
+    // `fgvt render TEST | head -1`: stdout closes before the drawing is written.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_fgvt"))
+        .current_dir(common::root())
+        .args(["render", PAIR])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(out.status.code(), Some(1), "{err}");
+}

@@ -123,7 +123,8 @@ fn notes(
     let mut notes = Vec::new();
     if let Some(limit) = partial {
         notes.push(format!(
-            "exploration stopped at --{limit}: the tree is partial and its counts cover only the explored part"
+            "exploration stopped at {}: the tree is partial and its counts cover only the explored part",
+            limit_option(limit)
         ));
     }
     if summary.unknown_leaves > 0 {
@@ -363,6 +364,13 @@ fn leaf_kind_name(kind: LeafKind) -> &'static str {
         LeafKind::Fault => "fault",
         LeafKind::Bounded => "bounded",
     }
+}
+
+/// What set the limit a report's `partial` names (its [`fgvt_tree::Limit::name`]): the
+/// command-line option, or a description for a limit no option sets (the step budget).
+pub(crate) fn limit_option(name: &str) -> String {
+    fgvt_tree::Limit::from_name(name)
+        .map_or_else(|| format!("--{name}"), |l| l.option().to_string())
 }
 
 /// `fgvt explore TEST --schedule 0,1,1`, with the test path quoted for a POSIX shell if needed

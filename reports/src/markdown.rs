@@ -46,7 +46,10 @@ fn summary(out: &mut String, r: &LocalizeReport) {
     let partial = r
         .partial
         .as_ref()
-        .map(|p| format!(" (partial: `--{p}` was hit)"))
+        .map(|p| match crate::build::limit_option(p) {
+            option if option.starts_with("--") => format!(" (partial: `{option}` was hit)"),
+            limit => format!(" (partial: {limit} was hit)"),
+        })
         .unwrap_or_default();
     let _ = writeln!(
         out,

@@ -41,7 +41,7 @@ fn header(out: &mut String, r: &LocalizeReport, st: Style) {
     let partial = r
         .partial
         .as_ref()
-        .map(|p| format!(" (partial: --{p})"))
+        .map(|p| format!(" (partial: {})", crate::build::limit_option(p)))
         .unwrap_or_default();
     let _ = writeln!(
         out,

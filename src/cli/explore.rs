@@ -21,13 +21,7 @@ pub fn run(args: &ExploreArgs) -> miette::Result<Exit> {
     // The summary answers "is this test linearizable?" with design.md's exit codes; printing
     // one path answers nothing of the kind.
     let path_only = args.schedule.is_some() || args.leaf.is_some();
-    let exit = if tree.partial.is_some() {
-        Exit::Inconclusive
-    } else if !path_only && judgement.not_linearizable + judgement.faults > 0 {
-        Exit::Violation
-    } else {
-        Exit::Ok
-    };
+    let exit = exit_code(tree.partial.is_some(), path_only, &judgement);
     let out = match (&args.schedule, args.leaf, args.format) {
         (Some(schedule), _, format) => path_report(&test, &tree, Path::Schedule(schedule), format)?,
         (None, Some(leaf), format) => path_report(&test, &tree, Path::Leaf(leaf), format)?,
@@ -39,6 +33,23 @@ pub fn run(args: &ExploreArgs) -> miette::Result<Exit> {
     };
     emit(&format!("{}\n", out.trim_end()))?;
     Ok(exit)
+}
+
+/// The exit code of `fgvt explore` (design.md): 3 when a limit cut the tree; then, for the
+/// summary, 1 for a violation and 3 when some leaf has no verdict (the checker ran out of time),
+/// as `localize` decides.
+fn exit_code(partial: bool, path_only: bool, judgement: &Judgement) -> Exit {
+    if partial {
+        Exit::Inconclusive
+    } else if path_only {
+        Exit::Ok
+    } else if judgement.not_linearizable + judgement.faults > 0 {
+        Exit::Violation
+    } else if judgement.unknown > 0 {
+        Exit::Inconclusive
+    } else {
+        Exit::Ok
+    }
 }
 
 /// Explores the test's program with a progress spinner; a fault of the serial `init` part is
@@ -247,4 +258,34 @@ fn path_report(test: &TestCase, tree: &Tree, path: Path, format: Format) -> miet
         }))
         .into_diagnostic()?,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn judgement(not_linearizable: u64, unknown: u64) -> Judgement {
+        Judgement {
+            verdicts: Default::default(),
+            linearizable: 1,
+            not_linearizable,
+            faults: 0,
+            unknown,
+            distinct_histories: 1,
+            stuck_accepted_by_self: 0,
+            spec: "self".into(),
+        }
+    }
+
+    #[test]
+    fn leaves_the_checker_gave_up_on_make_the_summary_inconclusive_not_ok() {
+        assert_eq!(
+            exit_code(false, false, &judgement(0, 1)),
+            Exit::Inconclusive
+        );
+        assert_eq!(exit_code(false, false, &judgement(1, 1)), Exit::Violation);
+        assert_eq!(exit_code(false, false, &judgement(0, 0)), Exit::Ok);
+        assert_eq!(exit_code(true, false, &judgement(1, 0)), Exit::Inconclusive);
+        assert_eq!(exit_code(false, true, &judgement(1, 1)), Exit::Ok);
+    }
 }

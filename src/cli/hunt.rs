@@ -78,21 +78,23 @@ pub fn run(args: &HuntArgs) -> miette::Result<Exit> {
         started.elapsed(),
     );
     let Some(first) = result.findings.first() else {
-        println!("{header}");
-        println!("no failing test found");
-        if result.timed_out || result.partial > 0 {
-            if result.timed_out {
-                println!("PARTIAL: --timeout stopped the hunt before every test was checked");
-            }
-            if result.partial > 0 {
-                println!(
-                    "PARTIAL: a limit cut the tree of {} test(s) short; raise --max-states/--max-steps",
-                    result.partial
-                );
-            }
-            return Ok(Exit::Inconclusive);
+        let mut out = format!("{header}\nno failing test found\n");
+        if result.timed_out {
+            out.push_str("PARTIAL: --timeout stopped the hunt before every test was checked\n");
         }
-        return Ok(Exit::Ok);
+        if result.partial > 0 {
+            out.push_str(&format!(
+                "PARTIAL: a limit cut the tree of {} test(s) short; raise --max-states/--max-steps\n",
+                result.partial
+            ));
+        }
+        super::output::emit(&out)?;
+        let partial = result.timed_out || result.partial > 0;
+        return Ok(if partial {
+            Exit::Inconclusive
+        } else {
+            Exit::Ok
+        });
     };
 
     if args.localize {
@@ -101,17 +103,17 @@ pub fn run(args: &HuntArgs) -> miette::Result<Exit> {
         return pipeline(args, &file, &refs, first, &options, deadline);
     }
     if args.all {
-        println!("{header}");
+        super::output::emit(&format!("{header}\n"))?;
         for sample in &result.findings {
-            print!("{}", describe(sample));
+            super::output::emit(&describe(sample))?;
             if let Some(output) = &args.output {
                 let path = numbered(output, sample.index);
                 write_finding(&file, &refs, sample, &path, options.seed)?;
-                println!("wrote {}", path.display());
+                super::output::emit(&format!("wrote {}\n", path.display()))?;
             }
         }
         if args.output.is_none() {
-            println!("(write the tests with -o FILE: sample N goes to FILE-N.json)");
+            super::output::emit("(write the tests with -o FILE: sample N goes to FILE-N.json)\n")?;
         }
         return Ok(Exit::Violation);
     }
@@ -206,7 +208,7 @@ fn pipeline(
         ReportFormat::Markdown => fgvt_reports::render_markdown(&localized.report),
         ReportFormat::Json => fgvt_reports::render_json(&localized.report),
     };
-    print!("{text}");
+    super::output::emit(&text)?;
     Ok(Exit::Violation)
 }
 

@@ -31,15 +31,15 @@ pub fn run(args: &MinimizeArgs) -> miette::Result<Exit> {
     .map_err(|e| check_error(&args.test, &e))?;
     let (minimized, timed_out) = match outcome {
         MinimizeOutcome::NotFailing(report) => {
-            println!(
-                "{}: the test does not fail; nothing to minimize",
+            super::output::emit(&format!(
+                "{}: the test does not fail; nothing to minimize\n",
                 args.test.display()
-            );
+            ))?;
             if let Some(limit) = report.partial {
-                println!(
-                    "PARTIAL: exploration hit {}; raise the limit to check the whole tree",
+                super::output::emit(&format!(
+                    "PARTIAL: exploration hit {}; raise the limit to check the whole tree\n",
                     limit.option()
-                );
+                ))?;
                 return Ok(Exit::Inconclusive);
             }
             return Ok(Exit::Ok);
@@ -163,15 +163,17 @@ pub(super) fn emit(
         Some(path) => {
             let text = render_test(matrix, refs, &directory_of(path), Some(description), seed);
             write_atomically(path, text.as_bytes())?;
-            print!("{summary}");
-            println!("wrote {}", path.display());
+            super::output::emit(&format!("{summary}wrote {}\n", path.display()))?;
         }
         None => {
             eprint!("{summary}");
-            print!(
-                "{}",
-                render_test(matrix, refs, Path::new("."), Some(description), seed)
-            );
+            super::output::emit(&render_test(
+                matrix,
+                refs,
+                Path::new("."),
+                Some(description),
+                seed,
+            ))?;
         }
     }
     Ok(())

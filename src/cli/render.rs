@@ -7,7 +7,7 @@ use fgvt_reports::draw::{select, DrawInput, DrawOptions, Focus};
 use fgvt_reports::{render_dot, render_svg, SvgEngine};
 
 use super::localize::{exit_code, localize_with, parse_pattern, Localized};
-use super::output::{write_atomically, Exit};
+use super::output::{emit, write_atomically, Exit};
 use super::{DrawArgs, EngineArg, FocusArg, RenderArgs, TreeFormat};
 use crate::testcase::{self, TestCase};
 
@@ -22,7 +22,7 @@ pub fn run(args: &RenderArgs) -> miette::Result<Exit> {
     let text = draw(&test, &localized, args.max_cdrs, &args.draw, format, engine)?;
     match &args.output {
         Some(path) => write_atomically(path, text.as_bytes())?,
-        None => print!("{text}"),
+        None => emit(&text)?,
     }
     Ok(exit_code(&localized.report))
 }

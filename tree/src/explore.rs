@@ -154,6 +154,18 @@ impl Limit {
         }
     }
 
+    /// The limit whose [`Limit::name`] is `name`.
+    pub fn from_name(name: &str) -> Option<Limit> {
+        [
+            Limit::MaxStates,
+            Limit::Timeout,
+            Limit::MaxSteps,
+            Limit::StepBudget,
+        ]
+        .into_iter()
+        .find(|l| l.name() == name)
+    }
+
     /// The command-line option that sets this limit.
     pub fn option(self) -> &'static str {
         match self {
@@ -674,15 +686,13 @@ impl<P: Program> Explorer<'_, P> {
         {
             return Some(Limit::MaxStates);
         }
-        // Reading the clock is cheap next to a step, but not free: look every 256 nodes.
-        if self.graph.node_count().is_multiple_of(256) {
-            if let Some(timeout) = self.options.timeout {
-                if self.started.elapsed() >= timeout {
-                    return Some(Limit::Timeout);
-                }
-            }
+        // Reading the clock costs little next to the steps of every thread that opening a
+        // state takes, so look at every state: gating on the node count would skip it for
+        // whole trees (nodes are added when frames close, so the count can stay put for long).
+        match self.options.timeout {
+            Some(timeout) if self.started.elapsed() >= timeout => Some(Limit::Timeout),
+            _ => None,
         }
-        None
     }
 
     fn progress_tick(&mut self) {

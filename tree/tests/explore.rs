@@ -387,3 +387,55 @@ fn leaf_kinds_are_reported() {
     let (_, leaf) = tree.nth_leaf(0).unwrap();
     assert_eq!(tree.leaf(leaf).unwrap().kind, LeafKind::Complete);
 }
+
+/// A [`Toy`] whose steps are slow once thread 1 has moved before thread 0: the first path
+/// (thread 0 first) is quick, the rest of the tree is not.
+struct SlowLater(Toy);
+
+impl Program for SlowLater {
+    type State = State;
+
+    fn threads(&self) -> usize {
+        self.0.threads()
+    }
+
+    fn initial_state(&self) -> Result<State, Fault> {
+        self.0.initial_state()
+    }
+
+    fn step(&self, s: &State, t: usize) -> Step<State> {
+        let t0_idle = s.pcs[0].0 == 0 && !s.pcs[0].3;
+        let t1_moved = s.pcs[1].0 > 0 || s.pcs[1].3;
+        if t0_idle && t1_moved {
+            std::thread::sleep(std::time::Duration::from_millis(30));
+        }
+        self.0.step(s, t)
+    }
+
+    fn history(&self, s: &State) -> History {
+        self.0.history(s)
+    }
+
+    fn finish(&self, s: &State) -> Result<History, Fault> {
+        self.0.finish(s)
+    }
+
+    fn stuck_history(&self, s: &State) -> History {
+        self.0.stuck_history(s)
+    }
+}
+
+#[test]
+fn a_timeout_stops_a_small_tree_that_gets_slow_after_its_first_leaf() {
+    let options = ExploreOptions {
+        timeout: Some(std::time::Duration::from_millis(5)),
+        ..plain()
+    };
+    let tree = explore(&SlowLater(straight_line(&[2, 2])), &options).unwrap();
+    assert_eq!(tree.partial, Some(fgvt_tree::Limit::Timeout));
+    assert!(tree.stats().bounded > 0);
+    assert!(
+        tree.stats().complete > 0,
+        "the quick first path is complete"
+    );
+}
