@@ -8,10 +8,7 @@ const MODEL: &str = "object Cell {\n    shared int x = 0;\n\n    op write(int v)
 
 /// Writes `files` into a fresh directory and runs `fgvt explore` on `test.json` there.
 fn explore(files: &[(&str, &str)]) -> (i32, String) {
-    let dir = tempfile::tempdir().unwrap();
-    for (name, text) in files {
-        std::fs::write(dir.path().join(name), text).unwrap();
-    }
+    let dir = common::workdir(files);
     run(&dir.path().join("test.json"))
 }
 
@@ -122,8 +119,7 @@ fn an_unknown_spec_lists_the_choices() {
 
 #[test]
 fn a_model_passed_instead_of_a_test_says_so() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("cell.fgv"), MODEL).unwrap();
+    let dir = common::workdir(&[("cell.fgv", MODEL)]);
     let (code, err) = run(&dir.path().join("cell.fgv"));
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("cell.fgv:1:1"), "{err}");

@@ -8,9 +8,7 @@ use common::{fgvt, fixture, output};
 
 /// Writes a model and a test into a fresh directory and runs `fgvt explore` with `args`.
 fn explore(model: &str, test: &str, args: &[&str]) -> (i32, String, String) {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("m.fgv"), model).unwrap();
-    std::fs::write(dir.path().join("test.json"), test).unwrap();
+    let dir = common::workdir(&[("m.fgv", model), ("test.json", test)]);
     output(
         fgvt()
             .arg("explore")
@@ -166,18 +164,7 @@ object TwoLocks {
 
 #[test]
 fn a_loop_on_a_local_counter_gives_bounded_leaves_and_exit_3() {
-    let model = r#"
-object Busy {
-    shared int x = 0;
-    op spin() {
-        x = 1;
-        int i = 0;
-        while (true) { i = i + 1; }
-    }
-}
-"#;
-    let test = r#"{"object": "m.fgv", "threads": [["spin()"]]}"#;
-    let (code, out, _) = explore(model, test, &[]);
+    let (code, out, _) = explore(common::LOCAL_LOOP_MODEL, common::LOCAL_LOOP_TEST, &[]);
     assert!(out.contains("bounded 1"), "{out}");
     assert!(
         out.contains("verdicts") && out.contains("unknown 1"),

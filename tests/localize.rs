@@ -193,11 +193,10 @@ fn output_files_are_written_whole_or_not_at_all() {
 
 /// Copies a fixture's model next to a test written for it in a fresh directory.
 fn test_beside(model: &str, test: &str) -> (tempfile::TempDir, std::path::PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = common::workdir(&[("test.json", test)]);
     let from = common::fixture(model);
     std::fs::copy(&from, dir.path().join(from.file_name().unwrap())).unwrap();
     let path = dir.path().join("test.json");
-    std::fs::write(&path, test).unwrap();
     (dir, path)
 }
 
@@ -250,20 +249,11 @@ fn counter2s_stuck_history_passes_under_self_and_the_report_says_why() {
 
 #[test]
 fn a_step_budget_stop_is_not_reported_as_an_option_that_does_not_exist() {
-    let model = r#"
-object Busy {
-    shared int x = 0;
-    op spin() {
-        x = 1;
-        int i = 0;
-        while (true) { i = i + 1; }
-    }
-}
-"#;
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("m.fgv"), model).unwrap();
+    let dir = common::workdir(&[
+        ("m.fgv", common::LOCAL_LOOP_MODEL),
+        ("test.json", common::LOCAL_LOOP_TEST),
+    ]);
     let test = dir.path().join("test.json");
-    std::fs::write(&test, r#"{"object": "m.fgv", "threads": [["spin()"]]}"#).unwrap();
     let test = test.to_str().unwrap();
     for format in ["text", "markdown"] {
         let (code, out) = localize(&[test, "--format", format]);

@@ -46,3 +46,28 @@ pub fn localize(args: &[&str]) -> (i32, String) {
     let (code, stdout, _) = run(fgvt().current_dir(root()).arg("localize").args(args));
     (code, stdout)
 }
+
+/// A fresh directory holding `files` (name, text); it is deleted when dropped.
+pub fn workdir(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in files {
+        std::fs::write(dir.path().join(name), text).unwrap();
+    }
+    dir
+}
+
+/// A model whose only operation writes once, then loops forever on a local counter: its step
+/// runs out of the per-step instruction budget, giving a bounded leaf.
+pub const LOCAL_LOOP_MODEL: &str = r#"
+object Busy {
+    shared int x = 0;
+    op spin() {
+        x = 1;
+        int i = 0;
+        while (true) { i = i + 1; }
+    }
+}
+"#;
+
+/// A test of [`LOCAL_LOOP_MODEL`] saved as `m.fgv`.
+pub const LOCAL_LOOP_TEST: &str = r#"{"object": "m.fgv", "threads": [["spin()"]]}"#;
