@@ -352,7 +352,14 @@ struct Walk<'a> {
     /// Decisive nodes above the current node: (node, step, index of the edge taken).
     races: Vec<(NodeId, usize, usize)>,
     groups: Vec<CdrsGroup>,
-    by_key: HashMap<Vec<(Label, Vec<Span>)>, usize>,
+    /// Groups by their key: per decisive node, its label and the id of its set of racing
+    /// statement spans.
+    by_key: HashMap<Vec<(Label, usize)>, usize>,
+    /// Per decisive node met, the id of its set of racing statement spans: computed once, as
+    /// every path through the node needs it.
+    span_set_of: HashMap<NodeId, usize>,
+    /// Distinct sets of racing statement spans, numbered.
+    span_sets: HashMap<Vec<Span>, usize>,
     paths: u64,
     truncated: bool,
     unmatched: u64,
@@ -387,6 +394,8 @@ impl<'a> Walk<'a> {
             races: Vec::new(),
             groups: Vec::new(),
             by_key: HashMap::new(),
+            span_set_of: HashMap::new(),
+            span_sets: HashMap::new(),
             paths: 0,
             truncated: false,
             unmatched: 0,
@@ -493,9 +502,9 @@ impl<'a> Walk<'a> {
         if decisive {
             nodes.push((node, self.schedule.len()));
         }
-        let key: Vec<(Label, Vec<Span>)> = nodes
+        let key: Vec<(Label, usize)> = nodes
             .iter()
-            .map(|&(n, _)| (self.label(n), self.spans(n)))
+            .map(|&(n, _)| (self.label(n), self.span_set(n)))
             .collect();
         if let Some(&g) = self.by_key.get(&key) {
             let group = &mut self.groups[g];
@@ -541,7 +550,11 @@ impl<'a> Walk<'a> {
             .expect("a decisive node has a label")
     }
 
-    fn spans(&self, node: NodeId) -> Vec<Span> {
+    /// The id of `node`'s set of racing statement spans (sorted, without duplicates).
+    fn span_set(&mut self, node: NodeId) -> usize {
+        if let Some(&id) = self.span_set_of.get(&node) {
+            return id;
+        }
         let mut spans: Vec<Span> = self
             .tree
             .children(node)
@@ -550,7 +563,10 @@ impl<'a> Walk<'a> {
             .collect();
         spans.sort();
         spans.dedup();
-        spans
+        let next = self.span_sets.len();
+        let id = *self.span_sets.entry(spans).or_insert(next);
+        self.span_set_of.insert(node, id);
+        id
     }
 
     fn race_node(&self, node: NodeId, step: usize, taken: usize) -> RaceNode {

@@ -450,13 +450,20 @@ impl<P: Program> Explorer<'_, P> {
             let top = stack.last_mut().expect("the root frame is popped last");
             if let Some((event, child_state)) = top.pending.next() {
                 let depth = top.depth + 1;
-                let mut op_steps = top.op_steps.clone();
-                op_steps[event.thread] = if event.ret.is_some() {
-                    0
-                } else {
-                    op_steps[event.thread] + 1
+                // The child's step counts are built only if it is opened: most children of a
+                // memoized tree are shared or cut.
+                let parent_steps = &top.op_steps;
+                let op_steps = || {
+                    let mut steps = parent_steps.clone();
+                    steps[event.thread] = if event.ret.is_some() {
+                        0
+                    } else {
+                        steps[event.thread] + 1
+                    };
+                    steps
                 };
-                match self.visit(child_state, depth, op_steps) {
+                let visit = self.visit(child_state, depth, op_steps);
+                match visit {
                     Visit::Done(node, low) => {
                         let top = stack.last_mut().expect("frame");
                         top.low = top.low.min(low);
@@ -497,14 +504,19 @@ impl<P: Program> Explorer<'_, P> {
     }
 
     /// Looks at a child state: shared, cut, or to be opened.
-    fn visit(&mut self, state: P::State, depth: usize, op_steps: Vec<usize>) -> Visit<P::State> {
+    fn visit(
+        &mut self,
+        state: P::State,
+        depth: usize,
+        op_steps: impl FnOnce() -> Vec<usize>,
+    ) -> Visit<P::State> {
         if let Some(&at) = self.on_path.get(&state) {
             return Visit::Cut(at);
         }
         if let Some(&node) = self.memo.get(&state) {
             return Visit::Done(node, usize::MAX);
         }
-        match self.open(state, depth, op_steps) {
+        match self.open(state, depth, op_steps()) {
             Ok(frame) => Visit::Open(Box::new(frame)),
             Err(leaf) => Visit::Done(leaf, usize::MAX),
         }
