@@ -8,8 +8,8 @@ use std::time::Instant;
 use fgvt_labeling::cdrs::Pattern;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use super::minimize::{check_error, directory_of, emit, summary, with_jobs};
-use super::output::{stdout_color, write_atomically, Exit};
+use super::minimize::{check_error, directory_of, summary, with_jobs, write_test};
+use super::output::{emit, stdout_color, write_atomically, Exit};
 use super::{HuntArgs, ReportFormat};
 use crate::hunt::{
     self, HuntError, HuntFile, HuntOptions, MinimizeOutcome, ModelRefs, Sample, Subject,
@@ -88,7 +88,7 @@ pub fn run(args: &HuntArgs) -> miette::Result<Exit> {
                 result.partial
             ));
         }
-        super::output::emit(&out)?;
+        emit(&out)?;
         let partial = result.timed_out || result.partial > 0;
         return Ok(if partial {
             Exit::Inconclusive
@@ -103,23 +103,23 @@ pub fn run(args: &HuntArgs) -> miette::Result<Exit> {
         return pipeline(args, &file, &refs, first, &options, deadline);
     }
     if args.all {
-        super::output::emit(&format!("{header}\n"))?;
+        emit(&format!("{header}\n"))?;
         for sample in &result.findings {
-            super::output::emit(&describe(sample))?;
+            emit(&describe(sample))?;
             if let Some(output) = &args.output {
                 let path = numbered(output, sample.index);
                 write_finding(&file, &refs, sample, &path, options.seed)?;
-                super::output::emit(&format!("wrote {}\n", path.display()))?;
+                emit(&format!("wrote {}\n", path.display()))?;
             }
         }
         if args.output.is_none() {
-            super::output::emit("(write the tests with -o FILE: sample N goes to FILE-N.json)\n")?;
+            emit("(write the tests with -o FILE: sample N goes to FILE-N.json)\n")?;
         }
         return Ok(Exit::Violation);
     }
     let summary = format!("{header}\n{}", describe(first));
     let description = found_description(&args.hunt, &file, first.index, options.seed);
-    emit(
+    write_test(
         &first.matrix,
         &refs,
         args.output.as_deref(),
@@ -208,7 +208,7 @@ fn pipeline(
         ReportFormat::Markdown => fgvt_reports::render_markdown(&localized.report),
         ReportFormat::Json => fgvt_reports::render_json(&localized.report),
     };
-    super::output::emit(&text)?;
+    emit(&text)?;
     Ok(Exit::Violation)
 }
 

@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use miette::IntoDiagnostic;
 
-use super::output::{write_atomically, Exit};
+use super::output::{emit, write_atomically, Exit};
 use super::MinimizeArgs;
 use crate::hunt::{
     minimize_test, render_test, CheckTestError, Matrix, MinimizeOutcome, Minimized, ModelRefs,
@@ -31,12 +31,12 @@ pub fn run(args: &MinimizeArgs) -> miette::Result<Exit> {
     .map_err(|e| check_error(&args.test, &e))?;
     let (minimized, timed_out) = match outcome {
         MinimizeOutcome::NotFailing(report) => {
-            super::output::emit(&format!(
+            emit(&format!(
                 "{}: the test does not fail; nothing to minimize\n",
                 args.test.display()
             ))?;
             if let Some(limit) = report.partial {
-                super::output::emit(&format!(
+                emit(&format!(
                     "PARTIAL: exploration hit {}; raise the limit to check the whole tree\n",
                     limit.option()
                 ))?;
@@ -64,7 +64,7 @@ pub fn run(args: &MinimizeArgs) -> miette::Result<Exit> {
         &minimized,
         timed_out,
     );
-    emit(
+    write_test(
         &minimized.matrix,
         &refs.models,
         args.output.as_deref(),
@@ -151,7 +151,7 @@ pub(super) fn summary(
 /// Writes the test to `output` (atomically, model paths relative to it) with `summary` on
 /// stdout; without `output`, prints the test on stdout (paths relative to the current
 /// directory) and the summary on stderr, so that stdout can be redirected to a file.
-pub(super) fn emit(
+pub(super) fn write_test(
     matrix: &Matrix,
     refs: &ModelRefs,
     output: Option<&Path>,
@@ -163,11 +163,11 @@ pub(super) fn emit(
         Some(path) => {
             let text = render_test(matrix, refs, &directory_of(path), Some(description), seed);
             write_atomically(path, text.as_bytes())?;
-            super::output::emit(&format!("{summary}wrote {}\n", path.display()))?;
+            emit(&format!("{summary}wrote {}\n", path.display()))?;
         }
         None => {
             eprint!("{summary}");
-            super::output::emit(&render_test(
+            emit(&render_test(
                 matrix,
                 refs,
                 Path::new("."),
