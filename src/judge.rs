@@ -12,8 +12,8 @@ use fgvt_labeling::{check, CheckError, CheckOptions, Outcome, Spec, Verdict};
 use fgvt_tree::{History, LeafKind, NodeId, Tree};
 use rayon::prelude::*;
 
-use crate::lang::SelfSpec;
 use crate::testcase::{SpecChoice, TestCase};
+use fgvt_lang::SelfSpec;
 
 /// The verdict on one leaf.
 #[derive(Clone, Debug)]

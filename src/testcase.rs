@@ -25,7 +25,7 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
 use crate::json_pos::{self, JsonPath};
-use crate::lang::{parse_call, LangError, Model, TestProgram};
+use fgvt_lang::{parse_call, LangError, Model, TestProgram};
 
 /// The raw JSON document, exactly as a user writes it.
 #[derive(Debug, Deserialize)]

@@ -12,7 +12,7 @@ use serde_json::json;
 
 use super::output::{emit, Exit};
 use super::{CheckHistoryArgs, HistoryFormat};
-use crate::lang::{Model, SelfSpec};
+use fgvt_lang::{Model, SelfSpec};
 
 /// What became of one file.
 struct FileResult {

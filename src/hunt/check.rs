@@ -8,8 +8,8 @@ use fgvt_tree::{ExploreOptions, Limit};
 
 use super::nondet::{serial_nondeterminism, Nondeterminism};
 use crate::judge::judge;
-use crate::lang::SelfSpec;
 use crate::testcase::{SpecChoice, TestCase};
+use fgvt_lang::SelfSpec;
 
 /// The verdict on one test.
 #[derive(Clone, Debug, PartialEq, Eq)]

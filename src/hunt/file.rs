@@ -25,10 +25,10 @@ use fgvt_tree::{Call, SourceMap};
 use serde::Deserialize;
 
 use crate::json_pos::JsonPath;
-use crate::lang::Model;
 use crate::testcase::{
     load_subject, parse_checked_calls, Document, JsonHelp, LoadError, SpecChoice, Subject,
 };
+use fgvt_lang::Model;
 
 /// How many tests a hunt draws when neither the file nor the command line says.
 pub const DEFAULT_SAMPLES: usize = 100;

@@ -22,8 +22,8 @@ use std::sync::Arc;
 
 use fgvt_tree::{Call, SourceMap};
 
-use crate::lang::Model;
 use crate::testcase::{SpecChoice, TestCase};
+use fgvt_lang::Model;
 
 pub use check::{check_leaves, check_test, phase1, CheckTestError, TestReport, TestVerdict};
 pub use file::{load, HuntFile, DEFAULT_SAMPLES};

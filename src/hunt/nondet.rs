@@ -58,7 +58,7 @@ impl fmt::Display for Nondeterminism {
 const RUNS: usize = 2;
 
 /// Checks that every serial order of `init`, then the `threads` interleaved operation by
-/// operation, then `finals` (the serial parts run as thread 0, like [`crate::lang::TestProgram`])
+/// operation, then `finals` (the serial parts run as thread 0, like [`fgvt_lang::TestProgram`])
 /// gives the same results when run again; the first disagreement found, if any.
 pub fn serial_nondeterminism<S: Spec>(
     spec: &S,
