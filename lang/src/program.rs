@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use fgvt_labeling::{Apply, Spec};
+use fgvt_checker::{Apply, Spec};
 use fgvt_tree::{
     Call, CoarseEvent, Event, EventKind, Fault, History, Program, Span, Step, ThreadId, Value, Wait,
 };

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use fgvt_labeling::{Apply, Spec};
+use fgvt_checker::{Apply, Spec};
 use fgvt_tree::{Call, CoarseEvent, Event, EventKind, Program, SourceMap, Step, Value};
 
 use super::lexer::{lex, Tok};

@@ -6,8 +6,9 @@
 use std::sync::OnceLock;
 
 use divan::Bencher;
-use fgvt_labeling::cdrs::{find_cdrs, Cdrs, CdrsOptions, Pattern};
+use fgvt_labeling::cdrs::{find_cdrs, Cdrs, CdrsOptions};
 use fgvt_labeling::labels::{Labeling, LeafOutcome};
+use fgvt_labeling::pattern::Pattern;
 use fgvt_labeling::testing::{label, Builder};
 use fgvt_reports::draw::{select, DrawInput, DrawOptions, Focus, TreeDrawing};
 use fgvt_reports::{render_dot, render_svg, SvgEngine};

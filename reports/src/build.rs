@@ -1,7 +1,8 @@
 //! Building a [`LocalizeReport`] from the tree, its labeling and its CDRS.
 
-use fgvt_labeling::cdrs::{Cdrs, CdrsGroup, Pattern, RaceNode};
+use fgvt_labeling::cdrs::{Cdrs, CdrsGroup, RaceNode};
 use fgvt_labeling::labels::{Label, Labeling};
+use fgvt_labeling::pattern::Pattern;
 use fgvt_tree::{CoarseEvent, Event, History, LeafKind, NodeId, SourceMap, Span, Tree};
 
 use crate::model::{

@@ -1,8 +1,9 @@
 //! Labels and CDRS of trees built by the real explorer, memoized (a DAG) and plain (a tree):
 //! both must give the same unfolded counts and the same CDRS.
 
-use fgvt_labeling::cdrs::{find_cdrs, CdrsOptions, Pattern};
+use fgvt_labeling::cdrs::{find_cdrs, CdrsOptions};
 use fgvt_labeling::labels::{label_tree, Label, LeafOutcome};
+use fgvt_labeling::pattern::Pattern;
 use fgvt_reports::{build_report, render_markdown, ReportInput, TestInfo, Verdict};
 use fgvt_tree::{
     explore, Call, CoarseEvent, Event, EventKind, ExploreOptions, Fault, History, Program,

@@ -5,7 +5,7 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use fgvt_labeling::cdrs::Pattern;
+use fgvt_labeling::pattern::Pattern;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::minimize::{check_error, directory_of, summary, with_jobs, write_test};

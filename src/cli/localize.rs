@@ -2,9 +2,10 @@
 
 use std::time::Instant;
 
-use fgvt_labeling::cdrs::{find_cdrs, Cdrs, CdrsOptions, Pattern};
+use fgvt_checker::Verdict as CheckVerdict;
+use fgvt_labeling::cdrs::{find_cdrs, Cdrs, CdrsOptions};
 use fgvt_labeling::labels::{label_tree, Labeling, LeafOutcome};
-use fgvt_labeling::Verdict as CheckVerdict;
+use fgvt_labeling::pattern::Pattern;
 use fgvt_reports::{build_report, Explanation, LocalizeReport, ReportInput, TestInfo, Verdict};
 use fgvt_tree::Tree;
 

@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use fgvt_labeling::CheckError;
+use fgvt_checker::CheckError;
 use fgvt_tree::{ExploreOptions, Limit};
 
 use super::nondet::{serial_nondeterminism, Nondeterminism};

@@ -13,6 +13,7 @@ pub mod check;
 pub mod file;
 pub mod minimize;
 pub mod nondet;
+pub mod rng;
 pub mod sample;
 pub mod write;
 

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use fgvt_labeling::rng::SplitMix64;
+use super::rng::SplitMix64;
 use fgvt_tree::{Call, ExploreOptions};
 
 use super::check::{check_test, CheckTestError, TestReport};
