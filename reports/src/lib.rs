@@ -24,7 +24,8 @@ mod text;
 mod timeline;
 
 pub use build::{
-    build_report, history_data, replay_command, shell_quote, trace_steps, ReportInput,
+    build_report, history_data, option as limit_option, replay_command, shell_quote, trace_steps,
+    ReportInput,
 };
 pub use dot::render_dot;
 pub use draw::{select, DrawInput, DrawOptions, Focus, TreeDrawing};

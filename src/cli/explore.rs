@@ -63,7 +63,7 @@ pub fn build_tree(test: &TestCase, limits: &super::LimitArgs) -> miette::Result<
         let at = fault
             .span
             .and_then(|s| test.sources.locate(s))
-            .map(|l| format!(" at {}:{}:{}", l.file, l.line, l.column))
+            .map(|l| format!(" at {l}"))
             .unwrap_or_default();
         miette::miette!(
             help = "the `init` operations run serially before the threads; fix them or the model",
@@ -173,7 +173,7 @@ fn summary_text(test: &TestCase, tree: &Tree, judgement: &Judgement) -> String {
         let _ = writeln!(
             out,
             "PARTIAL: exploration hit {} — unexplored states are counted as bounded leaves; raise the limit for a full tree",
-            limit.option()
+            fgvt_reports::limit_option(limit)
         );
     }
     out
@@ -236,11 +236,11 @@ fn path_report(test: &TestCase, tree: &Tree, path: Path, format: Format) -> miet
                 Some(leaf) => {
                     let _ = writeln!(out, "leaf: {}", format!("{:?}", leaf.kind).to_lowercase());
                     if let Some(f) = &leaf.fault {
-                        let at = f.span.and_then(|s| test.sources.locate(s)).map(|l| format!(" at {}:{}:{}", l.file, l.line, l.column)).unwrap_or_default();
+                        let at = f.span.and_then(|s| test.sources.locate(s)).map(|l| format!(" at {l}")).unwrap_or_default();
                         let _ = writeln!(out, "fault: {}{at}", f.message);
                     }
                     if let Some(bound) = &leaf.bound {
-                        let _ = writeln!(out, "bounded: {bound}");
+                        let _ = writeln!(out, "bounded: {bound} ({})", fgvt_reports::limit_option(bound.limit()));
                     }
                 }
                 None => {

@@ -38,7 +38,7 @@ pub fn run(args: &MinimizeArgs) -> miette::Result<Exit> {
             if let Some(limit) = report.partial {
                 emit(&format!(
                     "PARTIAL: exploration hit {}; raise the limit to check the whole tree\n",
-                    limit.option()
+                    fgvt_reports::limit_option(limit)
                 ))?;
                 return Ok(Exit::Inconclusive);
             }

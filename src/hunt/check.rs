@@ -107,7 +107,7 @@ pub fn check_leaves(
         let at = fault
             .span
             .and_then(|s| test.sources.locate(s))
-            .map(|l| format!(" at {}:{}:{}", l.file, l.line, l.column))
+            .map(|l| format!(" at {l}"))
             .unwrap_or_default();
         CheckTestError::InitFault(format!("{}{at}", fault.message))
     })?;
