@@ -8,16 +8,24 @@ use miette::IntoDiagnostic;
 use serde_json::json;
 
 use super::output::{emit, Exit, Progress};
-use super::{ExploreArgs, Format};
-use crate::judge::{judge, Judgement};
+use super::{pipeline_error, ExploreArgs, Format};
+use crate::pipeline::{self, Judgement};
 use crate::testcase::{self, TestCase};
 
 /// Runs `fgvt explore`.
 pub fn run(args: &ExploreArgs) -> miette::Result<Exit> {
     let test = testcase::load(&args.test)?;
     let started = std::time::Instant::now();
-    let tree = build_tree(&test, &args.limits)?;
-    let judgement = judge_tree(&test, &tree, args.limits.timeout.map(|t| started + t))?;
+    let mut progress = Progress::new("exploring");
+    let tree = pipeline::explore_test(
+        &test,
+        &args.limits.limits().explore_options(),
+        &mut progress,
+    );
+    progress.finish();
+    let tree = tree.map_err(pipeline_error)?;
+    let deadline = args.limits.timeout.map(|t| started + t);
+    let judgement = pipeline::judge_test(&test, &tree, deadline).map_err(pipeline_error)?;
     // The summary answers "is this test linearizable?" with design.md's exit codes; printing
     // one path answers nothing of the kind.
     let path_only = args.schedule.is_some() || args.leaf.is_some();
@@ -50,44 +58,6 @@ fn exit_code(partial: bool, path_only: bool, judgement: &Judgement) -> Exit {
     } else {
         Exit::Ok
     }
-}
-
-/// Explores the test's program with a progress spinner; a fault of the serial `init` part is
-/// bad input (the test cannot even start).
-pub fn build_tree(test: &TestCase, limits: &super::LimitArgs) -> miette::Result<Tree> {
-    let program = test.program();
-    let mut progress = Progress::new("exploring");
-    let tree = fgvt_tree::explore_with_progress(&program, &limits.explore_options(), &mut progress);
-    progress.finish();
-    tree.map_err(|fault| {
-        let at = fault
-            .span
-            .and_then(|s| test.sources.locate(s))
-            .map(|l| format!(" at {l}"))
-            .unwrap_or_default();
-        miette::miette!(
-            help = "the `init` operations run serially before the threads; fix them or the model",
-            "{}: the test's init part fails{at}: {}",
-            test.path.display(),
-            fault.message
-        )
-    })
-}
-
-/// Judges every leaf, turning a spec that cannot judge the test into bad input.
-pub fn judge_tree(
-    test: &TestCase,
-    tree: &Tree,
-    deadline: Option<std::time::Instant>,
-) -> miette::Result<Judgement> {
-    judge(test, tree, deadline).map_err(|e| {
-        miette::miette!(
-            help = "the spec must know every operation of the test with its arguments",
-            "{}: the spec `{}` cannot judge a history: {e}",
-            test.path.display(),
-            test.spec
-        )
-    })
 }
 
 /// Which single path to print.

@@ -8,13 +8,16 @@ use std::time::Instant;
 use fgvt_labeling::pattern::Pattern;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use super::minimize::{check_error, directory_of, summary, with_jobs, write_test};
+use super::jobs::with_jobs;
 use super::output::{emit, stdout_color, write_atomically, Exit};
+use super::pipeline_error;
+use super::written::{directory_of, summary, write_test};
 use super::{HuntArgs, ReportFormat};
 use crate::hunt::{
     self, HuntError, HuntFile, HuntOptions, MinimizeOutcome, ModelRefs, Sample, Subject,
     TestVerdict,
 };
+use crate::pipeline::{self, LocalizeOptions};
 
 /// How many CDRS the `--localize` report shows, as `fgvt localize` does by default.
 const MAX_CDRS: usize = 3;
@@ -30,7 +33,7 @@ pub fn run(args: &HuntArgs) -> miette::Result<Exit> {
     }
     let started = Instant::now();
     let deadline = args.limits.timeout.map(|t| started + t);
-    let mut explore = args.limits.explore_options();
+    let mut explore = args.limits.limits().explore_options();
     // The deadline bounds the whole hunt; each test gets what is left of it.
     explore.timeout = None;
     let options = HuntOptions {
@@ -54,7 +57,7 @@ pub fn run(args: &HuntArgs) -> miette::Result<Exit> {
     }
     let result = result.map_err(|e| match e {
         HuntError::Check { index, source } => {
-            let report = check_error(&args.hunt, &source);
+            let report = pipeline_error(source);
             miette::miette!("{report} (sample {index})")
         }
         other => miette::miette!("{}: {other}", args.hunt.display()),
@@ -153,11 +156,11 @@ fn pipeline(
             &subject,
             &found.matrix,
             path.clone(),
-            &args.limits.explore_options(),
+            &args.limits.limits().explore_options(),
             deadline,
         )
     })?
-    .map_err(|e| check_error(&args.hunt, &e))?;
+    .map_err(pipeline_error)?;
     let MinimizeOutcome::Minimized {
         minimized,
         timed_out,
@@ -200,9 +203,14 @@ fn pipeline(
     }
 
     let test = subject.test(&minimized.matrix, path.clone(), Some(options.seed));
+    let localize = LocalizeOptions {
+        pattern: Pattern::default(),
+        max_cdrs: MAX_CDRS,
+    };
     let localized = with_jobs(Some(options.jobs), || {
-        super::localize::localize_with(&test, &args.limits, MAX_CDRS, &Pattern::default())
-    })??;
+        pipeline::localize(&test, &args.limits.limits(), &localize, &mut ())
+    })?
+    .map_err(pipeline_error)?;
     let text = match args.format {
         ReportFormat::Text => fgvt_reports::render_text(&localized.report, stdout_color()),
         ReportFormat::Markdown => fgvt_reports::render_markdown(&localized.report),

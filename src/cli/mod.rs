@@ -3,16 +3,21 @@
 mod check_history;
 mod explore;
 mod hunt;
-pub mod localize;
+mod jobs;
+mod localize;
 mod minimize;
 mod output;
 mod render;
+mod written;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use fgvt_labeling::pattern::Pattern;
+
+use crate::pipeline::{Limits, PipelineError};
 
 pub use output::{write_atomically, Exit};
 
@@ -62,15 +67,27 @@ pub struct LimitArgs {
 }
 
 impl LimitArgs {
-    /// The exploration options these limits give.
-    pub fn explore_options(&self) -> fgvt_tree::ExploreOptions {
-        fgvt_tree::ExploreOptions {
-            memoize: !self.no_memo,
-            max_states: Some(self.max_states),
-            max_steps: Some(self.max_steps),
+    /// The pipeline's limits these arguments set.
+    pub fn limits(&self) -> Limits {
+        Limits {
+            max_states: self.max_states,
+            max_steps: self.max_steps,
             timeout: self.timeout,
+            memoize: !self.no_memo,
         }
     }
+}
+
+/// `--pattern`: a regular expression over labels (see [`Pattern`]).
+fn parse_pattern(text: &str) -> Result<Pattern, String> {
+    Pattern::parse(text).map_err(|e| {
+        format!("{e}\n  help: labels are W, B, G, WG, BG, GG, WBG, with | * + ? ( ) between them")
+    })
+}
+
+/// A test that the pipeline could not run, as a diagnostic with what to do about it.
+fn pipeline_error(e: PipelineError) -> miette::Report {
+    miette::miette!(help = e.help(), "{e}")
 }
 
 fn parse_seconds(s: &str) -> Result<Duration, String> {
@@ -134,8 +151,8 @@ pub struct LocalizeArgs {
     #[arg(short = 'o', long = "output")]
     pub output: Option<PathBuf>,
     /// The CDRS pattern over labels (default: the paper's `(WG|BG|WBG)*(BG|G|WBG)`).
-    #[arg(long)]
-    pub pattern: Option<String>,
+    #[arg(long, value_parser = parse_pattern, default_value = fgvt_labeling::pattern::DEFAULT_PATTERN)]
+    pub pattern: Pattern,
     /// Report at most this many CDRS, best first.
     #[arg(long, default_value_t = 3)]
     pub max_cdrs: usize,
@@ -217,8 +234,8 @@ pub struct RenderArgs {
     #[arg(long, value_enum)]
     pub format: Option<TreeFormat>,
     /// The CDRS pattern over labels (default: the paper's `(WG|BG|WBG)*(BG|G|WBG)`).
-    #[arg(long)]
-    pub pattern: Option<String>,
+    #[arg(long, value_parser = parse_pattern, default_value = fgvt_labeling::pattern::DEFAULT_PATTERN)]
+    pub pattern: Pattern,
     /// Highlight at most this many CDRS, best first.
     #[arg(long, default_value_t = 3)]
     pub max_cdrs: usize,

@@ -6,9 +6,9 @@ use std::path::Path;
 use fgvt_reports::draw::{select, DrawInput, DrawOptions, Focus};
 use fgvt_reports::{render_dot, render_svg, SvgEngine};
 
-use super::localize::{exit_code, localize_with, parse_pattern, Localized};
-use super::output::{emit, write_atomically, Exit};
-use super::{DrawArgs, EngineArg, FocusArg, RenderArgs, TreeFormat};
+use super::output::{emit, exit_code, write_atomically, Exit, Progress};
+use super::{pipeline_error, DrawArgs, EngineArg, FocusArg, RenderArgs, TreeFormat};
+use crate::pipeline::{self, LocalizeOptions, Localized};
 use crate::testcase::{self, TestCase};
 
 /// Runs `fgvt render`.
@@ -16,9 +16,15 @@ pub fn run(args: &RenderArgs) -> miette::Result<Exit> {
     let format = output_format(args.format, args.output.as_deref())?;
     // Check the engine before the (possibly long) exploration.
     let engine = engine(args.draw.engine)?;
-    let pattern = parse_pattern(args.pattern.as_deref())?;
     let test = testcase::load(&args.test)?;
-    let localized = localize_with(&test, &args.limits, args.max_cdrs, &pattern)?;
+    let options = LocalizeOptions {
+        pattern: args.pattern.clone(),
+        max_cdrs: args.max_cdrs,
+    };
+    let mut progress = Progress::new("exploring");
+    let localized = pipeline::localize(&test, &args.limits.limits(), &options, &mut progress);
+    progress.finish();
+    let localized = localized.map_err(pipeline_error)?;
     let text = draw(&test, &localized, args.max_cdrs, &args.draw, format, engine)?;
     match &args.output {
         Some(path) => write_atomically(path, text.as_bytes())?,

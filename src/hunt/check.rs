@@ -3,11 +3,10 @@
 
 use std::time::Instant;
 
-use fgvt_checker::CheckError;
 use fgvt_tree::{ExploreOptions, Limit};
 
 use super::nondet::{serial_nondeterminism, Nondeterminism};
-use crate::judge::judge;
+use crate::pipeline::{explore_test, judge_test, PipelineError};
 use crate::testcase::{SpecChoice, TestCase};
 use fgvt_lang::SelfSpec;
 
@@ -47,28 +46,12 @@ pub struct TestReport {
     pub partial: Option<Limit>,
 }
 
-/// Why a test could not be checked at all.
-#[derive(Debug, thiserror::Error)]
-pub enum CheckTestError {
-    /// The serial `init` part (or the constructor) fails before any thread runs.
-    #[error("the test's init part fails: {0}")]
-    InitFault(String),
-    /// The spec cannot judge a history of the test.
-    #[error("the spec `{spec}` cannot judge a history: {source}")]
-    Spec {
-        /// The spec's name.
-        spec: String,
-        /// What the checker said.
-        source: CheckError,
-    },
-}
-
 /// Checks `test` the way Line-Up does: [`phase1`], then [`check_leaves`].
 pub fn check_test(
     test: &TestCase,
     options: &ExploreOptions,
     deadline: Option<Instant>,
-) -> Result<TestReport, CheckTestError> {
+) -> Result<TestReport, PipelineError> {
     if let Some(found) = phase1(test) {
         return Ok(TestReport {
             verdict: TestVerdict::Nondeterministic(found),
@@ -102,19 +85,9 @@ pub fn check_leaves(
     test: &TestCase,
     options: &ExploreOptions,
     deadline: Option<Instant>,
-) -> Result<TestReport, CheckTestError> {
-    let tree = fgvt_tree::explore(&test.program(), options).map_err(|fault| {
-        let at = fault
-            .span
-            .and_then(|s| test.sources.locate(s))
-            .map(|l| format!(" at {l}"))
-            .unwrap_or_default();
-        CheckTestError::InitFault(format!("{}{at}", fault.message))
-    })?;
-    let judgement = judge(test, &tree, deadline).map_err(|source| CheckTestError::Spec {
-        spec: test.spec.to_string(),
-        source,
-    })?;
+) -> Result<TestReport, PipelineError> {
+    let tree = explore_test(test, options, &mut ())?;
+    let judgement = judge_test(test, &tree, deadline)?;
     let verdict = if judgement.not_linearizable + judgement.faults > 0 {
         TestVerdict::Fails {
             not_linearizable: judgement.not_linearizable,

@@ -22,8 +22,9 @@ use std::time::Instant;
 use fgvt_tree::{Call, ExploreOptions, Value};
 use rayon::prelude::*;
 
-use super::check::{check_leaves, CheckTestError, TestReport, TestVerdict};
+use super::check::{check_leaves, TestReport, TestVerdict};
 use super::{Matrix, Subject};
+use crate::pipeline::PipelineError;
 
 /// A shrunk test and what it took.
 #[derive(Clone, Debug)]
@@ -90,7 +91,7 @@ pub fn minimize_test(
     path: PathBuf,
     options: &ExploreOptions,
     deadline: Option<Instant>,
-) -> Result<MinimizeOutcome, CheckTestError> {
+) -> Result<MinimizeOutcome, PipelineError> {
     let original = check_leaves(&subject.test(start, path.clone(), None), options, deadline)?;
     let needs_violation = match original.verdict {
         TestVerdict::Fails {

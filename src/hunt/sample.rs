@@ -14,9 +14,10 @@ use std::time::{Duration, Instant};
 use super::rng::SplitMix64;
 use fgvt_tree::{Call, ExploreOptions};
 
-use super::check::{check_test, CheckTestError, TestReport};
+use super::check::{check_test, TestReport};
 use super::file::HuntFile;
 use super::{Matrix, Subject};
+use crate::pipeline::PipelineError;
 
 /// How a hunt runs.
 #[derive(Clone, Debug)]
@@ -88,7 +89,7 @@ pub fn hunt(
     // The lowest index with a finding or an error so far; samples above it need no check.
     let stop_at = AtomicUsize::new(usize::MAX);
     let timed_out = AtomicBool::new(false);
-    let results: Mutex<BTreeMap<usize, Result<Sample, CheckTestError>>> =
+    let results: Mutex<BTreeMap<usize, Result<Sample, PipelineError>>> =
         Mutex::new(BTreeMap::new());
 
     let worker = || loop {
@@ -168,7 +169,7 @@ pub enum HuntError {
         /// The sample's index.
         index: usize,
         /// Why.
-        source: CheckTestError,
+        source: PipelineError,
     },
     /// The worker threads could not be started.
     #[error("cannot start the worker threads: {0}")]

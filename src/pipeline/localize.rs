@@ -1,0 +1,160 @@
+//! The stages composed: explore the test, judge every leaf, label the tree, find the CDRS and
+//! build the report.
+
+use std::time::Instant;
+
+use fgvt_checker::Verdict as CheckVerdict;
+use fgvt_labeling::cdrs::{find_cdrs, Cdrs, CdrsOptions};
+use fgvt_labeling::labels::{label_tree, Labeling, LeafOutcome};
+use fgvt_labeling::pattern::Pattern;
+use fgvt_reports::{build_report, Explanation, LocalizeReport, ReportInput, TestInfo};
+use fgvt_tree::{ExploreOptions, NodeId, Progress, Tree};
+
+use super::error::PipelineError;
+use super::judge::{judge, Judgement, LeafVerdict};
+use super::limits::Limits;
+use crate::testcase::TestCase;
+
+/// What a localization reports beyond the limits.
+#[derive(Clone, Debug)]
+pub struct LocalizeOptions {
+    /// The pattern a CDRS's word of decisive labels must match.
+    pub pattern: Pattern,
+    /// How many CDRS groups the report shows in full (all are found and counted).
+    pub max_cdrs: usize,
+}
+
+impl Default for LocalizeOptions {
+    fn default() -> Self {
+        LocalizeOptions {
+            pattern: Pattern::default(),
+            max_cdrs: 3,
+        }
+    }
+}
+
+/// A localization: the report, and the tree, labels and CDRS it was built from.
+pub struct Localized {
+    /// The report.
+    pub report: LocalizeReport,
+    /// The explored tree.
+    pub tree: Tree,
+    /// Its labels.
+    pub labeling: Labeling,
+    /// Every CDRS group found, best first (the report shows the first `max_cdrs`).
+    pub cdrs: Cdrs,
+}
+
+/// Explores the test's program, reporting progress to `progress`; a fault of the serial
+/// `init` part is an error (the test cannot even start).
+pub fn explore_test(
+    test: &TestCase,
+    options: &ExploreOptions,
+    progress: &mut dyn Progress,
+) -> Result<Tree, PipelineError> {
+    let program = test.program();
+    fgvt_tree::explore_with_progress(&program, options, progress).map_err(|fault| {
+        PipelineError::InitFault {
+            test: test.path.clone(),
+            message: fault.message,
+            location: fault
+                .span
+                .and_then(|s| test.sources.locate(s))
+                .map(|l| l.to_string()),
+        }
+    })
+}
+
+/// Judges every leaf of `tree` against the test's spec; `deadline` bounds each check.
+pub fn judge_test(
+    test: &TestCase,
+    tree: &Tree,
+    deadline: Option<Instant>,
+) -> Result<Judgement, PipelineError> {
+    judge(test, tree, deadline).map_err(|source| PipelineError::Spec {
+        test: test.path.clone(),
+        spec: test.spec.to_string(),
+        source,
+    })
+}
+
+/// Explores, judges, labels and localizes `test`: the report, and the tree it describes.
+pub fn localize(
+    test: &TestCase,
+    limits: &Limits,
+    options: &LocalizeOptions,
+    progress: &mut dyn Progress,
+) -> Result<Localized, PipelineError> {
+    let started = Instant::now();
+    let tree = explore_test(test, &limits.explore_options(), progress)?;
+    let deadline = limits.timeout.map(|t| started + t);
+    let judgement = judge_test(test, &tree, deadline)?;
+    let labeling = label_tree(&tree, |node, _| outcome(&judgement, node));
+    let cdrs = find_cdrs(&tree, &labeling, &options.pattern, &CdrsOptions::default());
+    let info = TestInfo {
+        file: test.path.display().to_string(),
+        object: test.model.name().to_string(),
+        spec: test.spec.to_string(),
+        command: format!(
+            "fgvt localize {}",
+            fgvt_reports::shell_quote(&test.path.display().to_string())
+        ),
+    };
+    let input = ReportInput {
+        tree: &tree,
+        labeling: &labeling,
+        cdrs: &cdrs,
+        pattern: &options.pattern,
+        sources: &test.sources,
+        test: &info,
+        max_cdrs: options.max_cdrs,
+    };
+    let mut report = build_report(&input, |leaf| explanation(&judgement, &tree, leaf));
+    report.notes.extend(spec_notes(&judgement));
+    Ok(Localized {
+        report,
+        tree,
+        labeling,
+        cdrs,
+    })
+}
+
+fn outcome(judgement: &Judgement, node: NodeId) -> LeafOutcome {
+    match judgement.verdicts.get(&node) {
+        Some(LeafVerdict::Linearizable) => LeafOutcome::Pass,
+        Some(LeafVerdict::NotLinearizable(_) | LeafVerdict::Fault) => LeafOutcome::Fail,
+        Some(LeafVerdict::Unknown) | None => LeafOutcome::Unknown,
+    }
+}
+
+/// The checker's explanation of a failing leaf, or the fault that ended it.
+fn explanation(judgement: &Judgement, tree: &Tree, leaf: NodeId) -> Option<Explanation> {
+    match judgement.verdicts.get(&leaf)? {
+        LeafVerdict::NotLinearizable(outcome) => match &outcome.verdict {
+            CheckVerdict::NotLinearizable(e) => Some(Explanation {
+                text: e.to_string(),
+                json: serde_json::to_value(e).unwrap_or_default(),
+            }),
+            _ => None,
+        },
+        LeafVerdict::Fault => tree.leaf(leaf)?.fault.as_ref().map(|f| Explanation {
+            text: format!("the model itself failed: {}", f.message),
+            json: serde_json::json!({ "fault": f.message }),
+        }),
+        _ => None,
+    }
+}
+
+/// Remarks about the spec that a reader needs to trust (or distrust) the verdict.
+fn spec_notes(judgement: &Judgement) -> Vec<String> {
+    let mut notes = Vec::new();
+    if judgement.stuck_accepted_by_self > 0 {
+        notes.push(format!(
+            "{} stuck leaves were accepted by the spec synthesized from the object's own serial runs (`self`): \
+             the object blocks in its serial runs too, and such a spec cannot see a bug that serial runs share. \
+             Check them against a built-in spec (e.g. \"spec\": \"counter\") to learn whether the operations should block.",
+            judgement.stuck_accepted_by_self
+        ));
+    }
+    notes
+}

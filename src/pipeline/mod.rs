@@ -1,0 +1,21 @@
+//! The pipeline of fgvt, composed once for every front end: explore → judge → label → CDRS →
+//! report.
+//!
+//! The command line, `hunt`/`minimize`, the benchmarks and the examples all call these
+//! functions; none composes the stages itself. Limits are a plain [`Limits`] value and errors a
+//! typed [`PipelineError`]: rendering them for people, and choosing exit codes, is the front
+//! end's business.
+//!
+//! * [`explore_test`] builds the interleaving tree of a test;
+//! * [`judge_test`] gives every leaf its verdict against the test's spec ([`judge`] module);
+//! * [`localize`] does both, then labels the tree, finds the CDRS and builds the report.
+
+mod error;
+pub mod judge;
+mod limits;
+mod localize;
+
+pub use error::PipelineError;
+pub use judge::{Judgement, LeafVerdict};
+pub use limits::Limits;
+pub use localize::{explore_test, judge_test, localize, LocalizeOptions, Localized};
