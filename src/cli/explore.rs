@@ -9,7 +9,7 @@ use serde_json::json;
 
 use super::output::{emit, Exit, Progress};
 use super::{pipeline_error, ExploreArgs, Format};
-use crate::pipeline::{self, Judgement};
+use crate::pipeline::{self, Judgement, LeafVerdict};
 use crate::testcase::{self, TestCase};
 
 /// Runs `fgvt explore`.
@@ -26,31 +26,36 @@ pub fn run(args: &ExploreArgs) -> miette::Result<Exit> {
     let tree = tree.map_err(pipeline_error)?;
     let deadline = args.limits.timeout.map(|t| started + t);
     let judgement = pipeline::judge_test(&test, &tree, deadline).map_err(pipeline_error)?;
-    // The summary answers "is this test linearizable?" with design.md's exit codes; printing
-    // one path answers nothing of the kind.
-    let path_only = args.schedule.is_some() || args.leaf.is_some();
-    let exit = exit_code(tree.partial.is_some(), path_only, &judgement);
-    let out = match (&args.schedule, args.leaf, args.format) {
-        (Some(schedule), _, format) => path_report(&test, &tree, Path::Schedule(schedule), format)?,
-        (None, Some(leaf), format) => path_report(&test, &tree, Path::Leaf(leaf), format)?,
-        (None, None, Format::Text) => summary_text(&test, &tree, &judgement),
-        (None, None, Format::Json) => {
-            serde_json::to_string_pretty(&summary_json(&test, &tree, &judgement))
-                .into_diagnostic()?
+    // The summary answers "is this test linearizable?" with design.md's exit codes; one path
+    // answers "does this run fail?" with the same codes.
+    let path = match (&args.schedule, args.leaf) {
+        (Some(schedule), _) => Some(Path::Schedule(schedule)),
+        (None, Some(leaf)) => Some(Path::Leaf(leaf)),
+        (None, None) => None,
+    };
+    let (out, exit) = match path {
+        Some(path) => path_report(&test, &tree, &judgement, path, args.format)?,
+        None => {
+            let out = match args.format {
+                Format::Text => summary_text(&test, &tree, &judgement),
+                Format::Json => {
+                    serde_json::to_string_pretty(&summary_json(&test, &tree, &judgement))
+                        .into_diagnostic()?
+                }
+            };
+            (out, exit_code(tree.partial.is_some(), &judgement))
         }
     };
     emit(&format!("{}\n", out.trim_end()))?;
     Ok(exit)
 }
 
-/// The exit code of `fgvt explore` (design.md): 3 when a limit cut the tree; then, for the
-/// summary, 1 for a violation and 3 when some leaf has no verdict (the checker ran out of time),
-/// as `localize` decides.
-fn exit_code(partial: bool, path_only: bool, judgement: &Judgement) -> Exit {
+/// The exit code of `fgvt explore` (design.md): 3 when a limit cut the tree; then 1 for a
+/// violation and 3 when some leaf has no verdict (the checker ran out of time), as `localize`
+/// decides.
+fn exit_code(partial: bool, judgement: &Judgement) -> Exit {
     if partial {
         Exit::Inconclusive
-    } else if path_only {
-        Exit::Ok
     } else if judgement.not_linearizable + judgement.faults > 0 {
         Exit::Violation
     } else if judgement.unknown > 0 {
@@ -181,7 +186,49 @@ fn summary_json(test: &TestCase, tree: &Tree, judgement: &Judgement) -> serde_js
     })
 }
 
-fn path_report(test: &TestCase, tree: &Tree, path: Path, format: Format) -> miette::Result<String> {
+/// The exit code of one path (design.md): 1 when its leaf fails, 3 when its verdict is unknown
+/// or a limit cut the tree, 0 when it passes or ends before a leaf.
+fn path_exit(partial: bool, verdict: Option<&LeafVerdict>) -> Exit {
+    match verdict {
+        _ if partial => Exit::Inconclusive,
+        Some(v) if v.is_failing() => Exit::Violation,
+        Some(LeafVerdict::Unknown) => Exit::Inconclusive,
+        _ => Exit::Ok,
+    }
+}
+
+/// The leaf's verdict as people read it, with the checker's explanation when it fails.
+fn verdict_text(verdict: &LeafVerdict) -> String {
+    match verdict {
+        LeafVerdict::Linearizable => "verdict: linearizable".into(),
+        LeafVerdict::NotLinearizable(outcome) => match &outcome.verdict {
+            fgvt_checker::Verdict::NotLinearizable(e) => {
+                format!("verdict: {}", e.to_string().trim_end())
+            }
+            _ => "verdict: NOT LINEARIZABLE".into(),
+        },
+        LeafVerdict::Fault => "verdict: fault (the model itself failed on this path)".into(),
+        LeafVerdict::Unknown => "verdict: unknown (a bound was hit, or the checker gave up)".into(),
+    }
+}
+
+/// The verdict's stable name in JSON.
+fn verdict_name(verdict: &LeafVerdict) -> &'static str {
+    match verdict {
+        LeafVerdict::Linearizable => "linearizable",
+        LeafVerdict::NotLinearizable(_) => "not-linearizable",
+        LeafVerdict::Fault => "fault",
+        LeafVerdict::Unknown => "unknown",
+    }
+}
+
+fn path_report(
+    test: &TestCase,
+    tree: &Tree,
+    judgement: &Judgement,
+    path: Path,
+    format: Format,
+) -> miette::Result<(String, Exit)> {
     let (steps, end) = match path {
         Path::Schedule(schedule) => tree.follow(schedule).map_err(|i| {
             miette::miette!(
@@ -197,7 +244,9 @@ fn path_report(test: &TestCase, tree: &Tree, path: Path, format: Format) -> miet
     let trace = fgvt_reports::trace_steps(&steps, &test.sources, |_| None);
     let schedule: Vec<String> = steps.iter().map(|e| e.thread.to_string()).collect();
     let leaf = tree.leaf(end);
-    Ok(match format {
+    let verdict = leaf.and_then(|_| judgement.verdicts.get(&end));
+    let exit = path_exit(tree.partial.is_some(), verdict);
+    let out = match format {
         Format::Text => {
             let history = leaf.map(|l| fgvt_reports::history_data(&l.history));
             let mut out = fgvt_reports::render_path_text(&trace, history.as_ref(), super::output::stdout_color());
@@ -212,6 +261,9 @@ fn path_report(test: &TestCase, tree: &Tree, path: Path, format: Format) -> miet
                     if let Some(bound) = &leaf.bound {
                         let _ = writeln!(out, "bounded: {bound} ({})", fgvt_reports::limit_option(bound.limit()));
                     }
+                    if let Some(verdict) = verdict {
+                        let _ = writeln!(out, "{}", verdict_text(verdict));
+                    }
                 }
                 None => {
                     let _ = writeln!(out, "(not a leaf: {} leaves below)", tree.graph[end].unfolded.leaves());
@@ -224,10 +276,23 @@ fn path_report(test: &TestCase, tree: &Tree, path: Path, format: Format) -> miet
             "test": test.path.display().to_string(),
             "schedule": steps.iter().map(|e| e.thread).collect::<Vec<_>>(),
             "trace": trace,
-            "leaf": leaf.map(|l| json!({"kind": l.kind, "history": fgvt_reports::history_data(&l.history), "fault": l.fault.as_ref().map(|f| &f.message)})),
+            "leaf": leaf.map(|l| json!({
+                "kind": l.kind,
+                "history": fgvt_reports::history_data(&l.history),
+                "fault": l.fault.as_ref().map(|f| &f.message),
+                "verdict": verdict.map(verdict_name),
+                "explanation": verdict.and_then(|v| match v {
+                    LeafVerdict::NotLinearizable(o) => match &o.verdict {
+                        fgvt_checker::Verdict::NotLinearizable(e) => Some(e.to_string()),
+                        _ => None,
+                    },
+                    _ => None,
+                }),
+            })),
         }))
         .into_diagnostic()?,
-    })
+    };
+    Ok((out, exit))
 }
 
 #[cfg(test)]
@@ -249,13 +314,18 @@ mod tests {
 
     #[test]
     fn leaves_the_checker_gave_up_on_make_the_summary_inconclusive_not_ok() {
-        assert_eq!(
-            exit_code(false, false, &judgement(0, 1)),
-            Exit::Inconclusive
-        );
-        assert_eq!(exit_code(false, false, &judgement(1, 1)), Exit::Violation);
-        assert_eq!(exit_code(false, false, &judgement(0, 0)), Exit::Ok);
-        assert_eq!(exit_code(true, false, &judgement(1, 0)), Exit::Inconclusive);
-        assert_eq!(exit_code(false, true, &judgement(1, 1)), Exit::Ok);
+        assert_eq!(exit_code(false, &judgement(0, 1)), Exit::Inconclusive);
+        assert_eq!(exit_code(false, &judgement(1, 1)), Exit::Violation);
+        assert_eq!(exit_code(false, &judgement(0, 0)), Exit::Ok);
+        assert_eq!(exit_code(true, &judgement(1, 0)), Exit::Inconclusive);
+    }
+
+    #[test]
+    fn one_path_exits_with_its_leafs_verdict() {
+        assert_eq!(path_exit(false, Some(&LeafVerdict::Fault)), Exit::Violation);
+        assert_eq!(path_exit(false, Some(&LeafVerdict::Linearizable)), Exit::Ok);
+        assert_eq!(path_exit(false, Some(&LeafVerdict::Unknown)), Exit::Inconclusive);
+        assert_eq!(path_exit(false, None), Exit::Ok, "a path that ends before a leaf");
+        assert_eq!(path_exit(true, Some(&LeafVerdict::Linearizable)), Exit::Inconclusive);
     }
 }
