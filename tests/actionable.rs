@@ -43,3 +43,87 @@ fn replaying_a_passing_run_says_so_and_exits_0() {
     assert_eq!(code, 0, "{stdout}");
     assert!(stdout.contains("verdict: linearizable"), "{stdout}");
 }
+
+#[test]
+fn render_says_what_it_wrote_and_exits_0_for_a_failing_test() {
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("tree.svg");
+    let (code, _, err) = run(fgvt()
+        .current_dir(root())
+        .args(["render", "fixtures/pair_snapshot/failing.json", "-o"])
+        .arg(&svg));
+    assert_eq!(code, 0, "`render … && open tree.svg` must work: {err}");
+    assert!(
+        err.contains(&format!(
+            "wrote {}: 14 of 546 nodes, CDRS 1 highlighted",
+            svg.display()
+        )),
+        "{err}"
+    );
+    assert!(svg.exists());
+}
+
+#[test]
+fn the_default_drawing_of_a_failing_test_focuses_on_its_cdrs_and_names_what_went_wrong() {
+    // LinkedList's tree has 12,193 nodes; drawn whole it was 19,586 px wide.
+    let (code, dot, err) = run(fgvt().current_dir(root()).args([
+        "render",
+        "fixtures/linked_list/failing.json",
+        "--format",
+        "dot",
+    ]));
+    assert_eq!(code, 0, "{err}");
+    assert!(dot.contains("off the CDRS paths (--focus cdrs)"), "{dot}");
+    let nodes = dot
+        .lines()
+        .filter(|l| l.trim_start().starts_with('n') && !l.contains("->") && l.contains("[label="))
+        .count();
+    assert!(nodes <= 60, "{nodes} nodes drawn");
+    // Edges quote the racing statement, not only its line.
+    assert!(dot.contains("l.54 `node.next`"), "{dot}");
+    // The failing leaf shows the results of its operations, the wrong one among them.
+    assert!(dot.contains("size() → 3"), "{dot}");
+    // A passing test is drawn whole.
+    let (code, dot, _) = run(fgvt().current_dir(root()).args([
+        "render",
+        "fixtures/linked_list/fixed.json",
+        "--format",
+        "dot",
+    ]));
+    assert_eq!(code, 0);
+    assert!(!dot.contains("--focus cdrs"), "{dot}");
+}
+
+#[test]
+fn without_graphviz_edge_labels_sit_beside_their_edges() {
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("tree.svg");
+    let (code, _, err) = run(fgvt()
+        .current_dir(root())
+        .args([
+            "render",
+            "fixtures/pair_snapshot/failing.json",
+            "--engine",
+            "builtin",
+            "-o",
+        ])
+        .arg(&svg));
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&svg).unwrap();
+    let doc = roxmltree::Document::parse(&text).unwrap();
+    let labels: Vec<_> = doc
+        .descendants()
+        .filter(|n| n.attribute("class") == Some("edge-label"))
+        .collect();
+    assert_eq!(labels.len(), 13, "one label per drawn edge");
+    for label in labels {
+        let t = label
+            .descendants()
+            .find(|n| n.has_tag_name("text"))
+            .unwrap();
+        // layout-rs centres a label on its edge's middle point; ours starts beside it, on a
+        // white ground.
+        assert_eq!(t.attribute("text-anchor"), Some("start"));
+        assert!(label.descendants().any(|n| n.has_tag_name("rect")));
+    }
+}

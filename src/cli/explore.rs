@@ -249,24 +249,40 @@ fn path_report(
     let out = match format {
         Format::Text => {
             let history = leaf.map(|l| fgvt_reports::history_data(&l.history));
-            let mut out = fgvt_reports::render_path_text(&trace, history.as_ref(), super::output::stdout_color());
+            let mut out = fgvt_reports::render_path_text(
+                &trace,
+                history.as_ref(),
+                super::output::stdout_color(),
+            );
             let _ = writeln!(out, "schedule: {}", schedule.join(","));
             match leaf {
                 Some(leaf) => {
                     let _ = writeln!(out, "leaf: {}", format!("{:?}", leaf.kind).to_lowercase());
                     if let Some(f) = &leaf.fault {
-                        let at = f.span.and_then(|s| test.sources.locate(s)).map(|l| format!(" at {l}")).unwrap_or_default();
+                        let at = f
+                            .span
+                            .and_then(|s| test.sources.locate(s))
+                            .map(|l| format!(" at {l}"))
+                            .unwrap_or_default();
                         let _ = writeln!(out, "fault: {}{at}", f.message);
                     }
                     if let Some(bound) = &leaf.bound {
-                        let _ = writeln!(out, "bounded: {bound} ({})", fgvt_reports::limit_option(bound.limit()));
+                        let _ = writeln!(
+                            out,
+                            "bounded: {bound} ({})",
+                            fgvt_reports::limit_option(bound.limit())
+                        );
                     }
                     if let Some(verdict) = verdict {
                         let _ = writeln!(out, "{}", verdict_text(verdict));
                     }
                 }
                 None => {
-                    let _ = writeln!(out, "(not a leaf: {} leaves below)", tree.graph[end].unfolded.leaves());
+                    let _ = writeln!(
+                        out,
+                        "(not a leaf: {} leaves below)",
+                        tree.graph[end].unfolded.leaves()
+                    );
                 }
             }
             out
@@ -324,8 +340,18 @@ mod tests {
     fn one_path_exits_with_its_leafs_verdict() {
         assert_eq!(path_exit(false, Some(&LeafVerdict::Fault)), Exit::Violation);
         assert_eq!(path_exit(false, Some(&LeafVerdict::Linearizable)), Exit::Ok);
-        assert_eq!(path_exit(false, Some(&LeafVerdict::Unknown)), Exit::Inconclusive);
-        assert_eq!(path_exit(false, None), Exit::Ok, "a path that ends before a leaf");
-        assert_eq!(path_exit(true, Some(&LeafVerdict::Linearizable)), Exit::Inconclusive);
+        assert_eq!(
+            path_exit(false, Some(&LeafVerdict::Unknown)),
+            Exit::Inconclusive
+        );
+        assert_eq!(
+            path_exit(false, None),
+            Exit::Ok,
+            "a path that ends before a leaf"
+        );
+        assert_eq!(
+            path_exit(true, Some(&LeafVerdict::Linearizable)),
+            Exit::Inconclusive
+        );
     }
 }

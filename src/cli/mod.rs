@@ -208,9 +208,10 @@ pub struct DrawArgs {
     /// Expand no node deeper than this many steps from the root.
     #[arg(long, value_name = "N")]
     pub depth: Option<usize>,
-    /// Draw the whole tree, or only the reported CDRS paths and their siblings.
-    #[arg(long, value_enum, default_value_t = FocusArg::All)]
-    pub focus: FocusArg,
+    /// Draw the whole tree, or only the reported CDRS paths and their siblings (the default
+    /// when the test fails; the whole tree otherwise).
+    #[arg(long, value_enum)]
+    pub focus: Option<FocusArg>,
     /// Most nodes in the drawing; beyond it subtrees are drawn as one node with their leaf count.
     #[arg(long, value_name = "N", default_value_t = fgvt_reports::draw::DEFAULT_MAX_NODES)]
     pub max_nodes: usize,
