@@ -127,3 +127,59 @@ fn without_graphviz_edge_labels_sit_beside_their_edges() {
         assert!(label.descendants().any(|n| n.has_tag_name("rect")));
     }
 }
+
+#[test]
+fn hunt_localize_writes_every_test_whose_command_it_prints() {
+    let dir = tempfile::tempdir().unwrap();
+    let hunt = common::fixture("pair_snapshot/hunt.json");
+    let (code, report, err) = run(fgvt()
+        .current_dir(dir.path())
+        .args(["hunt", "--seed", "1", "--localize"])
+        .arg(&hunt));
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("wrote found.json"), "{err}");
+    assert!(
+        report.contains("reproduce: fgvt localize minimal.json"),
+        "{report}"
+    );
+    for test in ["minimal.json", "found.json"] {
+        let (code, out, err) = run(fgvt().current_dir(dir.path()).args(["localize", test]));
+        assert_eq!(
+            code, 1,
+            "{test} fails when localized as printed: {out}{err}"
+        );
+    }
+}
+
+#[test]
+fn hunt_all_writes_each_distinct_test_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let hunt = common::fixture("lock_free_list/hunt.json");
+    let (code, out, err) = run(fgvt()
+        .current_dir(dir.path())
+        .args(["hunt", "--seed", "1", "--all", "-o", "f.json"])
+        .arg(&hunt));
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        out.contains("the same test as sample"),
+        "seed 1 draws repeats: {out}"
+    );
+    let mut tests = Vec::new();
+    for entry in std::fs::read_dir(dir.path()).unwrap() {
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(entry.unwrap().path()).unwrap()).unwrap();
+        tests.push((
+            json["init"].clone(),
+            json["threads"].clone(),
+            json["final"].clone(),
+        ));
+    }
+    let written = tests.len();
+    tests.sort_by_key(|t| format!("{t:?}"));
+    tests.dedup();
+    assert_eq!(tests.len(), written, "no test written twice");
+    assert_eq!(
+        written,
+        out.matches("\nwrote ").count() + usize::from(out.starts_with("wrote "))
+    );
+}

@@ -107,7 +107,17 @@ pub fn run(args: &HuntArgs) -> miette::Result<Exit> {
     }
     if args.all {
         emit(&format!("{header}\n"))?;
+        // Different samples can draw the same test: list and write each test once.
+        let mut seen: Vec<&Sample> = Vec::new();
         for sample in &result.findings {
+            if let Some(first) = seen.iter().find(|s| s.matrix == sample.matrix) {
+                emit(&format!(
+                    "sample {}: the same test as sample {}\n",
+                    sample.index, first.index
+                ))?;
+                continue;
+            }
+            seen.push(sample);
             emit(&describe(sample))?;
             if let Some(output) = &args.output {
                 let path = numbered(output, sample.index);
@@ -133,7 +143,22 @@ pub fn run(args: &HuntArgs) -> miette::Result<Exit> {
     Ok(Exit::Violation)
 }
 
-/// Stages B and C on the hunt's finding: minimize it, write it (with `-o`), localize it.
+/// Where `hunt --localize` writes the test it found, next to the minimal test at `minimal`:
+/// `found.json` beside the default `minimal.json`, `NAME-found.json` beside `-o NAME.json`.
+fn found_path(minimal: &Path) -> PathBuf {
+    let stem = minimal
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let name = if stem == "minimal" {
+        "found.json".to_string()
+    } else {
+        format!("{stem}-found.json")
+    };
+    minimal.with_file_name(name)
+}
+
+/// Stages B and C on the hunt's finding: minimize it, write it and the finding, localize it.
 fn pipeline(
     args: &HuntArgs,
     file: &HuntFile,
@@ -187,20 +212,24 @@ fn pipeline(
         "{} Minimized by `fgvt minimize`.",
         found_description(&args.hunt, file, found.index, options.seed)
     );
+    // Every command printed below names a file that exists: the minimal test goes to `-o`
+    // (or `minimal.json`), the test the hunt found next to it.
     let text = hunt::render_test(
         &minimized.matrix,
         refs,
-        &directory_of(args.output.as_deref().unwrap_or(Path::new("minimal.json"))),
+        &directory_of(&path),
         Some(&description),
         Some(options.seed),
     );
-    match &args.output {
-        Some(output) => {
-            write_atomically(output, text.as_bytes())?;
-            eprintln!("wrote {}", output.display());
-        }
-        None => eprint!("minimal test (write it with -o FILE):\n{text}"),
-    }
+    write_atomically(&path, text.as_bytes())?;
+    let found_path = found_path(&path);
+    write_finding(file, refs, found, &found_path, options.seed)?;
+    eprintln!(
+        "wrote {} (sample {}, as found) and {} (minimized)",
+        found_path.display(),
+        found.index,
+        path.display()
+    );
 
     let test = subject.test(&minimized.matrix, path.clone(), Some(options.seed));
     let localize = LocalizeOptions {
