@@ -104,6 +104,17 @@ impl TestCase {
 /// Why a test case could not be loaded.
 #[derive(Debug, thiserror::Error, Diagnostic)]
 pub enum LoadError {
+    /// A directory where a file was expected.
+    #[error("`{path}` is a directory, not a {what}")]
+    #[diagnostic(code(fgvt::is_a_directory), help("pass one {what}{holds}"))]
+    Directory {
+        /// The directory.
+        path: String,
+        /// What was expected: "test file", "hunt file", "model".
+        what: String,
+        /// The JSON files it holds, as ": it holds a.json, b.json", or nothing.
+        holds: String,
+    },
     /// A file could not be read.
     #[error("cannot read `{path}`: {source}")]
     #[diagnostic(code(fgvt::missing_file), help("{help}"))]
@@ -153,6 +164,13 @@ pub struct TestError {
 
 /// Reads a file, naming it in the error.
 pub(crate) fn read(path: &Path, what: &str) -> Result<String, LoadError> {
+    if path.is_dir() {
+        return Err(LoadError::Directory {
+            path: path.display().to_string(),
+            what: what.to_string(),
+            holds: json_files_in(path),
+        });
+    }
     std::fs::read_to_string(path).map_err(|source| LoadError::Io {
         path: path.display().to_string(),
         help: if source.kind() == std::io::ErrorKind::NotFound {
@@ -162,6 +180,23 @@ pub(crate) fn read(path: &Path, what: &str) -> Result<String, LoadError> {
         },
         source,
     })
+}
+
+/// ": it holds a.json, b.json" for the JSON files directly in `dir` (a few), or nothing.
+fn json_files_in(dir: &Path) -> String {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".json"))
+        .collect();
+    names.sort();
+    match names.len() {
+        0 => String::new(),
+        n if n <= 6 => format!(": it holds {}", names.join(", ")),
+        _ => format!(": it holds {}, …", names[..6].join(", ")),
+    }
 }
 
 /// Builds positioned errors for one JSON input file (a test, or a hunt file).
@@ -213,9 +248,30 @@ impl Errors<'_> {
     }
 
     /// Parses the whole text as `R`; a `serde_json` error points at its line and column, with
-    /// the format's `help`.
+    /// the format's `help`. A file of the other JSON kind (a hunt file given as a test, or the
+    /// reverse) is named as such, with the command that reads it.
     pub(crate) fn parse<R: DeserializeOwned>(&self, help: &JsonHelp) -> Result<R, LoadError> {
-        serde_json::from_str(self.text).map_err(|e| self.json(&e, help))
+        serde_json::from_str(self.text)
+            .map_err(|e| self.other_kind(help).unwrap_or_else(|| self.json(&e, help)))
+    }
+
+    /// The error for a file of the kind `help.other_kind` describes, if this is one.
+    fn other_kind(&self, help: &JsonHelp) -> Option<LoadError> {
+        let other = help.other_kind.as_ref()?;
+        let value: serde_json::Value = serde_json::from_str(self.text).ok()?;
+        let object = value.as_object()?;
+        if !object.get(other.list_key).is_some_and(|v| v.is_array()) {
+            return None;
+        }
+        let path = JsonPath::default().key(other.list_key);
+        let (start, end) = json_pos::locate(self.text, &path).unwrap_or((0, 1));
+        Some(self.at(
+            start,
+            end,
+            format!("this is {}, not {}", other.it_is, other.expected),
+            "only in the other kind of file",
+            Some(format!("use `{} {}`", other.command, self.file)),
+        ))
     }
 
     /// A `serde_json` error at its line and column.
@@ -254,6 +310,22 @@ pub(crate) struct JsonHelp {
     pub(crate) missing_field: &'static str,
     /// For a value of the wrong type or value, if the format has advice.
     pub(crate) wrong_type: Option<&'static str>,
+    /// How to recognize the other JSON kind of fgvt file, if it can be mistaken for this one.
+    pub(crate) other_kind: Option<OtherKind>,
+}
+
+/// The signs of a JSON file of another kind (a hunt file where a test was expected, or the
+/// reverse), and what to do with it.
+pub(crate) struct OtherKind {
+    /// A top-level key whose value is a list in that kind and is not in this one
+    /// (`operations` of a hunt file, `threads` of a test).
+    pub(crate) list_key: &'static str,
+    /// "a hunt file".
+    pub(crate) it_is: &'static str,
+    /// "a test".
+    pub(crate) expected: &'static str,
+    /// The command that reads it: "fgvt hunt".
+    pub(crate) command: &'static str,
 }
 
 /// A JSON input file (a test, or a hunt file) read into memory.
@@ -360,6 +432,12 @@ pub fn load(path: &Path) -> Result<TestCase, LoadError> {
         missing_field:
             "add the missing key; see fixtures/pair_snapshot/failing.json for a complete test",
         wrong_type: None,
+        other_kind: Some(OtherKind {
+            list_key: "operations",
+            it_is: "a hunt file",
+            expected: "a test",
+            command: "fgvt hunt",
+        }),
     })?;
     let root = JsonPath::default();
     let Subject {

@@ -183,3 +183,195 @@ fn hunt_all_writes_each_distinct_test_once() {
         out.matches("\nwrote ").count() + usize::from(out.starts_with("wrote "))
     );
 }
+
+/// A lock-based stack that is correct but answers `pop()` on empty with -1, where the `stack`
+/// spec expects `null`: every interleaving fails, so no race decides anything.
+const MINUS_ONE_STACK: &str = r#"
+record Node { final int val; final Node next; }
+object Stack {
+    shared Node top = null;
+    lock m;
+    op push(int v) { synchronized (m) { top = new Node(v, top); } }
+    op pop() {
+        synchronized (m) {
+            Node t = top;
+            if (t == null) return -1;
+            top = t.next;
+            return t.val;
+        }
+    }
+}
+"#;
+
+#[test]
+fn when_every_interleaving_fails_the_report_shows_one_failing_run_and_why() {
+    let dir = common::workdir(&[
+        ("stack.fgv", MINUS_ONE_STACK),
+        (
+            "empty.json",
+            r#"{"object": "stack.fgv", "spec": "stack", "threads": [["pop()"], ["pop()"]]}"#,
+        ),
+    ]);
+    let test = dir.path().join("empty.json");
+    let (code, text, _) = run(fgvt().arg("localize").arg(&test));
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("CDRS: 0 found"), "{text}");
+    assert!(text.contains("A failing run"), "{text}");
+    assert!(
+        text.contains("pop() returned -1, which no serial order of the operations gives"),
+        "{text}"
+    );
+    assert!(
+        text.contains("but the spec returns null"),
+        "the spec wants null: {text}"
+    );
+    assert!(text.contains("replay: fgvt explore"), "{text}");
+    let (_, markdown, _) = run(fgvt()
+        .arg("localize")
+        .arg(&test)
+        .args(["--format", "markdown"]));
+    assert!(markdown.contains("## A failing run"), "{markdown}");
+    let (_, json, _) = run(fgvt().arg("localize").arg(&test).args(["--format", "json"]));
+    let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert!(
+        json["failing_run"]["explanation"]["text"].is_string(),
+        "{json}"
+    );
+}
+
+#[test]
+fn init_and_final_operations_have_lanes_of_their_own() {
+    let (_, text) = localize(&["fixtures/pair_snapshot/failing.json"]);
+    assert!(text.contains("    init |--write(0, 1)--|"), "{text}");
+    assert!(text.contains("1. init write(0, 1) → ()"), "{text}");
+    assert!(
+        !text.contains("T0 write(0, 1) → ()\n       2. T0 write(1, 1)"),
+        "{text}"
+    );
+    let (_, markdown) = localize(&[
+        "fixtures/pair_snapshot/failing.json",
+        "--format",
+        "markdown",
+    ]);
+    assert!(markdown.contains("| # | init | T0 | T1 |"), "{markdown}");
+    let (_, json) = localize(&["fixtures/pair_snapshot/failing.json", "--format", "json"]);
+    let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let first = &json["cdrs"][0]["witness"]["history"]["events"][0];
+    assert_eq!(first["lane"], "init", "{first}");
+    // A test with a final part: its operations are drawn in the `final` lane.
+    let (_, text) = localize(&["fixtures/counter1/failing.json"]);
+    assert!(text.contains("\n    final "), "{text}");
+    assert!(text.contains("final:"), "{text}");
+}
+
+#[test]
+fn the_markdown_ticket_opens_with_the_symptom_then_the_top_cdrs() {
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("tree.svg");
+    let md = dir.path().join("ticket.md");
+    let (code, _, err) = run(fgvt()
+        .current_dir(root())
+        .args([
+            "localize",
+            "fixtures/pair_snapshot/failing.json",
+            "--format",
+            "markdown",
+            "-o",
+        ])
+        .arg(&md)
+        .arg("--svg")
+        .arg(&svg));
+    assert_eq!(code, 1, "{err}");
+    let markdown = std::fs::read_to_string(&md).unwrap();
+    let symptom = markdown
+        .find("**What went wrong:** T1 read() returned (1, 2), which no serial order")
+        .expect(&markdown);
+    let cdrs = markdown.find("## CDRS 1").unwrap();
+    let details = markdown.find("## Details").unwrap();
+    assert!(symptom < cdrs && cdrs < details, "{markdown}");
+    assert!(
+        markdown.contains("[tree.svg](tree.svg)"),
+        "the SVG is linked: {markdown}"
+    );
+    assert!(!markdown.contains(";;"), "{markdown}");
+    // No text timeline that would wrap: the history is a table.
+    assert!(!markdown.contains("|--"), "{markdown}");
+    let (_, linked) = localize(&["fixtures/linked_list/failing.json", "--format", "markdown"]);
+    for line in linked
+        .lines()
+        .filter(|l| l.contains("| ") && l.contains("racing statements") || l.starts_with("| 1 |"))
+    {
+        assert!(
+            !line.contains("//"),
+            "no comments in statement cells: {line}"
+        );
+    }
+    assert!(!linked.contains(";;"), "{linked}");
+}
+
+#[test]
+fn the_other_kind_of_file_and_directories_get_a_pointed_error() {
+    let (code, _, err) = run(fgvt()
+        .current_dir(root())
+        .args(["localize", "fixtures/pair_snapshot/hunt.json"]));
+    assert_eq!(code, 2);
+    assert!(err.contains("this is a hunt file, not a test"), "{err}");
+    assert!(
+        err.contains("use `fgvt hunt fixtures/pair_snapshot/hunt.json`"),
+        "{err}"
+    );
+    let (code, _, err) = run(fgvt()
+        .current_dir(root())
+        .args(["hunt", "fixtures/pair_snapshot/failing.json"]));
+    assert_eq!(code, 2);
+    assert!(err.contains("this is a test, not a hunt file"), "{err}");
+    assert!(err.contains("use `fgvt localize"), "{err}");
+    let (code, _, err) = run(fgvt()
+        .current_dir(root())
+        .args(["localize", "fixtures/pair_snapshot"]));
+    assert_eq!(code, 2);
+    assert!(err.contains("is a directory, not a test file"), "{err}");
+    assert!(
+        err.contains("failing.json"),
+        "it lists the tests inside: {err}"
+    );
+}
+
+#[test]
+fn check_history_walks_directories_and_skips_what_is_not_a_history() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("nested")).unwrap();
+    std::fs::write(dir.path().join("README.md"), "# recorded histories\n").unwrap();
+    let history = r#"{"schema": "fgvt.history/1", "spec": "register", "events": [
+        {"type": "call", "thread": 0, "op": "write", "args": [1]},
+        {"type": "return", "thread": 0}
+    ]}"#;
+    std::fs::write(dir.path().join("nested").join("h.json"), history).unwrap();
+    let (code, out, err) = run(fgvt().arg("check-history").arg(dir.path()));
+    assert!(
+        err.contains("skipped") && err.contains("README.md"),
+        "{err}"
+    );
+    assert!(
+        out.contains("h.json"),
+        "the nested history is checked: {out}"
+    );
+    assert_ne!(code, 2, "{out}{err}");
+}
+
+#[test]
+fn a_read_that_faults_says_so_instead_of_an_empty_arrow() {
+    let dir = common::workdir(&[
+        (
+            "nd.fgv",
+            "record Node { int val; Node next; }\nobject N {\n    shared Node head = null;\n    op first() { Node h = head; return h.val; }\n}\n",
+        ),
+        ("t.json", r#"{"object": "nd.fgv", "threads": [["first()"]]}"#),
+    ]);
+    let (code, text, _) = run(fgvt().arg("localize").arg(dir.path().join("t.json")));
+    assert_eq!(code, 1);
+    assert!(
+        text.contains("read h.val → fault: null dereference"),
+        "{text}"
+    );
+}

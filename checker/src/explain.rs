@@ -14,7 +14,7 @@
 
 use std::fmt;
 
-use fgvt_tree::{Call, ThreadId, Value};
+use fgvt_tree::{Call, Lane, ThreadId, Value};
 use serde::{Serialize, Serializer};
 
 use crate::op::{CheckError, OpView};
@@ -36,8 +36,13 @@ const SHOWN_PREFIX_STEPS: usize = 40;
 pub struct OpRef {
     /// Index in [`History::operations`](fgvt_tree::History::operations).
     pub op: usize,
-    /// The thread that performed it.
+    /// The thread that performed it (the serial `init` / `final` parts run on thread 0: in
+    /// JSON they are 0, and their `lane` tells them apart).
+    #[serde(serialize_with = "thread_number")]
     pub thread: ThreadId,
+    /// Where it is drawn: `T1`, or `init` / `final` for a test's serial parts.
+    #[serde(serialize_with = "as_string")]
+    pub lane: Lane,
     /// The call, e.g. `write(0, 2)`.
     #[serde(serialize_with = "as_string")]
     pub call: Call,
@@ -261,6 +266,7 @@ fn op_ref(op: &OpView<'_>) -> OpRef {
     OpRef {
         op: op.index,
         thread: op.thread,
+        lane: Lane(op.thread),
         call: op.call.clone(),
         observed,
     }
@@ -403,13 +409,39 @@ impl Explanation {
         }
     }
 
+    /// What went wrong, in one sentence for the top of a bug report: "T1 read() returned
+    /// (1, 2), which no serial order of the operations gives".
+    pub fn headline(&self) -> String {
+        let Some(obstacle) = self.obstacles.first() else {
+            return self.summary();
+        };
+        let op = &obstacle.op;
+        let who = format!("{} {}", Lane(op.thread), op.call);
+        match &obstacle.reason {
+            Reason::WrongResult { .. } | Reason::DeadEnd { .. } => format!(
+                "{who} returned {}, which no serial order of the operations gives",
+                op.observed
+            ),
+            Reason::Blocks if op.observed == Observed::Pending => {
+                format!("{who} (pending) can take effect in no serial order: the spec blocks it")
+            }
+            Reason::Blocks => format!(
+                "{who} returned {}, but in every serial order it would block",
+                op.observed
+            ),
+            Reason::MustBlock { returns } => {
+                format!("{who} blocked forever, but run serially it returns {returns}")
+            }
+        }
+    }
+
     /// "`T1 read()` returned (1, 2), but the spec returns (1, 1) after T0 write(0, 2)".
     fn describe(&self, op: &OpRef, reason: &Reason, after: Option<&OpRef>) -> String {
         let place = match after {
-            Some(prev) => format!("after T{} {}", prev.thread, prev.call),
+            Some(prev) => format!("after {} {}", Lane(prev.thread), prev.call),
             None => "in the initial state".to_owned(),
         };
-        let who = format!("T{} {}", op.thread, op.call);
+        let who = format!("{} {}", Lane(op.thread), op.call);
         match reason {
             Reason::WrongResult { expected } => format!("{who} returned {}, but the spec returns {expected} {place}", op.observed),
             Reason::Blocks if op.observed == Observed::Pending => format!("{who} (pending) cannot take effect: the spec blocks {place}"),
@@ -432,7 +464,7 @@ impl fmt::Display for Observed {
 
 impl fmt::Display for OpRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "T{} {} → {}", self.thread, self.call, self.observed)
+        write!(f, "{} {} → {}", Lane(self.thread), self.call, self.observed)
     }
 }
 
@@ -465,9 +497,9 @@ impl fmt::Display for Explanation {
         for (n, step) in self.prefix.iter().enumerate().skip(hidden) {
             write!(
                 f,
-                "  {:>2}. T{} {} → {}",
+                "  {:>2}. {} {} → {}",
                 n + 1,
-                step.op.thread,
+                Lane(step.op.thread),
                 step.op.call,
                 step.returns
             )?;
@@ -536,6 +568,11 @@ impl fmt::Display for Explanation {
         }
         Ok(())
     }
+}
+
+/// A thread as JSON: its number, 0 for the lanes of the serial parts (which run on thread 0).
+fn thread_number<S: Serializer>(thread: &ThreadId, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_u64(if Lane(*thread).is_serial() { 0 } else { *thread as u64 })
 }
 
 fn as_string<T: fmt::Display, S: Serializer>(value: &T, serializer: S) -> Result<S::Ok, S::Error> {

@@ -3,7 +3,8 @@
 use std::sync::Arc;
 
 use fgvt_tree::{
-    Call, Event, EventKind, Fault, History, Program, Span, Step, ThreadId, Value, Wait,
+    Call, Event, EventKind, Fault, History, Lane, Program, Span, Step, ThreadId, Value, Wait,
+    FINAL_LANE, INIT_LANE,
 };
 
 use super::interp::{
@@ -87,21 +88,23 @@ impl TestProgram {
         ))
     }
 
-    /// Runs `calls` serially as thread 0, appending them to `history`.
+    /// Runs `calls` serially as thread 0, appending them to `history` in `lane` (the serial
+    /// parts have lanes of their own, [`INIT_LANE`] and [`FINAL_LANE`]).
     fn serial(
         &self,
         mut mem: Memory,
         calls: &[Call],
         history: &mut History,
-        part: &str,
+        lane: ThreadId,
     ) -> Result<Memory, Fault> {
+        let part = Lane(lane);
         for call in calls {
             let frame = self.enter(call)?;
-            history.call(0, call.clone());
+            history.call(lane, call.clone());
             let mut r = Runner::new(&self.model, 0, mem, vec![frame], self.budget, false);
             match r.run(false) {
                 Ok(Pause::Done(v)) => {
-                    history.ret(0, v.to_value());
+                    history.ret(lane, v.to_value());
                     mem = r.mem;
                 }
                 Ok(Pause::Shared) => unreachable!("a non-preemptible run never pauses"),
@@ -165,7 +168,7 @@ impl Program for TestProgram {
         let mem = initialize(&self.model, self.budget)
             .map_err(|s| self.stop_fault(s, "the constructor"))?;
         let mut history = History::new();
-        let mem = self.serial(mem, &self.init, &mut history, "init")?;
+        let mem = self.serial(mem, &self.init, &mut history, INIT_LANE)?;
         let threads = self
             .threads
             .iter()
@@ -207,7 +210,7 @@ impl Program for TestProgram {
 
     fn finish(&self, state: &TestState) -> Result<History, Fault> {
         let mut history = History::new();
-        self.serial(state.mem.clone(), &self.finals, &mut history, "final")?;
+        self.serial(state.mem.clone(), &self.finals, &mut history, FINAL_LANE)?;
         Ok(history)
     }
 
@@ -292,9 +295,13 @@ impl TestProgram {
                         }
                     }
                     Err(Stop::Fault(message, span)) => {
-                        // Report the access that failed as the event being executed.
-                        let event = pending_event(&self.model, at)
-                            .map(|sev| self.event(thread, op_index, sev, call));
+                        // Report the access that failed as the event being executed; it
+                        // read or wrote nothing, so its value says what went wrong.
+                        let event = pending_event(&self.model, at).map(|sev| {
+                            let mut event = self.event(thread, op_index, sev, call);
+                            event.value = format!("fault: {message}");
+                            event
+                        });
                         return Step::Fault {
                             event,
                             fault: Fault {

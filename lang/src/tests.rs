@@ -483,7 +483,7 @@ fn pair_snapshot_steps_are_the_shared_accesses() {
     let s0 = p.initial_state().unwrap();
     assert_eq!(
         s0.1.to_string(),
-        "T0:write(0, 1) T0:ret () T0:write(1, 1) T0:ret ()"
+        "init:write(0, 1) init:ret () init:write(1, 1) init:ret ()"
     );
 
     // T1 reads d[0] = 1; its call is emitted with that first event.
@@ -528,7 +528,7 @@ fn pair_snapshot_steps_are_the_shared_accesses() {
     assert!(matches!(p.step(&s7.0, 1), Step::Done));
     assert_eq!(
         finish(&p, &s7).unwrap().to_string(),
-        "T0:write(0, 1) T0:ret () T0:write(1, 1) T0:ret () T1:read() T0:write(0, 2) T0:ret () T1:ret (2, 1)"
+        "init:write(0, 1) init:ret () init:write(1, 1) init:ret () T1:read() T0:write(0, 2) T0:ret () T1:ret (2, 1)"
     );
 }
 
@@ -867,7 +867,7 @@ fn finals_run_after_the_threads() {
     let h = finish(&p, &s).unwrap();
     assert_eq!(
         h.to_string(),
-        "T0:write(0, 3) T0:ret () T0:read() T0:ret (3, 0)"
+        "T0:write(0, 3) T0:ret () final:read() final:ret (3, 0)"
     );
     let bad = program(&m, &[], &[&["write(0, 3)"]], &["read(1)"]);
     assert!(finish(&bad, &s).is_err());
@@ -926,7 +926,7 @@ object LockFreeList {
     assert!(finish(&p, &s)
         .unwrap()
         .to_string()
-        .ends_with("T0:remove(1) T0:ret false"));
+        .ends_with("final:remove(1) final:ret false"));
 }
 
 #[test]

@@ -3,7 +3,7 @@
 use fgvt_labeling::cdrs::{Cdrs, CdrsGroup, RaceNode};
 use fgvt_labeling::labels::{Label, Labeling};
 use fgvt_labeling::pattern::Pattern;
-use fgvt_tree::{CoarseEvent, Event, History, LeafKind, NodeId, SourceMap, Span, Tree};
+use fgvt_tree::{CoarseEvent, Event, History, Lane, LeafKind, NodeId, SourceMap, Span, Tree};
 
 use crate::model::{
     CdrsReport, Explanation, FaultReport, HistoryItem, HistoryKind, HistoryReport, LabelTotals,
@@ -63,6 +63,17 @@ pub fn build_report(
         .map(|(i, group)| cdrs_report(i + 1, group, input, &explain))
         .collect();
     let notes = notes(input, &summary, partial.as_deref(), reported.len());
+    let failing_run = if reported.is_empty() && summary.failing_leaves > 0 {
+        failing_run(input, &explain)
+    } else {
+        None
+    };
+    let symptom = reported
+        .first()
+        .map(|c| &c.witness)
+        .or(failing_run.as_ref())
+        .and_then(|w| w.explanation.as_ref())
+        .map(|e| e.headline.clone());
     LocalizeReport {
         schema: SCHEMA_ID.to_string(),
         verdict,
@@ -75,7 +86,10 @@ pub fn build_report(
         cdrs: reported,
         cdrs_found: cdrs.groups.len(),
         truncated: cdrs.truncated,
+        symptom,
+        drawing: None,
         notes,
+        failing_run,
     }
 }
 
@@ -262,22 +276,57 @@ fn locate(sources: &SourceMap, span: Span) -> (Option<SourceLocation>, String, S
     }
 }
 
+/// The witness of a CDRS group: its schedule, with the group's races marked on the trace.
 fn witness(
     group: &CdrsGroup,
     input: &ReportInput<'_>,
     explain: &impl Fn(NodeId) -> Option<Explanation>,
 ) -> WitnessReport {
+    run_report(&group.witness, group.witness_leaf, input, explain, |i| {
+        group.nodes.iter().find(|n| n.step == i).map(|n| n.label)
+    })
+}
+
+/// One failing run when no CDRS is reported (every interleaving fails, or no failing path
+/// matches the pattern): the first failing leaf in depth-first order, so the report still
+/// shows what went wrong.
+fn failing_run(
+    input: &ReportInput<'_>,
+    explain: &impl Fn(NodeId) -> Option<Explanation>,
+) -> Option<WitnessReport> {
+    let (tree, labeling) = (input.tree, input.labeling);
+    let mut node = tree.root;
+    let mut schedule = Vec::new();
+    while tree.leaf(node).is_none() {
+        let (event, child) = tree
+            .children(node)
+            .into_iter()
+            .find(|(_, c)| labeling.failing_below(*c) > 0)?;
+        schedule.push(event.thread);
+        node = child;
+    }
+    (labeling.outcome(node) == Some(fgvt_labeling::labels::LeafOutcome::Fail))
+        .then(|| run_report(&schedule, node, input, explain, |_| None))
+}
+
+/// A run of the tree as the report shows it: `schedule` from the root to `leaf`, with
+/// `race_at(step)` naming the label decided at a step, if any.
+fn run_report(
+    schedule: &[usize],
+    leaf_node: NodeId,
+    input: &ReportInput<'_>,
+    explain: &impl Fn(NodeId) -> Option<Explanation>,
+    race_at: impl Fn(usize) -> Option<Label>,
+) -> WitnessReport {
     let tree = input.tree;
-    // The witness was recorded from this very tree, so it replays; an empty trace is the
+    // The schedule was recorded from this very tree, so it replays; an empty trace is the
     // harmless fallback should a caller mix trees up.
     let steps: Vec<&Event> = tree
-        .follow(&group.witness)
+        .follow(schedule)
         .map(|(steps, _)| steps)
         .unwrap_or_default();
-    let trace = trace_steps(&steps, input.sources, |i| {
-        group.nodes.iter().find(|n| n.step == i).map(|n| n.label)
-    });
-    let leaf = tree.leaf(group.witness_leaf);
+    let trace = trace_steps(&steps, input.sources, race_at);
+    let leaf = tree.leaf(leaf_node);
     let fault = leaf.and_then(|l| l.fault.as_ref()).map(|f| {
         let (location, snippet, _) = f.span.map_or((None, String::new(), String::new()), |s| {
             locate(input.sources, s)
@@ -313,14 +362,14 @@ fn witness(
         .map(|l| history_report(&l.history))
         .unwrap_or_else(|| history_report(&History::new()));
     WitnessReport {
-        schedule: group.witness.clone(),
-        replay: replay_command(&input.test.file, &group.witness),
+        schedule: schedule.to_vec(),
+        replay: replay_command(&input.test.file, schedule),
         leaf: leaf_kind_name(kind).to_string(),
         fault,
         waiting,
         trace,
         history,
-        explanation: explain(group.witness_leaf),
+        explanation: explain(leaf_node),
     }
 }
 
@@ -409,6 +458,14 @@ pub fn shell_quote(s: &str) -> String {
 
 fn history_report(history: &History) -> HistoryReport {
     let mut pending: std::collections::HashMap<usize, String> = Default::default();
+    // The serial parts run on thread 0; their lane says which part they are.
+    let item = |kind, thread: usize, call: String, value| HistoryItem {
+        kind,
+        thread: if Lane(thread).is_serial() { 0 } else { thread },
+        lane: Lane(thread).to_string(),
+        call,
+        value,
+    };
     let events = history
         .events
         .iter()
@@ -416,19 +473,14 @@ fn history_report(history: &History) -> HistoryReport {
             CoarseEvent::Call { thread, call } => {
                 let text = call.to_string();
                 pending.insert(*thread, text.clone());
-                HistoryItem {
-                    kind: HistoryKind::Call,
-                    thread: *thread,
-                    call: text,
-                    value: None,
-                }
+                item(HistoryKind::Call, *thread, text, None)
             }
-            CoarseEvent::Return { thread, value } => HistoryItem {
-                kind: HistoryKind::Return,
-                thread: *thread,
-                call: pending.remove(thread).unwrap_or_default(),
-                value: value.as_ref().map(|v| v.to_string()),
-            },
+            CoarseEvent::Return { thread, value } => item(
+                HistoryKind::Return,
+                *thread,
+                pending.remove(thread).unwrap_or_default(),
+                value.as_ref().map(|v| v.to_string()),
+            ),
         })
         .collect();
     HistoryReport {

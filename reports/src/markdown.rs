@@ -6,13 +6,14 @@ use fgvt_labeling::labels::Label;
 
 use crate::columns::Columns;
 use crate::model::{
-    CdrsReport, LocalizeReport, RaceNodeReport, RaceReport, Verdict, WitnessReport,
+    CdrsReport, HistoryKind, HistoryReport, LocalizeReport, RaceNodeReport, RaceReport, Verdict,
+    WitnessReport,
 };
 use crate::style::outcome_words;
-use crate::timeline::timeline;
 
-/// Renders `report` as Markdown: title, summary, a table of the CDRS, then per CDRS its races
-/// with code excerpts, the witness by thread, its history, why it fails and how to replay it.
+/// Renders `report` as Markdown, symptom first: what went wrong and where, the top CDRS with
+/// its races, code excerpts, witness by thread, history, why it fails and how to replay it;
+/// then the details (counts, the other CDRS) and the command that reproduces it all.
 pub fn render_markdown(report: &LocalizeReport) -> String {
     let mut out = String::new();
     let r = report;
@@ -22,16 +23,72 @@ pub fn render_markdown(report: &LocalizeReport) -> String {
         Verdict::Inconclusive => "is inconclusive",
     };
     let _ = writeln!(out, "# `{}` {verdict}\n", inline(&r.test.object));
+    // A ticket opens with the symptom, then the race that decides it with its code; the
+    // counts and the other CDRS come after, for whoever digs in.
+    if let Some(symptom) = &r.symptom {
+        let _ = writeln!(out, "**What went wrong:** {}.\n", escape_text(symptom));
+    }
+    if let Some(top) = r.cdrs.first() {
+        let _ = writeln!(
+            out,
+            "**Where:** the races of CDRS 1 (`{}`, {} of {} found): {}.\n",
+            top.pattern,
+            1,
+            r.cdrs_found,
+            statements(top).join(", ")
+        );
+    }
+    if let Some(drawing) = &r.drawing {
+        let _ = writeln!(
+            out,
+            "**Interleaving tree:** [{}]({}) (labeled, CDRS highlighted).\n",
+            escape_text(drawing),
+            drawing.replace(' ', "%20")
+        );
+    }
+    if let Some(top) = r.cdrs.first() {
+        cdrs_section(&mut out, top);
+    }
+    if let Some(run) = &r.failing_run {
+        let _ = writeln!(out, "## A failing run\n");
+        let _ = writeln!(
+            out,
+            "No race decides the outcome (no CDRS), so here is one failing execution.\n"
+        );
+        witness(&mut out, run);
+    }
+    let _ = writeln!(out, "## Details\n");
     summary(&mut out, r);
     if !r.cdrs.is_empty() {
         cdrs_table(&mut out, r);
     }
-    for c in &r.cdrs {
+    for c in r.cdrs.iter().skip(1) {
         cdrs_section(&mut out, c);
     }
     let _ = writeln!(out, "## Reproduce\n");
     out.push_str(&fenced("sh", &r.test.command));
     out
+}
+
+/// A CDRS's racing statements as inline code with their places: `` `f.fgv:8` `d[i] = v` ``.
+fn statements(c: &CdrsReport) -> Vec<String> {
+    c.statements
+        .iter()
+        .map(|s| {
+            format!(
+                "{} `{}`",
+                code(&format!("{}:{}", s.location.file, s.location.line)),
+                inline(&statement_text(&s.snippet))
+            )
+        })
+        .collect()
+}
+
+/// A source line as a statement for a table cell: no trailing comment, no final `;` (cells
+/// join statements, and `x = 1;;` reads as a typo).
+fn statement_text(line: &str) -> String {
+    let code = line.split("//").next().unwrap_or(line).trim();
+    code.trim_end_matches(';').trim_end().to_string()
 }
 
 fn summary(out: &mut String, r: &LocalizeReport) {
@@ -92,24 +149,14 @@ fn cdrs_table(out: &mut String, r: &LocalizeReport) {
     let _ = writeln!(out, "| # | pattern | failing leaves | racing statements |");
     let _ = writeln!(out, "| ---: | --- | ---: | --- |");
     for c in &r.cdrs {
-        let statements: Vec<String> = c
-            .statements
-            .iter()
-            .map(|s| {
-                format!(
-                    "{} `{}`",
-                    code(&format!("{}:{}", s.location.file, s.location.line)),
-                    inline(&s.snippet)
-                )
-            })
-            .collect();
+        let statements = statements(c);
         let _ = writeln!(
             out,
             "| {} | `{}` | {} | {} |",
             c.rank,
             c.pattern,
             c.failing_leaves,
-            cell(&statements.join("; "))
+            cell(&statements.join(", "))
         );
     }
     out.push('\n');
@@ -279,12 +326,7 @@ fn witness(out: &mut String, w: &WitnessReport) {
         "### History{}\n",
         if w.history.stuck { " (stuck)" } else { "" }
     );
-    let lines: Vec<String> = timeline(&w.history)
-        .into_iter()
-        .map(|(t, l)| format!("T{t} {l}"))
-        .collect();
-    out.push_str(&fenced("text", &lines.join("\n")));
-    let _ = writeln!(out, "\n{}\n", code(&w.history.text));
+    history_table(out, &w.history);
     if let Some(explanation) = &w.explanation {
         let _ = writeln!(out, "### Why it is not linearizable\n");
         out.push_str(&fenced("text", &explanation.text));
@@ -338,4 +380,53 @@ fn escape_text(text: &str) -> String {
         s.push(c);
     }
     s
+}
+
+/// A history as a table (Fig. 3 turned on its side): one column per lane — `init`, the
+/// threads, `final` — and one row per call or return, in real-time order; `│` marks an
+/// operation in progress. Unlike a text timeline, it never grows wider than the page.
+fn history_table(out: &mut String, history: &HistoryReport) {
+    let mut lanes: Vec<&str> = history.events.iter().map(|e| e.lane.as_str()).collect();
+    lanes.sort_by_key(|l| crate::timeline::lane_order(l));
+    lanes.dedup();
+    if lanes.is_empty() {
+        let _ = writeln!(out, "(empty history)\n");
+        return;
+    }
+    let _ = writeln!(out, "| # | {} |", lanes.join(" | "));
+    let _ = writeln!(out, "| ---: |{}", " --- |".repeat(lanes.len()));
+    let mut open = vec![false; lanes.len()];
+    for (i, e) in history.events.iter().enumerate() {
+        let column = lanes.iter().position(|l| *l == e.lane).unwrap_or(0);
+        let mut cells: Vec<String> = open
+            .iter()
+            .map(|&o| if o { "│".to_string() } else { String::new() })
+            .collect();
+        cells[column] = match e.kind {
+            HistoryKind::Call => {
+                open[column] = true;
+                format!("{} called", code(&e.call))
+            }
+            HistoryKind::Return => {
+                open[column] = false;
+                format!(
+                    "{} ⇒ {}",
+                    code(&e.call),
+                    code(e.value.as_deref().unwrap_or("?"))
+                )
+            }
+        };
+        let cells: Vec<String> = cells.iter().map(|c| cell(c)).collect();
+        let _ = writeln!(out, "| {} | {} |", i + 1, cells.join(" | "));
+    }
+    let pending: Vec<&str> = lanes
+        .iter()
+        .zip(&open)
+        .filter(|(_, &o)| o)
+        .map(|(l, _)| *l)
+        .collect();
+    if !pending.is_empty() {
+        let _ = writeln!(out, "\nStill pending at the end: {}.", pending.join(", "));
+    }
+    out.push('\n');
 }

@@ -40,8 +40,20 @@ pub struct LocalizeReport {
     pub cdrs_found: usize,
     /// Whether path enumeration hit its cap: the CDRS and their leaf counts are a sample.
     pub truncated: bool,
+    /// What went wrong, in one sentence (the headline of the first witness's explanation), or
+    /// `null` when nothing failed.
+    #[serde(default)]
+    pub symptom: Option<String>,
+    /// The file the labeled tree was drawn to (`--svg`), when one was, for the report to link.
+    #[serde(default)]
+    pub drawing: Option<String>,
     /// Remarks for people: partial results, sampling, a fault that no race decides, ...
     pub notes: Vec<String>,
+    /// One failing run, when the test fails but no CDRS is reported (every interleaving fails,
+    /// or no failing path matches the pattern): what went wrong, with its history and the
+    /// checker's explanation. `null` otherwise.
+    #[serde(default)]
+    pub failing_run: Option<WitnessReport>,
 }
 
 /// The overall verdict of a localization.
@@ -332,8 +344,10 @@ pub struct HistoryReport {
 pub struct HistoryItem {
     /// `call` or `return`.
     pub kind: HistoryKind,
-    /// The thread.
+    /// The thread that ran it (the serial `init` and `final` parts run on thread 0).
     pub thread: usize,
+    /// The lane it is drawn in: `T0`, `T1`, …, or `init` / `final` for the serial parts.
+    pub lane: String,
     /// The call (for a return: the call it answers), e.g. `read()`.
     pub call: String,
     /// The returned value; `null` for calls and unknown results.
@@ -354,6 +368,10 @@ pub enum HistoryKind {
 /// plain text for people and its JSON form for tools.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Explanation {
+    /// What went wrong, in one sentence: "T1 read() returned (1, 2), which no serial order
+    /// of the operations gives".
+    #[serde(default)]
+    pub headline: String,
     /// Ready-to-print text (may span several lines).
     pub text: String,
     /// The same, structured.

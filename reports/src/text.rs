@@ -23,6 +23,10 @@ pub fn render_text(report: &LocalizeReport, color: bool) -> String {
         out.push('\n');
         cdrs_section(&mut out, report, cdrs, st);
     }
+    if let Some(run) = &report.failing_run {
+        let _ = writeln!(out, "\n{}", st.bold("A failing run (no CDRS to show):"));
+        witness(&mut out, run, st);
+    }
     if !report.notes.is_empty() {
         out.push('\n');
         for note in &report.notes {
@@ -55,6 +59,9 @@ fn header(out: &mut String, r: &LocalizeReport, st: Style) {
         r.test.spec,
         st.cyan(&r.test.command)
     );
+    if let Some(symptom) = &r.symptom {
+        let _ = writeln!(out, "  what went wrong: {}", st.bold(symptom));
+    }
     let t = &r.tree;
     let _ = writeln!(
         out,
@@ -195,7 +202,7 @@ fn witness(out: &mut String, w: &WitnessReport, st: Style) {
         if w.history.stuck { " (stuck)" } else { "" }
     );
     for (thread, line) in timeline(&w.history) {
-        let _ = writeln!(out, "    T{thread} {line}");
+        let _ = writeln!(out, "    {thread} {line}");
     }
     let _ = writeln!(out, "    {}", st.dim(&w.history.text));
     if let Some(explanation) = &w.explanation {
@@ -226,7 +233,7 @@ pub fn render_path_text(
             if history.stuck { " (stuck)" } else { "" }
         );
         for (thread, line) in timeline(history) {
-            let _ = writeln!(out, "  T{thread} {line}");
+            let _ = writeln!(out, "  {thread} {line}");
         }
         let _ = writeln!(out, "  {}", st.dim(&history.text));
     }

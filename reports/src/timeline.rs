@@ -16,15 +16,16 @@ use crate::model::{HistoryKind, HistoryReport};
 const PAD: usize = 2;
 
 struct Interval {
-    thread: usize,
+    lane: String,
     start: usize,
     /// `None` for a pending operation: drawn open to the right.
     end: Option<usize>,
     label: String,
 }
 
-/// The timeline: `(thread, line)` per thread, in thread order. Empty for an empty history.
-pub(crate) fn timeline(history: &HistoryReport) -> Vec<(usize, String)> {
+/// The timeline: `(lane, line)` per lane — `init`, the threads in order, `final` — with the
+/// lane names padded to one width. Empty for an empty history.
+pub(crate) fn timeline(history: &HistoryReport) -> Vec<(String, String)> {
     let intervals = intervals(history);
     if intervals.is_empty() {
         return Vec::new();
@@ -47,21 +48,31 @@ pub(crate) fn timeline(history: &HistoryReport) -> Vec<(usize, String)> {
         .max()
         .unwrap_or(0)
         + 1;
-    let mut threads: Vec<usize> = intervals.iter().map(|iv| iv.thread).collect();
-    threads.sort_unstable();
-    threads.dedup();
-    threads
+    let mut lanes: Vec<&str> = intervals.iter().map(|iv| iv.lane.as_str()).collect();
+    lanes.sort_by_key(|l| lane_order(l));
+    lanes.dedup();
+    let name_width = lanes.iter().map(|l| width(l)).max().unwrap_or(0);
+    lanes
         .into_iter()
         .map(|t| {
             let mut line = vec![' '; total];
-            for iv in intervals.iter().filter(|iv| iv.thread == t) {
+            for iv in intervals.iter().filter(|iv| iv.lane == t) {
                 let (from, to) = (x[iv.start], iv.end.map_or_else(|| open_end(iv), |e| x[e]));
                 draw(&mut line, from, to, &iv.label, iv.end.is_some());
             }
             let text: String = line.into_iter().collect();
-            (t, text.trim_end().to_string())
+            (format!("{t:<name_width$}"), text.trim_end().to_string())
         })
         .collect()
+}
+
+/// Where a lane goes, top to bottom: `init`, then `T0`, `T1`, … in order, then `final`.
+pub(crate) fn lane_order(lane: &str) -> (u8, usize) {
+    match lane {
+        "init" => (0, 0),
+        "final" => (2, 0),
+        t => (1, t.trim_start_matches('T').parse().unwrap_or(usize::MAX)),
+    }
 }
 
 fn width(s: &str) -> usize {
@@ -87,7 +98,7 @@ fn intervals(history: &HistoryReport) -> Vec<Interval> {
     for (i, item) in history.events.iter().enumerate() {
         match item.kind {
             HistoryKind::Call => out.push(Interval {
-                thread: item.thread,
+                lane: item.lane.clone(),
                 start: i,
                 end: None,
                 label: item.call.clone(),
@@ -96,7 +107,7 @@ fn intervals(history: &HistoryReport) -> Vec<Interval> {
                 let open = out
                     .iter_mut()
                     .rev()
-                    .find(|iv| iv.thread == item.thread && iv.end.is_none());
+                    .find(|iv| iv.lane == item.lane && iv.end.is_none());
                 if let Some(iv) = open {
                     iv.end = Some(i);
                     match item.value.as_deref() {
@@ -120,6 +131,7 @@ mod tests {
         HistoryItem {
             kind,
             thread,
+            lane: format!("T{thread}"),
             call: call.into(),
             value: value.map(Into::into),
         }
@@ -142,7 +154,7 @@ mod tests {
             ],
         };
         let lines = timeline(&history);
-        let text: Vec<String> = lines.iter().map(|(t, l)| format!("T{t} {l}")).collect();
+        let text: Vec<String> = lines.iter().map(|(t, l)| format!("{t} {l}")).collect();
         assert_eq!(
             text,
             [

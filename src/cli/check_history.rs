@@ -82,7 +82,10 @@ impl FileResult {
 
 /// Runs `fgvt check-history`.
 pub fn run(args: &CheckHistoryArgs) -> miette::Result<Exit> {
-    let files = expand(&args.files)?;
+    let Inputs { files, skipped } = expand(&args.files)?;
+    for note in &skipped {
+        eprintln!("note: {note}");
+    }
     let format = match args.format {
         HistoryFormat::Auto => None,
         HistoryFormat::Json => Some(Format::Json),
@@ -117,30 +120,83 @@ pub fn run(args: &CheckHistoryArgs) -> miette::Result<Exit> {
     Ok(exit.unwrap_or(Exit::BadInput))
 }
 
-/// Files named on the command line; a directory stands for the files in it, sorted.
-fn expand(paths: &[PathBuf]) -> miette::Result<Vec<PathBuf>> {
-    let mut files = Vec::new();
+/// The files to check, and notes on the files a directory held that are not histories.
+struct Inputs {
+    files: Vec<PathBuf>,
+    skipped: Vec<String>,
+}
+
+/// Files named on the command line; a directory stands for the histories below it (in every
+/// subdirectory, sorted). A file found in a directory whose first line is no history format
+/// (a README, a script) is skipped with a note; a file named on the command line never is.
+fn expand(paths: &[PathBuf]) -> miette::Result<Inputs> {
+    let mut inputs = Inputs {
+        files: Vec::new(),
+        skipped: Vec::new(),
+    };
     for path in paths {
-        if path.is_dir() {
-            let mut inside: Vec<PathBuf> = std::fs::read_dir(path)
-                .into_diagnostic()?
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.is_file())
-                .collect();
-            inside.sort();
-            if inside.is_empty() {
-                miette::bail!(
-                    help = "name history files or a directory that holds some",
-                    "{}: the directory holds no files",
-                    path.display()
-                );
+        if !path.is_dir() {
+            inputs.files.push(path.clone());
+            continue;
+        }
+        let mut inside = Vec::new();
+        walk(path, &mut inside).into_diagnostic()?;
+        inside.sort();
+        let before = inputs.files.len();
+        for file in inside {
+            let head = first_line(&file);
+            // An empty file is a history that recorded nothing (a test that did not run): bad
+            // input to report, not a stranger to skip.
+            if head.is_empty() || formats::detect_format(&head).is_some() {
+                inputs.files.push(file);
+            } else {
+                inputs.skipped.push(format!(
+                    "skipped {}: not a history (no known format on its first line)",
+                    file.display()
+                ));
             }
-            files.extend(inside);
-        } else {
-            files.push(path.clone());
+        }
+        if inputs.files.len() == before {
+            miette::bail!(
+                help = "name history files or a directory that holds some (Jepsen logs, kv logs, fgvt JSON)",
+                "{}: the directory holds no history files",
+                path.display()
+            );
         }
     }
-    Ok(files)
+    Ok(inputs)
+}
+
+/// Every file below `dir`, hidden ones (`.git`, …) left out.
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        if path
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+        {
+            continue;
+        }
+        if path.is_dir() {
+            walk(&path, out)?;
+        } else if path.is_file() {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// The first non-empty line of a file (enough to tell its format), or nothing.
+fn first_line(path: &Path) -> String {
+    use std::io::BufRead as _;
+    let Ok(file) = std::fs::File::open(path) else {
+        return String::new();
+    };
+    std::io::BufReader::new(file)
+        .lines()
+        .map_while(Result::ok)
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or_default()
 }
 
 fn check_file(path: &Path, format: Option<Format>, args: &CheckHistoryArgs) -> FileResult {

@@ -16,7 +16,11 @@ pub fn run(args: &LocalizeArgs) -> miette::Result<Exit> {
     let mut progress = Progress::new("exploring");
     let localized = pipeline::localize(&test, &args.limits.limits(), &options, &mut progress);
     progress.finish();
-    let localized = localized.map_err(pipeline_error)?;
+    let mut localized = localized.map_err(pipeline_error)?;
+    localized.report.drawing = args
+        .svg
+        .as_deref()
+        .map(|svg| link_from(args.output.as_deref(), svg));
     let report = &localized.report;
     let text = match args.format {
         ReportFormat::Text => {
@@ -35,4 +39,14 @@ pub fn run(args: &LocalizeArgs) -> miette::Result<Exit> {
     };
     write_tree_files(&test, &localized, args.max_cdrs, &args.draw, &trees)?;
     Ok(exit_code(report))
+}
+
+/// How the report at `report` (stdout when `None`) links the drawing at `svg`: by file name
+/// when both sit in one directory, else by the path as given.
+fn link_from(report: Option<&std::path::Path>, svg: &std::path::Path) -> String {
+    let same_dir = report.is_some_and(|r| r.parent() == svg.parent());
+    match svg.file_name() {
+        Some(name) if same_dir => name.to_string_lossy().into_owned(),
+        _ => svg.display().to_string(),
+    }
 }

@@ -26,7 +26,8 @@ use serde::Deserialize;
 
 use crate::json_pos::JsonPath;
 use crate::testcase::{
-    load_subject, parse_checked_calls, Document, JsonHelp, LoadError, SpecChoice, Subject,
+    load_subject, parse_checked_calls, Document, JsonHelp, LoadError, OtherKind, SpecChoice,
+    Subject,
 };
 use fgvt_lang::Model;
 
@@ -99,6 +100,12 @@ pub fn load(path: &Path) -> Result<HuntFile, LoadError> {
         unknown_field: "a hunt file has the keys object, spec, operations, init, final, threads, ops_per_thread, samples (and description)",
         missing_field: "add the missing key; see fixtures/pair_snapshot/hunt.json for a complete hunt file",
         wrong_type: Some("threads, ops_per_thread and samples are positive integers; the other keys are strings or lists of strings"),
+        other_kind: Some(OtherKind {
+            list_key: "threads",
+            it_is: "a test",
+            expected: "a hunt file",
+            command: "fgvt localize",
+        }),
     })?;
     let root = JsonPath::default();
     let Subject {

@@ -132,12 +132,14 @@ fn explanation(judgement: &Judgement, tree: &Tree, leaf: NodeId) -> Option<Expla
     match judgement.verdicts.get(&leaf)? {
         LeafVerdict::NotLinearizable(outcome) => match &outcome.verdict {
             CheckVerdict::NotLinearizable(e) => Some(Explanation {
+                headline: e.headline(),
                 text: e.to_string(),
                 json: serde_json::to_value(e).unwrap_or_default(),
             }),
             _ => None,
         },
         LeafVerdict::Fault => tree.leaf(leaf)?.fault.as_ref().map(|f| Explanation {
+            headline: format!("the model itself failed: {}", f.message),
             text: format!("the model itself failed: {}", f.message),
             json: serde_json::json!({ "fault": f.message }),
         }),

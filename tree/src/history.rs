@@ -12,6 +12,45 @@ use crate::value::Value;
 /// Which thread (or client process) performed an operation.
 pub type ThreadId = usize;
 
+/// The lane of a test's serial `init` operations in a history. They run before any thread
+/// starts, so they belong to no thread of the test: reports call the lane `init`.
+pub const INIT_LANE: ThreadId = usize::MAX - 1;
+
+/// The lane of a test's serial `final` operations in a history (after every thread is done):
+/// reports call it `final`.
+pub const FINAL_LANE: ThreadId = usize::MAX;
+
+/// A thread of a history as people read it: `T0`, `T1`, …, or `init` / `final` for the lanes
+/// of a test's serial parts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Lane(pub ThreadId);
+
+impl Lane {
+    /// Where the lane goes among others, top to bottom: `init`, the threads, `final`.
+    pub fn order(self) -> (u8, ThreadId) {
+        match self.0 {
+            INIT_LANE => (0, 0),
+            FINAL_LANE => (2, 0),
+            t => (1, t),
+        }
+    }
+
+    /// Whether this is the lane of a serial part (`init` or `final`) rather than a thread.
+    pub fn is_serial(self) -> bool {
+        matches!(self.0, INIT_LANE | FINAL_LANE)
+    }
+}
+
+impl fmt::Display for Lane {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            INIT_LANE => f.write_str("init"),
+            FINAL_LANE => f.write_str("final"),
+            t => write!(f, "T{t}"),
+        }
+    }
+}
+
 /// An invocation: an operation name with its arguments, e.g. `write(0, 2)`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Call {
@@ -185,15 +224,15 @@ impl fmt::Display for History {
                 f.write_str(" ")?;
             }
             match e {
-                CoarseEvent::Call { thread, call } => write!(f, "T{thread}:{call}")?,
+                CoarseEvent::Call { thread, call } => write!(f, "{}:{call}", Lane(*thread))?,
                 CoarseEvent::Return {
                     thread,
                     value: Some(v),
-                } => write!(f, "T{thread}:ret {v}")?,
+                } => write!(f, "{}:ret {v}", Lane(*thread))?,
                 CoarseEvent::Return {
                     thread,
                     value: None,
-                } => write!(f, "T{thread}:ret ?")?,
+                } => write!(f, "{}:ret ?", Lane(*thread))?,
             }
         }
         if self.stuck {
