@@ -572,7 +572,11 @@ impl fmt::Display for Explanation {
 
 /// A thread as JSON: its number, 0 for the lanes of the serial parts (which run on thread 0).
 fn thread_number<S: Serializer>(thread: &ThreadId, serializer: S) -> Result<S::Ok, S::Error> {
-    serializer.serialize_u64(if Lane(*thread).is_serial() { 0 } else { *thread as u64 })
+    serializer.serialize_u64(if Lane(*thread).is_serial() {
+        0
+    } else {
+        *thread as u64
+    })
 }
 
 fn as_string<T: fmt::Display, S: Serializer>(value: &T, serializer: S) -> Result<S::Ok, S::Error> {

@@ -24,7 +24,7 @@ pub fn run(args: &ExploreArgs) -> miette::Result<Exit> {
     );
     progress.finish();
     let tree = tree.map_err(pipeline_error)?;
-    let deadline = args.limits.timeout.map(|t| started + t);
+    let deadline = args.limits.limits().check_deadline(started);
     let judgement = pipeline::judge_test(&test, &tree, deadline).map_err(pipeline_error)?;
     // The summary answers "is this test linearizable?" with design.md's exit codes; one path
     // answers "does this run fail?" with the same codes.

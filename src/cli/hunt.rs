@@ -317,14 +317,44 @@ fn numbered(path: &Path, index: usize) -> PathBuf {
 }
 
 /// A progress bar over the samples on stderr, only on a terminal.
+/// A rate in whole units, as people read it: `12 tests/s`, or `8 s/test` when slower than one
+/// a second (indicatif's `{per_sec}` prints `0.1234/s`).
+fn rate(per_sec: f64) -> String {
+    if !per_sec.is_finite() || per_sec <= 0.0 {
+        "—".to_string()
+    } else if per_sec >= 1.0 {
+        format!("{:.0} tests/s", per_sec)
+    } else {
+        format!("{:.0} s/test", 1.0 / per_sec)
+    }
+}
+
 fn progress_bar(samples: usize) -> Option<ProgressBar> {
     if !std::io::stderr().is_terminal() {
         return None;
     }
     let bar = ProgressBar::new(samples as u64);
     bar.set_style(
-        ProgressStyle::with_template("{bar:30} {pos}/{len} tests ({per_sec}, {elapsed})")
-            .expect("valid template"),
+        ProgressStyle::with_template("{bar:30} {pos}/{len} tests ({rate}, {elapsed})")
+            .expect("valid template")
+            .with_key(
+                "rate",
+                |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                    let _ = w.write_str(&rate(state.per_sec()));
+                },
+            ),
     );
     Some(bar)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rate;
+
+    #[test]
+    fn rates_are_whole_numbers() {
+        assert_eq!(rate(12.3456), "12 tests/s");
+        assert_eq!(rate(0.125), "8 s/test");
+        assert_eq!(rate(0.0), "—");
+    }
 }

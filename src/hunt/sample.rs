@@ -17,6 +17,7 @@ use fgvt_tree::{Call, ExploreOptions};
 use super::check::{check_test, TestReport};
 use super::file::HuntFile;
 use super::{Matrix, Subject};
+use crate::pipeline::exploration_budget;
 use crate::pipeline::PipelineError;
 
 /// How a hunt runs.
@@ -100,7 +101,8 @@ pub fn hunt(
         let mut explore = options.explore.clone();
         explore.timeout = match options.deadline {
             Some(deadline) => match deadline.checked_duration_since(Instant::now()) {
-                Some(left) if left > Duration::ZERO => Some(left),
+                // Checking the tree's leaves comes after exploring it: leave it its share.
+                Some(left) if left > Duration::ZERO => Some(exploration_budget(left)),
                 _ => {
                     timed_out.store(true, Ordering::SeqCst);
                     return;

@@ -17,5 +17,5 @@ mod localize;
 
 pub use error::PipelineError;
 pub use judge::{Judgement, LeafVerdict};
-pub use limits::Limits;
+pub use limits::{exploration_budget, Limits};
 pub use localize::{explore_test, judge_test, localize, LocalizeOptions, Localized};

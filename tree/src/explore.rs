@@ -78,7 +78,10 @@ impl<F: FnMut(u64)> Progress for F {
 /// Explores every interleaving of `program`.
 ///
 /// Returns the fault of the serial `init` part if it fails before any interleaving exists.
-pub fn explore<P: Program>(program: &P, options: &ExploreOptions) -> Result<Tree, Fault> {
+pub fn explore<P: Program>(program: &P, options: &ExploreOptions) -> Result<Tree, Fault>
+where
+    P::State: Send + 'static,
+{
     explore_with_progress(program, options, &mut ())
 }
 
@@ -87,7 +90,10 @@ pub fn explore_with_progress<P: Program>(
     program: &P,
     options: &ExploreOptions,
     progress: &mut dyn Progress,
-) -> Result<Tree, Fault> {
+) -> Result<Tree, Fault>
+where
+    P::State: Send + 'static,
+{
     let (initial, base) = program.initial_state()?;
     let mut explorer = Explorer {
         program,
@@ -108,7 +114,17 @@ pub fn explore_with_progress<P: Program>(
         distinct_states: explorer.seen.len() as u64,
         elapsed: explorer.started.elapsed(),
     };
-    Ok(explorer.tree.finish(root, facts))
+    let Explorer {
+        tree,
+        memo,
+        on_path,
+        ..
+    } = explorer;
+    // Freeing hundreds of thousands of stored states takes a noticeable share of a run (most
+    // of a second on large trees, past a `--timeout`); the caller needs only the tree, so they
+    // are freed beside it.
+    std::thread::spawn(move || drop((memo, on_path)));
+    Ok(tree.finish(root, facts))
 }
 
 /// What tells two states of the search apart: the program's state and the path's history.
