@@ -3,6 +3,8 @@
 
 use std::path::PathBuf;
 
+use fgvt::pipeline::{self, LocalizeOptions};
+
 const FIXTURES: &[&str] = &[
     "counter1/failing.json",
     "counter1/fixed.json",
@@ -36,12 +38,11 @@ fn path(fixture: &str) -> PathBuf {
         .join(fixture)
 }
 
-fn limits() -> fgvt::cli::LimitArgs {
-    fgvt::cli::LimitArgs {
-        max_states: 2_000_000,
-        max_steps: 1_000,
-        timeout: None,
-        no_memo: false,
+/// `fgvt localize`'s defaults: the command line's limits, three CDRS.
+fn options() -> LocalizeOptions {
+    LocalizeOptions {
+        max_cdrs: 3,
+        ..LocalizeOptions::default()
     }
 }
 
@@ -49,12 +50,10 @@ fn limits() -> fgvt::cli::LimitArgs {
 #[divan::bench(args = FIXTURES)]
 fn localize(bencher: divan::Bencher, fixture: &str) {
     let path = path(fixture);
-    let limits = limits();
-    let pattern = fgvt::cli::localize::parse_pattern(None).expect("the default pattern");
+    let options = options();
     bencher.bench_local(|| {
         let test = fgvt::testcase::load(&path).expect("fixture loads");
-        let localized =
-            fgvt::cli::localize::localize_with(&test, &limits, 3, &pattern).expect("localizes");
+        let localized = pipeline::localize(&test, &options).expect("localizes");
         localized.report.cdrs.len()
     });
 }

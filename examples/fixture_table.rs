@@ -98,20 +98,17 @@ pub fn paper(root: &Path, fixture: &str) -> Paper {
 /// runs (at least one); the report is the last one's.
 pub fn localize(fixture: &str, test: &str, runs: usize) -> (Value, Duration) {
     let path = PathBuf::from("fixtures").join(fixture).join(test);
-    let limits = fgvt::cli::LimitArgs {
-        max_states: 2_000_000,
-        max_steps: 1_000,
-        timeout: None,
-        no_memo: false,
+    let options = fgvt::pipeline::LocalizeOptions {
+        max_cdrs: 10_000,
+        ..Default::default()
     };
-    let pattern = fgvt::cli::localize::parse_pattern(None).expect("the default pattern");
     let mut best = Duration::MAX;
     let mut report = Value::Null;
     for _ in 0..runs.max(1) {
         let started = Instant::now();
         let test =
             fgvt::testcase::load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        let localized = fgvt::cli::localize::localize_with(&test, &limits, 10_000, &pattern)
+        let localized = fgvt::pipeline::localize(&test, &options)
             .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         best = best.min(started.elapsed());
         report = serde_json::from_str(&fgvt_reports::render_json(&localized.report))

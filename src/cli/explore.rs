@@ -3,21 +3,26 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use fgvt_reports::{
+    render_sorted_json, ExplorePath, ExploreSummary, PathLeaf, TreeCounts, VerdictCounts,
+    EXPLORE_SCHEMA_ID,
+};
 use fgvt_tree::{CoarseEvent, Tree};
-use miette::IntoDiagnostic;
-use serde_json::json;
 
+use super::diagnostic::pipeline_error;
 use super::output::{emit, Exit, Progress};
 use super::{ExploreArgs, Format};
-use crate::judge::{judge, Judgement};
+use crate::pipeline::{explore_test, judge_test, Judgement, Limits};
 use crate::testcase::{self, TestCase};
 
 /// Runs `fgvt explore`.
 pub fn run(args: &ExploreArgs) -> miette::Result<Exit> {
     let test = testcase::load(&args.test)?;
     let started = std::time::Instant::now();
-    let tree = build_tree(&test, &args.limits)?;
-    let judgement = judge_tree(&test, &tree, args.limits.timeout.map(|t| started + t))?;
+    let limits = Limits::from(&args.limits);
+    let tree = build_tree(&test, &limits)?;
+    let judgement = judge_test(&test, &tree, limits.deadline(started))
+        .map_err(|e| pipeline_error(&test.path, &e))?;
     // The summary answers "is this test linearizable?" with design.md's exit codes; printing
     // one path answers nothing of the kind.
     let path_only = args.schedule.is_some() || args.leaf.is_some();
@@ -26,10 +31,7 @@ pub fn run(args: &ExploreArgs) -> miette::Result<Exit> {
         (Some(schedule), _, format) => path_report(&test, &tree, Path::Schedule(schedule), format)?,
         (None, Some(leaf), format) => path_report(&test, &tree, Path::Leaf(leaf), format)?,
         (None, None, Format::Text) => summary_text(&test, &tree, &judgement),
-        (None, None, Format::Json) => {
-            serde_json::to_string_pretty(&summary_json(&test, &tree, &judgement))
-                .into_diagnostic()?
-        }
+        (None, None, Format::Json) => render_sorted_json(&summary_json(&test, &tree, &judgement)),
     };
     emit(&format!("{}\n", out.trim_end()))?;
     Ok(exit)
@@ -54,40 +56,11 @@ fn exit_code(partial: bool, path_only: bool, judgement: &Judgement) -> Exit {
 
 /// Explores the test's program with a progress spinner; a fault of the serial `init` part is
 /// bad input (the test cannot even start).
-pub fn build_tree(test: &TestCase, limits: &super::LimitArgs) -> miette::Result<Tree> {
-    let program = test.program();
+fn build_tree(test: &TestCase, limits: &Limits) -> miette::Result<Tree> {
     let mut progress = Progress::new("exploring");
-    let tree = fgvt_tree::explore_with_progress(&program, &limits.explore_options(), &mut progress);
+    let tree = explore_test(test, limits, &mut progress);
     progress.finish();
-    tree.map_err(|fault| {
-        let at = fault
-            .span
-            .and_then(|s| test.sources.locate(s))
-            .map(|l| format!(" at {}:{}:{}", l.file, l.line, l.column))
-            .unwrap_or_default();
-        miette::miette!(
-            help = "the `init` operations run serially before the threads; fix them or the model",
-            "{}: the test's init part fails{at}: {}",
-            test.path.display(),
-            fault.message
-        )
-    })
-}
-
-/// Judges every leaf, turning a spec that cannot judge the test into bad input.
-pub fn judge_tree(
-    test: &TestCase,
-    tree: &Tree,
-    deadline: Option<std::time::Instant>,
-) -> miette::Result<Judgement> {
-    judge(test, tree, deadline).map_err(|e| {
-        miette::miette!(
-            help = "the spec must know every operation of the test with its arguments",
-            "{}: the spec `{}` cannot judge a history: {e}",
-            test.path.display(),
-            test.spec
-        )
-    })
+    tree.map_err(|e| pipeline_error(&test.path, &e))
 }
 
 /// Which single path to print.
@@ -179,36 +152,24 @@ fn summary_text(test: &TestCase, tree: &Tree, judgement: &Judgement) -> String {
     out
 }
 
-fn summary_json(test: &TestCase, tree: &Tree, judgement: &Judgement) -> serde_json::Value {
-    let s = tree.stats();
-    json!({
-        "schema": "fgvt.explore/1",
-        "test": test.path.display().to_string(),
-        "object": test.model.name(),
-        "partial": tree.partial,
-        "tree": {
-            "nodes": s.nodes,
-            "edges": s.edges,
-            "leaves": s.leaves,
-            "complete": s.complete,
-            "stuck": s.stuck,
-            "fault": s.fault,
-            "bounded": s.bounded,
-            "distinct_states": s.distinct_states,
-            "graph_nodes": s.graph_nodes,
-            "max_depth": s.max_depth,
+fn summary_json(test: &TestCase, tree: &Tree, judgement: &Judgement) -> ExploreSummary {
+    ExploreSummary {
+        schema: EXPLORE_SCHEMA_ID.to_string(),
+        test: test.path.display().to_string(),
+        object: test.model.name().to_string(),
+        partial: tree.partial.map(|l| l.name().to_string()),
+        tree: TreeCounts::from(tree.stats()),
+        verdicts: VerdictCounts {
+            spec: judgement.spec.clone(),
+            linearizable: judgement.linearizable,
+            not_linearizable: judgement.not_linearizable,
+            fault: judgement.faults,
+            unknown: judgement.unknown,
+            distinct_histories: judgement.distinct_histories,
         },
-        "verdicts": {
-            "spec": judgement.spec,
-            "linearizable": judgement.linearizable,
-            "not_linearizable": judgement.not_linearizable,
-            "fault": judgement.faults,
-            "unknown": judgement.unknown,
-            "distinct_histories": judgement.distinct_histories,
-        },
-        "results": results(test, tree),
-        "elapsed_ms": tree.elapsed.as_secs_f64() * 1e3,
-    })
+        results: results(test, tree),
+        elapsed_ms: tree.elapsed.as_secs_f64() * 1e3,
+    }
 }
 
 fn path_report(test: &TestCase, tree: &Tree, path: Path, format: Format) -> miette::Result<String> {
@@ -230,13 +191,21 @@ fn path_report(test: &TestCase, tree: &Tree, path: Path, format: Format) -> miet
     Ok(match format {
         Format::Text => {
             let history = leaf.map(|l| fgvt_reports::history_data(&l.history));
-            let mut out = fgvt_reports::render_path_text(&trace, history.as_ref(), super::output::stdout_color());
+            let mut out = fgvt_reports::render_path_text(
+                &trace,
+                history.as_ref(),
+                super::output::stdout_color(),
+            );
             let _ = writeln!(out, "schedule: {}", schedule.join(","));
             match leaf {
                 Some(leaf) => {
                     let _ = writeln!(out, "leaf: {}", format!("{:?}", leaf.kind).to_lowercase());
                     if let Some(f) = &leaf.fault {
-                        let at = f.span.and_then(|s| test.sources.locate(s)).map(|l| format!(" at {}:{}:{}", l.file, l.line, l.column)).unwrap_or_default();
+                        let at = f
+                            .span
+                            .and_then(|s| test.sources.locate(s))
+                            .map(|l| format!(" at {}:{}:{}", l.file, l.line, l.column))
+                            .unwrap_or_default();
                         let _ = writeln!(out, "fault: {}{at}", f.message);
                     }
                     if let Some(bound) = &leaf.bound {
@@ -244,19 +213,26 @@ fn path_report(test: &TestCase, tree: &Tree, path: Path, format: Format) -> miet
                     }
                 }
                 None => {
-                    let _ = writeln!(out, "(not a leaf: {} leaves below)", tree.graph[end].unfolded.leaves());
+                    let _ = writeln!(
+                        out,
+                        "(not a leaf: {} leaves below)",
+                        tree.graph[end].unfolded.leaves()
+                    );
                 }
             }
             out
         }
-        Format::Json => serde_json::to_string_pretty(&json!({
-            "schema": "fgvt.explore/1",
-            "test": test.path.display().to_string(),
-            "schedule": steps.iter().map(|e| e.thread).collect::<Vec<_>>(),
-            "trace": trace,
-            "leaf": leaf.map(|l| json!({"kind": l.kind, "history": fgvt_reports::history_data(&l.history), "fault": l.fault.as_ref().map(|f| &f.message)})),
-        }))
-        .into_diagnostic()?,
+        Format::Json => render_sorted_json(&ExplorePath {
+            schema: EXPLORE_SCHEMA_ID.to_string(),
+            test: test.path.display().to_string(),
+            schedule: steps.iter().map(|e| e.thread).collect(),
+            trace,
+            leaf: leaf.map(|l| PathLeaf {
+                kind: format!("{:?}", l.kind).to_lowercase(),
+                history: fgvt_reports::history_data(&l.history),
+                fault: l.fault.as_ref().map(|f| f.message.clone()),
+            }),
+        }),
     })
 }
 

@@ -5,16 +5,19 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use fgvt_labeling::cdrs::Pattern;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use super::minimize::{check_error, directory_of, summary, with_jobs, write_test};
+use super::diagnostic::pipeline_error;
+use super::jobs::with_jobs;
+use super::localize::{localize, render};
 use super::output::{emit, stdout_color, write_atomically, Exit};
-use super::{HuntArgs, ReportFormat};
+use super::test_file::write_test;
+use super::HuntArgs;
 use crate::hunt::{
-    self, HuntError, HuntFile, HuntOptions, MinimizeOutcome, ModelRefs, Sample, Subject,
-    TestVerdict,
+    self, directory_of, shrink_summary, HuntError, HuntFile, HuntOptions, MinimizeOutcome,
+    ModelRefs, Sample, Subject, TestVerdict,
 };
+use crate::pipeline::{Limits, LocalizeOptions};
 
 /// How many CDRS the `--localize` report shows, as `fgvt localize` does by default.
 const MAX_CDRS: usize = 3;
@@ -30,9 +33,9 @@ pub fn run(args: &HuntArgs) -> miette::Result<Exit> {
     }
     let started = Instant::now();
     let deadline = args.limits.timeout.map(|t| started + t);
-    let mut explore = args.limits.explore_options();
+    let mut limits = Limits::from(&args.limits);
     // The deadline bounds the whole hunt; each test gets what is left of it.
-    explore.timeout = None;
+    limits.timeout = None;
     let options = HuntOptions {
         seed: args.seed,
         samples: args.samples.unwrap_or(file.samples),
@@ -40,7 +43,7 @@ pub fn run(args: &HuntArgs) -> miette::Result<Exit> {
             .jobs
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
         all: args.all,
-        explore,
+        limits,
         deadline,
     };
     let bar = progress_bar(options.samples);
@@ -54,7 +57,7 @@ pub fn run(args: &HuntArgs) -> miette::Result<Exit> {
     }
     let result = result.map_err(|e| match e {
         HuntError::Check { index, source } => {
-            let report = check_error(&args.hunt, &source);
+            let report = pipeline_error(&args.hunt, &source);
             miette::miette!("{report} (sample {index})")
         }
         other => miette::miette!("{}: {other}", args.hunt.display()),
@@ -153,11 +156,11 @@ fn pipeline(
             &subject,
             &found.matrix,
             path.clone(),
-            &args.limits.explore_options(),
+            &(&args.limits).into(),
             deadline,
         )
     })?
-    .map_err(|e| check_error(&args.hunt, &e))?;
+    .map_err(|e| pipeline_error(&args.hunt, &e))?;
     let MinimizeOutcome::Minimized {
         minimized,
         timed_out,
@@ -173,7 +176,7 @@ fn pipeline(
     };
     eprint!(
         "{}",
-        summary(
+        shrink_summary(
             &format!("sample {}", found.index),
             &found.matrix,
             &minimized,
@@ -200,15 +203,13 @@ fn pipeline(
     }
 
     let test = subject.test(&minimized.matrix, path.clone(), Some(options.seed));
-    let localized = with_jobs(Some(options.jobs), || {
-        super::localize::localize_with(&test, &args.limits, MAX_CDRS, &Pattern::default())
-    })??;
-    let text = match args.format {
-        ReportFormat::Text => fgvt_reports::render_text(&localized.report, stdout_color()),
-        ReportFormat::Markdown => fgvt_reports::render_markdown(&localized.report),
-        ReportFormat::Json => fgvt_reports::render_json(&localized.report),
+    let localize_options = LocalizeOptions {
+        limits: (&args.limits).into(),
+        max_cdrs: MAX_CDRS,
+        ..LocalizeOptions::default()
     };
-    emit(&text)?;
+    let localized = with_jobs(Some(options.jobs), || localize(&test, &localize_options))??;
+    emit(&render(&localized.report, args.format, stdout_color()))?;
     Ok(Exit::Violation)
 }
 

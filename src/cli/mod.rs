@@ -1,18 +1,25 @@
 //! The `fgvt` command line: argument definitions and dispatch to one module per command.
 
 mod check_history;
+mod diagnostic;
+mod drawing;
 mod explore;
 mod hunt;
-pub mod localize;
+mod jobs;
+mod localize;
 mod minimize;
 mod output;
 mod render;
+mod test_file;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use fgvt_labeling::cdrs::Pattern;
+
+use crate::pipeline::Limits;
 
 pub use output::{write_atomically, Exit};
 
@@ -48,10 +55,10 @@ pub enum Command {
 #[derive(Debug, Clone, Args)]
 pub struct LimitArgs {
     /// Stop after this many distinct tree nodes (the result is then partial, exit 3).
-    #[arg(long, default_value_t = 2_000_000)]
+    #[arg(long, default_value_t = Limits::MAX_STATES)]
     pub max_states: usize,
     /// Most steps one operation may take on one path before that path is cut as bounded.
-    #[arg(long, default_value_t = 1_000)]
+    #[arg(long, default_value_t = Limits::MAX_STEPS)]
     pub max_steps: usize,
     /// Stop after this many seconds (the result is then partial, exit 3).
     #[arg(long, value_parser = parse_seconds)]
@@ -61,14 +68,13 @@ pub struct LimitArgs {
     pub no_memo: bool,
 }
 
-impl LimitArgs {
-    /// The exploration options these limits give.
-    pub fn explore_options(&self) -> fgvt_tree::ExploreOptions {
-        fgvt_tree::ExploreOptions {
-            memoize: !self.no_memo,
-            max_states: Some(self.max_states),
-            max_steps: Some(self.max_steps),
-            timeout: self.timeout,
+impl From<&LimitArgs> for Limits {
+    fn from(args: &LimitArgs) -> Limits {
+        Limits {
+            max_states: args.max_states,
+            max_steps: args.max_steps,
+            timeout: args.timeout,
+            memoize: !args.no_memo,
         }
     }
 }
@@ -81,6 +87,19 @@ fn parse_seconds(s: &str) -> Result<Duration, String> {
         return Err("the timeout must be a positive number of seconds".into());
     }
     Ok(Duration::from_secs_f64(secs))
+}
+
+/// The `--pattern` argument, or the paper's pattern.
+fn parse_pattern(pattern: Option<&str>) -> miette::Result<Pattern> {
+    match pattern {
+        Some(p) => Pattern::parse(p).map_err(|e| {
+            miette::miette!(
+                help = "labels are W, B, G, WG, BG, GG, WBG, with | * + ? ( ) between them",
+                "--pattern: {e}"
+            )
+        }),
+        None => Ok(Pattern::default()),
+    }
 }
 
 /// How results are printed.

@@ -4,6 +4,7 @@ use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
+use fgvt_reports::{LocalizeReport, Verdict};
 use indicatif::{ProgressBar, ProgressStyle};
 
 /// The exit codes of design.md.
@@ -17,6 +18,20 @@ pub enum Exit {
     BadInput = 2,
     /// A limit made the result inconclusive.
     Inconclusive = 3,
+}
+
+impl Exit {
+    /// The exit code of a localization (design.md): 1 for a violation, 3 when partial.
+    pub fn of_report(report: &LocalizeReport) -> Exit {
+        match report.verdict {
+            // A limit makes the run partial whatever was found: the CDRS may change with the
+            // rest of the tree.
+            _ if report.partial.is_some() => Exit::Inconclusive,
+            Verdict::NotLinearizable => Exit::Violation,
+            Verdict::Linearizable => Exit::Ok,
+            Verdict::Inconclusive => Exit::Inconclusive,
+        }
+    }
 }
 
 impl From<Exit> for ExitCode {

@@ -1,107 +1,32 @@
-//! `fgvt render`: draw the labeled interleaving tree of a test as SVG or DOT; also the
-//! `--svg`/`--dot` files of `fgvt localize`.
+//! `fgvt render`: draw the labeled interleaving tree of a test as SVG or DOT.
 
 use std::path::Path;
 
-use fgvt_reports::draw::{select, DrawInput, DrawOptions, Focus};
-use fgvt_reports::{render_dot, render_svg, SvgEngine};
-
-use super::localize::{exit_code, localize_with, parse_pattern, Localized};
+use super::drawing::{draw, engine};
+use super::localize::localize;
 use super::output::{emit, write_atomically, Exit};
-use super::{DrawArgs, EngineArg, FocusArg, RenderArgs, TreeFormat};
-use crate::testcase::{self, TestCase};
+use super::{parse_pattern, RenderArgs, TreeFormat};
+use crate::pipeline::LocalizeOptions;
+use crate::testcase;
 
 /// Runs `fgvt render`.
 pub fn run(args: &RenderArgs) -> miette::Result<Exit> {
     let format = output_format(args.format, args.output.as_deref())?;
     // Check the engine before the (possibly long) exploration.
     let engine = engine(args.draw.engine)?;
-    let pattern = parse_pattern(args.pattern.as_deref())?;
+    let options = LocalizeOptions {
+        limits: (&args.limits).into(),
+        pattern: parse_pattern(args.pattern.as_deref())?,
+        max_cdrs: args.max_cdrs,
+    };
     let test = testcase::load(&args.test)?;
-    let localized = localize_with(&test, &args.limits, args.max_cdrs, &pattern)?;
+    let localized = localize(&test, &options)?;
     let text = draw(&test, &localized, args.max_cdrs, &args.draw, format, engine)?;
     match &args.output {
         Some(path) => write_atomically(path, text.as_bytes())?,
         None => emit(&text)?,
     }
-    Ok(exit_code(&localized.report))
-}
-
-/// Where `localize` writes its drawings, if anywhere.
-pub struct TreeFiles<'a> {
-    /// The SVG file (`--svg`).
-    pub svg: Option<&'a Path>,
-    /// The DOT file (`--dot`).
-    pub dot: Option<&'a Path>,
-}
-
-/// Writes the drawings `files` asks for (nothing when it names none).
-pub fn write_tree_files(
-    test: &TestCase,
-    localized: &Localized,
-    max_cdrs: usize,
-    draw_args: &DrawArgs,
-    files: &TreeFiles<'_>,
-) -> miette::Result<()> {
-    for (path, format) in [(files.svg, TreeFormat::Svg), (files.dot, TreeFormat::Dot)] {
-        let Some(path) = path else { continue };
-        let engine = engine(draw_args.engine)?;
-        let text = draw(test, localized, max_cdrs, draw_args, format, engine)?;
-        write_atomically(path, text.as_bytes())?;
-    }
-    Ok(())
-}
-
-/// The drawing of `localized` in `format`.
-fn draw(
-    test: &TestCase,
-    localized: &Localized,
-    max_cdrs: usize,
-    args: &DrawArgs,
-    format: TreeFormat,
-    engine: SvgEngine,
-) -> miette::Result<String> {
-    let groups = &localized.cdrs.groups[..localized.cdrs.groups.len().min(max_cdrs)];
-    let title = format!("{} — {}", test.model.name(), test.path.display());
-    let input = DrawInput {
-        tree: &localized.tree,
-        labeling: &localized.labeling,
-        groups,
-        sources: &test.sources,
-        title: &title,
-    };
-    let drawing = select(&input, &draw_options(args));
-    Ok(match format {
-        TreeFormat::Dot => render_dot(&drawing),
-        TreeFormat::Svg => render_svg(&drawing, engine).map_err(|e| miette::miette!("{e}"))?,
-    })
-}
-
-/// The drawing options the arguments give.
-fn draw_options(args: &DrawArgs) -> DrawOptions {
-    DrawOptions {
-        depth: args.depth,
-        focus: match args.focus {
-            FocusArg::All => Focus::All,
-            FocusArg::Cdrs => Focus::Cdrs,
-        },
-        max_nodes: args.max_nodes,
-        dag: args.dag,
-        fold: !args.no_fold,
-    }
-}
-
-/// The SVG engine `--engine` asks for; an error when it asks for Graphviz and `dot` is missing.
-fn engine(arg: EngineArg) -> miette::Result<SvgEngine> {
-    match arg {
-        EngineArg::Auto => Ok(SvgEngine::detect()),
-        EngineArg::Builtin => Ok(SvgEngine::Builtin),
-        EngineArg::Graphviz if fgvt_reports::svg::graphviz_available() => Ok(SvgEngine::Graphviz),
-        EngineArg::Graphviz => Err(miette::miette!(
-            help = "install Graphviz, or use `--engine builtin` (or `auto`)",
-            "--engine graphviz: Graphviz's `dot` is not on PATH"
-        )),
-    }
+    Ok(Exit::of_report(&localized.report))
 }
 
 /// `--format`, else the extension of `-o`, else DOT (on stdout).

@@ -3,11 +3,10 @@
 
 use std::time::Instant;
 
-use fgvt_labeling::CheckError;
-use fgvt_tree::{ExploreOptions, Limit};
+use fgvt_tree::Limit;
 
 use super::nondet::{serial_nondeterminism, Nondeterminism};
-use crate::judge::judge;
+use crate::pipeline::{explore_test, judge_test, Limits, PipelineError};
 use crate::testcase::{SpecChoice, TestCase};
 use fgvt_lang::SelfSpec;
 
@@ -47,28 +46,12 @@ pub struct TestReport {
     pub partial: Option<Limit>,
 }
 
-/// Why a test could not be checked at all.
-#[derive(Debug, thiserror::Error)]
-pub enum CheckTestError {
-    /// The serial `init` part (or the constructor) fails before any thread runs.
-    #[error("the test's init part fails: {0}")]
-    InitFault(String),
-    /// The spec cannot judge a history of the test.
-    #[error("the spec `{spec}` cannot judge a history: {source}")]
-    Spec {
-        /// The spec's name.
-        spec: String,
-        /// What the checker said.
-        source: CheckError,
-    },
-}
-
 /// Checks `test` the way Line-Up does: [`phase1`], then [`check_leaves`].
 pub fn check_test(
     test: &TestCase,
-    options: &ExploreOptions,
+    limits: &Limits,
     deadline: Option<Instant>,
-) -> Result<TestReport, CheckTestError> {
+) -> Result<TestReport, PipelineError> {
     if let Some(found) = phase1(test) {
         return Ok(TestReport {
             verdict: TestVerdict::Nondeterministic(found),
@@ -76,7 +59,7 @@ pub fn check_test(
             partial: None,
         });
     }
-    check_leaves(test, options, deadline)
+    check_leaves(test, limits, deadline)
 }
 
 /// Line-Up's phase 1 on `test`: the first disagreement between serial runs, if any. Only a
@@ -96,25 +79,15 @@ pub fn phase1(test: &TestCase) -> Option<Nondeterminism> {
     )
 }
 
-/// Phase 2: explores every interleaving of `test` with `options` and judges every leaf;
+/// Phase 2: explores every interleaving of `test` within `limits` and judges every leaf;
 /// `deadline` also bounds each history check.
 pub fn check_leaves(
     test: &TestCase,
-    options: &ExploreOptions,
+    limits: &Limits,
     deadline: Option<Instant>,
-) -> Result<TestReport, CheckTestError> {
-    let tree = fgvt_tree::explore(&test.program(), options).map_err(|fault| {
-        let at = fault
-            .span
-            .and_then(|s| test.sources.locate(s))
-            .map(|l| format!(" at {}:{}:{}", l.file, l.line, l.column))
-            .unwrap_or_default();
-        CheckTestError::InitFault(format!("{}{at}", fault.message))
-    })?;
-    let judgement = judge(test, &tree, deadline).map_err(|source| CheckTestError::Spec {
-        spec: test.spec.to_string(),
-        source,
-    })?;
+) -> Result<TestReport, PipelineError> {
+    let tree = explore_test(test, limits, &mut ())?;
+    let judgement = judge_test(test, &tree, deadline)?;
     let verdict = if judgement.not_linearizable + judgement.faults > 0 {
         TestVerdict::Fails {
             not_linearizable: judgement.not_linearizable,

@@ -12,11 +12,12 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use fgvt_labeling::rng::SplitMix64;
-use fgvt_tree::{Call, ExploreOptions};
+use fgvt_tree::Call;
 
-use super::check::{check_test, CheckTestError, TestReport};
+use super::check::{check_test, TestReport};
 use super::file::HuntFile;
 use super::{Matrix, Subject};
+use crate::pipeline::{Limits, PipelineError};
 
 /// How a hunt runs.
 #[derive(Clone, Debug)]
@@ -30,7 +31,7 @@ pub struct HuntOptions {
     /// Check every sample and report every finding, instead of stopping at the first.
     pub all: bool,
     /// Exploration limits of each test (its `timeout` is ignored: see `deadline`).
-    pub explore: ExploreOptions,
+    pub limits: Limits,
     /// When the whole hunt must stop.
     pub deadline: Option<Instant>,
 }
@@ -88,7 +89,7 @@ pub fn hunt(
     // The lowest index with a finding or an error so far; samples above it need no check.
     let stop_at = AtomicUsize::new(usize::MAX);
     let timed_out = AtomicBool::new(false);
-    let results: Mutex<BTreeMap<usize, Result<Sample, CheckTestError>>> =
+    let results: Mutex<BTreeMap<usize, Result<Sample, PipelineError>>> =
         Mutex::new(BTreeMap::new());
 
     let worker = || loop {
@@ -96,8 +97,8 @@ pub fn hunt(
         if index >= options.samples || (!options.all && index > stop_at.load(Ordering::SeqCst)) {
             return;
         }
-        let mut explore = options.explore.clone();
-        explore.timeout = match options.deadline {
+        let mut limits = options.limits.clone();
+        limits.timeout = match options.deadline {
             Some(deadline) => match deadline.checked_duration_since(Instant::now()) {
                 Some(left) if left > Duration::ZERO => Some(left),
                 _ => {
@@ -109,7 +110,7 @@ pub fn hunt(
         };
         let matrix = draw(file, options.seed, index);
         let test = subject.test(&matrix, file.path.clone(), Some(options.seed));
-        let outcome = check_test(&test, &explore, options.deadline).map(|report| Sample {
+        let outcome = check_test(&test, &limits, options.deadline).map(|report| Sample {
             index,
             matrix,
             report,
@@ -168,7 +169,7 @@ pub enum HuntError {
         /// The sample's index.
         index: usize,
         /// Why.
-        source: CheckTestError,
+        source: PipelineError,
     },
     /// The worker threads could not be started.
     #[error("cannot start the worker threads: {0}")]
@@ -195,7 +196,7 @@ mod tests {
             samples: 40,
             jobs,
             all,
-            explore: ExploreOptions::default(),
+            limits: Limits::default(),
             deadline: None,
         }
     }
