@@ -14,7 +14,7 @@ use std::path::PathBuf;
 
 use divan::counter::ItemsCount;
 use fgvt::hunt::{self, HuntFile, HuntOptions};
-use fgvt::pipeline::Limits;
+use fgvt_tree::ExploreOptions;
 
 fn main() {
     divan::main();
@@ -44,7 +44,7 @@ fn run(bencher: divan::Bencher, fixture: &str, threads: usize, ops: usize) {
         samples: SAMPLES,
         jobs: 1,
         all: true,
-        limits: Limits::default(),
+        explore: ExploreOptions::default(),
         deadline: None,
     };
     bencher.counter(ItemsCount::new(SAMPLES)).bench_local(|| {

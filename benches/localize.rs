@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use fgvt::pipeline::{self, LocalizeOptions};
+use fgvt::pipeline::{self, Limits, LocalizeOptions};
 
 const FIXTURES: &[&str] = &[
     "counter1/failing.json",
@@ -38,22 +38,15 @@ fn path(fixture: &str) -> PathBuf {
         .join(fixture)
 }
 
-/// `fgvt localize`'s defaults: the command line's limits, three CDRS.
-fn options() -> LocalizeOptions {
-    LocalizeOptions {
-        max_cdrs: 3,
-        ..LocalizeOptions::default()
-    }
-}
-
 /// The whole command: the test is loaded (parsed, compiled) each time.
 #[divan::bench(args = FIXTURES)]
 fn localize(bencher: divan::Bencher, fixture: &str) {
     let path = path(fixture);
-    let options = options();
+    let limits = Limits::default();
+    let options = LocalizeOptions::default();
     bencher.bench_local(|| {
         let test = fgvt::testcase::load(&path).expect("fixture loads");
-        let localized = pipeline::localize(&test, &options).expect("localizes");
+        let localized = pipeline::localize(&test, &limits, &options, &mut ()).expect("localizes");
         localized.report.cdrs.len()
     });
 }

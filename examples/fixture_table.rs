@@ -98,6 +98,7 @@ pub fn paper(root: &Path, fixture: &str) -> Paper {
 /// runs (at least one); the report is the last one's.
 pub fn localize(fixture: &str, test: &str, runs: usize) -> (Value, Duration) {
     let path = PathBuf::from("fixtures").join(fixture).join(test);
+    let limits = fgvt::pipeline::Limits::default();
     let options = fgvt::pipeline::LocalizeOptions {
         max_cdrs: 10_000,
         ..Default::default()
@@ -108,7 +109,7 @@ pub fn localize(fixture: &str, test: &str, runs: usize) -> (Value, Duration) {
         let started = Instant::now();
         let test =
             fgvt::testcase::load(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        let localized = fgvt::pipeline::localize(&test, &options)
+        let localized = fgvt::pipeline::localize(&test, &limits, &options, &mut ())
             .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         best = best.min(started.elapsed());
         report = serde_json::from_str(&fgvt_reports::render_json(&localized.report))

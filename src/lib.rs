@@ -1,8 +1,8 @@
 //! fgvt: localizes linearizability faults in concurrent objects down to the racing statements.
 //!
 //! The library holds what the binary needs beyond the workspace crates (the modeling language
-//! is `fgvt-lang`, the tree `fgvt-tree`, labels and the checker `fgvt-labeling`, the renderings
-//! `fgvt-reports`):
+//! is `fgvt-lang`, the tree `fgvt-tree`, the checker `fgvt-checker`, labels and CDRS
+//! `fgvt-labeling`, the renderings `fgvt-reports`):
 //!
 //! * [`testcase`] loads a test (`failing.json`): the object, the spec and each thread's calls;
 //! * [`pipeline`] runs explore → judge → label → CDRS → report on it, once for every front end;
@@ -12,7 +12,7 @@
 //! Localizing a racy counter written inline:
 //!
 //! ```
-//! use fgvt::pipeline::{localize, LocalizeOptions};
+//! use fgvt::pipeline::{localize, Limits, LocalizeOptions};
 //! use fgvt_reports::Verdict;
 //!
 //! let dir = tempfile::tempdir()?;
@@ -30,7 +30,7 @@
 //!     r#"{"object": "counter.fgv", "threads": [["inc()"], ["inc()"]], "final": ["get()"]}"#,
 //! )?;
 //! let test = fgvt::testcase::load(&path)?;
-//! let localized = localize(&test, &LocalizeOptions { max_cdrs: 1, ..Default::default() })?;
+//! let localized = localize(&test, &Limits::default(), &LocalizeOptions::default(), &mut ())?;
 //! // Two increments can lose one: `get()` returns 1, which no serial order gives.
 //! assert_eq!(localized.report.verdict, Verdict::NotLinearizable);
 //! // The race is on `count`, in `inc`.

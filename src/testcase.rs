@@ -412,7 +412,7 @@ pub(crate) fn resolve_spec(
         Some(name) if name.contains(".fgv") => {
             SpecChoice::Model(Arc::new(load_model(errors, at, base, name, sources)?))
         }
-        Some(name) if fgvt_labeling::builtin::builtin(name).is_some() => {
+        Some(name) if fgvt_checker::builtin::builtin(name).is_some() => {
             SpecChoice::Builtin(name.to_string())
         }
         Some(name) => {
@@ -422,7 +422,7 @@ pub(crate) fn resolve_spec(
                 "not a spec",
                 Some(format!(
                     "use \"self\", a built-in ({}), or a model file like \"spec.fgv#SetSpec\"",
-                    fgvt_labeling::builtin::BUILTIN_NAMES.join(", ")
+                    fgvt_checker::builtin::BUILTIN_NAMES.join(", ")
                 )),
             ))
         }

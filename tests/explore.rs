@@ -95,7 +95,7 @@ fn a_schedule_prints_the_path_as_per_thread_columns() {
         "--schedule",
         "1,0,0,1,0,0,1",
     ]));
-    assert_eq!(code, 0, "{text}");
+    assert_eq!(code, 1, "the path's leaf is not linearizable: {text}");
     let header = text.lines().next().unwrap();
     assert!(header.contains("T0") && header.contains("T1"), "{text}");
     assert!(text.contains("write(0, 2): write d[0] = 2 (l.8)"), "{text}");

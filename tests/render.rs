@@ -28,7 +28,10 @@ fn roxmltree_options() -> roxmltree::ParsingOptions {
 #[test]
 fn the_focused_tree_of_pair_snapshot() {
     let (code, dot, err) = run(fgvt().args(["render", PAIR, "--focus", "cdrs"]));
-    assert_eq!(code, 1, "a violation, as `localize`: {err}");
+    assert_eq!(
+        code, 0,
+        "the picture was drawn (the verdict is `localize`'s): {err}"
+    );
     graphviz_rust::parse(&dot).unwrap_or_else(|e| panic!("{e}\n{dot}"));
     insta::assert_snapshot!("pair_snapshot_focused_dot", dot);
 }
@@ -43,7 +46,7 @@ fn the_format_follows_the_extension_and_svg_works_without_graphviz() {
         .env("PATH", empty.path())
         .args(["render", PAIR, "-o"])
         .arg(&svg));
-    assert_eq!(code, 1, "{err}");
+    assert_eq!(code, 0, "{err}");
     let text = assert_svg(&svg);
     assert!(
         text.contains("class=\"legend\""),
@@ -62,7 +65,7 @@ fn the_format_follows_the_extension_and_svg_works_without_graphviz() {
     let (code, _, err) = run(fgvt()
         .args(["render", PAIR, "--depth", "2", "-o"])
         .arg(&dot));
-    assert_eq!(code, 1, "{err}");
+    assert_eq!(code, 0, "{err}");
     graphviz_rust::parse(&std::fs::read_to_string(&dot).unwrap()).unwrap();
 
     let (code, _, err) = run(fgvt()
@@ -87,7 +90,7 @@ fn both_engines_and_the_dag() {
                 .args(extra)
                 .arg("-o")
                 .arg(&svg));
-            assert_eq!(code, 1, "{engine} {extra:?}: {err}");
+            assert_eq!(code, 0, "{engine} {extra:?}: {err}");
             assert_svg(&svg);
         }
     }
@@ -127,5 +130,5 @@ fn a_reader_that_goes_away_early_is_no_panic() {
     let out = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!err.contains("panicked"), "{err}");
-    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(out.status.code(), Some(0), "{err}");
 }

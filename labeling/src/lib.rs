@@ -1,28 +1,39 @@
-//! Histories, sequential specs, the linearizability checker, node labels and CDRS.
+//! Labels of the interleaving tree and its critical data race sequences (CDRS).
 //!
-//! * [`spec`]: the [`Spec`] trait a sequential specification implements;
-//! * [`builtin`](mod@builtin): built-in specs (register, counter, set, map, queue, stack, deque, snapshot, kv);
-//! * [`check`](mod@check): the WGL linearizability checker, with partitioning, pending and stuck
-//!   operations, a deadline, and a verdict cache;
-//! * [`explain`]: why a history is not linearizable;
-//! * [`formats`]: recorded histories (Jepsen etcd logs, kv EDN logs, fgvt JSON);
-//! * [`workload`]: generated histories for benchmarks;
-//! * [`rng`]: the small seedable random number generator of the workloads and of `fgvt hunt`;
+//! * [`labels`]: every node's category (OK / ERR / MIX) and label (W, B, G, WG, BG, GG, WBG)
+//!   from the outcomes of the leaves below it (Algorithm 2 of the FGVT paper);
+//! * [`pattern`]: regular expressions over labels, compiled to a DFA;
+//! * [`cdrs`]: the root-to-failing-leaf paths whose decisive labels match a pattern, grouped
+//!   and ranked (Theorem 3);
 //! * `testing`: hand-built trees with leaf outcomes, for tests and benchmarks.
+//!
+//! Leaf outcomes come from outside (the linearizability checker of `fgvt-checker`, or a test):
+//! labeling needs only pass / fail / unknown per leaf.
+//!
+//! # Example
+//!
+//! A race between two threads where one winner always passes and the other always fails is a
+//! `G` node, and the failing path through it is a CDRS of one race:
+//!
+//! ```
+//! use fgvt_labeling::cdrs::{find_cdrs, CdrsOptions};
+//! use fgvt_labeling::labels::Label;
+//! use fgvt_labeling::pattern::Pattern;
+//! use fgvt_labeling::testing;
+//!
+//! // The root races: its first child passes (P), its second fails (F).
+//! let (tree, outcomes) = testing::parse("(P F)");
+//! let labeling = testing::label(&tree, &outcomes);
+//! assert_eq!(labeling.label(tree.root), Some(Label::G));
+//! let cdrs = find_cdrs(&tree, &labeling, &Pattern::default(), &CdrsOptions::default());
+//! assert_eq!(cdrs.groups.len(), 1);
+//! assert_eq!(cdrs.groups[0].labels, vec![Label::G]);
+//! ```
 
-pub mod builtin;
+#![warn(missing_docs)]
+
 pub mod cdrs;
-pub mod check;
-pub mod explain;
-pub mod formats;
 pub mod labels;
-pub mod rng;
-pub mod spec;
+pub mod pattern;
 #[doc(hidden)]
 pub mod testing;
-pub mod workload;
-
-pub use builtin::{builtin, BuiltinSpec, BuiltinState, BUILTIN_NAMES};
-pub use check::{check, CheckError, CheckOptions, Outcome, SearchStats, Verdict, VerdictCache};
-pub use explain::Explanation;
-pub use spec::{Apply, Spec};

@@ -7,11 +7,10 @@
 //! the edges get made-up events.
 
 use std::collections::HashMap;
-use std::time::Duration;
 
-use fgvt_tree::explore::Counts;
-use fgvt_tree::{Event, EventKind, History, Leaf, LeafKind, Node, NodeId, Span, Tree};
-use petgraph::graph::DiGraph;
+use fgvt_tree::{
+    Event, EventKind, Exploration, History, Leaf, LeafKind, NodeId, Span, Tree, TreeBuilder,
+};
 
 use crate::labels::{label_tree, Labeling, LeafOutcome};
 
@@ -20,7 +19,7 @@ use crate::labels::{label_tree, Labeling, LeafOutcome};
 /// Every node must be added after its children, as the explorer does.
 pub struct Builder {
     /// The nodes and edges added so far.
-    pub graph: DiGraph<Node, Event>,
+    tree: TreeBuilder,
     /// The outcome of every leaf added so far.
     pub outcomes: HashMap<NodeId, LeafOutcome>,
     /// The event on the edge by which [`Builder::node`] reaches its `i`-th child.
@@ -38,7 +37,7 @@ impl Builder {
     /// A builder whose [`Builder::node`] reaches child `i` by the event `event(i)`.
     pub fn with_events(event: fn(usize) -> Event) -> Builder {
         Builder {
-            graph: DiGraph::new(),
+            tree: TreeBuilder::new(),
             outcomes: HashMap::new(),
             event,
         }
@@ -56,24 +55,12 @@ impl Builder {
             LeafOutcome::Unknown => LeafKind::Bounded,
             _ => LeafKind::Complete,
         };
-        let mut unfolded = Counts {
-            nodes: 1,
-            ..Counts::default()
-        };
-        match kind {
-            LeafKind::Bounded => unfolded.bounded = 1,
-            _ => unfolded.complete = 1,
-        }
-        let leaf = Leaf {
+        let id = self.tree.leaf(Leaf {
             kind,
             history,
             fault: None,
             bound: None,
             waiting: Vec::new(),
-        };
-        let id = self.graph.add_node(Node {
-            leaf: Some(leaf),
-            unfolded,
         });
         self.outcomes.insert(id, outcome);
         id
@@ -91,26 +78,12 @@ impl Builder {
         &mut self,
         children: impl IntoIterator<Item = (Event, NodeId)>,
     ) -> NodeId {
-        let children: Vec<(Event, NodeId)> = children.into_iter().collect();
-        let mut unfolded = Counts {
-            nodes: 1,
-            ..Counts::default()
-        };
-        for (_, c) in &children {
-            let cc = self.graph[*c].unfolded;
-            unfolded.nodes += cc.nodes;
-            unfolded.complete += cc.complete;
-            unfolded.bounded += cc.bounded;
-            unfolded.depth = unfolded.depth.max(cc.depth + 1);
-        }
-        let id = self.graph.add_node(Node {
-            leaf: None,
-            unfolded,
-        });
-        for (e, c) in children {
-            self.graph.add_edge(id, c, e);
-        }
-        id
+        self.tree.node(children)
+    }
+
+    /// How many nodes have been added.
+    pub fn node_count(&self) -> usize {
+        self.tree.node_count()
     }
 
     /// Adds the nodes of a nested description (see [`parse`]) and returns its root.
@@ -148,14 +121,10 @@ impl Builder {
     /// The finished tree rooted at `root` (complete, with no distinct-state count and no
     /// elapsed time) and the outcome of each of its leaves.
     pub fn finish(self, root: NodeId) -> (Tree, HashMap<NodeId, LeafOutcome>) {
-        let tree = Tree {
-            graph: self.graph,
-            root,
-            partial: None,
-            distinct_states: 0,
-            elapsed: Duration::ZERO,
-        };
-        (tree, self.outcomes)
+        (
+            self.tree.finish(root, Exploration::default()),
+            self.outcomes,
+        )
     }
 }
 

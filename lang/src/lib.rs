@@ -39,20 +39,24 @@
 
 mod ast;
 mod bytecode;
+mod call;
 mod compile;
 mod error;
 mod interp;
 mod lexer;
 mod model;
 mod parser;
-mod program;
+mod self_spec;
+mod test_program;
 mod value;
 
 #[cfg(test)]
 mod tests;
 
+pub use call::parse_call;
 pub use error::{ErrorKind, LangError};
 pub use interp::{Memory, DEFAULT_BUDGET};
 pub use model::{Model, OpSignature};
-pub use program::{parse_call, SelfSpec, TestProgram, TestState};
+pub use self_spec::SelfSpec;
+pub use test_program::{TestProgram, TestState};
 pub use value::render_value;

@@ -6,8 +6,9 @@
 use std::sync::OnceLock;
 
 use divan::Bencher;
-use fgvt_labeling::cdrs::{find_cdrs, Cdrs, CdrsOptions, Pattern};
+use fgvt_labeling::cdrs::{find_cdrs, Cdrs, CdrsOptions};
 use fgvt_labeling::labels::{Labeling, LeafOutcome};
+use fgvt_labeling::pattern::Pattern;
 use fgvt_labeling::testing::{label, Builder};
 use fgvt_reports::draw::{select, DrawInput, DrawOptions, Focus, TreeDrawing};
 use fgvt_reports::{render_dot, render_svg, SvgEngine};
@@ -53,7 +54,7 @@ fn big() -> &'static Big {
 fn build(b: &mut Builder, depth: u32) -> NodeId {
     if depth == 0 {
         // Node indices are in creation order; one leaf in 101 fails, spread over the tree.
-        let outcome = if b.graph.node_count() % 101 == 7 {
+        let outcome = if b.node_count() % 101 == 7 {
             LeafOutcome::Fail
         } else {
             LeafOutcome::Pass

@@ -1,7 +1,8 @@
 //! Building a [`LocalizeReport`] from the tree, its labeling and its CDRS.
 
-use fgvt_labeling::cdrs::{Cdrs, CdrsGroup, Pattern, RaceNode};
+use fgvt_labeling::cdrs::{Cdrs, CdrsGroup, RaceNode};
 use fgvt_labeling::labels::{Label, Labeling};
+use fgvt_labeling::pattern::Pattern;
 use fgvt_tree::{CoarseEvent, Event, History, LeafKind, NodeId, SourceMap, Span, Tree};
 
 use crate::model::{
@@ -369,8 +370,18 @@ fn leaf_kind_name(kind: LeafKind) -> &'static str {
 /// What set the limit a report's `partial` names (its [`fgvt_tree::Limit::name`]): the
 /// command-line option, or a description for a limit no option sets (the step budget).
 pub(crate) fn limit_option(name: &str) -> String {
-    fgvt_tree::Limit::from_name(name)
-        .map_or_else(|| format!("--{name}"), |l| l.option().to_string())
+    fgvt_tree::Limit::from_name(name).map_or_else(|| format!("--{name}"), |l| option(l).to_string())
+}
+
+/// The `fgvt` command-line option that raises `limit` (the tree crate names no option: the
+/// reports speak the command line's vocabulary, as their replay commands do).
+pub fn option(limit: fgvt_tree::Limit) -> &'static str {
+    match limit {
+        fgvt_tree::Limit::MaxStates => "--max-states",
+        fgvt_tree::Limit::Timeout => "--timeout",
+        fgvt_tree::Limit::MaxSteps => "--max-steps",
+        fgvt_tree::Limit::StepBudget => "the per-step instruction budget",
+    }
 }
 
 /// `fgvt explore TEST --schedule 0,1,1`, with the test path quoted for a POSIX shell if needed

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use fgvt_tree::explore::Stats;
+use fgvt_tree::Stats;
 use serde::{Deserialize, Serialize};
 
 use crate::model::{HistoryReport, TraceStep};
@@ -34,7 +34,7 @@ pub struct ExploreSummary {
     pub elapsed_ms: f64,
 }
 
-/// Counts of an unfolded interleaving tree: `fgvt_tree::explore::Stats` as the schema
+/// Counts of an unfolded interleaving tree: `fgvt_tree::Stats` as the schema
 /// spells it (a copy, so that the schema does not change when the tree's counts do).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TreeCounts {
@@ -118,6 +118,10 @@ pub struct PathLeaf {
     pub history: HistoryReport,
     /// The fault's message, for a fault leaf.
     pub fault: Option<String>,
+    /// The leaf's verdict: `linearizable`, `not-linearizable`, `fault` or `unknown`.
+    pub verdict: Option<String>,
+    /// Why the leaf's history is not linearizable, from the checker; `null` otherwise.
+    pub explanation: Option<String>,
 }
 
 /// Renders a JSON output of fgvt pretty-printed, keys sorted, ending with a newline.

@@ -15,7 +15,8 @@
 //! thread 0 wins the next race fail, so that race is the critical one:
 //!
 //! ```
-//! use fgvt_labeling::cdrs::{find_cdrs, CdrsOptions, Pattern};
+//! use fgvt_labeling::cdrs::{find_cdrs, CdrsOptions};
+//! use fgvt_labeling::pattern::Pattern;
 //! use fgvt_labeling::testing;
 //! use fgvt_reports::{render_dot, select, DrawInput, DrawOptions};
 //! use fgvt_tree::SourceMap;
@@ -54,7 +55,8 @@ mod text;
 mod timeline;
 
 pub use build::{
-    build_report, history_data, replay_command, shell_quote, trace_steps, ReportInput,
+    build_report, history_data, option as limit_option, replay_command, shell_quote, trace_steps,
+    ReportInput,
 };
 pub use check_report::{CheckReport, CheckReports, CheckSummary, CheckVerdict, CHECK_SCHEMA_ID};
 pub use dot::render_dot;

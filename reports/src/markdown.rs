@@ -165,12 +165,7 @@ fn race_item(race: &RaceReport) -> String {
         let _ = write!(s, " {sep} `{}`", inline(&race.value));
     }
     if let Some(loc) = &race.location {
-        let _ = write!(
-            s,
-            " at {} {}",
-            code(&format!("{}:{}:{}", loc.file, loc.line, loc.column)),
-            code(&race.snippet)
-        );
+        let _ = write!(s, " at {} {}", code(&loc.to_string()), code(&race.snippet));
     }
     let (word, meaning) = outcome_words(race.outcome);
     let _ = write!(s, " → **{word}** ({meaning})");
@@ -261,12 +256,7 @@ fn witness(out: &mut String, w: &WitnessReport) {
         let at = fault
             .location
             .as_ref()
-            .map(|l| {
-                format!(
-                    " at {}",
-                    code(&format!("{}:{}:{}", l.file, l.line, l.column))
-                )
-            })
+            .map(|l| format!(" at {}", code(&l.to_string())))
             .unwrap_or_default();
         let _ = writeln!(out, "**Fault:** {}{at}\n", escape_text(&fault.message));
     }
@@ -274,7 +264,7 @@ fn witness(out: &mut String, w: &WitnessReport) {
         let at = wait
             .location
             .as_ref()
-            .map(|l| format!(" at `{}:{}:{}`", l.file, l.line, l.column))
+            .map(|l| format!(" at `{l}`"))
             .unwrap_or_default();
         let _ = writeln!(
             out,

@@ -6,6 +6,8 @@
 //! values, event values) are strings, as fgvt displays them.
 
 use fgvt_labeling::labels::{Category, Label};
+use std::fmt;
+
 use serde::{Deserialize, Serialize};
 
 /// The schema id of [`LocalizeReport`]'s JSON form.
@@ -228,6 +230,13 @@ pub struct SourceLocation {
     pub column: usize,
     /// Width of the span on its first line, in characters (at least 1).
     pub width: usize,
+}
+
+impl fmt::Display for SourceLocation {
+    /// `file:line:column`, as compilers and editors write positions.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}:{}", self.file, self.line, self.column)
+    }
 }
 
 /// One failing execution: how to reach it and why it fails.

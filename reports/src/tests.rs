@@ -1,8 +1,9 @@
 //! Tests of the renderers on a hand-built tree: two threads each run a non-atomic `inc()`
 //! (`int t = x; x = t + 1;`), and a final `get()` sees the lost update.
 
-use fgvt_labeling::cdrs::{find_cdrs, CdrsOptions, Pattern};
+use fgvt_labeling::cdrs::{find_cdrs, CdrsOptions};
 use fgvt_labeling::labels::LeafOutcome;
+use fgvt_labeling::pattern::Pattern;
 use fgvt_labeling::testing::{label, Builder};
 use fgvt_tree::{Call, Event, EventKind, History, NodeId, SourceMap, Span, Value};
 use pulldown_cmark::{Event as MdEvent, Options, Parser, Tag, TagEnd};
@@ -454,6 +455,8 @@ fn explore_examples() -> (crate::ExploreSummary, crate::ExplorePath) {
             kind: "complete".into(),
             history: witness.history.clone(),
             fault: Some("null dereference".into()),
+            verdict: Some("not-linearizable".into()),
+            explanation: Some("no serial order gives read() = (1, 2)".into()),
         }),
     };
     (summary, path)

@@ -151,11 +151,7 @@ fn race_line(race: &RaceReport, st: Style) -> String {
         let _ = write!(s, " {sep} {}", race.value);
     }
     if let Some(loc) = &race.location {
-        let _ = write!(
-            s,
-            " at {}:{}:{} `{}`",
-            loc.file, loc.line, loc.column, race.snippet
-        );
+        let _ = write!(s, " at {loc} `{}`", race.snippet);
     }
     let (_, meaning) = outcome_words(race.outcome);
     let _ = write!(s, " → {} ({meaning})", st.outcome(race.outcome));
@@ -174,7 +170,7 @@ fn witness(out: &mut String, w: &WitnessReport, st: Style) {
         let at = fault
             .location
             .as_ref()
-            .map(|l| format!(" at {}:{}:{}", l.file, l.line, l.column))
+            .map(|l| format!(" at {l}"))
             .unwrap_or_default();
         let _ = writeln!(out, "  {} {}{at}", st.bold_red("fault:"), fault.message);
     }
@@ -182,7 +178,7 @@ fn witness(out: &mut String, w: &WitnessReport, st: Style) {
         let at = wait
             .location
             .as_ref()
-            .map(|l| format!(" at {}:{}:{} `{}`", l.file, l.line, l.column, wait.snippet))
+            .map(|l| format!(" at {l} `{}`", wait.snippet))
             .unwrap_or_default();
         let _ = writeln!(
             out,

@@ -1,8 +1,9 @@
 //! Labels and CDRS of trees built by the real explorer, memoized (a DAG) and plain (a tree):
 //! both must give the same unfolded counts and the same CDRS.
 
-use fgvt_labeling::cdrs::{find_cdrs, CdrsOptions, Pattern};
+use fgvt_labeling::cdrs::{find_cdrs, CdrsOptions};
 use fgvt_labeling::labels::{label_tree, Label, LeafOutcome};
+use fgvt_labeling::pattern::Pattern;
 use fgvt_reports::{build_report, render_markdown, ReportInput, TestInfo, Verdict};
 use fgvt_tree::{
     explore, Call, CoarseEvent, Event, EventKind, ExploreOptions, Fault, History, Program,
@@ -19,7 +20,6 @@ struct State {
     pc: Vec<u8>,
     local: Vec<i64>,
     x: i64,
-    history: History,
 }
 
 impl Program for LostUpdate {
@@ -29,14 +29,14 @@ impl Program for LostUpdate {
         self.threads
     }
 
-    fn initial_state(&self) -> Result<State, Fault> {
+    fn initial_state(&self) -> Result<(State, History), Fault> {
         let n = self.threads;
-        Ok(State {
+        let state = State {
             pc: vec![0; n],
             local: vec![0; n],
             x: 0,
-            history: History::new(),
-        })
+        };
+        Ok((state, History::new()))
     }
 
     fn step(&self, s: &State, t: usize) -> Step<State> {
@@ -55,7 +55,6 @@ impl Program for LostUpdate {
         match s.pc[t] {
             0 => {
                 next.local[t] = s.x;
-                next.history.call(t, Call::new("inc", vec![]));
                 event.call = Some(Call::new("inc", vec![]));
                 event.value = s.x.to_string();
             }
@@ -67,7 +66,6 @@ impl Program for LostUpdate {
             }
             2 => {
                 next.x = s.local[t] + 1;
-                next.history.ret(t, Value::Unit);
                 event.kind = EventKind::Write;
                 event.value = next.x.to_string();
                 event.span = Span::new(0, 2, 11);
@@ -79,19 +77,15 @@ impl Program for LostUpdate {
         Step::Moved { state: next, event }
     }
 
-    fn history(&self, s: &State) -> History {
-        s.history.clone()
-    }
-
     fn finish(&self, s: &State) -> Result<History, Fault> {
-        let mut h = s.history.clone();
+        let mut h = History::new();
         h.call(0, Call::new("get", vec![]));
         h.ret(0, Value::Int(s.x));
         Ok(h)
     }
 
-    fn stuck_history(&self, s: &State) -> History {
-        s.history.clone()
+    fn blocked_calls(&self, _: &State) -> Vec<(usize, Call)> {
+        Vec::new()
     }
 }
 

@@ -1,8 +1,9 @@
 //! DOT and SVG drawings of hand-built labeled trees: well-formed output, colours, folding and
 //! the size controls.
 
-use fgvt_labeling::cdrs::{find_cdrs, Cdrs, CdrsOptions, Pattern};
+use fgvt_labeling::cdrs::{find_cdrs, Cdrs, CdrsOptions};
 use fgvt_labeling::labels::{Labeling, LeafOutcome};
+use fgvt_labeling::pattern::Pattern;
 use fgvt_labeling::testing::{label, Builder};
 use fgvt_reports::draw::{select, Collapsed, DrawInput, DrawOptions, Focus, TreeDrawing};
 use fgvt_reports::{render_dot, render_svg, SvgEngine};

@@ -4,8 +4,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use fgvt_labeling::formats::{self, Format};
-use fgvt_labeling::{check, CheckOptions, Outcome, Spec, Verdict};
+use fgvt_checker::formats::{self, Format};
+use fgvt_checker::{check, CheckOptions, Outcome, Spec, Verdict};
 use fgvt_reports::{
     render_sorted_json, CheckReport, CheckReports, CheckSummary, CheckVerdict, CHECK_SCHEMA_ID,
 };
@@ -175,11 +175,11 @@ fn check_file(path: &Path, format: Option<Format>, args: &CheckHistoryArgs) -> F
         None => Err("the history names no spec: pass --spec (e.g. --spec register)".into()),
         Some(name) if name.contains(".fgv") => model_spec(name)
             .and_then(|spec| check(&spec, history, &options).map_err(|e| e.to_string())),
-        Some(name) => match fgvt_labeling::builtin(name) {
+        Some(name) => match fgvt_checker::builtin(name) {
             Some(spec) => check(&spec, history, &options).map_err(|e| e.to_string()),
             None => Err(format!(
                 "unknown spec `{name}` (built-ins: {})",
-                fgvt_labeling::BUILTIN_NAMES.join(", ")
+                fgvt_checker::BUILTIN_NAMES.join(", ")
             )),
         },
     };

@@ -9,42 +9,52 @@ use fgvt_reports::{
 };
 use fgvt_tree::{CoarseEvent, Tree};
 
-use super::diagnostic::pipeline_error;
 use super::output::{emit, Exit, Progress};
-use super::{ExploreArgs, Format};
-use crate::pipeline::{explore_test, judge_test, Judgement, Limits};
+use super::{pipeline_error, ExploreArgs, Format};
+use crate::pipeline::{self, Judgement, LeafVerdict};
 use crate::testcase::{self, TestCase};
 
 /// Runs `fgvt explore`.
 pub fn run(args: &ExploreArgs) -> miette::Result<Exit> {
     let test = testcase::load(&args.test)?;
     let started = std::time::Instant::now();
-    let limits = Limits::from(&args.limits);
-    let tree = build_tree(&test, &limits)?;
-    let judgement = judge_test(&test, &tree, limits.deadline(started))
-        .map_err(|e| pipeline_error(&test.path, &e))?;
-    // The summary answers "is this test linearizable?" with design.md's exit codes; printing
-    // one path answers nothing of the kind.
-    let path_only = args.schedule.is_some() || args.leaf.is_some();
-    let exit = exit_code(tree.partial.is_some(), path_only, &judgement);
-    let out = match (&args.schedule, args.leaf, args.format) {
-        (Some(schedule), _, format) => path_report(&test, &tree, Path::Schedule(schedule), format)?,
-        (None, Some(leaf), format) => path_report(&test, &tree, Path::Leaf(leaf), format)?,
-        (None, None, Format::Text) => summary_text(&test, &tree, &judgement),
-        (None, None, Format::Json) => render_sorted_json(&summary_json(&test, &tree, &judgement)),
+    let mut progress = Progress::new("exploring");
+    let tree = pipeline::explore_test(
+        &test,
+        &args.limits.limits().explore_options(),
+        &mut progress,
+    );
+    progress.finish();
+    let tree = tree.map_err(pipeline_error)?;
+    let deadline = args.limits.timeout.map(|t| started + t);
+    let judgement = pipeline::judge_test(&test, &tree, deadline).map_err(pipeline_error)?;
+    // The summary answers "is this test linearizable?" with design.md's exit codes; one path
+    // answers "does this run fail?" with the same codes.
+    let path = match (&args.schedule, args.leaf) {
+        (Some(schedule), _) => Some(Path::Schedule(schedule)),
+        (None, Some(leaf)) => Some(Path::Leaf(leaf)),
+        (None, None) => None,
+    };
+    let (out, exit) = match path {
+        Some(path) => path_report(&test, &tree, &judgement, path, args.format)?,
+        None => {
+            let out = match args.format {
+                Format::Text => summary_text(&test, &tree, &judgement),
+                Format::Json => render_sorted_json(&summary_json(&test, &tree, &judgement)),
+            };
+            (out, exit_code(tree.partial.is_some(), &judgement))
+        }
     };
     emit(&format!("{}\n", out.trim_end()))?;
     Ok(exit)
 }
 
-/// The exit code of `fgvt explore` (design.md): 3 when a limit cut the tree; then, for the
-/// summary, 1 for a violation and 3 when some leaf has no verdict (the checker ran out of time),
-/// as `localize` decides.
-fn exit_code(partial: bool, path_only: bool, judgement: &Judgement) -> Exit {
+/// The exit code of `fgvt explore` (design.md): 3 when a limit cut the tree; then 1 for a
+/// violation and 3 when some leaf has no verdict (the checker ran out of time), as `localize`
+/// decides.
+fn exit_code(partial: bool, judgement: &Judgement) -> Exit {
     if partial {
         Exit::Inconclusive
-    } else if path_only {
-        Exit::Ok
     } else if judgement.not_linearizable + judgement.faults > 0 {
         Exit::Violation
     } else if judgement.unknown > 0 {
@@ -52,15 +62,6 @@ fn exit_code(partial: bool, path_only: bool, judgement: &Judgement) -> Exit {
     } else {
         Exit::Ok
     }
-}
-
-/// Explores the test's program with a progress spinner; a fault of the serial `init` part is
-/// bad input (the test cannot even start).
-fn build_tree(test: &TestCase, limits: &Limits) -> miette::Result<Tree> {
-    let mut progress = Progress::new("exploring");
-    let tree = explore_test(test, limits, &mut progress);
-    progress.finish();
-    tree.map_err(|e| pipeline_error(&test.path, &e))
 }
 
 /// Which single path to print.
@@ -146,7 +147,7 @@ fn summary_text(test: &TestCase, tree: &Tree, judgement: &Judgement) -> String {
         let _ = writeln!(
             out,
             "PARTIAL: exploration hit {} — unexplored states are counted as bounded leaves; raise the limit for a full tree",
-            limit.option()
+            fgvt_reports::limit_option(limit)
         );
     }
     out
@@ -172,7 +173,49 @@ fn summary_json(test: &TestCase, tree: &Tree, judgement: &Judgement) -> ExploreS
     }
 }
 
-fn path_report(test: &TestCase, tree: &Tree, path: Path, format: Format) -> miette::Result<String> {
+/// The exit code of one path (design.md): 1 when its leaf fails, 3 when its verdict is unknown
+/// or a limit cut the tree, 0 when it passes or ends before a leaf.
+fn path_exit(partial: bool, verdict: Option<&LeafVerdict>) -> Exit {
+    match verdict {
+        _ if partial => Exit::Inconclusive,
+        Some(v) if v.is_failing() => Exit::Violation,
+        Some(LeafVerdict::Unknown) => Exit::Inconclusive,
+        _ => Exit::Ok,
+    }
+}
+
+/// The leaf's verdict as people read it, with the checker's explanation when it fails.
+fn verdict_text(verdict: &LeafVerdict) -> String {
+    match verdict {
+        LeafVerdict::Linearizable => "verdict: linearizable".into(),
+        LeafVerdict::NotLinearizable(outcome) => match &outcome.verdict {
+            fgvt_checker::Verdict::NotLinearizable(e) => {
+                format!("verdict: {}", e.to_string().trim_end())
+            }
+            _ => "verdict: NOT LINEARIZABLE".into(),
+        },
+        LeafVerdict::Fault => "verdict: fault (the model itself failed on this path)".into(),
+        LeafVerdict::Unknown => "verdict: unknown (a bound was hit, or the checker gave up)".into(),
+    }
+}
+
+/// The verdict's stable name in JSON.
+fn verdict_name(verdict: &LeafVerdict) -> &'static str {
+    match verdict {
+        LeafVerdict::Linearizable => "linearizable",
+        LeafVerdict::NotLinearizable(_) => "not-linearizable",
+        LeafVerdict::Fault => "fault",
+        LeafVerdict::Unknown => "unknown",
+    }
+}
+
+fn path_report(
+    test: &TestCase,
+    tree: &Tree,
+    judgement: &Judgement,
+    path: Path,
+    format: Format,
+) -> miette::Result<(String, Exit)> {
     let (steps, end) = match path {
         Path::Schedule(schedule) => tree.follow(schedule).map_err(|i| {
             miette::miette!(
@@ -188,7 +231,9 @@ fn path_report(test: &TestCase, tree: &Tree, path: Path, format: Format) -> miet
     let trace = fgvt_reports::trace_steps(&steps, &test.sources, |_| None);
     let schedule: Vec<String> = steps.iter().map(|e| e.thread.to_string()).collect();
     let leaf = tree.leaf(end);
-    Ok(match format {
+    let verdict = leaf.and_then(|_| judgement.verdicts.get(&end));
+    let exit = path_exit(tree.partial.is_some(), verdict);
+    let out = match format {
         Format::Text => {
             let history = leaf.map(|l| fgvt_reports::history_data(&l.history));
             let mut out = fgvt_reports::render_path_text(
@@ -204,12 +249,19 @@ fn path_report(test: &TestCase, tree: &Tree, path: Path, format: Format) -> miet
                         let at = f
                             .span
                             .and_then(|s| test.sources.locate(s))
-                            .map(|l| format!(" at {}:{}:{}", l.file, l.line, l.column))
+                            .map(|l| format!(" at {l}"))
                             .unwrap_or_default();
                         let _ = writeln!(out, "fault: {}{at}", f.message);
                     }
                     if let Some(bound) = &leaf.bound {
-                        let _ = writeln!(out, "bounded: {bound}");
+                        let _ = writeln!(
+                            out,
+                            "bounded: {bound} ({})",
+                            fgvt_reports::limit_option(bound.limit())
+                        );
+                    }
+                    if let Some(verdict) = verdict {
+                        let _ = writeln!(out, "{}", verdict_text(verdict));
                     }
                 }
                 None => {
@@ -231,9 +283,18 @@ fn path_report(test: &TestCase, tree: &Tree, path: Path, format: Format) -> miet
                 kind: format!("{:?}", l.kind).to_lowercase(),
                 history: fgvt_reports::history_data(&l.history),
                 fault: l.fault.as_ref().map(|f| f.message.clone()),
+                verdict: verdict.map(|v| verdict_name(v).to_string()),
+                explanation: verdict.and_then(|v| match v {
+                    LeafVerdict::NotLinearizable(o) => match &o.verdict {
+                        fgvt_checker::Verdict::NotLinearizable(e) => Some(e.to_string()),
+                        _ => None,
+                    },
+                    _ => None,
+                }),
             }),
         }),
-    })
+    };
+    Ok((out, exit))
 }
 
 #[cfg(test)]
@@ -255,13 +316,28 @@ mod tests {
 
     #[test]
     fn leaves_the_checker_gave_up_on_make_the_summary_inconclusive_not_ok() {
+        assert_eq!(exit_code(false, &judgement(0, 1)), Exit::Inconclusive);
+        assert_eq!(exit_code(false, &judgement(1, 1)), Exit::Violation);
+        assert_eq!(exit_code(false, &judgement(0, 0)), Exit::Ok);
+        assert_eq!(exit_code(true, &judgement(1, 0)), Exit::Inconclusive);
+    }
+
+    #[test]
+    fn one_path_exits_with_its_leafs_verdict() {
+        assert_eq!(path_exit(false, Some(&LeafVerdict::Fault)), Exit::Violation);
+        assert_eq!(path_exit(false, Some(&LeafVerdict::Linearizable)), Exit::Ok);
         assert_eq!(
-            exit_code(false, false, &judgement(0, 1)),
+            path_exit(false, Some(&LeafVerdict::Unknown)),
             Exit::Inconclusive
         );
-        assert_eq!(exit_code(false, false, &judgement(1, 1)), Exit::Violation);
-        assert_eq!(exit_code(false, false, &judgement(0, 0)), Exit::Ok);
-        assert_eq!(exit_code(true, false, &judgement(1, 0)), Exit::Inconclusive);
-        assert_eq!(exit_code(false, true, &judgement(1, 1)), Exit::Ok);
+        assert_eq!(
+            path_exit(false, None),
+            Exit::Ok,
+            "a path that ends before a leaf"
+        );
+        assert_eq!(
+            path_exit(true, Some(&LeafVerdict::Linearizable)),
+            Exit::Inconclusive
+        );
     }
 }

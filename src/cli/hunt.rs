@@ -5,19 +5,19 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use fgvt_labeling::pattern::Pattern;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use super::diagnostic::pipeline_error;
 use super::jobs::with_jobs;
-use super::localize::{localize, render};
 use super::output::{emit, stdout_color, write_atomically, Exit};
-use super::test_file::write_test;
-use super::HuntArgs;
+use super::pipeline_error;
+use super::written::{directory_of, summary, write_test};
+use super::{HuntArgs, ReportFormat};
 use crate::hunt::{
-    self, directory_of, shrink_summary, HuntError, HuntFile, HuntOptions, MinimizeOutcome,
-    ModelRefs, Sample, Subject, TestVerdict,
+    self, HuntError, HuntFile, HuntOptions, MinimizeOutcome, ModelRefs, Sample, Subject,
+    TestVerdict,
 };
-use crate::pipeline::{Limits, LocalizeOptions};
+use crate::pipeline::{self, LocalizeOptions};
 
 /// How many CDRS the `--localize` report shows, as `fgvt localize` does by default.
 const MAX_CDRS: usize = 3;
@@ -33,9 +33,9 @@ pub fn run(args: &HuntArgs) -> miette::Result<Exit> {
     }
     let started = Instant::now();
     let deadline = args.limits.timeout.map(|t| started + t);
-    let mut limits = Limits::from(&args.limits);
+    let mut explore = args.limits.limits().explore_options();
     // The deadline bounds the whole hunt; each test gets what is left of it.
-    limits.timeout = None;
+    explore.timeout = None;
     let options = HuntOptions {
         seed: args.seed,
         samples: args.samples.unwrap_or(file.samples),
@@ -43,7 +43,7 @@ pub fn run(args: &HuntArgs) -> miette::Result<Exit> {
             .jobs
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
         all: args.all,
-        limits,
+        explore,
         deadline,
     };
     let bar = progress_bar(options.samples);
@@ -57,7 +57,7 @@ pub fn run(args: &HuntArgs) -> miette::Result<Exit> {
     }
     let result = result.map_err(|e| match e {
         HuntError::Check { index, source } => {
-            let report = pipeline_error(&args.hunt, &source);
+            let report = pipeline_error(source);
             miette::miette!("{report} (sample {index})")
         }
         other => miette::miette!("{}: {other}", args.hunt.display()),
@@ -107,7 +107,17 @@ pub fn run(args: &HuntArgs) -> miette::Result<Exit> {
     }
     if args.all {
         emit(&format!("{header}\n"))?;
+        // Different samples can draw the same test: list and write each test once.
+        let mut seen: Vec<&Sample> = Vec::new();
         for sample in &result.findings {
+            if let Some(first) = seen.iter().find(|s| s.matrix == sample.matrix) {
+                emit(&format!(
+                    "sample {}: the same test as sample {}\n",
+                    sample.index, first.index
+                ))?;
+                continue;
+            }
+            seen.push(sample);
             emit(&describe(sample))?;
             if let Some(output) = &args.output {
                 let path = numbered(output, sample.index);
@@ -133,7 +143,22 @@ pub fn run(args: &HuntArgs) -> miette::Result<Exit> {
     Ok(Exit::Violation)
 }
 
-/// Stages B and C on the hunt's finding: minimize it, write it (with `-o`), localize it.
+/// Where `hunt --localize` writes the test it found, next to the minimal test at `minimal`:
+/// `found.json` beside the default `minimal.json`, `NAME-found.json` beside `-o NAME.json`.
+fn found_path(minimal: &Path) -> PathBuf {
+    let stem = minimal
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let name = if stem == "minimal" {
+        "found.json".to_string()
+    } else {
+        format!("{stem}-found.json")
+    };
+    minimal.with_file_name(name)
+}
+
+/// Stages B and C on the hunt's finding: minimize it, write it and the finding, localize it.
 fn pipeline(
     args: &HuntArgs,
     file: &HuntFile,
@@ -156,11 +181,11 @@ fn pipeline(
             &subject,
             &found.matrix,
             path.clone(),
-            &(&args.limits).into(),
+            &args.limits.limits().explore_options(),
             deadline,
         )
     })?
-    .map_err(|e| pipeline_error(&args.hunt, &e))?;
+    .map_err(pipeline_error)?;
     let MinimizeOutcome::Minimized {
         minimized,
         timed_out,
@@ -176,7 +201,7 @@ fn pipeline(
     };
     eprint!(
         "{}",
-        shrink_summary(
+        summary(
             &format!("sample {}", found.index),
             &found.matrix,
             &minimized,
@@ -187,29 +212,40 @@ fn pipeline(
         "{} Minimized by `fgvt minimize`.",
         found_description(&args.hunt, file, found.index, options.seed)
     );
+    // Every command printed below names a file that exists: the minimal test goes to `-o`
+    // (or `minimal.json`), the test the hunt found next to it.
     let text = hunt::render_test(
         &minimized.matrix,
         refs,
-        &directory_of(args.output.as_deref().unwrap_or(Path::new("minimal.json"))),
+        &directory_of(&path),
         Some(&description),
         Some(options.seed),
     );
-    match &args.output {
-        Some(output) => {
-            write_atomically(output, text.as_bytes())?;
-            eprintln!("wrote {}", output.display());
-        }
-        None => eprint!("minimal test (write it with -o FILE):\n{text}"),
-    }
+    write_atomically(&path, text.as_bytes())?;
+    let found_path = found_path(&path);
+    write_finding(file, refs, found, &found_path, options.seed)?;
+    eprintln!(
+        "wrote {} (sample {}, as found) and {} (minimized)",
+        found_path.display(),
+        found.index,
+        path.display()
+    );
 
     let test = subject.test(&minimized.matrix, path.clone(), Some(options.seed));
-    let localize_options = LocalizeOptions {
-        limits: (&args.limits).into(),
+    let localize = LocalizeOptions {
+        pattern: Pattern::default(),
         max_cdrs: MAX_CDRS,
-        ..LocalizeOptions::default()
     };
-    let localized = with_jobs(Some(options.jobs), || localize(&test, &localize_options))??;
-    emit(&render(&localized.report, args.format, stdout_color()))?;
+    let localized = with_jobs(Some(options.jobs), || {
+        pipeline::localize(&test, &args.limits.limits(), &localize, &mut ())
+    })?
+    .map_err(pipeline_error)?;
+    let text = match args.format {
+        ReportFormat::Text => fgvt_reports::render_text(&localized.report, stdout_color()),
+        ReportFormat::Markdown => fgvt_reports::render_markdown(&localized.report),
+        ReportFormat::Json => fgvt_reports::render_json(&localized.report),
+    };
+    emit(&text)?;
     Ok(Exit::Violation)
 }
 

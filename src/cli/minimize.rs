@@ -5,12 +5,12 @@ use std::time::Instant;
 
 use miette::IntoDiagnostic;
 
-use super::diagnostic::pipeline_error;
 use super::jobs::with_jobs;
 use super::output::{emit, Exit};
-use super::test_file::write_test;
+use super::pipeline_error;
+use super::written::{summary, write_test};
 use super::MinimizeArgs;
-use crate::hunt::{minimize_test, shrink_summary, Matrix, MinimizeOutcome, ModelRefs, Subject};
+use crate::hunt::{minimize_test, Matrix, MinimizeOutcome, ModelRefs, Subject};
 use crate::testcase;
 
 /// Runs `fgvt minimize`.
@@ -24,11 +24,11 @@ pub fn run(args: &MinimizeArgs) -> miette::Result<Exit> {
             &Subject::of(&test),
             &start,
             test.path.clone(),
-            &(&args.limits).into(),
+            &args.limits.limits().explore_options(),
             deadline,
         )
     })?
-    .map_err(|e| pipeline_error(&args.test, &e))?;
+    .map_err(pipeline_error)?;
     let (minimized, timed_out) = match outcome {
         MinimizeOutcome::NotFailing(report) => {
             emit(&format!(
@@ -38,7 +38,7 @@ pub fn run(args: &MinimizeArgs) -> miette::Result<Exit> {
             if let Some(limit) = report.partial {
                 emit(&format!(
                     "PARTIAL: exploration hit {}; raise the limit to check the whole tree\n",
-                    limit.option()
+                    fgvt_reports::limit_option(limit)
                 ))?;
                 return Ok(Exit::Inconclusive);
             }
@@ -58,7 +58,7 @@ pub fn run(args: &MinimizeArgs) -> miette::Result<Exit> {
             .map(|d| format!(" {d}"))
             .unwrap_or_default()
     );
-    let summary = shrink_summary(
+    let summary = summary(
         &args.test.display().to_string(),
         &start,
         &minimized,

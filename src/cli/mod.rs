@@ -1,8 +1,6 @@
 //! The `fgvt` command line: argument definitions and dispatch to one module per command.
 
 mod check_history;
-mod diagnostic;
-mod drawing;
 mod explore;
 mod hunt;
 mod jobs;
@@ -10,16 +8,16 @@ mod localize;
 mod minimize;
 mod output;
 mod render;
-mod test_file;
+mod written;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use fgvt_labeling::cdrs::Pattern;
+use fgvt_labeling::pattern::Pattern;
 
-use crate::pipeline::Limits;
+use crate::pipeline::{Limits, PipelineError};
 
 pub use output::{write_atomically, Exit};
 
@@ -55,10 +53,10 @@ pub enum Command {
 #[derive(Debug, Clone, Args)]
 pub struct LimitArgs {
     /// Stop after this many distinct tree nodes (the result is then partial, exit 3).
-    #[arg(long, default_value_t = Limits::MAX_STATES)]
+    #[arg(long, default_value_t = 2_000_000)]
     pub max_states: usize,
     /// Most steps one operation may take on one path before that path is cut as bounded.
-    #[arg(long, default_value_t = Limits::MAX_STEPS)]
+    #[arg(long, default_value_t = 1_000)]
     pub max_steps: usize,
     /// Stop after this many seconds (the result is then partial, exit 3).
     #[arg(long, value_parser = parse_seconds)]
@@ -68,15 +66,28 @@ pub struct LimitArgs {
     pub no_memo: bool,
 }
 
-impl From<&LimitArgs> for Limits {
-    fn from(args: &LimitArgs) -> Limits {
+impl LimitArgs {
+    /// The pipeline's limits these arguments set.
+    pub fn limits(&self) -> Limits {
         Limits {
-            max_states: args.max_states,
-            max_steps: args.max_steps,
-            timeout: args.timeout,
-            memoize: !args.no_memo,
+            max_states: self.max_states,
+            max_steps: self.max_steps,
+            timeout: self.timeout,
+            memoize: !self.no_memo,
         }
     }
+}
+
+/// `--pattern`: a regular expression over labels (see [`Pattern`]).
+fn parse_pattern(text: &str) -> Result<Pattern, String> {
+    Pattern::parse(text).map_err(|e| {
+        format!("{e}\n  help: labels are W, B, G, WG, BG, GG, WBG, with | * + ? ( ) between them")
+    })
+}
+
+/// A test that the pipeline could not run, as a diagnostic with what to do about it.
+fn pipeline_error(e: PipelineError) -> miette::Report {
+    miette::miette!(help = e.help(), "{e}")
 }
 
 fn parse_seconds(s: &str) -> Result<Duration, String> {
@@ -87,19 +98,6 @@ fn parse_seconds(s: &str) -> Result<Duration, String> {
         return Err("the timeout must be a positive number of seconds".into());
     }
     Ok(Duration::from_secs_f64(secs))
-}
-
-/// The `--pattern` argument, or the paper's pattern.
-fn parse_pattern(pattern: Option<&str>) -> miette::Result<Pattern> {
-    match pattern {
-        Some(p) => Pattern::parse(p).map_err(|e| {
-            miette::miette!(
-                help = "labels are W, B, G, WG, BG, GG, WBG, with | * + ? ( ) between them",
-                "--pattern: {e}"
-            )
-        }),
-        None => Ok(Pattern::default()),
-    }
 }
 
 /// How results are printed.
@@ -153,8 +151,8 @@ pub struct LocalizeArgs {
     #[arg(short = 'o', long = "output")]
     pub output: Option<PathBuf>,
     /// The CDRS pattern over labels (default: the paper's `(WG|BG|WBG)*(BG|G|WBG)`).
-    #[arg(long)]
-    pub pattern: Option<String>,
+    #[arg(long, value_parser = parse_pattern, default_value = fgvt_labeling::pattern::DEFAULT_PATTERN)]
+    pub pattern: Pattern,
     /// Report at most this many CDRS, best first.
     #[arg(long, default_value_t = 3)]
     pub max_cdrs: usize,
@@ -210,9 +208,10 @@ pub struct DrawArgs {
     /// Expand no node deeper than this many steps from the root.
     #[arg(long, value_name = "N")]
     pub depth: Option<usize>,
-    /// Draw the whole tree, or only the reported CDRS paths and their siblings.
-    #[arg(long, value_enum, default_value_t = FocusArg::All)]
-    pub focus: FocusArg,
+    /// Draw the whole tree, or only the reported CDRS paths and their siblings (the default
+    /// when the test fails; the whole tree otherwise).
+    #[arg(long, value_enum)]
+    pub focus: Option<FocusArg>,
     /// Most nodes in the drawing; beyond it subtrees are drawn as one node with their leaf count.
     #[arg(long, value_name = "N", default_value_t = fgvt_reports::draw::DEFAULT_MAX_NODES)]
     pub max_nodes: usize,
@@ -236,8 +235,8 @@ pub struct RenderArgs {
     #[arg(long, value_enum)]
     pub format: Option<TreeFormat>,
     /// The CDRS pattern over labels (default: the paper's `(WG|BG|WBG)*(BG|G|WBG)`).
-    #[arg(long)]
-    pub pattern: Option<String>,
+    #[arg(long, value_parser = parse_pattern, default_value = fgvt_labeling::pattern::DEFAULT_PATTERN)]
+    pub pattern: Pattern,
     /// Highlight at most this many CDRS, best first.
     #[arg(long, default_value_t = 3)]
     pub max_cdrs: usize,

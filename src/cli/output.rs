@@ -4,7 +4,6 @@ use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
-use fgvt_reports::{LocalizeReport, Verdict};
 use indicatif::{ProgressBar, ProgressStyle};
 
 /// The exit codes of design.md.
@@ -18,20 +17,6 @@ pub enum Exit {
     BadInput = 2,
     /// A limit made the result inconclusive.
     Inconclusive = 3,
-}
-
-impl Exit {
-    /// The exit code of a localization (design.md): 1 for a violation, 3 when partial.
-    pub fn of_report(report: &LocalizeReport) -> Exit {
-        match report.verdict {
-            // A limit makes the run partial whatever was found: the CDRS may change with the
-            // rest of the tree.
-            _ if report.partial.is_some() => Exit::Inconclusive,
-            Verdict::NotLinearizable => Exit::Violation,
-            Verdict::Linearizable => Exit::Ok,
-            Verdict::Inconclusive => Exit::Inconclusive,
-        }
-    }
 }
 
 impl From<Exit> for ExitCode {
@@ -154,5 +139,17 @@ impl fgvt_tree::explore::Progress for Progress {
                 bar.enable_steady_tick(std::time::Duration::from_millis(200));
             }
         }
+    }
+}
+
+/// The exit code of a localization (design.md): 1 for a violation, 3 when partial.
+pub(super) fn exit_code(report: &fgvt_reports::LocalizeReport) -> Exit {
+    match report.verdict {
+        // A limit makes the run partial whatever was found: the CDRS may change with the rest
+        // of the tree.
+        _ if report.partial.is_some() => Exit::Inconclusive,
+        fgvt_reports::Verdict::NotLinearizable => Exit::Violation,
+        fgvt_reports::Verdict::Linearizable => Exit::Ok,
+        fgvt_reports::Verdict::Inconclusive => Exit::Inconclusive,
     }
 }

@@ -3,10 +3,10 @@
 
 use std::time::Instant;
 
-use fgvt_tree::Limit;
+use fgvt_tree::{ExploreOptions, Limit};
 
 use super::nondet::{serial_nondeterminism, Nondeterminism};
-use crate::pipeline::{explore_test, judge_test, Limits, PipelineError};
+use crate::pipeline::{explore_test, judge_test, PipelineError};
 use crate::testcase::{SpecChoice, TestCase};
 use fgvt_lang::SelfSpec;
 
@@ -49,7 +49,7 @@ pub struct TestReport {
 /// Checks `test` the way Line-Up does: [`phase1`], then [`check_leaves`].
 pub fn check_test(
     test: &TestCase,
-    limits: &Limits,
+    options: &ExploreOptions,
     deadline: Option<Instant>,
 ) -> Result<TestReport, PipelineError> {
     if let Some(found) = phase1(test) {
@@ -59,7 +59,7 @@ pub fn check_test(
             partial: None,
         });
     }
-    check_leaves(test, limits, deadline)
+    check_leaves(test, options, deadline)
 }
 
 /// Line-Up's phase 1 on `test`: the first disagreement between serial runs, if any. Only a
@@ -79,14 +79,14 @@ pub fn phase1(test: &TestCase) -> Option<Nondeterminism> {
     )
 }
 
-/// Phase 2: explores every interleaving of `test` within `limits` and judges every leaf;
+/// Phase 2: explores every interleaving of `test` with `options` and judges every leaf;
 /// `deadline` also bounds each history check.
 pub fn check_leaves(
     test: &TestCase,
-    limits: &Limits,
+    options: &ExploreOptions,
     deadline: Option<Instant>,
 ) -> Result<TestReport, PipelineError> {
-    let tree = explore_test(test, limits, &mut ())?;
+    let tree = explore_test(test, options, &mut ())?;
     let judgement = judge_test(test, &tree, deadline)?;
     let verdict = if judgement.not_linearizable + judgement.faults > 0 {
         TestVerdict::Fails {

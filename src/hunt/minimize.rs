@@ -19,12 +19,12 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use fgvt_tree::{Call, Value};
+use fgvt_tree::{Call, ExploreOptions, Value};
 use rayon::prelude::*;
 
 use super::check::{check_leaves, TestReport, TestVerdict};
 use super::{Matrix, Subject};
-use crate::pipeline::{Limits, PipelineError};
+use crate::pipeline::PipelineError;
 
 /// A shrunk test and what it took.
 #[derive(Clone, Debug)]
@@ -89,10 +89,10 @@ pub fn minimize_test(
     subject: &Subject,
     start: &Matrix,
     path: PathBuf,
-    limits: &Limits,
+    options: &ExploreOptions,
     deadline: Option<Instant>,
 ) -> Result<MinimizeOutcome, PipelineError> {
-    let original = check_leaves(&subject.test(start, path.clone(), None), limits, deadline)?;
+    let original = check_leaves(&subject.test(start, path.clone(), None), options, deadline)?;
     let needs_violation = match original.verdict {
         TestVerdict::Fails {
             not_linearizable, ..
@@ -104,7 +104,7 @@ pub fn minimize_test(
         if past_deadline() {
             return false;
         }
-        match check_leaves(&subject.test(m, path.clone(), None), limits, deadline)
+        match check_leaves(&subject.test(m, path.clone(), None), options, deadline)
             .map(|r| r.verdict)
         {
             Ok(TestVerdict::Fails {
@@ -241,31 +241,6 @@ pub fn simpler_values(v: &Value) -> Vec<Value> {
             }
         }
         _ => {}
-    }
-    out
-}
-
-/// One line about the shrinking of the test named `what`, then the minimal test (and a
-/// warning when `timed_out` stopped the shrinking early).
-pub fn shrink_summary(
-    what: &str,
-    start: &Matrix,
-    minimized: &Minimized,
-    timed_out: bool,
-) -> String {
-    let m = &minimized.matrix;
-    let mut out = format!(
-        "{what}: minimized {} → {} operations ({} → {} concurrent) in {} step{}, {} tests checked\n{m}",
-        start.total_ops(),
-        m.total_ops(),
-        start.concurrent_ops(),
-        m.concurrent_ops(),
-        minimized.steps,
-        if minimized.steps == 1 { "" } else { "s" },
-        minimized.checks,
-    );
-    if timed_out {
-        out.push_str("stopped by --timeout: the test fails but may not be minimal\n");
     }
     out
 }

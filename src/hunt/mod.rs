@@ -13,6 +13,7 @@ pub mod check;
 pub mod file;
 pub mod minimize;
 pub mod nondet;
+pub mod rng;
 pub mod sample;
 pub mod write;
 
@@ -27,10 +28,10 @@ use fgvt_lang::Model;
 
 pub use check::{check_leaves, check_test, phase1, TestReport, TestVerdict};
 pub use file::{load, HuntFile, DEFAULT_SAMPLES};
-pub use minimize::{minimize, minimize_test, shrink_summary, MinimizeOutcome, Minimized};
+pub use minimize::{minimize, minimize_test, MinimizeOutcome, Minimized};
 pub use nondet::{serial_nondeterminism, Nondeterminism};
 pub use sample::{draw, hunt, HuntError, HuntOptions, HuntResult, Sample};
-pub use write::{directory_of, render_test, ModelRefs};
+pub use write::{render_test, ModelRefs};
 
 /// The operations of a test: serial `init`, concurrent `threads`, serial `final`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]

@@ -19,7 +19,7 @@
 use std::collections::HashSet;
 use std::fmt;
 
-use fgvt_labeling::{Apply, Spec};
+use fgvt_checker::{Apply, Spec};
 use fgvt_tree::{Call, ThreadId};
 
 /// Two serial runs of the same operation, after the same serial history, that disagree.

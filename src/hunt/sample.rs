@@ -11,13 +11,13 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use fgvt_labeling::rng::SplitMix64;
-use fgvt_tree::Call;
+use super::rng::SplitMix64;
+use fgvt_tree::{Call, ExploreOptions};
 
 use super::check::{check_test, TestReport};
 use super::file::HuntFile;
 use super::{Matrix, Subject};
-use crate::pipeline::{Limits, PipelineError};
+use crate::pipeline::PipelineError;
 
 /// How a hunt runs.
 #[derive(Clone, Debug)]
@@ -31,7 +31,7 @@ pub struct HuntOptions {
     /// Check every sample and report every finding, instead of stopping at the first.
     pub all: bool,
     /// Exploration limits of each test (its `timeout` is ignored: see `deadline`).
-    pub limits: Limits,
+    pub explore: ExploreOptions,
     /// When the whole hunt must stop.
     pub deadline: Option<Instant>,
 }
@@ -97,8 +97,8 @@ pub fn hunt(
         if index >= options.samples || (!options.all && index > stop_at.load(Ordering::SeqCst)) {
             return;
         }
-        let mut limits = options.limits.clone();
-        limits.timeout = match options.deadline {
+        let mut explore = options.explore.clone();
+        explore.timeout = match options.deadline {
             Some(deadline) => match deadline.checked_duration_since(Instant::now()) {
                 Some(left) if left > Duration::ZERO => Some(left),
                 _ => {
@@ -110,7 +110,7 @@ pub fn hunt(
         };
         let matrix = draw(file, options.seed, index);
         let test = subject.test(&matrix, file.path.clone(), Some(options.seed));
-        let outcome = check_test(&test, &limits, options.deadline).map(|report| Sample {
+        let outcome = check_test(&test, &explore, options.deadline).map(|report| Sample {
             index,
             matrix,
             report,
@@ -196,7 +196,7 @@ mod tests {
             samples: 40,
             jobs,
             all,
-            limits: Limits::default(),
+            explore: ExploreOptions::default(),
             deadline: None,
         }
     }

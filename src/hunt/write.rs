@@ -140,14 +140,6 @@ fn relative(from: &Path, to: &Path) -> Option<PathBuf> {
     Some(out)
 }
 
-/// The directory a file goes into (`.` for a bare file name).
-pub fn directory_of(path: &Path) -> PathBuf {
-    match path.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
-        _ => PathBuf::from("."),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

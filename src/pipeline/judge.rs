@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-use fgvt_labeling::{check, CheckError, CheckOptions, Outcome, Spec, Verdict};
+use fgvt_checker::{check, CheckError, CheckOptions, Outcome, Spec, Verdict};
 use fgvt_tree::{History, LeafKind, NodeId, Tree};
 use rayon::prelude::*;
 
@@ -69,7 +69,7 @@ pub fn judge(
     match &test.spec {
         SpecChoice::SelfSpec => judge_with(SelfSpec::new(test.model.clone()), tree, options, true),
         SpecChoice::Builtin(name) => {
-            let spec = fgvt_labeling::builtin(name)
+            let spec = fgvt_checker::builtin(name)
                 .expect("built-in spec names are checked when the test loads");
             judge_with(spec, tree, options, false)
         }

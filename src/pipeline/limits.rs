@@ -1,28 +1,37 @@
-//! How far the pipeline may go: the limits of one exploration.
+//! How far a run may go: the limits of exploration, whatever front end sets them.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use fgvt_tree::ExploreOptions;
 
-/// Limits of one exploration. A limit that is hit makes the result partial, not an error.
+/// The limits of one run of the pipeline. A limit that is hit makes the result partial (the
+/// unexplored states become bounded leaves), never a silent cut.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Limits {
-    /// Stop after this many distinct tree nodes.
+    /// Stop after this many stored tree nodes.
     pub max_states: usize,
     /// Most steps one operation may take on one path before that path is cut as bounded.
     pub max_steps: usize,
-    /// Stop after this long (exploration and checking together).
+    /// Stop exploring (and checking) after this long.
     pub timeout: Option<Duration>,
-    /// Merge identical states (faster; the counts are the same).
+    /// Share the node of identical states (the counts are the same either way; sharing is
+    /// much faster).
     pub memoize: bool,
 }
 
-impl Limits {
-    /// The default limit on distinct tree nodes.
-    pub const MAX_STATES: usize = 2_000_000;
-    /// The default limit on the steps of one operation.
-    pub const MAX_STEPS: usize = 1_000;
+impl Default for Limits {
+    fn default() -> Self {
+        let explore = ExploreOptions::default();
+        Limits {
+            max_states: explore.max_states.unwrap_or(usize::MAX),
+            max_steps: explore.max_steps.unwrap_or(usize::MAX),
+            timeout: None,
+            memoize: true,
+        }
+    }
+}
 
+impl Limits {
     /// The exploration options these limits give.
     pub fn explore_options(&self) -> ExploreOptions {
         ExploreOptions {
@@ -30,23 +39,6 @@ impl Limits {
             max_states: Some(self.max_states),
             max_steps: Some(self.max_steps),
             timeout: self.timeout,
-        }
-    }
-
-    /// When a run that began at `started` must stop, if it must.
-    pub fn deadline(&self, started: Instant) -> Option<Instant> {
-        self.timeout.map(|t| started + t)
-    }
-}
-
-impl Default for Limits {
-    /// The command line's defaults: 2,000,000 states, 1,000 steps, no timeout, memoized.
-    fn default() -> Limits {
-        Limits {
-            max_states: Limits::MAX_STATES,
-            max_steps: Limits::MAX_STEPS,
-            timeout: None,
-            memoize: true,
         }
     }
 }

@@ -1,27 +1,36 @@
-//! The whole pipeline on one test: explore, judge, label, find the CDRS, build the report.
+//! The stages composed: explore the test, judge every leaf, label the tree, find the CDRS and
+//! build the report.
 
 use std::time::Instant;
 
-use fgvt_labeling::cdrs::{find_cdrs, Cdrs, CdrsOptions, Pattern};
+use fgvt_checker::Verdict as CheckVerdict;
+use fgvt_labeling::cdrs::{find_cdrs, Cdrs, CdrsOptions};
 use fgvt_labeling::labels::{label_tree, Labeling, LeafOutcome};
-use fgvt_labeling::Verdict as CheckVerdict;
+use fgvt_labeling::pattern::Pattern;
 use fgvt_reports::{build_report, Explanation, LocalizeReport, ReportInput, TestInfo};
-use fgvt_tree::explore::Progress;
-use fgvt_tree::{NodeId, Tree};
+use fgvt_tree::{ExploreOptions, NodeId, Progress, Tree};
 
-use super::judge::{Judgement, LeafVerdict};
-use super::{explore_test, judge_test, Limits, PipelineError};
+use super::error::PipelineError;
+use super::judge::{judge, Judgement, LeafVerdict};
+use super::limits::Limits;
 use crate::testcase::TestCase;
 
-/// What [`localize`] needs besides the test.
-#[derive(Clone, Debug, Default)]
+/// What a localization reports beyond the limits.
+#[derive(Clone, Debug)]
 pub struct LocalizeOptions {
-    /// The limits of the exploration (and of the checks, for the timeout).
-    pub limits: Limits,
-    /// The CDRS pattern over labels (default: the paper's `(WG|BG|WBG)*(BG|G|WBG)`).
+    /// The pattern a CDRS's word of decisive labels must match.
     pub pattern: Pattern,
-    /// How many CDRS the report shows, best first.
+    /// How many CDRS groups the report shows in full (all are found and counted).
     pub max_cdrs: usize,
+}
+
+impl Default for LocalizeOptions {
+    fn default() -> Self {
+        LocalizeOptions {
+            pattern: Pattern::default(),
+            max_cdrs: 3,
+        }
+    }
 }
 
 /// A localization: the report, and the tree, labels and CDRS it was built from.
@@ -36,20 +45,50 @@ pub struct Localized {
     pub cdrs: Cdrs,
 }
 
-/// Explores, judges, labels and localizes `test`: the report, and the tree it describes.
-pub fn localize(test: &TestCase, options: &LocalizeOptions) -> Result<Localized, PipelineError> {
-    localize_with_progress(test, options, &mut ())
+/// Explores the test's program, reporting progress to `progress`; a fault of the serial
+/// `init` part is an error (the test cannot even start).
+pub fn explore_test(
+    test: &TestCase,
+    options: &ExploreOptions,
+    progress: &mut dyn Progress,
+) -> Result<Tree, PipelineError> {
+    let program = test.program();
+    fgvt_tree::explore_with_progress(&program, options, progress).map_err(|fault| {
+        PipelineError::InitFault {
+            test: test.path.clone(),
+            message: fault.message,
+            location: fault
+                .span
+                .and_then(|s| test.sources.locate(s))
+                .map(|l| l.to_string()),
+        }
+    })
 }
 
-/// [`localize`], reporting the exploration's progress to `progress`.
-pub fn localize_with_progress(
+/// Judges every leaf of `tree` against the test's spec; `deadline` bounds each check.
+pub fn judge_test(
     test: &TestCase,
+    tree: &Tree,
+    deadline: Option<Instant>,
+) -> Result<Judgement, PipelineError> {
+    judge(test, tree, deadline).map_err(|source| PipelineError::Spec {
+        test: test.path.clone(),
+        spec: test.spec.to_string(),
+        source: Box::new(source),
+    })
+}
+
+/// Explores, judges, labels and localizes `test`: the report, and the tree it describes.
+pub fn localize(
+    test: &TestCase,
+    limits: &Limits,
     options: &LocalizeOptions,
     progress: &mut dyn Progress,
 ) -> Result<Localized, PipelineError> {
     let started = Instant::now();
-    let tree = explore_test(test, &options.limits, progress)?;
-    let judgement = judge_test(test, &tree, options.limits.deadline(started))?;
+    let tree = explore_test(test, &limits.explore_options(), progress)?;
+    let deadline = limits.timeout.map(|t| started + t);
+    let judgement = judge_test(test, &tree, deadline)?;
     let labeling = label_tree(&tree, |node, _| outcome(&judgement, node));
     let cdrs = find_cdrs(&tree, &labeling, &options.pattern, &CdrsOptions::default());
     let info = TestInfo {
@@ -89,7 +128,7 @@ fn outcome(judgement: &Judgement, node: NodeId) -> LeafOutcome {
 }
 
 /// The checker's explanation of a failing leaf, or the fault that ended it.
-pub(crate) fn explanation(judgement: &Judgement, tree: &Tree, leaf: NodeId) -> Option<Explanation> {
+fn explanation(judgement: &Judgement, tree: &Tree, leaf: NodeId) -> Option<Explanation> {
     match judgement.verdicts.get(&leaf)? {
         LeafVerdict::NotLinearizable(outcome) => match &outcome.verdict {
             CheckVerdict::NotLinearizable(e) => Some(Explanation {

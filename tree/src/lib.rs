@@ -1,23 +1,101 @@
 //! The recording scheduler of fgvt and the interleaving tree it builds.
 //!
-//! A [`Program`] is explored by [`explore`]: every enabled thread's next step is taken from
-//! every state, giving the interleaving tree of the test's shared-memory events (a DAG when
-//! identical states are merged). Each leaf carries its coarse [`History`], ready for the
-//! linearizability checker. This crate never depends on the modeling language.
+//! * [`model`]: the interleaving [`Tree`] — nodes, leaves, counts over the unfolded tree — and
+//!   the [`TreeBuilder`] every backend builds it with;
+//! * [`program`]: the [`Program`] trait, a deterministic transition system whose threads take one
+//!   shared-memory [`Event`] per step;
+//! * [`explore`](mod@explore): the state-space explorer, which takes every enabled thread's next
+//!   step from every state, depth-first, sharing the nodes of identical states (a DAG);
+//! * [`event`], [`history`], [`value`], [`source`]: what a step is, the coarse history of calls
+//!   and returns a leaf carries for the linearizability checker, the values of operations, and
+//!   source spans.
+//!
+//! This crate never depends on the modeling language, the checker or the reports, and never
+//! names a command-line option: limits are typed ([`Limit`], [`Bound`]).
+//!
+//! # A second backend
+//!
+//! A program whose state cannot be cloned or hashed (real code under a controlled scheduler)
+//! cannot implement [`Program`]; it is explored by re-executing schedule prefixes instead, and
+//! builds the same [`Tree`] with a [`TreeBuilder`], leaves carrying the same [`Leaf`] data. The
+//! labels, CDRS and reports downstream only ever see the `Tree`.
+//!
+//! # Example
+//!
+//! Two threads each write one shared cell once: two interleavings.
+//!
+//! ```
+//! use fgvt_tree::{explore, Call, Event, EventKind, ExploreOptions, Fault, History, Program, Span, Step, Value};
+//!
+//! /// Thread `t` writes cell `t`; a state says which threads have written.
+//! struct TwoWriters;
+//!
+//! impl Program for TwoWriters {
+//!     type State = [bool; 2];
+//!
+//!     fn threads(&self) -> usize {
+//!         2
+//!     }
+//!
+//!     fn initial_state(&self) -> Result<([bool; 2], History), Fault> {
+//!         Ok(([false, false], History::new()))
+//!     }
+//!
+//!     fn step(&self, state: &[bool; 2], thread: usize) -> Step<[bool; 2]> {
+//!         if state[thread] {
+//!             return Step::Done;
+//!         }
+//!         let mut next = *state;
+//!         next[thread] = true;
+//!         let event = Event {
+//!             thread,
+//!             op_index: 0,
+//!             op: "write".into(),
+//!             kind: EventKind::Write,
+//!             location: format!("x[{thread}]"),
+//!             value: "1".into(),
+//!             span: Span::default(),
+//!             // The operation's only step is both its first and its last.
+//!             call: Some(Call::new("write", vec![])),
+//!             ret: Some(Value::Unit),
+//!         };
+//!         Step::Moved { state: next, event }
+//!     }
+//!
+//!     fn finish(&self, _state: &[bool; 2]) -> Result<History, Fault> {
+//!         Ok(History::new())
+//!     }
+//!
+//!     fn blocked_calls(&self, _state: &[bool; 2]) -> Vec<(usize, Call)> {
+//!         Vec::new()
+//!     }
+//! }
+//!
+//! let tree = explore(&TwoWriters, &ExploreOptions::default()).unwrap();
+//! let stats = tree.stats();
+//! assert_eq!((stats.leaves, stats.complete), (2, 2));
+//! // T0 first or T1 first: each leaf's history has both calls and returns.
+//! let (_, leaf) = tree.nth_leaf(0).unwrap();
+//! assert_eq!(tree.leaf(leaf).unwrap().history.events.len(), 4);
+//! ```
+
+#![warn(missing_docs)]
 
 pub mod event;
 pub mod explore;
 pub mod history;
+mod history_tree;
+pub mod model;
 pub mod program;
 pub mod source;
 pub mod value;
 
 pub use event::{Event, EventKind};
-pub use explore::{
-    explore, explore_with_progress, Counts, ExploreOptions, Leaf, LeafKind, Limit, Node, NodeId,
-    Progress, Stats, Tree,
-};
+pub use explore::{explore, explore_with_progress, ExploreOptions, Progress};
 pub use history::{Call, CoarseEvent, History, Operation, ThreadId};
+pub use model::{
+    Bound, Counts, Exploration, Leaf, LeafKind, Limit, Node, NodeId, Stats, Tree, TreeBuilder,
+};
 pub use program::{Fault, Program, Step, Wait};
 pub use source::{Location, SourceMap, Span};
 pub use value::Value;

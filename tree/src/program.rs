@@ -8,7 +8,7 @@ use std::hash::Hash;
 use serde::{Deserialize, Serialize};
 
 use crate::event::Event;
-use crate::history::{History, ThreadId};
+use crate::history::{Call, History, ThreadId};
 use crate::source::Span;
 
 /// A failure of the model itself: null dereference, failed `assert`, index out of range,
@@ -65,31 +65,32 @@ pub enum Step<S> {
 
 /// A deterministic concurrent program the recording scheduler can explore.
 ///
-/// A state must capture everything that decides the future: shared memory, every thread's
-/// local state *and the coarse history so far*, so that two equal states have equal subtrees.
+/// A state must capture everything that decides the future of the program: shared memory and
+/// every thread's local state. The coarse history is *not* part of it: the explorer rebuilds
+/// the history of every path from the calls and returns its steps carry ([`Event::call`],
+/// [`Event::ret`]) and tells states apart by (state, history) itself, so a program neither
+/// carries nor hashes its history.
 pub trait Program {
-    /// A complete state of the program.
+    /// A complete state of the program (without its history).
     type State: Clone + Eq + Hash;
 
     /// Number of threads.
     fn threads(&self) -> usize;
 
-    /// The state after the serial `init` part of the test.
-    fn initial_state(&self) -> Result<Self::State, Fault>;
+    /// The state after the serial `init` part of the test, with that part's coarse history.
+    fn initial_state(&self) -> Result<(Self::State, History), Fault>;
 
     /// Lets `thread` take its next step from `state`.
     fn step(&self, state: &Self::State, thread: ThreadId) -> Step<Self::State>;
 
-    /// The coarse history of the execution that reached `state`.
-    fn history(&self, state: &Self::State) -> History;
-
-    /// At a complete leaf: runs the serial `final` operations and returns the whole history,
-    /// or the fault they hit.
+    /// At a complete leaf: runs the serial `final` operations and returns *their* coarse
+    /// history (which the explorer appends to the path's), or the fault they hit.
     fn finish(&self, state: &Self::State) -> Result<History, Fault>;
 
-    /// At a stuck leaf: the history with a pending call for every thread that is blocked
-    /// before its operation's first event (the call it was about to make), marked stuck.
-    fn stuck_history(&self, state: &Self::State) -> History;
+    /// At a stuck leaf: the call of every thread that is blocked before its operation's first
+    /// event (the call it was about to make). The explorer adds them to the path's history as
+    /// pending calls.
+    fn blocked_calls(&self, state: &Self::State) -> Vec<(ThreadId, Call)>;
 
     /// At a stuck leaf: why `thread` cannot move (the lock it waits for, the `await` that does
     /// not hold), or `None` when it is done or the program cannot tell.

@@ -1,5 +1,7 @@
 //! Source positions of events, independent of any particular modeling language.
 
+use std::fmt;
+
 use serde::{Deserialize, Serialize};
 
 /// A byte range in one of the source files of a [`SourceMap`].
@@ -39,6 +41,13 @@ pub struct Location {
     pub snippet: String,
     /// The whole source line the span starts on, without its line break.
     pub line_text: String,
+}
+
+impl fmt::Display for Location {
+    /// `file:line:column`, as compilers and editors write positions.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}:{}", self.file, self.line, self.column)
+    }
 }
 
 /// The source files a program was built from, to turn [`Span`]s into [`Location`]s.

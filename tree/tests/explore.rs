@@ -35,7 +35,6 @@ struct State {
     vars: Vec<i64>,
     /// Per thread: (operation, instruction, values read so far in the operation, started).
     pcs: Vec<(usize, usize, Vec<i64>, bool)>,
-    history: History,
 }
 
 impl Program for Toy {
@@ -45,12 +44,12 @@ impl Program for Toy {
         self.threads.len()
     }
 
-    fn initial_state(&self) -> Result<State, Fault> {
-        Ok(State {
+    fn initial_state(&self) -> Result<(State, History), Fault> {
+        let state = State {
             vars: vec![0; self.vars],
             pcs: vec![(0, 0, vec![], false); self.threads.len()],
-            history: History::new(),
-        })
+        };
+        Ok((state, History::new()))
     }
 
     fn step(&self, s: &State, t: usize) -> Step<State> {
@@ -60,9 +59,6 @@ impl Program for Toy {
         };
         let mut next = s.clone();
         let call = (!started).then(|| Call::new(format!("op{op}"), vec![]));
-        if let Some(call) = &call {
-            next.history.call(t, call.clone());
-        }
         let mut reads = reads.clone();
         let mut new_pc = pc + 1;
         let (kind, location) = match instrs.get(*pc) {
@@ -100,8 +96,7 @@ impl Program for Toy {
         };
         let ret = (new_pc >= instrs.len())
             .then(|| Value::Tuple(reads.iter().map(|r| Value::Int(*r)).collect()));
-        if let Some(ret) = &ret {
-            next.history.ret(t, ret.clone());
+        if ret.is_some() {
             next.pcs[t] = (op + 1, 0, vec![], false);
         } else {
             next.pcs[t] = (*op, new_pc, reads, true);
@@ -120,23 +115,17 @@ impl Program for Toy {
         Step::Moved { state: next, event }
     }
 
-    fn history(&self, s: &State) -> History {
-        s.history.clone()
+    fn finish(&self, _: &State) -> Result<History, Fault> {
+        Ok(History::new())
     }
 
-    fn finish(&self, s: &State) -> Result<History, Fault> {
-        Ok(s.history.clone())
-    }
-
-    fn stuck_history(&self, s: &State) -> History {
-        let mut h = s.history.clone();
-        for (t, (op, _, _, started)) in s.pcs.iter().enumerate() {
-            if !started && *op < self.threads[t].len() {
-                h.call(t, Call::new(format!("op{op}"), vec![]));
-            }
-        }
-        h.stuck = true;
-        h
+    fn blocked_calls(&self, s: &State) -> Vec<(usize, Call)> {
+        s.pcs
+            .iter()
+            .enumerate()
+            .filter(|(t, (op, _, _, started))| !started && *op < self.threads[*t].len())
+            .map(|(t, (op, ..))| (t, Call::new(format!("op{op}"), vec![])))
+            .collect()
     }
 }
 
@@ -399,7 +388,7 @@ impl Program for SlowLater {
         self.0.threads()
     }
 
-    fn initial_state(&self) -> Result<State, Fault> {
+    fn initial_state(&self) -> Result<(State, History), Fault> {
         self.0.initial_state()
     }
 
@@ -412,16 +401,12 @@ impl Program for SlowLater {
         self.0.step(s, t)
     }
 
-    fn history(&self, s: &State) -> History {
-        self.0.history(s)
-    }
-
     fn finish(&self, s: &State) -> Result<History, Fault> {
         self.0.finish(s)
     }
 
-    fn stuck_history(&self, s: &State) -> History {
-        self.0.stuck_history(s)
+    fn blocked_calls(&self, s: &State) -> Vec<(usize, Call)> {
+        self.0.blocked_calls(s)
     }
 }
 

@@ -29,6 +29,8 @@ pub(crate) const OPTIMIZE_UP_TO: usize = 150;
 /// [`EDGE_FONT`] pixels.
 const SIZE_UNIT: usize = 8;
 const NODE_FONT: f64 = 13.0;
+/// Gap between an edge and its label, in pixels.
+const LABEL_GAP: f64 = 5.0;
 const EDGE_FONT: f64 = 10.0;
 const MULTILINE_FONT: f64 = 10.5;
 const FONT: &str = "Helvetica, Arial, sans-serif";
@@ -160,11 +162,25 @@ impl Canvas {
     }
 
     fn text_lines(&mut self, center: Point, text: &str, font: f64, fill: &str, weight: &str) {
+        self.text_lines_anchored(center, text, font, fill, weight, "middle");
+    }
+
+    /// Lines of text around `at`: centered on it (`anchor` "middle") or starting there ("start").
+    fn text_lines_anchored(
+        &mut self,
+        at: Point,
+        text: &str,
+        font: f64,
+        fill: &str,
+        weight: &str,
+        anchor: &str,
+    ) {
+        let center = at;
         let lines: Vec<&str> = text.lines().collect();
         let top = center.y - (lines.len() as f64 - 1.0) * font * 0.6;
         let _ = write!(
             self.body,
-            "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"{font}\" fill=\"{fill}\" font-weight=\"{weight}\" text-anchor=\"middle\" dominant-baseline=\"central\">",
+            "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"{font}\" fill=\"{fill}\" font-weight=\"{weight}\" text-anchor=\"{anchor}\" dominant-baseline=\"central\">",
             center.x, top
         );
         for (i, line) in lines.iter().enumerate() {
@@ -362,10 +378,26 @@ impl RenderBackend for Canvas {
             _ => {
                 self.close();
                 let fill = web(Some(look.line_color));
-                // A white halo keeps labels legible where edges pass under them.
+                // `layout-rs` puts the label on the edge's middle point, so the edge would run
+                // through it: the label starts just right of that point instead, on a white
+                // ground that keeps it legible where other edges pass.
                 let body = std::mem::take(&mut self.body);
-                self.body.push_str("<g class=\"edge-label\" stroke=\"#ffffff\" stroke-width=\"3\" paint-order=\"stroke\">");
-                self.text_lines(xy, text, EDGE_FONT, &fill, "normal");
+                let at = Point::new(xy.x + LABEL_GAP, xy.y);
+                let lines = text.lines().count().max(1) as f64;
+                let width = text.lines().map(|l| l.chars().count()).max().unwrap_or(0) as f64
+                    * EDGE_FONT
+                    * 0.6;
+                let height = lines * EDGE_FONT * 1.2;
+                let _ = writeln!(
+                    self.body,
+                    "<g class=\"edge-label\"><rect x=\"{:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" rx=\"2\" fill=\"#ffffff\" fill-opacity=\"0.85\"/>",
+                    at.x - 1.0,
+                    at.y - height / 2.0,
+                    width + 2.0,
+                    height
+                );
+                self.text_lines_anchored(at, text, EDGE_FONT, &fill, "normal", "start");
+                self.grow(Point::new(at.x + width + 2.0, at.y));
                 self.body.push_str("</g>\n");
                 let label = std::mem::replace(&mut self.body, body);
                 self.labels.push_str(&label);

@@ -23,10 +23,13 @@ use std::fmt::Write as _;
 
 use fgvt_labeling::cdrs::CdrsGroup;
 use fgvt_labeling::labels::{Category, Label, Labeling, LeafOutcome};
-use fgvt_tree::{Event, NodeId, SourceMap, Tree};
+use fgvt_tree::{Event, Leaf, LeafKind, NodeId, SourceMap, Tree};
 
 /// Default of [`DrawOptions::max_nodes`]: what a screen still shows legibly.
 pub const DEFAULT_MAX_NODES: usize = 200;
+
+/// Longest source snippet quoted on an edge, in characters.
+const SNIPPET_CHARS: usize = 32;
 
 /// The reported CDRS are highlighted up to this many (one bit each in a mask).
 const MAX_GROUPS: usize = 64;
@@ -387,7 +390,12 @@ impl<'a> Selector<'a> {
             (0..self.races.len()).any(|g| mask & (1 << g) != 0 && self.races[g].contains(&node));
         let label = labeling.label(node);
         let leaf = labeling.outcome(node);
-        let text = label.map_or("?", Label::name).to_string();
+        let mut text = label.map_or("?", Label::name).to_string();
+        if leaf == Some(LeafOutcome::Fail) {
+            if let Some(symptom) = tree.leaf(node).map(symptom) {
+                text = format!("{text}\n{symptom}");
+            }
+        }
         let tooltip = tooltip(
             self.input,
             node,
@@ -413,11 +421,18 @@ impl<'a> Selector<'a> {
     }
 
     fn add_edge(&mut self, from: usize, to: usize, event: &Event, mask: u64) {
+        // The statement as written is what a reader recognizes; the line finds it.
         let line = self
             .input
             .sources
             .locate(event.span)
-            .map(|l| format!(" · l.{}", l.line))
+            .map(|l| {
+                format!(
+                    " · l.{} `{}`",
+                    l.line,
+                    shorten(l.snippet.trim(), SNIPPET_CHARS)
+                )
+            })
             .unwrap_or_default();
         self.edges.push(DrawEdge {
             from,
@@ -513,5 +528,29 @@ pub(crate) fn shorten(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {
         Some((at, _)) => format!("{}…", &text[..at]),
         None => text.to_string(),
+    }
+}
+
+/// What a failing leaf shows besides its label: the fault, the stuck state, or the results its
+/// operations returned (the wrong one among them), so the picture says what went wrong.
+fn symptom(leaf: &Leaf) -> String {
+    if let Some(fault) = &leaf.fault {
+        return format!("fault: {}", shorten(&fault.message, SNIPPET_CHARS));
+    }
+    let results: Vec<String> = leaf
+        .history
+        .operations()
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|op| {
+            let value = op.ret.as_ref()?.value.as_ref()?;
+            (!value.is_unit()).then(|| format!("{} → {value}", op.call))
+        })
+        .collect();
+    let shown = &results[results.len().saturating_sub(2)..];
+    match (leaf.kind, shown.is_empty()) {
+        (LeafKind::Stuck, true) => "stuck".to_string(),
+        (LeafKind::Stuck, false) => format!("stuck; {}", shown.join("\n")),
+        _ => shown.join("\n"),
     }
 }

@@ -60,7 +60,9 @@ pub(crate) fn node_look(node: &DrawNode) -> NodeLook {
         stroke_width,
         text: text_on(fill),
         dashed: matches!(node.collapsed, Some(c) if c != Collapsed::Folded),
-        boxed: node.collapsed.is_some(),
+        // Text beyond the label (a leaf count, a failing leaf's results) reads in a box; a circle
+        // would grow with the text.
+        boxed: node.collapsed.is_some() || node.text.contains('\n'),
     }
 }
 

@@ -17,7 +17,7 @@ use std::fmt;
 use fgvt_tree::{Call, ThreadId, Value};
 use serde::{Serialize, Serializer};
 
-use crate::check::{CheckError, OpView};
+use crate::op::{CheckError, OpView};
 use crate::spec::{Apply, Spec};
 
 /// The most real-time-respecting orders listed in an explanation (6! = 720).

@@ -6,16 +6,32 @@
 //! point and return), so many are linearizable; some get a perturbed result, a swapped pair of
 //! events, or a thread cut short, so many are not.
 
-use fgvt_labeling::explain::Observed;
-use fgvt_labeling::rng::SplitMix64;
-use fgvt_labeling::{builtin, check, Apply, BuiltinSpec, CheckOptions, Spec, Verdict};
+use fgvt_checker::explain::Observed;
+use fgvt_checker::{builtin, check, Apply, BuiltinSpec, CheckOptions, Spec, Verdict};
 use fgvt_tree::{Call, CoarseEvent, History, Operation, Value};
 use proptest::prelude::*;
+use proptest::test_runner::{RngAlgorithm, TestRng};
+
+/// The seeded random source of these histories: proptest's deterministic generator, so the
+/// same seed draws the same history everywhere.
+struct Draws(TestRng);
+
+impl Draws {
+    fn new(seed: u64) -> Draws {
+        let bytes = [seed.to_le_bytes(), seed.rotate_left(32).to_le_bytes()].concat();
+        Draws(TestRng::from_seed(RngAlgorithm::XorShift, &bytes))
+    }
+
+    /// A number drawn uniformly from `0..n`.
+    fn below(&mut self, n: usize) -> usize {
+        self.0.random_range(0..n)
+    }
+}
 
 const SPECS: [&str; 4] = ["register", "set", "queue", "stack"];
 
 /// A random call of `spec`.
-fn random_call(spec: &str, rng: &mut SplitMix64) -> Call {
+fn random_call(spec: &str, rng: &mut Draws) -> Call {
     let v = Value::Int(rng.below(3) as i64);
     let w = Value::Int(rng.below(3) as i64);
     let (op, args): (&str, Vec<Value>) = match (spec, rng.below(4)) {
@@ -37,7 +53,7 @@ fn random_call(spec: &str, rng: &mut SplitMix64) -> Call {
 }
 
 /// A random result to replace a real one with.
-fn random_value(rng: &mut SplitMix64) -> Value {
+fn random_value(rng: &mut Draws) -> Value {
     match rng.below(6) {
         0 => Value::Null,
         1 => Value::Unit,
@@ -58,7 +74,7 @@ enum Phase {
 
 /// A history from a simulated execution of `spec`, then perhaps perturbed.
 fn random_history(seed: u64) -> (&'static str, History) {
-    let mut rng = SplitMix64::new(seed);
+    let mut rng = Draws::new(seed);
     let name = SPECS[rng.below(SPECS.len())];
     let spec = builtin(name).unwrap();
     let threads = 2 + rng.below(3);
@@ -123,7 +139,7 @@ fn random_history(seed: u64) -> (&'static str, History) {
 }
 
 /// Sometimes changes a result, makes one unknown, or swaps two adjacent events of different threads.
-fn perturb(history: &mut History, rng: &mut SplitMix64) {
+fn perturb(history: &mut History, rng: &mut Draws) {
     let returns: Vec<usize> = (0..history.events.len())
         .filter(|&i| matches!(history.events[i], CoarseEvent::Return { .. }))
         .collect();

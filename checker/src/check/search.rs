@@ -24,7 +24,8 @@
 use std::time::Instant;
 
 use super::hash::{FxHashMap, FxHashSet};
-use super::{CheckError, OpView, SearchStats};
+use super::SearchStats;
+use crate::op::{CheckError, OpView};
 use crate::spec::{Apply, Spec};
 
 /// How often (in search steps, a power of two) the deadline is looked at.

@@ -3,8 +3,8 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use fgvt_labeling::formats::{load_history, Format};
-use fgvt_labeling::{builtin, check, CheckOptions, Verdict};
+use fgvt_checker::formats::{load_history, Format};
+use fgvt_checker::{builtin, check, CheckOptions, Verdict};
 
 /// The shared histories directory, or `None` (with a message) when it is absent.
 fn histories() -> Option<PathBuf> {
@@ -118,7 +118,7 @@ fn the_formats_are_detected() {
     ] {
         let text = std::fs::read_to_string(dir.join(file)).unwrap();
         assert_eq!(
-            fgvt_labeling::formats::detect_format(&text),
+            fgvt_checker::formats::detect_format(&text),
             Some(format),
             "{file}"
         );

@@ -1,19 +1,15 @@
-//! Running a test of a model: the [`Program`] the recording scheduler explores, and the
-//! sequential spec synthesized from the object's own serial runs.
+//! Running a test of a model: the [`Program`] the recording scheduler explores.
 
 use std::sync::Arc;
 
-use fgvt_labeling::{Apply, Spec};
 use fgvt_tree::{
-    Call, CoarseEvent, Event, EventKind, Fault, History, Program, Span, Step, ThreadId, Value, Wait,
+    Call, Event, EventKind, Fault, History, Program, Span, Step, ThreadId, Value, Wait,
 };
 
-use super::ast::Expr;
 use super::interp::{
     pending_event, run_serial, Frame, Memory, Pause, Runner, SharedEvent, Stop, DEFAULT_BUDGET,
 };
 use super::model::Model;
-use super::parser::Parser;
 use super::value::Val;
 
 /// One thread's progress: the operation it is at and, in the middle of one, its frames
@@ -24,59 +20,12 @@ struct ThreadState {
     frames: Vec<Frame>,
 }
 
-/// A complete state of a [`TestProgram`]: shared memory, every thread, and the coarse history
-/// so far. Cloning copies a few `Arc`s and the thread list.
+/// A complete state of a [`TestProgram`]: shared memory and every thread (the explorer keeps
+/// the coarse history). Cloning copies a few `Arc`s and the thread list.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct TestState {
     mem: Memory,
     threads: Vec<Arc<ThreadState>>,
-    history: HashedHistory,
-}
-
-/// The coarse history of a state with a running hash of its events. States are hashed at every
-/// step of the exploration; hashing the history this way costs the same however long it grew.
-#[derive(Clone, Debug)]
-struct HashedHistory {
-    history: Arc<History>,
-    hash: u64,
-}
-
-impl HashedHistory {
-    fn new(history: History) -> Self {
-        let mut hashed = HashedHistory {
-            history: Arc::new(History::new()),
-            hash: 0,
-        };
-        for event in history.events {
-            hashed.push(event);
-        }
-        hashed
-    }
-
-    fn push(&mut self, event: fgvt_tree::CoarseEvent) {
-        use std::hash::{Hash, Hasher};
-        // DefaultHasher::new() has fixed keys: equal histories hash equally in every state.
-        let mut hasher = std::hash::DefaultHasher::new();
-        self.hash.hash(&mut hasher);
-        event.hash(&mut hasher);
-        self.hash = hasher.finish();
-        Arc::make_mut(&mut self.history).events.push(event);
-    }
-}
-
-impl PartialEq for HashedHistory {
-    fn eq(&self, other: &Self) -> bool {
-        self.hash == other.hash
-            && (Arc::ptr_eq(&self.history, &other.history) || self.history == other.history)
-    }
-}
-
-impl Eq for HashedHistory {}
-
-impl std::hash::Hash for HashedHistory {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        state.write_u64(self.hash);
-    }
 }
 
 /// A test of a model: serial `init`, concurrent threads, serial `final`.
@@ -212,7 +161,7 @@ impl Program for TestProgram {
         self.threads.len()
     }
 
-    fn initial_state(&self) -> Result<TestState, Fault> {
+    fn initial_state(&self) -> Result<(TestState, History), Fault> {
         let mem = initialize(&self.model, self.budget)
             .map_err(|s| self.stop_fault(s, "the constructor"))?;
         let mut history = History::new();
@@ -227,11 +176,7 @@ impl Program for TestProgram {
                 })
             })
             .collect();
-        Ok(TestState {
-            mem,
-            threads,
-            history: HashedHistory::new(history),
-        })
+        Ok((TestState { mem, threads }, history))
     }
 
     fn step(&self, state: &TestState, thread: ThreadId) -> Step<TestState> {
@@ -260,27 +205,20 @@ impl Program for TestProgram {
         })
     }
 
-    fn history(&self, state: &TestState) -> History {
-        (*state.history.history).clone()
-    }
-
     fn finish(&self, state: &TestState) -> Result<History, Fault> {
-        let mut history = (*state.history.history).clone();
+        let mut history = History::new();
         self.serial(state.mem.clone(), &self.finals, &mut history, "final")?;
         Ok(history)
     }
 
-    fn stuck_history(&self, state: &TestState) -> History {
-        let mut history = (*state.history.history).clone();
-        for (t, th) in state.threads.iter().enumerate() {
-            if th.frames.is_empty() {
-                if let Some(call) = self.threads[t].get(th.op as usize) {
-                    history.call(t, call.clone());
-                }
-            }
-        }
-        history.stuck = true;
-        history
+    fn blocked_calls(&self, state: &TestState) -> Vec<(ThreadId, Call)> {
+        state
+            .threads
+            .iter()
+            .enumerate()
+            .filter(|(_, th)| th.frames.is_empty())
+            .filter_map(|(t, th)| Some((t, self.threads[t].get(th.op as usize)?.clone())))
+            .collect()
     }
 }
 
@@ -434,22 +372,9 @@ impl TestProgram {
         let mut next = TestState {
             mem,
             threads: state.threads.clone(),
-            history: state.history.clone(),
         };
         let op = state.threads[thread].op + u32::from(event.ret.is_some());
         next.threads[thread] = Arc::new(ThreadState { op, frames });
-        if let Some(call) = &event.call {
-            next.history.push(CoarseEvent::Call {
-                thread,
-                call: call.clone(),
-            });
-        }
-        if let Some(v) = &event.ret {
-            next.history.push(CoarseEvent::Return {
-                thread,
-                value: Some(v.clone()),
-            });
-        }
         next
     }
 
@@ -462,7 +387,7 @@ impl TestProgram {
 }
 
 /// Runs the model's initializer (shared variables' initial values, then the constructor).
-fn initialize(model: &Model, budget: u64) -> Result<Memory, Stop> {
+pub(crate) fn initialize(model: &Model, budget: u64) -> Result<Memory, Stop> {
     run_serial(
         model,
         Memory::empty(model),
@@ -472,123 +397,4 @@ fn initialize(model: &Model, budget: u64) -> Result<Memory, Stop> {
         budget,
     )
     .map(|(_, mem)| mem)
-}
-
-/// The spec synthesized from the object's own serial runs (Line-Up's): its state is the
-/// object's memory, and an operation's result is what the object returns running it alone.
-#[derive(Clone, Debug)]
-pub struct SelfSpec {
-    model: Arc<Model>,
-    initial: Result<Memory, String>,
-    budget: u64,
-}
-
-impl SelfSpec {
-    /// The synthesized spec of `model`. A constructor that fails makes every `apply` invalid.
-    pub fn new(model: Arc<Model>) -> SelfSpec {
-        let budget = DEFAULT_BUDGET;
-        let initial = initialize(&model, budget).map_err(|s| match s {
-            Stop::Fault(m, span) => {
-                format!("the constructor fails at {}: {m}", model.position(span))
-            }
-            Stop::Blocked(..) => "the constructor blocks".to_string(),
-            Stop::Budget => "the constructor runs out of budget".to_string(),
-        });
-        SelfSpec {
-            model,
-            initial,
-            budget,
-        }
-    }
-
-    /// The model the spec runs.
-    pub fn model(&self) -> &Arc<Model> {
-        &self.model
-    }
-}
-
-impl Spec for SelfSpec {
-    type State = Memory;
-
-    fn initial(&self) -> Memory {
-        match &self.initial {
-            Ok(mem) => mem.clone(),
-            Err(_) => Memory::empty(&self.model),
-        }
-    }
-
-    fn apply(&self, state: &Memory, thread: ThreadId, call: &Call) -> Apply<Memory> {
-        if let Err(e) = &self.initial {
-            return Apply::Invalid(e.clone());
-        }
-        if let Err(e) = self.model.check_call(call) {
-            return Apply::Invalid(e);
-        }
-        let f = self.model.op_id(&call.op).expect("check_call found it");
-        let args = call.args.iter().map(Val::from_value).collect();
-        match run_serial(
-            &self.model,
-            state.clone(),
-            thread as u32,
-            f,
-            args,
-            self.budget,
-        ) {
-            Ok((v, mem)) => Apply::Returns {
-                value: v.to_value(),
-                state: mem,
-            },
-            Err(Stop::Blocked(..)) => Apply::Blocks,
-            Err(Stop::Fault(m, span)) => Apply::Invalid(format!(
-                "`{call}` run alone fails at {}: {m}",
-                self.model.position(span)
-            )),
-            Err(Stop::Budget) => Apply::Invalid(format!(
-                "`{call}` run alone executes more than {} instructions",
-                self.budget
-            )),
-        }
-    }
-
-    fn name(&self) -> String {
-        "self".into()
-    }
-}
-
-/// Parses a call written in a test, like `write(0, 2)` or `add((1, true))`: literal arguments
-/// only (integers, negative integers, `true`/`false`, `null`, tuples, double-quoted strings).
-/// `Err` gives the byte offset within `text` and a message.
-pub fn parse_call(text: &str) -> Result<Call, (usize, String)> {
-    let err = |d: super::error::Diag| (d.span.start as usize, d.message);
-    let mut p = Parser::new(0, text).map_err(err)?;
-    let e = p.expr().map_err(err)?;
-    if !p.at_end() {
-        return Err((p.offset(), "unexpected text after the call".into()));
-    }
-    let Expr::Call(name, args, _) = e else {
-        return Err((
-            e.span().start as usize,
-            "expected a call like `op(1, 2)`".into(),
-        ));
-    };
-    let args = args.iter().map(literal).collect::<Result<Vec<_>, _>>()?;
-    Ok(Call::new(name.name, args))
-}
-
-/// The value of a literal argument.
-fn literal(e: &Expr) -> Result<Value, (usize, String)> {
-    match e {
-        Expr::Int(v, _) => Ok(Value::Int(*v)),
-        Expr::Bool(b, _) => Ok(Value::Bool(*b)),
-        Expr::Null(_) => Ok(Value::Null),
-        Expr::Str(s, _) => Ok(Value::Str(s.clone())),
-        Expr::Tuple(items, _) => Ok(Value::Tuple(
-            items.iter().map(literal).collect::<Result<_, _>>()?,
-        )),
-        other => Err((
-            other.span().start as usize,
-            "arguments must be literals: integers, `true`, `false`, `null`, strings or tuples"
-                .into(),
-        )),
-    }
 }

@@ -5,6 +5,16 @@ use crate::builtin::{builtin, BuiltinSpec};
 use crate::explain::{Observed, Reason};
 use crate::spec::Apply;
 use crate::workload::generate_set_history;
+use fgvt_tree::Call;
+
+/// [`generate_set_history`] with the draws of proptest's deterministic generator seeded by `seed`.
+fn set_history(threads: usize, ops_per_thread: usize, seed: u64) -> History {
+    use proptest::prelude::RngExt;
+    use proptest::test_runner::{RngAlgorithm, TestRng};
+    let bytes = [seed.to_le_bytes(), seed.rotate_left(32).to_le_bytes()].concat();
+    let mut rng = TestRng::from_seed(RngAlgorithm::XorShift, &bytes);
+    generate_set_history(threads, ops_per_thread, &mut |n| rng.random_range(0..n))
+}
 
 fn int(i: i64) -> Value {
     Value::Int(i)
@@ -122,7 +132,7 @@ fn without_explain_only_the_prefix_is_given() {
 
 #[test]
 fn a_long_prefix_is_shortened_in_text_only() {
-    let mut h = generate_set_history(2, 100, 5);
+    let mut h = set_history(2, 100, 5);
     h.call(0, call("contains", &[100]));
     h.ret(0, Value::Bool(true));
     let options = CheckOptions {
@@ -276,7 +286,7 @@ fn an_invalid_operation_is_an_error() {
 
 #[test]
 fn a_passed_deadline_gives_unknown() {
-    let history = generate_set_history(4, 3000, 1);
+    let history = set_history(4, 3000, 1);
     let options = CheckOptions {
         partition: false,
         deadline: Some(Instant::now()),
@@ -327,7 +337,7 @@ fn assert_witness(spec: &BuiltinSpec, history: &History, order: &[usize]) {
 
 #[test]
 fn partitioned_witnesses_merge_into_a_linearization() {
-    let history = generate_set_history(4, 400, 7);
+    let history = set_history(4, 400, 7);
     for partition in [true, false] {
         let outcome = check(
             &BuiltinSpec::Set,
@@ -356,7 +366,7 @@ fn partitioned_witnesses_merge_into_a_linearization() {
 #[test]
 fn a_tiny_cache_gives_the_same_verdicts() {
     // Without a cache the search is exponential (Wing & Gong): keep the history small.
-    let good = generate_set_history(3, 6, 3);
+    let good = set_history(3, 6, 3);
     let mut bad = good.clone();
     // Flip the last boolean result.
     let last = bad
@@ -400,7 +410,7 @@ fn the_verdict_cache_checks_each_history_once() {
 #[test]
 fn the_paper_workload_checks_partitioned() {
     // 4 × 70,000 operations, as in the P-compositionality paper; seconds in release builds.
-    let history = generate_set_history(4, 70_000, 42);
+    let history = set_history(4, 70_000, 42);
     let start = Instant::now();
     let outcome = check(&BuiltinSpec::Set, &history, &CheckOptions::default()).unwrap();
     eprintln!(

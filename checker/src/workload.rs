@@ -4,8 +4,6 @@ use std::collections::BTreeSet;
 
 use fgvt_tree::{Call, History, Value};
 
-use crate::rng::SplitMix64;
-
 /// How many distinct keys [`generate_set_history`] uses.
 pub const SET_KEYS: i64 = 8;
 
@@ -20,14 +18,20 @@ enum Phase {
 }
 
 /// A linearizable history of a set (`add`, `remove`, `contains` on keys `0..SET_KEYS`, each
-/// returning a bool), `threads × ops_per_thread` operations, deterministic in `seed`.
+/// returning a bool), `threads × ops_per_thread` operations, deterministic in the draws.
+///
+/// `below(n)` draws a number uniformly from `0..n`; the caller brings the random source (a
+/// seeded generator in benchmarks and tests), so the checker itself carries no RNG.
 ///
 /// It simulates a correct concurrent set: a random scheduler moves one thread at a time through
 /// call → linearization point (applied to a real set) → return, so operations overlap freely
 /// and the history is linearizable by construction. With 4 threads × 70,000 operations it is the
 /// P-compositionality paper's workload.
-pub fn generate_set_history(threads: usize, ops_per_thread: usize, seed: u64) -> History {
-    let mut rng = SplitMix64::new(seed);
+pub fn generate_set_history(
+    threads: usize,
+    ops_per_thread: usize,
+    below: &mut dyn FnMut(usize) -> usize,
+) -> History {
     let mut set = BTreeSet::new();
     let mut phases: Vec<Phase> = (0..threads).map(|_| Phase::Idle).collect();
     let mut left = vec![ops_per_thread; threads];
@@ -38,12 +42,12 @@ pub fn generate_set_history(threads: usize, ops_per_thread: usize, seed: u64) ->
         Vec::new()
     };
     while !active.is_empty() {
-        let slot = rng.below(active.len());
+        let slot = below(active.len());
         let thread = active[slot];
         phases[thread] = match std::mem::replace(&mut phases[thread], Phase::Idle) {
             Phase::Idle => {
-                let key = Value::Int(rng.below(SET_KEYS as usize) as i64);
-                let op = ["add", "remove", "contains"][rng.below(3)];
+                let key = Value::Int(below(SET_KEYS as usize) as i64);
+                let op = ["add", "remove", "contains"][below(3)];
                 let call = Call::new(op, vec![key]);
                 history.call(thread, call.clone());
                 Phase::Called(call)

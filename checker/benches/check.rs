@@ -1,4 +1,4 @@
-//! The checker on recorded and generated histories. `cargo bench -p fgvt-labeling --bench check`.
+//! The checker on recorded and generated histories. `cargo bench -p fgvt-checker --bench check`.
 //!
 //! The kv histories come from `../shared/histories/kv` (skipped when absent), checked
 //! partitioned by key and whole; the set workload is the P-compositionality paper's: 4 threads
@@ -6,13 +6,22 @@
 
 use std::path::PathBuf;
 
-use fgvt_labeling::formats::{self, Format};
-use fgvt_labeling::workload::generate_set_history;
-use fgvt_labeling::{builtin, check, CheckOptions};
+use fgvt_checker::formats::{self, Format};
+use fgvt_checker::workload::generate_set_history;
+use fgvt_checker::{builtin, check, CheckOptions};
 use fgvt_tree::History;
 
 fn main() {
     divan::main();
+}
+
+/// [`generate_set_history`] with the draws of proptest's deterministic generator seeded by `seed`.
+fn set_history(threads: usize, ops_per_thread: usize, seed: u64) -> History {
+    use proptest::prelude::RngExt;
+    use proptest::test_runner::{RngAlgorithm, TestRng};
+    let bytes = [seed.to_le_bytes(), seed.rotate_left(32).to_le_bytes()].concat();
+    let mut rng = TestRng::from_seed(RngAlgorithm::XorShift, &bytes);
+    generate_set_history(threads, ops_per_thread, &mut |n| rng.random_range(0..n))
 }
 
 const KV_FILES: &[&str] = &["c01-ok.txt", "c01-bad.txt", "c10-ok.txt", "c10-bad.txt"];
@@ -56,7 +65,7 @@ fn check_kv(bencher: divan::Bencher, file: &str, partition: bool) {
 
 #[divan::bench(sample_count = 3, sample_size = 1)]
 fn set_4x70000_partitioned(bencher: divan::Bencher) {
-    let history = generate_set_history(4, 70_000, 1);
+    let history = set_history(4, 70_000, 1);
     let spec = builtin("set").expect("built-in");
     bencher.bench_local(|| {
         let outcome = check(&spec, &history, &options(true)).expect("checks");

@@ -1,0 +1,438 @@
+//! The interleaving tree: nodes, leaves, their counts over the unfolded tree, and a builder.
+//!
+//! A [`Tree`] is stored as a `petgraph` graph whose nodes are states and whose edges are
+//! steps. When a backend merges identical states the graph is a DAG; every count here is
+//! nevertheless that of the *unfolded* tree, in which a shared node appears once per path that
+//! reaches it. Nothing in this module knows how the tree was explored.
+
+use std::fmt;
+use std::time::Duration;
+
+use petgraph::graph::{DiGraph, NodeIndex};
+use petgraph::visit::EdgeRef;
+use petgraph::Direction;
+use serde::Serialize;
+
+use crate::event::Event;
+use crate::history::{History, ThreadId};
+use crate::program::{Fault, Wait};
+
+/// A node of the interleaving tree.
+pub type NodeId = NodeIndex<u32>;
+
+/// Why a leaf ends its path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LeafKind {
+    /// Every operation returned and the `final` operations ran.
+    Complete,
+    /// Operations are pending but no thread can make progress (deadlock or livelock).
+    Stuck,
+    /// The model failed (null dereference, failed assert, ...).
+    Fault,
+    /// A bound was hit; the verdict below this point is unknown.
+    Bounded,
+}
+
+/// A leaf: where no thread can move.
+#[derive(Clone, Debug)]
+pub struct Leaf {
+    /// Why the path ends here.
+    pub kind: LeafKind,
+    /// The coarse history of the execution (with `final` operations at complete leaves, with
+    /// the blocked calls at stuck leaves).
+    pub history: History,
+    /// The failure, for a fault leaf.
+    pub fault: Option<Fault>,
+    /// Which limit ended the path, for a bounded leaf.
+    pub bound: Option<Bound>,
+    /// At a stuck leaf: what each blocked thread waits for.
+    pub waiting: Vec<Wait>,
+}
+
+/// Why a bounded leaf ends its path: which limit, and what hit it.
+///
+/// The limit is typed so that front ends can name the setting that raises it in their own
+/// vocabulary (a command-line flag, a builder method); its [`Display`](fmt::Display) says what
+/// happened without naming any.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "bound", rename_all = "kebab-case")]
+pub enum Bound {
+    /// Exploration stopped (too many states, or out of time) before this state was explored.
+    Stopped {
+        /// The limit that stopped it: [`Limit::MaxStates`] or [`Limit::Timeout`].
+        limit: Limit,
+    },
+    /// An operation took more steps along this path than the per-operation maximum.
+    MaxSteps {
+        /// The thread whose operation ran long.
+        thread: ThreadId,
+        /// The operation's name.
+        op: String,
+        /// The maximum it exceeded.
+        max: usize,
+    },
+    /// One step ran out of its budget of local work (a loop that never touches shared memory).
+    StepBudget {
+        /// What the program says about it, for people.
+        reason: String,
+    },
+}
+
+impl Bound {
+    /// The limit behind this bound.
+    pub fn limit(&self) -> Limit {
+        match self {
+            Bound::Stopped { limit } => *limit,
+            Bound::MaxSteps { .. } => Limit::MaxSteps,
+            Bound::StepBudget { .. } => Limit::StepBudget,
+        }
+    }
+}
+
+impl fmt::Display for Bound {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Bound::Stopped { limit } => {
+                write!(f, "exploration stopped by the {} limit", limit.name())
+            }
+            Bound::MaxSteps { thread, op, max } => {
+                write!(f, "T{thread}'s `{op}` took more than {max} steps")
+            }
+            Bound::StepBudget { reason } => f.write_str(reason),
+        }
+    }
+}
+
+/// What a node of the graph holds.
+#[derive(Clone, Debug)]
+pub struct Node {
+    /// `Some` for a leaf.
+    pub leaf: Option<Leaf>,
+    /// Counts of the unfolded subtree below (and including) this node.
+    pub unfolded: Counts,
+}
+
+/// Counts over an unfolded (sub)tree.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Counts {
+    /// Nodes, leaves included.
+    pub nodes: u64,
+    /// Complete leaves.
+    pub complete: u64,
+    /// Stuck leaves.
+    pub stuck: u64,
+    /// Fault leaves.
+    pub fault: u64,
+    /// Bounded leaves.
+    pub bounded: u64,
+    /// Longest path below, in steps.
+    pub depth: u64,
+}
+
+impl Counts {
+    pub(crate) fn leaf(kind: LeafKind) -> Counts {
+        let mut c = Counts {
+            nodes: 1,
+            ..Counts::default()
+        };
+        *c.of_kind_mut(kind) = 1;
+        c
+    }
+
+    fn of_kind_mut(&mut self, kind: LeafKind) -> &mut u64 {
+        match kind {
+            LeafKind::Complete => &mut self.complete,
+            LeafKind::Stuck => &mut self.stuck,
+            LeafKind::Fault => &mut self.fault,
+            LeafKind::Bounded => &mut self.bounded,
+        }
+    }
+
+    /// All leaves.
+    pub fn leaves(&self) -> u64 {
+        self.complete + self.stuck + self.fault + self.bounded
+    }
+
+    pub(crate) fn add_child(&mut self, child: &Counts) {
+        self.nodes = self.nodes.saturating_add(child.nodes);
+        self.complete = self.complete.saturating_add(child.complete);
+        self.stuck = self.stuck.saturating_add(child.stuck);
+        self.fault = self.fault.saturating_add(child.fault);
+        self.bounded = self.bounded.saturating_add(child.bounded);
+        self.depth = self.depth.max(child.depth + 1);
+    }
+}
+
+/// A limit that cut exploration short; the tree is then partial.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Limit {
+    /// More stored nodes than [`ExploreOptions::max_states`](crate::ExploreOptions::max_states).
+    MaxStates,
+    /// Exploration ran longer than [`ExploreOptions::timeout`](crate::ExploreOptions::timeout).
+    Timeout,
+    /// An operation took more steps than [`ExploreOptions::max_steps`](crate::ExploreOptions::max_steps).
+    MaxSteps,
+    /// A step ran out of its budget of local instructions (a loop that never touches shared
+    /// memory).
+    StepBudget,
+}
+
+impl Limit {
+    /// The limit's stable name, as JSON reports spell it: `max-states`, `timeout`,
+    /// `max-steps`, `step-budget`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Limit::MaxStates => "max-states",
+            Limit::Timeout => "timeout",
+            Limit::MaxSteps => "max-steps",
+            Limit::StepBudget => "step-budget",
+        }
+    }
+
+    /// The limit whose [`Limit::name`] is `name`.
+    pub fn from_name(name: &str) -> Option<Limit> {
+        [
+            Limit::MaxStates,
+            Limit::Timeout,
+            Limit::MaxSteps,
+            Limit::StepBudget,
+        ]
+        .into_iter()
+        .find(|l| l.name() == name)
+    }
+}
+
+/// Summary figures of an exploration.
+#[derive(Clone, Debug, Serialize)]
+pub struct Stats {
+    /// Nodes of the unfolded tree.
+    pub nodes: u64,
+    /// Edges of the unfolded tree (nodes - 1).
+    pub edges: u64,
+    /// Leaves of the unfolded tree.
+    pub leaves: u64,
+    /// Complete leaves.
+    pub complete: u64,
+    /// Stuck leaves.
+    pub stuck: u64,
+    /// Fault leaves.
+    pub fault: u64,
+    /// Bounded leaves.
+    pub bounded: u64,
+    /// Distinct states met.
+    pub distinct_states: u64,
+    /// Nodes in the stored graph (smaller than `nodes` when memoized).
+    pub graph_nodes: u64,
+    /// Longest root-to-leaf path, in steps.
+    pub max_depth: u64,
+}
+
+/// The interleaving tree (a DAG when memoized), with its root.
+pub struct Tree {
+    /// Nodes are states, edges are steps.
+    pub graph: DiGraph<Node, Event>,
+    /// The initial state.
+    pub root: NodeId,
+    /// Set when a limit cut exploration short: unexplored states became bounded leaves.
+    pub partial: Option<Limit>,
+    /// Distinct states met.
+    pub distinct_states: u64,
+    /// How long exploration took.
+    pub elapsed: Duration,
+}
+
+impl Tree {
+    /// Summary figures of the unfolded tree.
+    pub fn stats(&self) -> Stats {
+        let c = self.graph[self.root].unfolded;
+        Stats {
+            nodes: c.nodes,
+            edges: c.nodes.saturating_sub(1),
+            leaves: c.leaves(),
+            complete: c.complete,
+            stuck: c.stuck,
+            fault: c.fault,
+            bounded: c.bounded,
+            distinct_states: self.distinct_states,
+            graph_nodes: self.graph.node_count() as u64,
+            max_depth: c.depth,
+        }
+    }
+
+    /// The children of `node`, in thread order, with the step leading to each.
+    pub fn children(&self, node: NodeId) -> Vec<(&Event, NodeId)> {
+        let mut out: Vec<_> = self
+            .graph
+            .edges_directed(node, Direction::Outgoing)
+            .map(|e| (e.weight(), e.target()))
+            .collect();
+        // petgraph lists outgoing edges newest first; keep the order they were taken in.
+        out.sort_by_key(|(e, _)| e.thread);
+        out
+    }
+
+    /// The leaf data of `node`, if it is a leaf.
+    pub fn leaf(&self, node: NodeId) -> Option<&Leaf> {
+        self.graph[node].leaf.as_ref()
+    }
+
+    /// Follows a schedule of thread choices from the root. Returns the steps taken, or the
+    /// position of the first choice that names a thread which cannot move there.
+    pub fn follow(&self, schedule: &[usize]) -> Result<(Vec<&Event>, NodeId), usize> {
+        let mut node = self.root;
+        let mut steps = Vec::with_capacity(schedule.len());
+        for (i, &thread) in schedule.iter().enumerate() {
+            let (event, next) = self
+                .children(node)
+                .into_iter()
+                .find(|(e, _)| e.thread == thread)
+                .ok_or(i)?;
+            steps.push(event);
+            node = next;
+        }
+        Ok((steps, node))
+    }
+
+    /// For every graph node, how many root paths reach it: the node's multiplicity in the
+    /// unfolded tree (1 everywhere when nothing was shared). Indexed by `NodeId::index()`.
+    pub fn path_counts(&self) -> Vec<u64> {
+        let mut counts = vec![0u64; self.graph.node_count()];
+        counts[self.root.index()] = 1;
+        // Nodes are added to the graph after all their children, so descending indices visit
+        // every parent before its children.
+        for index in (0..self.graph.node_count()).rev() {
+            let here = counts[index];
+            if here == 0 {
+                continue;
+            }
+            for child in self
+                .graph
+                .neighbors_directed(NodeId::new(index), Direction::Outgoing)
+            {
+                counts[child.index()] = counts[child.index()].saturating_add(here);
+            }
+        }
+        counts
+    }
+
+    /// Every leaf node with its multiplicity in the unfolded tree.
+    pub fn leaves(&self) -> impl Iterator<Item = (NodeId, &Leaf, u64)> + '_ {
+        let counts = self.path_counts();
+        self.graph
+            .node_indices()
+            .filter_map(move |n| {
+                self.graph[n]
+                    .leaf
+                    .as_ref()
+                    .map(|leaf| (n, leaf, counts[n.index()]))
+            })
+            .filter(|(_, _, m)| *m > 0)
+    }
+
+    /// The `index`-th leaf of the unfolded tree in depth-first order (0-based), with the path
+    /// of steps to it; `None` when there are fewer leaves.
+    pub fn nth_leaf(&self, mut index: u64) -> Option<(Vec<&Event>, NodeId)> {
+        let mut node = self.root;
+        let mut path = Vec::new();
+        loop {
+            if self.graph[node].leaf.is_some() {
+                return (index == 0).then_some((path, node));
+            }
+            let mut chosen = None;
+            for (event, child) in self.children(node) {
+                let leaves = self.graph[child].unfolded.leaves();
+                if index < leaves {
+                    chosen = Some((event, child));
+                    break;
+                }
+                index -= leaves;
+            }
+            let (event, child) = chosen?;
+            path.push(event);
+            node = child;
+        }
+    }
+}
+
+/// Builds a [`Tree`] bottom-up, whatever explores it.
+///
+/// Every node is added after all its children (so descending node indices are a topological
+/// order from the root, which [`Tree::path_counts`] relies on), and gets the counts of its
+/// unfolded subtree as it is added. The state-space explorer uses it, and so can any other
+/// backend — one that re-executes schedule prefixes of a program whose state cannot be cloned
+/// or hashed, or a test that writes a tree by hand: the [`Tree`] does not record who built it.
+#[derive(Default)]
+pub struct TreeBuilder {
+    graph: DiGraph<Node, Event>,
+}
+
+impl TreeBuilder {
+    /// An empty builder.
+    pub fn new() -> TreeBuilder {
+        TreeBuilder::default()
+    }
+
+    /// Adds a leaf.
+    pub fn leaf(&mut self, leaf: Leaf) -> NodeId {
+        let unfolded = Counts::leaf(leaf.kind);
+        self.graph.add_node(Node {
+            leaf: Some(leaf),
+            unfolded,
+        })
+    }
+
+    /// Adds an inner node with an edge per `(step, child)`, in the order given; every child
+    /// must already be in the builder.
+    pub fn node(&mut self, children: impl IntoIterator<Item = (Event, NodeId)>) -> NodeId {
+        let children: Vec<(Event, NodeId)> = children.into_iter().collect();
+        let mut unfolded = Counts {
+            nodes: 1,
+            ..Counts::default()
+        };
+        for (_, child) in &children {
+            unfolded.add_child(&self.graph[*child].unfolded);
+        }
+        let node = self.graph.add_node(Node {
+            leaf: None,
+            unfolded,
+        });
+        for (event, child) in children {
+            self.graph.add_edge(node, child, event);
+        }
+        node
+    }
+
+    /// How many nodes have been added.
+    pub fn node_count(&self) -> usize {
+        self.graph.node_count()
+    }
+
+    /// The node `id`, already added.
+    pub fn get(&self, id: NodeId) -> &Node {
+        &self.graph[id]
+    }
+
+    /// The finished tree rooted at `root`.
+    pub fn finish(self, root: NodeId, facts: Exploration) -> Tree {
+        Tree {
+            graph: self.graph,
+            root,
+            partial: facts.partial,
+            distinct_states: facts.distinct_states,
+            elapsed: facts.elapsed,
+        }
+    }
+}
+
+/// What a backend knows about its exploration beyond the nodes it built.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Exploration {
+    /// The limit that cut exploration short, if one did.
+    pub partial: Option<Limit>,
+    /// Distinct states met (for a backend that cannot compare states: the stored nodes).
+    pub distinct_states: u64,
+    /// How long exploration took.
+    pub elapsed: Duration,
+}
