@@ -87,7 +87,7 @@ pub fn localize(
 ) -> Result<Localized, PipelineError> {
     let started = Instant::now();
     let tree = explore_test(test, &limits.explore_options(), progress)?;
-    let deadline = limits.timeout.map(|t| started + t);
+    let deadline = limits.check_deadline(started);
     let judgement = judge_test(test, &tree, deadline)?;
     let labeling = label_tree(&tree, |node, _| outcome(&judgement, node));
     let cdrs = find_cdrs(&tree, &labeling, &options.pattern, &CdrsOptions::default());
