@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use fgvt_labeling::pattern::Pattern;
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::{ProgressBar, ProgressState, ProgressStyle};
 
 use super::jobs::with_jobs;
 use super::output::{emit, stdout_color, write_atomically, Exit};
@@ -323,8 +323,40 @@ fn progress_bar(samples: usize) -> Option<ProgressBar> {
     }
     let bar = ProgressBar::new(samples as u64);
     bar.set_style(
-        ProgressStyle::with_template("{bar:30} {pos}/{len} tests ({per_sec}, {elapsed})")
-            .expect("valid template"),
+        ProgressStyle::with_template("{bar:30} {pos}/{len} tests ({rate}, {elapsed})")
+            .expect("valid template")
+            .with_key(
+                "rate",
+                |state: &ProgressState, w: &mut dyn std::fmt::Write| {
+                    let _ = w.write_str(&rate(state.per_sec()));
+                },
+            ),
     );
     Some(bar)
+}
+
+/// A rate of tests for people: whole tests per second (`12 tests/s`), or per minute when
+/// fewer than one a second (`40 tests/min`); indicatif's own `{per_sec}` prints `3.2483/s`.
+fn rate(per_sec: f64) -> String {
+    if !per_sec.is_finite() || per_sec <= 0.0 {
+        "0 tests/s".into()
+    } else if per_sec >= 1.0 {
+        format!("{:.0} tests/s", per_sec)
+    } else {
+        format!("{:.0} tests/min", per_sec * 60.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rate;
+
+    #[test]
+    fn rates_are_whole_numbers() {
+        assert_eq!(rate(3.2483), "3 tests/s");
+        assert_eq!(rate(1234.56), "1235 tests/s");
+        assert_eq!(rate(0.5), "30 tests/min");
+        assert_eq!(rate(0.0), "0 tests/s");
+        assert_eq!(rate(f64::NAN), "0 tests/s");
+    }
 }
