@@ -326,33 +326,154 @@ fn pipes_and_backticks_in_code_do_not_break_tables() {
     assert!(md.contains("\\|\\|"), "pipes are escaped in table cells");
 }
 
+/// The part of `SCHEMA.md` about the schema whose heading names `id`, up to the next schema.
+fn schema_section(id: &str) -> &'static str {
+    let schema = include_str!("../SCHEMA.md");
+    let start = schema
+        .find(&format!("# `{id}`"))
+        .unwrap_or_else(|| panic!("SCHEMA.md has no section for {id}"));
+    let rest = &schema[start..];
+    let end = rest[1..].find("\n# `").map_or(rest.len(), |i| i + 1);
+    &rest[..end]
+}
+
+/// Every key of `json`, at any depth.
+fn keys(v: &serde_json::Value, out: &mut Vec<String>) {
+    match v {
+        serde_json::Value::Object(map) => {
+            for (k, v) in map {
+                out.push(k.clone());
+                keys(v, out);
+            }
+        }
+        serde_json::Value::Array(items) => items.iter().for_each(|v| keys(v, out)),
+        _ => {}
+    }
+}
+
+/// Asserts that `section` mentions every key of `json`.
+fn assert_documented(section: &str, json: &serde_json::Value) {
+    let mut all = Vec::new();
+    keys(json, &mut all);
+    assert!(!all.is_empty());
+    for key in all {
+        assert!(
+            section.contains(&format!("`{key}`"))
+                || section.contains(&format!("{key},"))
+                || section.contains(&format!("{key}}}")),
+            "SCHEMA.md does not mention `{key}`"
+        );
+    }
+}
+
 #[test]
 fn schema_md_documents_every_field() {
-    let schema = include_str!("../SCHEMA.md");
+    let schema = schema_section(crate::SCHEMA_ID);
     assert_eq!(check_tables(schema), 9);
-    fn keys(v: &serde_json::Value, out: &mut Vec<String>) {
-        match v {
-            serde_json::Value::Object(map) => {
-                for (k, v) in map {
-                    out.push(k.clone());
-                    keys(v, out);
-                }
-            }
-            serde_json::Value::Array(items) => items.iter().for_each(|v| keys(v, out)),
-            _ => {}
-        }
-    }
-    let mut all = Vec::new();
     let mut json = serde_json::to_value(report(false)).unwrap();
     // The explanation's own JSON belongs to the checker, not to this schema.
     json["cdrs"][0]["witness"]["explanation"]["json"] = serde_json::Value::Null;
-    keys(&json, &mut all);
-    for key in all {
-        assert!(
-            schema.contains(&format!("`{key}`"))
-                || schema.contains(&format!("{key},"))
-                || schema.contains(&format!("{key}}}")),
-            "SCHEMA.md does not mention `{key}`"
-        );
+    assert_documented(schema, &json);
+}
+
+#[test]
+fn schema_md_documents_every_field_of_explore_and_check() {
+    // Every table of the whole file is well-formed: the localize section's 9, explore's 4 and
+    // check's 2.
+    assert_eq!(check_tables(include_str!("../SCHEMA.md")), 15);
+    let explore = schema_section(crate::EXPLORE_SCHEMA_ID);
+    let (summary, path) = explore_examples();
+    let mut summary = serde_json::to_value(summary).unwrap();
+    // The keys of `results` are operations, data rather than fields.
+    assert_eq!(summary["results"]["T0 inc()"]["()"], 2);
+    summary["results"] = serde_json::Value::Null;
+    assert_documented(explore, &summary);
+    // A path's trace and history are `fgvt.localize/1`'s, documented there.
+    let mut path = serde_json::to_value(path).unwrap();
+    path["trace"] = serde_json::Value::Null;
+    path["leaf"]["history"] = serde_json::Value::Null;
+    assert_documented(explore, &path);
+    let check = schema_section(crate::CHECK_SCHEMA_ID);
+    let one = check_example();
+    let several = crate::CheckReports {
+        schema: crate::CHECK_SCHEMA_ID.into(),
+        summary: crate::CheckSummary::of(std::slice::from_ref(&one)),
+        results: vec![one],
+    };
+    let mut json = serde_json::to_value(several).unwrap();
+    // The explanation's own JSON belongs to the checker.
+    json["results"][0]["explanation"] = serde_json::Value::Null;
+    assert_documented(check, &json);
+}
+
+#[test]
+fn the_schema_test_catches_an_undocumented_field() {
+    let mut json = serde_json::to_value(check_example()).unwrap();
+    json["undocumented_field"] = serde_json::Value::Bool(true);
+    let caught = std::panic::catch_unwind(|| {
+        assert_documented(schema_section(crate::CHECK_SCHEMA_ID), &json)
+    });
+    assert!(caught.is_err());
+}
+
+fn explore_examples() -> (crate::ExploreSummary, crate::ExplorePath) {
+    let r = report(false);
+    let witness = &r.cdrs[0].witness;
+    let summary = crate::ExploreSummary {
+        schema: crate::EXPLORE_SCHEMA_ID.into(),
+        test: "t.json".into(),
+        object: "Counter".into(),
+        partial: Some("max-states".into()),
+        tree: crate::TreeCounts {
+            nodes: 7,
+            edges: 6,
+            leaves: 2,
+            complete: 2,
+            stuck: 0,
+            fault: 0,
+            bounded: 0,
+            distinct_states: 7,
+            graph_nodes: 7,
+            max_depth: 3,
+        },
+        verdicts: crate::VerdictCounts {
+            spec: "self".into(),
+            linearizable: 1,
+            not_linearizable: 1,
+            fault: 0,
+            unknown: 0,
+            distinct_histories: 2,
+        },
+        results: [("T0 inc()".to_string(), [("()".to_string(), 2)].into())].into(),
+        elapsed_ms: 1.5,
+    };
+    let path = crate::ExplorePath {
+        schema: crate::EXPLORE_SCHEMA_ID.into(),
+        test: "t.json".into(),
+        schedule: witness.schedule.clone(),
+        trace: witness.trace.clone(),
+        leaf: Some(crate::PathLeaf {
+            kind: "complete".into(),
+            history: witness.history.clone(),
+            fault: Some("null dereference".into()),
+            verdict: Some("not-linearizable".into()),
+            explanation: Some("no serial order gives read() = (1, 2)".into()),
+        }),
+    };
+    (summary, path)
+}
+
+fn check_example() -> crate::CheckReport {
+    crate::CheckReport {
+        schema: crate::CHECK_SCHEMA_ID.into(),
+        file: "h.log".into(),
+        format: Some("jepsen".into()),
+        spec: Some("register".into()),
+        verdict: crate::CheckVerdict::NotLinearizable,
+        linearizable: Some(false),
+        partitions: Some(1),
+        explanation: Some(serde_json::json!({"any": "thing"})),
+        error: Some("none".into()),
+        elapsed_ms: 0.5,
     }
 }

@@ -6,9 +6,11 @@ use std::time::{Duration, Instant};
 
 use fgvt_checker::formats::{self, Format};
 use fgvt_checker::{check, CheckOptions, Outcome, Spec, Verdict};
+use fgvt_reports::{
+    render_sorted_json, CheckReport, CheckReports, CheckSummary, CheckVerdict, CHECK_SCHEMA_ID,
+};
 use fgvt_tree::SourceMap;
 use miette::IntoDiagnostic;
-use serde_json::json;
 
 use super::output::{emit, Exit};
 use super::{CheckHistoryArgs, HistoryFormat};
@@ -35,25 +37,20 @@ impl FileResult {
         }
     }
 
-    fn verdict_name(&self) -> &'static str {
+    fn verdict(&self) -> CheckVerdict {
         match &self.outcome {
-            Err(_) => "error",
+            Err(_) => CheckVerdict::Error,
             Ok(o) => match o.verdict {
-                Verdict::Linearizable { .. } => "linearizable",
-                Verdict::NotLinearizable(_) => "not-linearizable",
-                Verdict::Unknown => "unknown",
+                Verdict::Linearizable { .. } => CheckVerdict::Linearizable,
+                Verdict::NotLinearizable(_) => CheckVerdict::NotLinearizable,
+                Verdict::Unknown => CheckVerdict::Unknown,
             },
         }
     }
 
-    fn to_json(&self) -> serde_json::Value {
-        let (linearizable, partitions, explanation, error) = match &self.outcome {
+    fn report(&self) -> CheckReport {
+        let (partitions, explanation, error) = match &self.outcome {
             Ok(o) => (
-                match &o.verdict {
-                    Verdict::Linearizable { .. } => Some(true),
-                    Verdict::NotLinearizable(_) => Some(false),
-                    Verdict::Unknown => None,
-                },
                 Some(o.partitions),
                 match &o.verdict {
                     Verdict::NotLinearizable(e) => {
@@ -63,20 +60,25 @@ impl FileResult {
                 },
                 None,
             ),
-            Err(e) => (None, None, None, Some(e.clone())),
+            Err(e) => (None, None, Some(e.clone())),
         };
-        json!({
-            "schema": "fgvt.check/1",
-            "file": self.path.display().to_string(),
-            "format": self.format.map(|f| f.as_str()),
-            "spec": self.spec,
-            "verdict": self.verdict_name(),
-            "linearizable": linearizable,
-            "partitions": partitions,
-            "explanation": explanation,
-            "error": error,
-            "elapsed_ms": self.elapsed.as_secs_f64() * 1e3,
-        })
+        let verdict = self.verdict();
+        CheckReport {
+            schema: CHECK_SCHEMA_ID.to_string(),
+            file: self.path.display().to_string(),
+            format: self.format.map(|f| f.as_str().to_string()),
+            spec: self.spec.clone(),
+            verdict,
+            linearizable: match verdict {
+                CheckVerdict::Linearizable => Some(true),
+                CheckVerdict::NotLinearizable => Some(false),
+                CheckVerdict::Unknown | CheckVerdict::Error => None,
+            },
+            partitions,
+            explanation,
+            error,
+            elapsed_ms: self.elapsed.as_secs_f64() * 1e3,
+        }
     }
 }
 
@@ -105,15 +107,16 @@ pub fn run(args: &CheckHistoryArgs) -> miette::Result<Exit> {
         });
     match args.format_out {
         super::Format::Json => {
-            let out = if results.len() == 1 {
-                results[0].to_json()
+            let reports: Vec<CheckReport> = results.iter().map(FileResult::report).collect();
+            emit(&if let [one] = &reports[..] {
+                render_sorted_json(one)
             } else {
-                json!({"schema": "fgvt.check/1", "results": results.iter().map(FileResult::to_json).collect::<Vec<_>>(), "summary": summary(&results)})
-            };
-            emit(&format!(
-                "{}\n",
-                serde_json::to_string_pretty(&out).into_diagnostic()?
-            ))?;
+                render_sorted_json(&CheckReports {
+                    schema: CHECK_SCHEMA_ID.to_string(),
+                    summary: CheckSummary::of(&reports),
+                    results: reports,
+                })
+            })?;
         }
         super::Format::Text => emit(&text(&results))?,
     }
@@ -253,17 +256,6 @@ fn model_spec(reference: &str) -> Result<impl Spec, String> {
     Ok(SelfSpec::new(Arc::new(model)))
 }
 
-fn summary(results: &[FileResult]) -> serde_json::Value {
-    let count = |name| results.iter().filter(|r| r.verdict_name() == name).count();
-    json!({
-        "files": results.len(),
-        "linearizable": count("linearizable"),
-        "not_linearizable": count("not-linearizable"),
-        "unknown": count("unknown"),
-        "errors": count("error"),
-    })
-}
-
 fn text(results: &[FileResult]) -> String {
     use std::fmt::Write as _;
     let mut out = String::new();
@@ -298,11 +290,12 @@ fn text(results: &[FileResult]) -> String {
         }
     }
     if results.len() > 1 {
-        let s = summary(results);
+        let reports: Vec<CheckReport> = results.iter().map(FileResult::report).collect();
+        let s = CheckSummary::of(&reports);
         let _ = writeln!(
             out,
             "\n{} files: {} linearizable, {} not linearizable, {} unknown, {} errors",
-            s["files"], s["linearizable"], s["not_linearizable"], s["unknown"], s["errors"]
+            s.files, s.linearizable, s.not_linearizable, s.unknown, s.errors
         );
     }
     out

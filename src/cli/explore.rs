@@ -3,9 +3,11 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use fgvt_reports::{
+    render_sorted_json, ExplorePath, ExploreSummary, PathLeaf, TreeCounts, VerdictCounts,
+    EXPLORE_SCHEMA_ID,
+};
 use fgvt_tree::{CoarseEvent, Tree};
-use miette::IntoDiagnostic;
-use serde_json::json;
 
 use super::output::{emit, Exit, Progress};
 use super::{pipeline_error, ExploreArgs, Format};
@@ -38,15 +40,15 @@ pub fn run(args: &ExploreArgs) -> miette::Result<Exit> {
         None => {
             let out = match args.format {
                 Format::Text => summary_text(&test, &tree, &judgement),
-                Format::Json => {
-                    serde_json::to_string_pretty(&summary_json(&test, &tree, &judgement))
-                        .into_diagnostic()?
-                }
+                Format::Json => render_sorted_json(&summary_json(&test, &tree, &judgement)),
             };
             (out, exit_code(tree.partial.is_some(), &judgement))
         }
     };
     emit(&format!("{}\n", out.trim_end()))?;
+    // The process ends here: freeing a large tree node by node would only delay the exit
+    // (by a tenth of a second per few hundred thousand nodes), past `--timeout`.
+    std::mem::forget((tree, judgement));
     Ok(exit)
 }
 
@@ -154,36 +156,24 @@ fn summary_text(test: &TestCase, tree: &Tree, judgement: &Judgement) -> String {
     out
 }
 
-fn summary_json(test: &TestCase, tree: &Tree, judgement: &Judgement) -> serde_json::Value {
-    let s = tree.stats();
-    json!({
-        "schema": "fgvt.explore/1",
-        "test": test.path.display().to_string(),
-        "object": test.model.name(),
-        "partial": tree.partial,
-        "tree": {
-            "nodes": s.nodes,
-            "edges": s.edges,
-            "leaves": s.leaves,
-            "complete": s.complete,
-            "stuck": s.stuck,
-            "fault": s.fault,
-            "bounded": s.bounded,
-            "distinct_states": s.distinct_states,
-            "graph_nodes": s.graph_nodes,
-            "max_depth": s.max_depth,
+fn summary_json(test: &TestCase, tree: &Tree, judgement: &Judgement) -> ExploreSummary {
+    ExploreSummary {
+        schema: EXPLORE_SCHEMA_ID.to_string(),
+        test: test.path.display().to_string(),
+        object: test.model.name().to_string(),
+        partial: tree.partial.map(|l| l.name().to_string()),
+        tree: TreeCounts::from(tree.stats()),
+        verdicts: VerdictCounts {
+            spec: judgement.spec.clone(),
+            linearizable: judgement.linearizable,
+            not_linearizable: judgement.not_linearizable,
+            fault: judgement.faults,
+            unknown: judgement.unknown,
+            distinct_histories: judgement.distinct_histories,
         },
-        "verdicts": {
-            "spec": judgement.spec,
-            "linearizable": judgement.linearizable,
-            "not_linearizable": judgement.not_linearizable,
-            "fault": judgement.faults,
-            "unknown": judgement.unknown,
-            "distinct_histories": judgement.distinct_histories,
-        },
-        "results": results(test, tree),
-        "elapsed_ms": tree.elapsed.as_secs_f64() * 1e3,
-    })
+        results: results(test, tree),
+        elapsed_ms: tree.elapsed.as_secs_f64() * 1e3,
+    }
 }
 
 /// The exit code of one path (design.md): 1 when its leaf fails, 3 when its verdict is unknown
@@ -287,26 +277,25 @@ fn path_report(
             }
             out
         }
-        Format::Json => serde_json::to_string_pretty(&json!({
-            "schema": "fgvt.explore/1",
-            "test": test.path.display().to_string(),
-            "schedule": steps.iter().map(|e| e.thread).collect::<Vec<_>>(),
-            "trace": trace,
-            "leaf": leaf.map(|l| json!({
-                "kind": l.kind,
-                "history": fgvt_reports::history_data(&l.history),
-                "fault": l.fault.as_ref().map(|f| &f.message),
-                "verdict": verdict.map(verdict_name),
-                "explanation": verdict.and_then(|v| match v {
+        Format::Json => render_sorted_json(&ExplorePath {
+            schema: EXPLORE_SCHEMA_ID.to_string(),
+            test: test.path.display().to_string(),
+            schedule: steps.iter().map(|e| e.thread).collect(),
+            trace,
+            leaf: leaf.map(|l| PathLeaf {
+                kind: format!("{:?}", l.kind).to_lowercase(),
+                history: fgvt_reports::history_data(&l.history),
+                fault: l.fault.as_ref().map(|f| f.message.clone()),
+                verdict: verdict.map(|v| verdict_name(v).to_string()),
+                explanation: verdict.and_then(|v| match v {
                     LeafVerdict::NotLinearizable(o) => match &o.verdict {
                         fgvt_checker::Verdict::NotLinearizable(e) => Some(e.to_string()),
                         _ => None,
                     },
                     _ => None,
                 }),
-            })),
-        }))
-        .into_diagnostic()?,
+            }),
+        }),
     };
     Ok((out, exit))
 }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use fgvt_labeling::pattern::Pattern;
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::{ProgressBar, ProgressState, ProgressStyle};
 
 use super::jobs::with_jobs;
 use super::output::{emit, stdout_color, write_atomically, Exit};
@@ -339,7 +339,7 @@ fn progress_bar(samples: usize) -> Option<ProgressBar> {
             .expect("valid template")
             .with_key(
                 "rate",
-                |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                |state: &ProgressState, w: &mut dyn std::fmt::Write| {
                     let _ = w.write_str(&rate(state.per_sec()));
                 },
             ),

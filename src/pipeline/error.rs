@@ -24,8 +24,8 @@ pub enum PipelineError {
         test: PathBuf,
         /// The spec's name.
         spec: String,
-        /// What the checker said.
-        source: CheckError,
+        /// What the checker said (boxed: the error travels in the `Result`s of hot paths).
+        source: Box<CheckError>,
     },
 }
 

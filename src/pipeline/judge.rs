@@ -4,7 +4,7 @@
 //! distinct history, in parallel); fault leaves fail; bounded leaves are unknown and are left
 //! out of the labels.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -88,16 +88,23 @@ where
 {
     let leaves: Vec<_> = tree.leaves().collect();
     // Check each distinct history once, in parallel; leaves then look their verdict up.
-    let mut histories: Vec<&History> = leaves
+    let histories: HashSet<&History> = leaves
         .iter()
         .filter(|(_, leaf, _)| matches!(leaf.kind, LeafKind::Complete | LeafKind::Stuck))
         .map(|(_, leaf, _)| &leaf.history)
         .collect();
-    histories.sort();
-    histories.dedup();
-    let outcomes: HashMap<&History, Arc<Outcome>> = histories
+    let histories: Vec<&History> = histories.into_iter().collect();
+    let past_deadline = || options.deadline.is_some_and(|d| Instant::now() >= d);
+    // Once the deadline has passed, a history is not even handed to the checker (whose setup
+    // alone costs time on a large tree): it has no verdict. `None` is that missing verdict.
+    let outcomes: HashMap<&History, Option<Arc<Outcome>>> = histories
         .par_iter()
-        .map(|h| check(&spec, h, &options).map(|o| (*h, Arc::new(o))))
+        .map(|h| {
+            if past_deadline() {
+                return Ok((*h, None));
+            }
+            check(&spec, h, &options).map(|o| (*h, Some(Arc::new(o))))
+        })
         .collect::<Result<_, CheckError>>()?;
 
     let mut judgement = Judgement {
@@ -114,18 +121,20 @@ where
         let verdict = match leaf.kind {
             LeafKind::Fault => LeafVerdict::Fault,
             LeafKind::Bounded => LeafVerdict::Unknown,
-            LeafKind::Complete | LeafKind::Stuck => match &outcomes[&leaf.history].verdict {
-                Verdict::Linearizable { .. } => {
-                    if synthesized && leaf.kind == LeafKind::Stuck {
-                        judgement.stuck_accepted_by_self += multiplicity;
+            LeafKind::Complete | LeafKind::Stuck => {
+                match outcomes[&leaf.history].as_ref().map(|o| &o.verdict) {
+                    None | Some(Verdict::Unknown) => LeafVerdict::Unknown,
+                    Some(Verdict::Linearizable { .. }) => {
+                        if synthesized && leaf.kind == LeafKind::Stuck {
+                            judgement.stuck_accepted_by_self += multiplicity;
+                        }
+                        LeafVerdict::Linearizable
                     }
-                    LeafVerdict::Linearizable
+                    Some(Verdict::NotLinearizable(_)) => LeafVerdict::NotLinearizable(
+                        outcomes[&leaf.history].clone().expect("a checked history"),
+                    ),
                 }
-                Verdict::NotLinearizable(_) => {
-                    LeafVerdict::NotLinearizable(outcomes[&leaf.history].clone())
-                }
-                Verdict::Unknown => LeafVerdict::Unknown,
-            },
+            }
         };
         *match verdict {
             LeafVerdict::Linearizable => &mut judgement.linearizable,

@@ -74,7 +74,7 @@ pub fn judge_test(
     judge(test, tree, deadline).map_err(|source| PipelineError::Spec {
         test: test.path.clone(),
         spec: test.spec.to_string(),
-        source,
+        source: Box::new(source),
     })
 }
 

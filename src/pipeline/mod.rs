@@ -19,3 +19,6 @@ pub use error::PipelineError;
 pub use judge::{Judgement, LeafVerdict};
 pub use limits::{exploration_budget, Limits};
 pub use localize::{explore_test, judge_test, localize, LocalizeOptions, Localized};
+
+#[cfg(test)]
+mod tests;
