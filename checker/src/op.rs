@@ -16,7 +16,7 @@ pub enum CheckError {
     /// The spec does not know an operation of the history ([`Apply::Invalid`](crate::spec::Apply::Invalid)).
     #[error("operation {op} (`{call}` by thread {thread}): {message}")]
     Invalid {
-        /// Index of the operation in [`History::operations`].
+        /// Index of the operation in [`History::operations`](fgvt_tree::History::operations).
         op: usize,
         /// Its thread.
         thread: ThreadId,

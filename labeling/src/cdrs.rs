@@ -2,7 +2,7 @@
 //!
 //! On a root-to-failing-leaf path of the labeled tree, the *decisive* nodes (branching nodes
 //! labeled `WG`, `BG`, `G` or `WBG`) form a word over the labels. The path's races are a CDRS
-//! when that word matches a [`Pattern`](crate::pattern::Pattern), by default `(WG|BG|WBG)*(BG|G|WBG)`.
+//! when that word matches a [`Pattern`], by default `(WG|BG|WBG)*(BG|G|WBG)`.
 //!
 //! The pattern's DFA (see [`pattern`](crate::pattern)) is stepped along the depth-first walk,
 //! so a prefix that can no longer match prunes the walk.

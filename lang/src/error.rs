@@ -150,6 +150,21 @@ pub(crate) fn suggest<'a>(
         .map(|(_, c)| c)
 }
 
+/// A name that refers to nothing: `message` at `span`, labeled `label`, with "did you mean
+/// `x`?" for the candidate closest to `name`, or else `otherwise` as the help. Every "unknown
+/// …" diagnostic of the compiler is made here.
+pub(crate) fn unknown_name<'a>(
+    span: Span,
+    message: String,
+    label: &str,
+    name: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+    otherwise: Option<String>,
+) -> Diag {
+    Diag::new(ErrorKind::UnknownName, span, message, label)
+        .maybe_help(did_you_mean(name, candidates).or(otherwise))
+}
+
 /// "did you mean `x`?" for the closest candidate.
 pub(crate) fn did_you_mean<'a>(
     name: &str,

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use fgvt_tree::{EventKind, Span};
+use fgvt_tree::{EventKind, Span, Value};
 
 use super::ast::{BinOp, UnOp};
 use super::bytecode::{Instr, Loc};
@@ -736,5 +736,26 @@ pub(crate) fn run_serial(
     match r.run(false)? {
         Pause::Done(v) => Ok((v, r.mem)),
         Pause::Shared => unreachable!("a non-preemptible run never pauses"),
+    }
+}
+
+impl Model {
+    /// The initial value of every shared scalar and array element after the initializer,
+    /// by name (`d[0]`, `head`), for inspection and tests.
+    pub fn describe_memory(&self, mem: &Memory) -> Vec<(String, Value)> {
+        let mut out: Vec<(String, Value)> = self
+            .scalars
+            .iter()
+            .map(|(n, s)| (n.clone(), mem.globals[*s as usize].to_value()))
+            .collect();
+        for a in &self.arrays {
+            for i in 0..a.len {
+                out.push((
+                    format!("{}[{i}]", a.name),
+                    mem.globals[(a.base + i) as usize].to_value(),
+                ));
+            }
+        }
+        out
     }
 }

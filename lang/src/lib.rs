@@ -37,6 +37,40 @@
 //! Only `new` and the constructor may set it; a field is treated as final only if every record
 //! that declares a field of that name declares it `final`.
 
+//!
+//! # Example
+//!
+//! A model compiled from text, then a test of it explored: two threads increment a counter
+//! without a lock, so one of the interleavings loses an update.
+//!
+//! ```
+//! use std::sync::Arc;
+//!
+//! use fgvt_lang::{parse_call, Model, TestProgram};
+//! use fgvt_tree::{explore, ExploreOptions, SourceMap};
+//!
+//! let text = "object Counter {\n    shared int n = 0;\n    op inc() { int t = n; n = t + 1; }\n    op get() { return n; }\n}\n";
+//! let model = Model::compile(&mut SourceMap::new(), "counter.fgv", text, None).unwrap();
+//! let names: Vec<String> = model.operations().iter().map(|op| op.name.clone()).collect();
+//! assert_eq!(names, ["inc", "get"]);
+//!
+//! let call = |text: &str| parse_call(text).unwrap();
+//! let test = TestProgram::new(
+//!     Arc::new(model),
+//!     vec![],
+//!     vec![vec![call("inc()")], vec![call("inc()")]],
+//!     vec![call("get()")],
+//! );
+//! let tree = explore(&test, &ExploreOptions::default()).unwrap();
+//! // Each inc() is two steps (read n, write n): 4!/(2!·2!) = 6 interleavings.
+//! assert_eq!(tree.stats().complete, 6);
+//! // The final get() returns 1 where the two increments interleave.
+//! let histories: Vec<String> = tree.leaves().map(|(_, leaf, _)| leaf.history.to_string()).collect();
+//! assert!(histories.iter().any(|h| h.ends_with("final:ret 1")), "{histories:?}");
+//! assert!(histories.iter().any(|h| h.ends_with("final:ret 2")), "{histories:?}");
+//! ```
+#![warn(missing_docs)]
+
 mod ast;
 mod bytecode;
 mod call;

@@ -1,13 +1,12 @@
-//! A compiled object: the public face of the modeling language.
+//! A compiled object, as data: its shared variables, records, functions and operations. The
+//! compiler (`compile/`) builds it, the interpreter (`interp.rs`) runs it; it depends on neither.
 
 use std::sync::Arc;
 
-use fgvt_tree::{Call, SourceMap, Span, Value};
+use fgvt_tree::{Call, Span};
 
 use super::bytecode::{Array, Function, RecordInfo, Site};
-use super::compile::compile_object;
-use super::error::{did_you_mean, LangError};
-use super::parser::parse_file;
+use super::error::did_you_mean;
 
 /// An operation of a model, as a test may call it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -45,26 +44,6 @@ pub struct Model {
 }
 
 impl Model {
-    /// Compiles object `object` (or the only object when `None`) of source `text`, registering
-    /// the file in `sources` under the display name `name`.
-    pub fn compile(
-        sources: &mut SourceMap,
-        name: &str,
-        text: &str,
-        object: Option<&str>,
-    ) -> Result<Model, LangError> {
-        let file = sources.add(name, text);
-        let ast = parse_file(file, text).map_err(|d| d.into_error(name, text))?;
-        compile_object(&ast, file, name, text, object).map_err(|d| d.into_error(name, text))
-    }
-
-    /// The names of the objects a model file declares (empty when it does not parse).
-    pub fn objects_in(text: &str) -> Vec<String> {
-        parse_file(0, text)
-            .map(|f| f.objects.into_iter().map(|o| o.name.name).collect())
-            .unwrap_or_default()
-    }
-
     /// The object's name.
     pub fn name(&self) -> &str {
         &self.name
@@ -75,7 +54,7 @@ impl Model {
         self.name_span
     }
 
-    /// The file's index in the [`SourceMap`] it was compiled into.
+    /// The file's index in the [`SourceMap`](fgvt_tree::SourceMap) it was compiled into.
     pub fn file(&self) -> u32 {
         self.file
     }
@@ -119,25 +98,6 @@ impl Model {
             ));
         }
         Ok(())
-    }
-
-    /// The initial value of every shared scalar and array element after the initializer,
-    /// by name (`d[0]`, `head`), for inspection and tests.
-    pub fn describe_memory(&self, mem: &super::interp::Memory) -> Vec<(String, Value)> {
-        let mut out: Vec<(String, Value)> = self
-            .scalars
-            .iter()
-            .map(|(n, s)| (n.clone(), mem.globals[*s as usize].to_value()))
-            .collect();
-        for a in &self.arrays {
-            for i in 0..a.len {
-                out.push((
-                    format!("{}[{i}]", a.name),
-                    mem.globals[(a.base + i) as usize].to_value(),
-                ));
-            }
-        }
-        out
     }
 
     pub(crate) fn op_id(&self, name: &str) -> Option<u32> {
