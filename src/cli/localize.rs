@@ -1,22 +1,15 @@
 //! `fgvt localize`: label the interleaving tree and report the critical data race sequences.
 
-use super::output::{emit, exit_code, stdout_color, write_atomically, Exit, Progress};
+use super::output::{emit, exit_code, stdout_color, write_atomically, Exit};
 use super::render::{write_tree_files, TreeFiles};
-use super::{pipeline_error, LocalizeArgs, ReportFormat};
-use crate::pipeline::{self, LocalizeOptions};
+use super::{localize_with_progress, LocalizeArgs, ReportFormat};
 use crate::testcase;
 
 /// Runs `fgvt localize`.
 pub fn run(args: &LocalizeArgs) -> miette::Result<Exit> {
     let test = testcase::load(&args.test)?;
-    let options = LocalizeOptions {
-        pattern: args.pattern.clone(),
-        max_cdrs: args.max_cdrs,
-    };
-    let mut progress = Progress::new("exploring");
-    let localized = pipeline::localize(&test, &args.limits.limits(), &options, &mut progress);
-    progress.finish();
-    let mut localized = localized.map_err(pipeline_error)?;
+    let mut localized =
+        localize_with_progress(&test, &args.limits, args.pattern.clone(), args.max_cdrs)?;
     localized.report.drawing = args
         .svg
         .as_deref()

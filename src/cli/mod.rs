@@ -90,6 +90,20 @@ fn pipeline_error(e: PipelineError) -> miette::Report {
     miette::miette!(help = e.help(), "{e}")
 }
 
+/// Localizes `test` with a progress bar on stderr: what `localize` and `render` share.
+fn localize_with_progress(
+    test: &crate::testcase::TestCase,
+    limits: &LimitArgs,
+    pattern: Pattern,
+    max_cdrs: usize,
+) -> miette::Result<crate::pipeline::Localized> {
+    let options = crate::pipeline::LocalizeOptions { pattern, max_cdrs };
+    let mut progress = output::Progress::new("exploring");
+    let localized = crate::pipeline::localize(test, &limits.limits(), &options, &mut progress);
+    progress.finish();
+    localized.map_err(pipeline_error)
+}
+
 fn parse_seconds(s: &str) -> Result<Duration, String> {
     let secs: f64 = s
         .parse()

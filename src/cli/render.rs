@@ -6,9 +6,9 @@ use std::path::Path;
 use fgvt_reports::draw::{select, DrawInput, DrawOptions, Focus, TreeDrawing};
 use fgvt_reports::{render_dot, render_svg, SvgEngine};
 
-use super::output::{emit, write_atomically, Exit, Progress};
-use super::{pipeline_error, DrawArgs, EngineArg, FocusArg, RenderArgs, TreeFormat};
-use crate::pipeline::{self, LocalizeOptions, Localized};
+use super::output::{emit, write_atomically, Exit};
+use super::{localize_with_progress, DrawArgs, EngineArg, FocusArg, RenderArgs, TreeFormat};
+use crate::pipeline::Localized;
 use crate::testcase::{self, TestCase};
 
 /// Runs `fgvt render`.
@@ -17,14 +17,8 @@ pub fn run(args: &RenderArgs) -> miette::Result<Exit> {
     // Check the engine before the (possibly long) exploration.
     let engine = engine(args.draw.engine)?;
     let test = testcase::load(&args.test)?;
-    let options = LocalizeOptions {
-        pattern: args.pattern.clone(),
-        max_cdrs: args.max_cdrs,
-    };
-    let mut progress = Progress::new("exploring");
-    let localized = pipeline::localize(&test, &args.limits.limits(), &options, &mut progress);
-    progress.finish();
-    let localized = localized.map_err(pipeline_error)?;
+    let localized =
+        localize_with_progress(&test, &args.limits, args.pattern.clone(), args.max_cdrs)?;
     let (text, drawing) = draw(&test, &localized, args.max_cdrs, &args.draw, format, engine)?;
     match &args.output {
         Some(path) => {
