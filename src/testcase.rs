@@ -19,8 +19,10 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use fgvt_lang::SnippetSource;
+use fgvt_tree::source::{decode_utf8, NotUtf8};
 use fgvt_tree::{Call, SourceMap};
-use miette::{Diagnostic, NamedSource, SourceSpan};
+use miette::{Diagnostic, SourceSpan};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
@@ -126,6 +128,15 @@ pub enum LoadError {
         /// What to do.
         help: String,
     },
+    /// A file that is not UTF-8 text.
+    #[error("{path}:{source}")]
+    #[diagnostic(code(fgvt::not_text))]
+    NotUtf8 {
+        /// The file.
+        path: String,
+        /// Where the first bad byte is.
+        source: NotUtf8,
+    },
     /// A mistake in the test file, at a position.
     #[error(transparent)]
     #[diagnostic(transparent)]
@@ -151,7 +162,7 @@ pub struct TestError {
     pub message: String,
     /// The test file's text.
     #[source_code]
-    pub src: NamedSource<String>,
+    pub src: SnippetSource,
     /// Where.
     #[label("{label}")]
     pub at: SourceSpan,
@@ -171,13 +182,17 @@ pub(crate) fn read(path: &Path, what: &str) -> Result<String, LoadError> {
             holds: json_files_in(path),
         });
     }
-    std::fs::read_to_string(path).map_err(|source| LoadError::Io {
+    let bytes = std::fs::read(path).map_err(|source| LoadError::Io {
         path: path.display().to_string(),
         help: if source.kind() == std::io::ErrorKind::NotFound {
             format!("check the {what}'s path (paths inside a test are relative to the test file)")
         } else {
             format!("make the {what} readable")
         },
+        source,
+    })?;
+    decode_utf8(bytes).map_err(|source| LoadError::NotUtf8 {
+        path: path.display().to_string(),
         source,
     })
 }
@@ -228,7 +243,7 @@ impl Errors<'_> {
             line,
             column,
             message,
-            src: NamedSource::new(self.file, self.text.to_string()),
+            src: SnippetSource::new(self.file, self.text),
             at: (start, end.saturating_sub(start).max(1)).into(),
             label: label.to_string(),
             help,
@@ -552,7 +567,10 @@ pub(crate) fn parse_checked_call(
         errors.at(
             pos,
             pos + 1,
-            format!("{at}: malformed call `{text}`: {message}"),
+            format!(
+                "{at}: malformed call `{}`: {message}",
+                fgvt_reports::shorten(text, 60)
+            ),
             "here",
             Some(
                 "write a call as name(arg, ...) with literal arguments, e.g. \"write(0, 2)\""

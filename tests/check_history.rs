@@ -17,7 +17,7 @@ fn check(args: &[&str]) -> (i32, String, String) {
 
 fn verdict(file: &str, extra: &[&str]) -> (i32, Value) {
     let path = histories().join(file);
-    let mut args = vec![path.to_str().unwrap(), "--format-out", "json"];
+    let mut args = vec![path.to_str().unwrap(), "--format", "json"];
     args.extend_from_slice(extra);
     let (code, out, err) = check(&args);
     (

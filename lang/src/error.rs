@@ -1,9 +1,9 @@
 //! Load-time diagnostics of the modeling language, rendered by miette.
 
-use std::sync::Arc;
-
 use fgvt_tree::Span;
-use miette::{NamedSource, SourceSpan};
+use miette::SourceSpan;
+
+use crate::snippet::SnippetSource;
 
 /// What kind of mistake a [`LangError`] reports, for programs that react to it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -37,7 +37,7 @@ pub struct LangError {
     pub span: Span,
     /// The file, for rendering (shared: it keeps the error small).
     #[source_code]
-    pub src: Arc<NamedSource<String>>,
+    pub src: SnippetSource,
     /// Where, for rendering.
     #[label(primary, "{label}")]
     pub at: SourceSpan,
@@ -110,7 +110,7 @@ impl Diag {
             label: self.label.into(),
             help: self.help.map(Into::into),
             span: self.span,
-            src: Arc::new(NamedSource::new(name, text.to_string())),
+            src: SnippetSource::new(name, text),
             at: range(self.span),
         }
     }

@@ -81,6 +81,7 @@ mod lexer;
 mod model;
 mod parser;
 mod self_spec;
+mod snippet;
 mod test_program;
 mod value;
 
@@ -91,6 +92,8 @@ pub use call::parse_call;
 pub use error::{ErrorKind, LangError};
 pub use interp::{Memory, DEFAULT_BUDGET};
 pub use model::{Model, OpSignature};
+pub use parser::MAX_NESTING;
 pub use self_spec::SelfSpec;
+pub use snippet::SnippetSource;
 pub use test_program::{TestProgram, TestState};
 pub use value::render_value;

@@ -21,12 +21,22 @@ pub(crate) fn parse_file(file: u32, text: &str) -> Result<File, Diag> {
     Ok(out)
 }
 
+/// How deeply expressions, statements and types may nest.
+///
+/// The parser, the compiler and `Drop` all recurse over the syntax tree, so an unbounded
+/// nesting (200,000 parentheses) would overflow the stack; no model written by hand comes near
+/// this bound. Chains like `a + b + c` or `x.f.g` build trees as deep as they are long, so each
+/// link counts as one level too: the count over-approximates the tree's depth, never under.
+pub const MAX_NESTING: usize = 128;
+
 /// The parser's cursor over the tokens of one file.
 pub(crate) struct Parser<'a> {
     file: u32,
     text: &'a str,
     toks: Vec<Token>,
     pos: usize,
+    /// Levels of nesting open at the cursor (see [`MAX_NESTING`]).
+    depth: usize,
 }
 
 impl<'a> Parser<'a> {
@@ -63,7 +73,36 @@ impl<'a> Parser<'a> {
             text,
             toks,
             pos: 0,
+            depth: 0,
         })
+    }
+
+    /// Opens `levels` more levels of nesting, or fails at the cursor past [`MAX_NESTING`].
+    /// Every successful call is paired with a [`Parser::leave`] of the same count.
+    fn enter(&mut self, levels: usize) -> Result<(), Diag> {
+        if self.depth + levels > MAX_NESTING {
+            return Err(Diag::new(
+                ErrorKind::Syntax,
+                self.cur_span(),
+                format!("nested more than {MAX_NESTING} levels deep"),
+                "too deep here",
+            )
+            .help("split the expression or statement with local variables or functions"));
+        }
+        self.depth += levels;
+        Ok(())
+    }
+
+    fn leave(&mut self, levels: usize) {
+        self.depth -= levels;
+    }
+
+    /// Runs `parse` one nesting level deeper.
+    fn nested<T>(&mut self, parse: impl FnOnce(&mut Self) -> Result<T, Diag>) -> Result<T, Diag> {
+        self.enter(1)?;
+        let result = parse(self);
+        self.leave(1);
+        result
     }
 
     fn peek(&self) -> Tok {
@@ -215,6 +254,10 @@ impl<'a> Parser<'a> {
 
     /// `int`, `Node`, `(Node, bool)`.
     fn ty(&mut self) -> Result<Type, Diag> {
+        self.nested(Self::ty_unnested)
+    }
+
+    fn ty_unnested(&mut self) -> Result<Type, Diag> {
         if self.peek() == Tok::LParen {
             let from = self.pos;
             self.bump();
@@ -412,6 +455,10 @@ impl<'a> Parser<'a> {
     }
 
     fn stmt(&mut self) -> Result<Stmt, Diag> {
+        self.nested(Self::stmt_unnested)
+    }
+
+    fn stmt_unnested(&mut self) -> Result<Stmt, Diag> {
         let from = self.pos;
         match self.peek() {
             Tok::LBrace => Ok(Stmt::Block(self.block()?)),
@@ -617,7 +664,7 @@ impl<'a> Parser<'a> {
 
     /// Parses one expression.
     pub fn expr(&mut self) -> Result<Expr, Diag> {
-        self.binary(0)
+        self.nested(|p| p.binary(0))
     }
 
     /// Precedence climbing over C's binary operator levels.
@@ -642,9 +689,25 @@ impl<'a> Parser<'a> {
         if level == LEVELS.len() {
             return self.unary();
         }
+        let mut links = 0;
+        let result = self.binary_chain(LEVELS[level], level, &mut links);
+        self.leave(links);
+        result
+    }
+
+    /// `a op b op c` at one precedence level; `links` counts the levels entered, one a link,
+    /// since each deepens the left-leaning tree by one.
+    fn binary_chain(
+        &mut self,
+        ops: &[(Tok, BinOp)],
+        level: usize,
+        links: &mut usize,
+    ) -> Result<Expr, Diag> {
         let from = self.pos;
         let mut lhs = self.binary(level + 1)?;
-        while let Some(&(_, op)) = LEVELS[level].iter().find(|(t, _)| *t == self.peek()) {
+        while let Some(&(_, op)) = ops.iter().find(|(t, _)| *t == self.peek()) {
+            self.enter(1)?;
+            *links += 1;
             self.bump();
             let rhs = self.binary(level + 1)?;
             lhs = Expr::Binary(op, Box::new(lhs), Box::new(rhs), self.since(from));
@@ -660,7 +723,7 @@ impl<'a> Parser<'a> {
             _ => return self.postfix(),
         };
         self.bump();
-        let e = self.unary()?;
+        let e = self.nested(Self::unary)?;
         // Fold `-5` into a literal so that `i64::MIN` style constants and patterns stay simple.
         if let (UnOp::Neg, Expr::Int(v, _)) = (op, &e) {
             return Ok(Expr::Int(-*v, self.since(from)));
@@ -669,9 +732,21 @@ impl<'a> Parser<'a> {
     }
 
     fn postfix(&mut self) -> Result<Expr, Diag> {
+        let mut links = 0;
+        let result = self.postfix_chain(&mut links);
+        self.leave(links);
+        result
+    }
+
+    /// `e.f`, `e.0`, `a[i]` chains; `links` counts the levels entered (each link is one).
+    fn postfix_chain(&mut self, links: &mut usize) -> Result<Expr, Diag> {
         let from = self.pos;
         let mut e = self.primary()?;
         loop {
+            if matches!(self.peek(), Tok::Dot | Tok::LBracket) {
+                self.enter(1)?;
+                *links += 1;
+            }
             if self.eat(Tok::Dot) {
                 if self.peek() == Tok::Int {
                     let (i, _) = self.int()?;

@@ -955,3 +955,146 @@ fn final_locations_cannot_be_written_after_construction() {
     let mut s = p.initial_state().unwrap();
     assert_eq!(run_thread(&p, &mut s, 0).len(), 1);
 }
+
+/// A model whose one operation `get()` has `body`.
+fn with_body(body: &str) -> String {
+    format!(
+        "object Deep {{\n    shared int count = 0;\n    op get() {{\n        {body}\n    }}\n}}\n"
+    )
+}
+
+/// Bodies nested `n` levels deep in each way the grammar nests, with the value `get()` returns.
+fn nested_bodies(n: usize) -> Vec<(&'static str, String, &'static str)> {
+    vec![
+        (
+            "parentheses",
+            format!("return {}1{};", "(".repeat(n), ")".repeat(n)),
+            "1",
+        ),
+        (
+            "negations",
+            format!("return {}1;", "-".repeat(2 * (n / 2))),
+            "1",
+        ),
+        (
+            "a chain of +",
+            format!("return {}1;", "1 + ".repeat(n)),
+            "many",
+        ),
+        (
+            "tuples",
+            format!("return {}1{}.0;", "(1, ".repeat(n), ")".repeat(n)),
+            "1",
+        ),
+        (
+            "blocks",
+            format!("{}return 1;{}", "{".repeat(n), "}".repeat(n)),
+            "1",
+        ),
+        ("ifs", format!("{}return 1;", "if (true) ".repeat(n)), "1"),
+        (
+            "else-ifs",
+            format!(
+                "if (false) return 0; {}else return 1;",
+                "else if (false) return 0; ".repeat(n)
+            ),
+            "1",
+        ),
+    ]
+}
+
+#[test]
+fn nesting_below_the_bound_compiles_and_runs() {
+    // The test thread's stack (2 MiB) is smaller than the binary's main thread: what passes
+    // here passes there.
+    let n = MAX_NESTING - 4;
+    for (what, body, value) in nested_bodies(n) {
+        let m = model(&with_body(&body));
+        let spec = SelfSpec::new(m);
+        let (got, _) = apply(&spec, &spec.initial(), "get()");
+        let value = if value == "many" {
+            (n + 1).to_string()
+        } else {
+            value.to_string()
+        };
+        assert_eq!(got.to_string(), value, "{what}");
+    }
+}
+
+#[test]
+fn nesting_past_the_bound_is_an_error_at_the_place() {
+    for (what, body, _) in nested_bodies(200_000) {
+        let (e, rendered) = error(&with_body(&body));
+        assert_eq!(e.kind, ErrorKind::Syntax, "{what}");
+        assert_eq!(
+            e.message,
+            format!("nested more than {} levels deep", MAX_NESTING),
+            "{what}"
+        );
+        assert!(rendered.contains("[bad.fgv:4:"), "{what}: {rendered}");
+        assert!(rendered.len() < 2_000, "{what}: the snippet is windowed");
+    }
+    let deep_type = format!(
+        "object T {{\n    shared {}int{} x;\n}}\n",
+        "(".repeat(1_000),
+        ")".repeat(1_000)
+    );
+    assert_eq!(
+        error(&deep_type).0.message,
+        format!("nested more than {} levels deep", MAX_NESTING)
+    );
+    let deep_call = format!("get({}1{})", "(".repeat(200_000), ")".repeat(200_000));
+    let (_, message) = parse_call(&deep_call).unwrap_err();
+    assert!(message.starts_with("nested more than"), "{message}");
+}
+
+mod fuzz {
+    //! Arbitrary and mutated model text never panics the compiler, and errors point inside it.
+
+    use proptest::prelude::*;
+    use proptest::sample::Index;
+
+    use super::*;
+
+    fn compiles_or_points_inside(text: &str) -> Result<(), TestCaseError> {
+        if let Err(e) = Model::compile(&mut SourceMap::new(), "fuzz.fgv", text, None) {
+            prop_assert!(
+                e.at.offset() <= text.len(),
+                "{} past {}",
+                e.at.offset(),
+                text.len()
+            );
+            render(&e);
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #[test]
+        fn arbitrary_text(text in "\\PC{0,300}") {
+            compiles_or_points_inside(&text)?;
+        }
+
+        #[test]
+        fn mutated_model(
+            at in any::<Index>(),
+            insert in "[(){}\\[\\];,.=!<>+*/%&|\"a-z0-9 \\n-]{0,16}",
+            cut_at in any::<Index>(),
+            cut in 0..24usize,
+        ) {
+            let mut text = EVERYTHING.as_bytes().to_vec();
+            let i = at.index(text.len() + 1);
+            text.splice(i..i, insert.bytes());
+            let j = cut_at.index(text.len() + 1);
+            text.drain(j..(j + cut).min(text.len()));
+            compiles_or_points_inside(&String::from_utf8_lossy(&text))?;
+        }
+
+        #[test]
+        fn arbitrary_calls(text in "[a-z(),\"0-9 -]{0,40}|\\PC{0,40}") {
+            if let Err((offset, _)) = parse_call(&text) {
+                prop_assert!(offset <= text.len());
+            }
+        }
+    }
+}

@@ -60,7 +60,7 @@ pub use build::{
 };
 pub use check_report::{CheckReport, CheckReports, CheckSummary, CheckVerdict, CHECK_SCHEMA_ID};
 pub use dot::render_dot;
-pub use draw::{select, DrawInput, DrawOptions, Focus, TreeDrawing};
+pub use draw::{select, shorten, DrawInput, DrawOptions, Focus, TreeDrawing};
 pub use explore_report::{
     render_sorted_json, ExplorePath, ExploreSummary, PathLeaf, TreeCounts, VerdictCounts,
     EXPLORE_SCHEMA_ID,

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use fgvt_checker::formats::{self, Format};
-use fgvt_checker::{check, CheckOptions, Outcome, Spec, Verdict};
+use fgvt_checker::{check, CheckError, CheckOptions, Outcome, Spec, Verdict};
 use fgvt_reports::{
     render_sorted_json, CheckReport, CheckReports, CheckSummary, CheckVerdict, CHECK_SCHEMA_ID,
 };
@@ -88,7 +88,7 @@ pub fn run(args: &CheckHistoryArgs) -> miette::Result<Exit> {
     for note in &skipped {
         eprintln!("note: {note}");
     }
-    let format = match args.format {
+    let format = match args.input_format {
         HistoryFormat::Auto => None,
         HistoryFormat::Json => Some(Format::Json),
         HistoryFormat::Jepsen => Some(Format::Jepsen),
@@ -105,7 +105,7 @@ pub fn run(args: &CheckHistoryArgs) -> miette::Result<Exit> {
             Exit::Violation => 2,
             Exit::BadInput => 3,
         });
-    match args.format_out {
+    match args.format {
         super::Format::Json => {
             let reports: Vec<CheckReport> = results.iter().map(FileResult::report).collect();
             emit(&if let [one] = &reports[..] {
@@ -219,22 +219,40 @@ fn check_file(path: &Path, format: Option<Format>, args: &CheckHistoryArgs) -> F
         }
     };
     result.format = Some(loaded.format);
-    let spec_name = args.spec.clone().or(loaded.parsed.spec);
+    let spec_name = args.spec.clone().or(loaded.parsed.spec.clone());
     result.spec = spec_name.clone();
     let options = CheckOptions {
         partition: !args.no_partition,
         deadline: args.timeout.map(|t| started + t),
         ..CheckOptions::default()
     };
-    let history = &loaded.parsed.history;
+    let parsed = &loaded.parsed;
+    // Errors about the file's content name the line, as parse errors do.
+    let at =
+        |line: Option<usize>| line.map_or(String::new(), |l| format!("{}:{l}: ", path.display()));
+    let checked = |result: Result<Outcome, CheckError>| {
+        result.map_err(|e| {
+            let line = match &e {
+                CheckError::Invalid { op, .. } => parsed.line_of_operation(*op),
+                CheckError::Malformed(m) => parsed.lines.get(m.index).copied(),
+            };
+            format!("{}{e}", at(line))
+        })
+    };
+    let named_in_file = args.spec.is_none();
     result.outcome = match spec_name.as_deref() {
-        None => Err("the history names no spec: pass --spec (e.g. --spec register)".into()),
-        Some(name) if name.contains(".fgv") => model_spec(name)
-            .and_then(|spec| check(&spec, history, &options).map_err(|e| e.to_string())),
+        None => Err(format!(
+            "{}the history names no spec: add \"spec\" to the file or pass --spec (e.g. --spec register)",
+            at(Some(1))
+        )),
+        Some(name) if name.contains(".fgv") => {
+            model_spec(name).and_then(|spec| checked(check(&spec, &parsed.history, &options)))
+        }
         Some(name) => match fgvt_checker::builtin(name) {
-            Some(spec) => check(&spec, history, &options).map_err(|e| e.to_string()),
+            Some(spec) => checked(check(&spec, &parsed.history, &options)),
             None => Err(format!(
-                "unknown spec `{name}` (built-ins: {})",
+                "{}unknown spec `{name}` (built-ins: {})",
+                if named_in_file { at(parsed.spec_line) } else { String::new() },
                 fgvt_checker::BUILTIN_NAMES.join(", ")
             )),
         },
@@ -276,7 +294,13 @@ fn text(results: &[FileResult]) -> String {
             ),
             Err(e) => format!("error: {e}"),
         };
-        let _ = writeln!(out, "{}: {detail}", r.path.display());
+        let path = r.path.display().to_string();
+        if r.outcome.is_err() && detail.starts_with(&format!("error: {path}")) {
+            // The error names the file (with its line) already.
+            let _ = writeln!(out, "{detail}");
+        } else {
+            let _ = writeln!(out, "{path}: {detail}");
+        }
         if let Ok(Outcome {
             verdict: Verdict::NotLinearizable(explanation),
             ..

@@ -329,9 +329,9 @@ pub struct CheckHistoryArgs {
     /// History files, or directories of them.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
-    /// The input format.
+    /// The format of the history files (`--format` is the output's, as in every command).
     #[arg(long, value_enum, default_value_t = HistoryFormat::Auto)]
-    pub format: HistoryFormat,
+    pub input_format: HistoryFormat,
     /// The spec: a built-in name (register, counter, set, map, queue, stack, deque, snapshot,
     /// kv) or a model `file.fgv#Name`. Needed for JSON histories that name none.
     #[arg(long)]
@@ -341,7 +341,7 @@ pub struct CheckHistoryArgs {
     pub no_partition: bool,
     /// How to print the verdicts.
     #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format_out: Format,
+    pub format: Format,
     /// Give up on a file after this many seconds: its verdict is unknown (exit 3).
     #[arg(long, value_parser = parse_seconds)]
     pub timeout: Option<Duration>,

@@ -50,6 +50,44 @@ impl fmt::Display for Location {
     }
 }
 
+/// Bytes that are not UTF-8 text: where the first bad byte is, to point a user at it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{line}:{column}: not UTF-8 text (byte 0x{byte:02x}); save the file as UTF-8")]
+pub struct NotUtf8 {
+    /// 1-based line of the bad byte.
+    pub line: usize,
+    /// 1-based column, in characters, of the bad byte.
+    pub column: usize,
+    /// Its offset in the file.
+    pub offset: usize,
+    /// The byte.
+    pub byte: u8,
+}
+
+/// The text of a file's bytes, or where they stop being UTF-8.
+///
+/// ```
+/// use fgvt_tree::source::decode_utf8;
+/// assert_eq!(decode_utf8(b"ok".to_vec()).unwrap(), "ok");
+/// let bad = decode_utf8(b"one\ntw\xffo".to_vec()).unwrap_err();
+/// assert_eq!((bad.line, bad.column, bad.byte), (2, 3, 0xff));
+/// ```
+pub fn decode_utf8(bytes: Vec<u8>) -> Result<String, NotUtf8> {
+    String::from_utf8(bytes).map_err(|e| {
+        let offset = e.utf8_error().valid_up_to();
+        let bytes = e.as_bytes();
+        // Everything before `offset` is valid, so it can be read as text to count lines.
+        let before = std::str::from_utf8(&bytes[..offset]).unwrap_or_default();
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        NotUtf8 {
+            line: before.matches('\n').count() + 1,
+            column: before[line_start..].chars().count() + 1,
+            offset,
+            byte: bytes[offset],
+        }
+    })
+}
+
 /// The source files a program was built from, to turn [`Span`]s into [`Location`]s.
 #[derive(Clone, Debug, Default)]
 pub struct SourceMap {

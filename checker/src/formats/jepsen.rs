@@ -24,6 +24,11 @@ use super::{event_lines, ParseError, Recorder};
 
 /// Parses a Jepsen etcd log.
 pub fn parse(text: &str) -> Result<History, ParseError> {
+    parse_with_lines(text).map(|(history, _)| history)
+}
+
+/// Parses a log, with the 1-based line of each event of the history.
+pub(crate) fn parse_with_lines(text: &str) -> Result<(History, Vec<usize>), ParseError> {
     let mut recorder = Recorder::default();
     for (line, raw) in event_lines(text) {
         let Some((_, rest)) = raw.split_once("jepsen.util - ") else {
@@ -60,12 +65,12 @@ pub fn parse(text: &str) -> Result<History, ParseError> {
                 match (kind, f) {
                     (":ok", ":read") => {
                         let v = number_or_nil(line, &value)?;
-                        recorder.ret(thread, Some(v));
+                        recorder.ret(line, thread, Some(v));
                     }
-                    (":ok", ":write") => recorder.ret(thread, Some(Value::Unit)),
-                    (":ok", _) => recorder.ret(thread, Some(Value::Bool(true))),
-                    (_, ":read") => recorder.ret(thread, None),
-                    (_, ":cas") => recorder.ret(thread, Some(Value::Bool(false))),
+                    (":ok", ":write") => recorder.ret(line, thread, Some(Value::Unit)),
+                    (":ok", _) => recorder.ret(line, thread, Some(Value::Bool(true))),
+                    (_, ":read") => recorder.ret(line, thread, None),
+                    (_, ":cas") => recorder.ret(line, thread, Some(Value::Bool(false))),
                     _ => recorder.withdraw(thread),
                 }
             }

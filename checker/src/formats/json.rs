@@ -50,7 +50,9 @@ pub const SCHEMA: &str = "fgvt.history/1";
 #[derive(Deserialize)]
 struct JsonHistory<'a> {
     schema: Option<String>,
-    spec: Option<String>,
+    /// Kept raw to know its line.
+    #[serde(borrow)]
+    spec: Option<&'a RawValue>,
     #[serde(default)]
     stuck: bool,
     #[serde(borrow)]
@@ -157,8 +159,7 @@ impl<'de> Visitor<'de> for ValueVisitor {
 
 /// Parses an `fgvt.history/1` document.
 pub fn parse(text: &str) -> Result<Parsed, ParseError> {
-    let doc: JsonHistory<'_> =
-        serde_json::from_str(text).map_err(|e| ParseError::new(e.line().max(1), e.to_string()))?;
+    let doc: JsonHistory<'_> = serde_json::from_str(text).map_err(|e| serde_error(&e, (1, 1)))?;
     if let Some(schema) = &doc.schema {
         if schema != SCHEMA {
             return Err(ParseError::new(
@@ -167,15 +168,25 @@ pub fn parse(text: &str) -> Result<Parsed, ParseError> {
             ));
         }
     }
+    let (spec, spec_line) = match doc.spec {
+        None => (None, None),
+        Some(raw) => {
+            let at = position_of(text, raw.get());
+            let name: String = serde_json::from_str(raw.get()).map_err(|e| serde_error(&e, at))?;
+            (Some(name), Some(at.0))
+        }
+    };
     let mut history = History {
         events: Vec::with_capacity(doc.events.len()),
         stuck: doc.stuck,
     };
+    let mut lines = Vec::with_capacity(doc.events.len());
     let mut pending = std::collections::HashSet::new();
     for raw in &doc.events {
-        let line = line_of(text, raw.get());
-        let event: JsonEvent = serde_json::from_str(raw.get())
-            .map_err(|e| ParseError::new(line + e.line().max(1) - 1, e.to_string()))?;
+        let (line, column) = position_of(text, raw.get());
+        let event: JsonEvent =
+            serde_json::from_str(raw.get()).map_err(|e| serde_error(&e, (line, column)))?;
+        lines.push(line);
         match event {
             JsonEvent::Call { thread, op, args } => {
                 if !pending.insert(thread) {
@@ -219,16 +230,43 @@ pub fn parse(text: &str) -> Result<Parsed, ParseError> {
     }
     Ok(Parsed {
         history,
-        spec: doc.spec,
+        spec,
+        lines,
+        spec_line,
     })
 }
 
-/// The 1-based line of `slice`, a sub-slice of `text`.
-fn line_of(text: &str, slice: &str) -> usize {
+/// The 1-based line and column of `slice`, a sub-slice of `text`.
+fn position_of(text: &str, slice: &str) -> (usize, usize) {
     let offset = (slice.as_ptr() as usize)
         .saturating_sub(text.as_ptr() as usize)
         .min(text.len());
-    text[..offset].bytes().filter(|&b| b == b'\n').count() + 1
+    let before = &text[..offset];
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    (
+        before.bytes().filter(|&b| b == b'\n').count() + 1,
+        before[line_start..].chars().count() + 1,
+    )
+}
+
+/// A serde error inside a document that starts at 1-based (`line`, `column`) of the file, with
+/// serde's own " at line L column C" moved into the position.
+fn serde_error(e: &serde_json::Error, (line, column): (usize, usize)) -> ParseError {
+    let message = e.to_string();
+    let message = match message.rfind(" at line ") {
+        Some(cut) if e.line() > 0 => message[..cut].to_owned(),
+        _ => message,
+    };
+    let (at_line, at_column) = (e.line().max(1), e.column().max(1));
+    ParseError {
+        line: line + at_line - 1,
+        column: Some(if at_line == 1 {
+            column + at_column - 1
+        } else {
+            at_column
+        }),
+        message,
+    }
 }
 
 /// Writes `history` as an `fgvt.history/1` document, one event per line.

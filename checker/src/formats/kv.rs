@@ -20,6 +20,11 @@ use super::{event_lines, ParseError, Recorder};
 
 /// Parses a kv log.
 pub fn parse(text: &str) -> Result<History, ParseError> {
+    parse_with_lines(text).map(|(history, _)| history)
+}
+
+/// Parses a log, with the 1-based line of each event of the history.
+pub(crate) fn parse_with_lines(text: &str) -> Result<(History, Vec<usize>), ParseError> {
     let mut recorder = Recorder::default();
     for (line, raw) in event_lines(text) {
         let fields = parse_map(raw).map_err(|m| ParseError::new(line, m))?;
@@ -95,7 +100,7 @@ pub fn parse(text: &str) -> Result<History, ParseError> {
                     }
                     _ => Value::Unit,
                 };
-                recorder.ret(thread, Some(result));
+                recorder.ret(line, thread, Some(result));
             }
             "fail" => {
                 recorder.pending_call(line, thread, &format!(":{f}"))?;

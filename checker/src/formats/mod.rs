@@ -17,6 +17,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
+use fgvt_tree::source::{decode_utf8, NotUtf8};
 use fgvt_tree::History;
 
 /// A recorded history format.
@@ -75,12 +76,14 @@ impl FromStr for Format {
     }
 }
 
-/// A parse error: the 1-based line and what is wrong there.
+/// A parse error: the 1-based line (and column, where the format has one) and what is wrong.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("line {line}: {message}")]
+#[error("line {}: {message}", self.position())]
 pub struct ParseError {
     /// The 1-based line number.
     pub line: usize,
+    /// The 1-based column, when known (the line formats point at whole lines).
+    pub column: Option<usize>,
     /// What is wrong.
     pub message: String,
 }
@@ -89,7 +92,16 @@ impl ParseError {
     pub(crate) fn new(line: usize, message: impl Into<String>) -> Self {
         ParseError {
             line,
+            column: None,
             message: message.into(),
+        }
+    }
+
+    /// `line` or `line:column`, as compilers print positions.
+    pub fn position(&self) -> String {
+        match self.column {
+            Some(column) => format!("{}:{column}", self.line),
+            None => self.line.to_string(),
         }
     }
 }
@@ -101,6 +113,18 @@ pub struct Parsed {
     pub history: History,
     /// The spec's name: implied by the format, or named by a JSON file (`None` if it names none).
     pub spec: Option<String>,
+    /// The 1-based line of each event of `history`, to point at an event the spec rejects.
+    pub lines: Vec<usize>,
+    /// The 1-based line where the file names its spec (JSON), to point at an unknown name.
+    pub spec_line: Option<usize>,
+}
+
+impl Parsed {
+    /// The line of the call of operation `op` (an index into `history.operations()`).
+    pub fn line_of_operation(&self, op: usize) -> Option<usize> {
+        let ops = self.history.operations().ok()?;
+        self.lines.get(ops.get(op)?.call_index).copied()
+    }
 }
 
 /// A history loaded from a file.
@@ -123,14 +147,24 @@ pub enum LoadError {
         /// Why.
         source: std::io::Error,
     },
+    /// A file that is not UTF-8 text.
+    #[error("{}:{source}", path.display())]
+    NotUtf8 {
+        /// The file.
+        path: PathBuf,
+        /// Where the first bad byte is.
+        source: NotUtf8,
+    },
     /// The format could not be detected.
-    #[error("{}: cannot tell the history format (expected Jepsen `INFO  jepsen.util - ...` lines, kv `{{:process ...}}` lines, or fgvt JSON); pass the format explicitly", path.display())]
+    #[error("{}:{line}: cannot tell the history format from this line (expected Jepsen `INFO  jepsen.util - ...` lines, kv `{{:process ...}}` lines, or fgvt JSON); name the format", path.display())]
     UnknownFormat {
         /// The file.
         path: PathBuf,
+        /// The 1-based line the format was guessed from: the first that is not blank.
+        line: usize,
     },
     /// The file does not parse.
-    #[error("{}:{}: {} (reading it as {format})", path.display(), source.line, source.message)]
+    #[error("{}:{}: {} (reading it as {format})", path.display(), source.position(), source.message)]
     Parse {
         /// The file.
         path: PathBuf,
@@ -139,6 +173,13 @@ pub enum LoadError {
         /// Where and why.
         source: ParseError,
     },
+}
+
+/// The 1-based number of the first line of `text` that is not blank (1 if there is none).
+fn first_line(text: &str) -> usize {
+    text.lines()
+        .position(|l| !l.trim().is_empty())
+        .map_or(1, |i| i + 1)
 }
 
 /// Guesses the format of `text` from its first non-blank line; `None` when it looks like none.
@@ -159,13 +200,17 @@ pub fn detect_format(text: &str) -> Option<Format> {
 pub fn parse(text: &str, format: Format) -> Result<Parsed, ParseError> {
     let implied = format.implied_spec().map(str::to_owned);
     match format {
-        Format::Jepsen => jepsen::parse(text).map(|history| Parsed {
+        Format::Jepsen => jepsen::parse_with_lines(text).map(|(history, lines)| Parsed {
             history,
             spec: implied,
+            lines,
+            spec_line: None,
         }),
-        Format::Kv => kv::parse(text).map(|history| Parsed {
+        Format::Kv => kv::parse_with_lines(text).map(|(history, lines)| Parsed {
             history,
             spec: implied,
+            lines,
+            spec_line: None,
         }),
         Format::Json => json::parse(text),
     }
@@ -173,7 +218,11 @@ pub fn parse(text: &str, format: Format) -> Result<Parsed, ParseError> {
 
 /// Reads and parses the file at `path`, in `format` or (when `None`) the detected one.
 pub fn load_history(path: &Path, format: Option<Format>) -> Result<Loaded, LoadError> {
-    let text = std::fs::read_to_string(path).map_err(|source| LoadError::Io {
+    let bytes = std::fs::read(path).map_err(|source| LoadError::Io {
+        path: path.to_owned(),
+        source,
+    })?;
+    let text = decode_utf8(bytes).map_err(|source| LoadError::NotUtf8 {
         path: path.to_owned(),
         source,
     })?;
@@ -184,6 +233,7 @@ pub fn load_history(path: &Path, format: Option<Format>) -> Result<Loaded, LoadE
         None => {
             return Err(LoadError::UnknownFormat {
                 path: path.to_owned(),
+                line: first_line(&text),
             })
         }
     };
@@ -199,7 +249,8 @@ pub fn load_history(path: &Path, format: Option<Format>) -> Result<Loaded, LoadE
 /// formats learn that an operation did not take effect only at its (failed) return.
 #[derive(Default)]
 pub(crate) struct Recorder {
-    events: Vec<Option<fgvt_tree::CoarseEvent>>,
+    /// The events with their lines; a withdrawn call is `None`.
+    events: Vec<Option<(fgvt_tree::CoarseEvent, usize)>>,
     /// Per thread: the event index and line of its pending call.
     pending: std::collections::HashMap<usize, (usize, usize)>,
 }
@@ -217,7 +268,7 @@ impl Recorder {
         }
         self.pending.insert(thread, (self.events.len(), line));
         self.events
-            .push(Some(fgvt_tree::CoarseEvent::Call { thread, call }));
+            .push(Some((fgvt_tree::CoarseEvent::Call { thread, call }, line)));
         Ok(())
     }
 
@@ -235,16 +286,18 @@ impl Recorder {
             ));
         };
         match &self.events[index] {
-            Some(fgvt_tree::CoarseEvent::Call { call, .. }) => Ok(call),
+            Some((fgvt_tree::CoarseEvent::Call { call, .. }, _)) => Ok(call),
             _ => unreachable!("pending entries point at calls"),
         }
     }
 
-    /// Records the return of `thread`'s pending call (`None`: unknown result).
-    pub(crate) fn ret(&mut self, thread: usize, value: Option<fgvt_tree::Value>) {
+    /// Records the return, on `line`, of `thread`'s pending call (`None`: unknown result).
+    pub(crate) fn ret(&mut self, line: usize, thread: usize, value: Option<fgvt_tree::Value>) {
         self.pending.remove(&thread);
-        self.events
-            .push(Some(fgvt_tree::CoarseEvent::Return { thread, value }));
+        self.events.push(Some((
+            fgvt_tree::CoarseEvent::Return { thread, value },
+            line,
+        )));
     }
 
     /// Withdraws `thread`'s pending call: it definitely did not take effect.
@@ -259,19 +312,24 @@ impl Recorder {
         self.pending.remove(&thread);
     }
 
-    /// The history, or an error on `last_line` if it has no events.
-    pub(crate) fn finish(self, last_line: usize, what: &str) -> Result<History, ParseError> {
-        let events: Vec<_> = self.events.into_iter().flatten().collect();
+    /// The history with the line of each event, or an error on `last_line` if it has none.
+    pub(crate) fn finish(
+        self,
+        last_line: usize,
+        what: &str,
+    ) -> Result<(History, Vec<usize>), ParseError> {
+        let (events, lines): (Vec<_>, Vec<_>) = self.events.into_iter().flatten().unzip();
         if events.is_empty() {
             return Err(ParseError::new(
                 last_line.max(1),
                 format!("no events: {what}"),
             ));
         }
-        Ok(History {
+        let history = History {
             events,
             stuck: false,
-        })
+        };
+        Ok((history, lines))
     }
 }
 

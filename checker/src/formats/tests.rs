@@ -225,3 +225,74 @@ fn loading_names_the_file() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+mod fuzz {
+    //! Arbitrary and mutated text never panics a parser, and errors point inside the text.
+
+    use proptest::prelude::*;
+    use proptest::sample::Index;
+
+    use super::super::{parse, Format};
+
+    const SEEDS: [(Format, &str); 3] = [
+        (
+            Format::Jepsen,
+            "INFO  jepsen.util - 0\t:invoke\t:cas\t[1 2]\nINFO  jepsen.util - 0\t:ok\t:cas\t[1 2]\n",
+        ),
+        (
+            Format::Kv,
+            "{:process 0, :type :invoke, :f :get, :key \"a\", :value nil}\n{:process 0, :type :ok, :f :get, :key \"a\", :value \"x\"}\n",
+        ),
+        (
+            Format::Json,
+            "{\"spec\": \"stack\", \"events\": [\n{\"type\": \"call\", \"thread\": 0, \"op\": \"push\", \"args\": [[1, {\"ref\": 2}]]},\n{\"type\": \"return\", \"thread\": 0, \"value\": {\"unit\": true}}]}\n",
+        ),
+    ];
+
+    /// A seed with `insert` put at one place and a run cut at another.
+    fn mutated(seed: &str, at: Index, insert: &str, cut_at: Index, cut: usize) -> String {
+        let mut text = seed.as_bytes().to_vec();
+        let i = at.index(text.len() + 1);
+        text.splice(i..i, insert.bytes());
+        let j = cut_at.index(text.len() + 1);
+        text.drain(j..(j + cut).min(text.len()));
+        String::from_utf8_lossy(&text).into_owned()
+    }
+
+    fn check(format: Format, text: &str) -> Result<(), TestCaseError> {
+        if let Err(e) = parse(text, format) {
+            let lines = text.lines().count().max(1);
+            prop_assert!(
+                e.line >= 1 && e.line <= lines + 1,
+                "{format}: {e} in {lines} lines"
+            );
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #[test]
+        fn arbitrary_text(text in "\\PC{0,200}", which in 0..3usize) {
+            check(SEEDS[which].0, &text)?;
+        }
+
+        #[test]
+        fn mutated_text(
+            which in 0..3usize,
+            at in any::<Index>(),
+            insert in "[\\[\\]{}(),:\"\\\\ \\n\\t0-9a-z-]{0,12}",
+            cut_at in any::<Index>(),
+            cut in 0..12usize,
+        ) {
+            let (format, seed) = SEEDS[which];
+            check(format, &mutated(seed, at, &insert, cut_at, cut))?;
+        }
+    }
+
+    #[test]
+    fn the_seeds_parse() {
+        for (format, seed) in SEEDS {
+            parse(seed, format).unwrap_or_else(|e| panic!("{format}: {e}"));
+        }
+    }
+}

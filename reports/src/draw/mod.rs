@@ -523,8 +523,9 @@ fn tooltip(input: &DrawInput<'_>, node: NodeId, schedule: Option<&[usize]>) -> S
     s
 }
 
-/// `text` cut to at most `max` characters, with an ellipsis when cut.
-pub(crate) fn shorten(text: &str, max: usize) -> String {
+/// `text` cut to at most `max` characters, with an ellipsis when cut: for quoting user text
+/// (a source line, a call) in a label or a message.
+pub fn shorten(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {
         Some((at, _)) => format!("{}…", &text[..at]),
         None => text.to_string(),

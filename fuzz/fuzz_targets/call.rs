@@ -1,0 +1,12 @@
+//! A call as a test writes it, like `write(0, (1, true))`.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    if let Ok(text) = std::str::from_utf8(data) {
+        if let Err((offset, _)) = fgvt_lang::parse_call(text) {
+            assert!(offset <= text.len(), "the error points past the text");
+        }
+    }
+});

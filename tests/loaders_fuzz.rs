@@ -1,0 +1,339 @@
+//! Every loader, fed arbitrary and mutated bytes through the binary: fgvt never panics or
+//! aborts, and when it refuses the input (exit 2) it names the file with a line.
+//!
+//! The loaders are the test file (`localize`), the hunt file (`hunt`), the model file a test
+//! names, and each history format of `check-history` (auto-detected and forced). Mutations
+//! start from valid inputs so that they get past the first byte: flips, insertions,
+//! deletions, repeated slices and deep nesting. `PROPTEST_CASES` sets the cases per loader.
+
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestRunner};
+
+mod common;
+
+const MODEL: &str = include_str!("../fixtures/counter1/counter1.fgv");
+const TEST: &str = include_str!("../fixtures/counter1/failing.json");
+const HUNT: &str = r#"{
+  "object": "counter1.fgv#Counter1",
+  "spec": "self",
+  "operations": ["inc()", "get()"],
+  "threads": 2,
+  "ops_per_thread": 1,
+  "samples": 2
+}
+"#;
+const JEPSEN: &str = "INFO  jepsen.util - 0\t:invoke\t:read\tnil\n\
+INFO  jepsen.util - 1\t:invoke\t:write\t2\n\
+INFO  jepsen.util - 0\t:ok\t:read\tnil\n\
+INFO  jepsen.util - 1\t:ok\t:write\t2\n\
+INFO  jepsen.util - 2\t:invoke\t:cas\t[2 3]\n\
+INFO  jepsen.util - 2\t:fail\t:cas\t[2 3]\n";
+const KV: &str = "{:process 0, :type :invoke, :f :put, :key \"a\", :value \"x\"}\n\
+{:process 0, :type :ok, :f :put, :key \"a\", :value \"x\"}\n\
+{:process 1, :type :invoke, :f :get, :key \"a\", :value nil}\n\
+{:process 1, :type :ok, :f :get, :key \"a\", :value \"x\"}\n";
+const JSON_HISTORY: &str = r#"{"schema": "fgvt.history/1", "spec": "stack",
+ "events": [
+  {"type": "call", "thread": 0, "op": "push", "args": [1]},
+  {"type": "call", "thread": 1, "op": "pop"},
+  {"type": "return", "thread": 0},
+  {"type": "return", "thread": 1, "value": 1}
+ ]}
+"#;
+
+/// One edit of a valid input. Positions and lengths are taken modulo the text's length.
+#[derive(Clone, Debug)]
+enum Mutation {
+    /// Replace one byte.
+    Flip(usize, u8),
+    /// Insert bytes.
+    Insert(usize, Vec<u8>),
+    /// Delete a run of bytes.
+    Delete(usize, usize),
+    /// Repeat a slice many times in place.
+    Repeat(usize, usize, usize),
+    /// Insert an opening bracket many times (deep nesting), optionally closed again.
+    Nest(usize, u8, usize, bool),
+}
+
+fn mutation() -> impl Strategy<Value = Mutation> {
+    let bracket = prop::sample::select(&b"([{-!\"\\"[..]);
+    prop_oneof![
+        (any::<usize>(), any::<u8>()).prop_map(|(p, b)| Mutation::Flip(p, b)),
+        (any::<usize>(), prop::collection::vec(any::<u8>(), 1..8))
+            .prop_map(|(p, b)| Mutation::Insert(p, b)),
+        (any::<usize>(), 1..40usize).prop_map(|(p, n)| Mutation::Delete(p, n)),
+        (any::<usize>(), 1..20usize, 2..200usize).prop_map(|(p, n, k)| Mutation::Repeat(p, n, k)),
+        (any::<usize>(), bracket, 1..5_000usize, any::<bool>())
+            .prop_map(|(p, b, n, close)| Mutation::Nest(p, b, n, close)),
+    ]
+}
+
+fn apply(seed: &str, mutations: &[Mutation]) -> Vec<u8> {
+    let mut bytes = seed.as_bytes().to_vec();
+    for m in mutations {
+        let at = |p: usize, len: usize| if len == 0 { 0 } else { p % (len + 1) };
+        match m {
+            Mutation::Flip(p, b) if !bytes.is_empty() => {
+                let i = p % bytes.len();
+                bytes[i] = *b;
+            }
+            Mutation::Flip(..) => {}
+            Mutation::Insert(p, b) => {
+                let i = at(*p, bytes.len());
+                bytes.splice(i..i, b.iter().copied());
+            }
+            Mutation::Delete(p, n) => {
+                let i = at(*p, bytes.len());
+                let j = (i + n).min(bytes.len());
+                bytes.drain(i..j);
+            }
+            Mutation::Repeat(p, n, k) => {
+                let i = at(*p, bytes.len());
+                let j = (i + n).min(bytes.len());
+                let slice = bytes[i..j].to_vec();
+                for _ in 1..*k {
+                    bytes.splice(j..j, slice.iter().copied());
+                }
+            }
+            Mutation::Nest(p, b, n, close) => {
+                let i = at(*p, bytes.len());
+                let closing = match b {
+                    b'(' => Some(b')'),
+                    b'[' => Some(b']'),
+                    b'{' => Some(b'}'),
+                    _ => None,
+                };
+                let mut run = vec![*b; *n];
+                if let (true, Some(c)) = (close, closing) {
+                    run.extend(std::iter::repeat_n(c, *n));
+                }
+                bytes.splice(i..i, run);
+            }
+        }
+    }
+    bytes
+}
+
+/// Arbitrary bytes, or a valid `seed` with a few mutations.
+fn input(seed: &'static str) -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        prop::collection::vec(any::<u8>(), 0..300),
+        prop::collection::vec(mutation(), 1..4).prop_map(move |m| apply(seed, &m)),
+    ]
+}
+
+/// The loader under test: which file gets the bytes, and how fgvt is run on it.
+struct Loader {
+    /// The file that receives the fuzzed bytes.
+    file: &'static str,
+    /// The valid text it is mutated from.
+    seed: &'static str,
+    /// The other files of the directory (valid).
+    others: &'static [(&'static str, &'static str)],
+    /// The arguments, the file being `FILE`.
+    args: &'static [&'static str],
+}
+
+const LIMITS: &[&str] = &["--max-states", "3000", "--timeout", "5"];
+
+const LOADERS: &[Loader] = &[
+    Loader {
+        file: "test.json",
+        seed: TEST,
+        others: &[("counter1.fgv", MODEL)],
+        args: &["localize", "FILE"],
+    },
+    Loader {
+        file: "counter1.fgv",
+        seed: MODEL,
+        others: &[("test.json", TEST)],
+        args: &["localize", "test.json"],
+    },
+    Loader {
+        file: "hunt.json",
+        seed: HUNT,
+        others: &[("counter1.fgv", MODEL)],
+        args: &["hunt", "FILE", "--seed", "1"],
+    },
+    Loader {
+        file: "etcd.log",
+        seed: JEPSEN,
+        others: &[],
+        args: &["check-history", "FILE"],
+    },
+    Loader {
+        file: "etcd.log",
+        seed: JEPSEN,
+        others: &[],
+        args: &["check-history", "--input-format", "jepsen", "FILE"],
+    },
+    Loader {
+        file: "kv.txt",
+        seed: KV,
+        others: &[],
+        args: &["check-history", "--input-format", "kv", "FILE"],
+    },
+    Loader {
+        file: "history.json",
+        seed: JSON_HISTORY,
+        others: &[],
+        args: &["check-history", "--input-format", "json", "FILE"],
+    },
+];
+
+/// Runs `loader` on `bytes`: the exit code is 0 to 3 and a refusal names the file and a line.
+fn check(loader: &Loader, bytes: &[u8]) -> Result<(), TestCaseError> {
+    let dir = common::workdir(loader.others);
+    std::fs::write(dir.path().join(loader.file), bytes).unwrap();
+    let mut cmd = common::fgvt();
+    cmd.current_dir(dir.path());
+    for arg in loader.args {
+        cmd.arg(if *arg == "FILE" { loader.file } else { arg });
+    }
+    if matches!(loader.args[0], "localize" | "hunt") {
+        cmd.args(LIMITS);
+    }
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let code = out.status.code();
+    prop_assert!(
+        matches!(code, Some(0..=3)),
+        "{:?} on {}: exit {code:?}\n{stderr}",
+        loader.args,
+        loader.file
+    );
+    prop_assert!(!stderr.contains("panicked"), "{stderr}");
+    if code == Some(2) {
+        let said = format!("{stdout}{stderr}");
+        let named = names_a_line(&said, loader.file)
+            || loader.others.iter().any(|(f, _)| names_a_line(&said, f));
+        prop_assert!(
+            named,
+            "{:?}: exit 2 without `file:line`:\n{said}",
+            loader.args
+        );
+    }
+    Ok(())
+}
+
+/// Whether `text` has `file:N` (a line, maybe a column after it).
+fn names_a_line(text: &str, file: &str) -> bool {
+    text.match_indices(&format!("{file}:")).any(|(i, m)| {
+        text[i + m.len()..]
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_digit())
+    })
+}
+
+fn cases() -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(24)
+}
+
+#[test]
+fn every_loader_refuses_bad_bytes_with_a_position_and_never_crashes() {
+    for loader in LOADERS {
+        let mut runner = TestRunner::new(Config {
+            cases: cases(),
+            failure_persistence: None,
+            ..Config::default()
+        });
+        let ran = std::cell::Cell::new(0);
+        runner
+            .run(&input(loader.seed), |bytes| {
+                ran.set(ran.get() + 1);
+                check(loader, &bytes)
+            })
+            .unwrap_or_else(|e| panic!("{:?} on {}: {e}", loader.args, loader.file));
+        assert!(ran.get() >= cases(), "every case ran");
+    }
+}
+
+#[test]
+fn the_seeds_are_valid() {
+    for loader in LOADERS {
+        let dir = common::workdir(loader.others);
+        std::fs::write(dir.path().join(loader.file), loader.seed).unwrap();
+        let mut cmd = common::fgvt();
+        cmd.current_dir(dir.path());
+        for arg in loader.args {
+            cmd.arg(if *arg == "FILE" { loader.file } else { arg });
+        }
+        let (code, _, stderr) = common::run(&mut cmd);
+        assert!(
+            code == 0 || code == 1,
+            "{:?}: exit {code}\n{stderr}",
+            loader.args
+        );
+    }
+}
+
+/// 200,000 nested parentheses in each kind of input: a clear error, never a stack overflow.
+#[test]
+fn deep_nesting_is_refused_with_a_position() {
+    let deep = |open: &str, inner: &str, close: &str| {
+        format!("{}{inner}{}", open.repeat(200_000), close.repeat(200_000))
+    };
+    let model = MODEL.replace(
+        "return count;",
+        &format!("return {};", deep("(", "count", ")")),
+    );
+    let cases: Vec<(&str, String, &[(&str, &str)], &[&str])> = vec![
+        (
+            "counter1.fgv",
+            model,
+            &[("test.json", TEST)],
+            &["localize", "test.json"],
+        ),
+        (
+            "test.json",
+            TEST.replace("[\"get()\"]", &deep("[", "", "]")),
+            &[("counter1.fgv", MODEL)],
+            &["localize", "FILE"],
+        ),
+        (
+            "test.json",
+            TEST.replace("get()", &format!("get{}", deep("(", "", ")"))),
+            &[("counter1.fgv", MODEL)],
+            &["localize", "FILE"],
+        ),
+        (
+            "hunt.json",
+            HUNT.replace("\"get()\"", &deep("[", "", "]")),
+            &[("counter1.fgv", MODEL)],
+            &["hunt", "FILE"],
+        ),
+        (
+            "history.json",
+            JSON_HISTORY.replace("[1]", &deep("[", "1", "]")),
+            &[],
+            &["check-history", "FILE"],
+        ),
+    ];
+    for (file, text, others, args) in cases {
+        let dir = common::workdir(others);
+        std::fs::write(dir.path().join(file), &text).unwrap();
+        let mut cmd = common::fgvt();
+        cmd.current_dir(dir.path());
+        for arg in args {
+            cmd.arg(if *arg == "FILE" { file } else { arg });
+        }
+        let (code, stdout, stderr) = common::run(&mut cmd);
+        let said = format!("{stdout}{stderr}");
+        assert_eq!(code, 2, "{args:?} {file}:\n{said}");
+        assert!(
+            names_a_line(&said, file),
+            "{args:?} {file}: no position:\n{said}"
+        );
+        assert!(
+            said.len() < 4_000,
+            "{args:?} {file}: {} bytes of error",
+            said.len()
+        );
+    }
+}
