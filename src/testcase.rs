@@ -27,7 +27,7 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
 use crate::json_pos::{self, JsonPath};
-use fgvt_lang::{parse_call, LangError, Model, TestProgram};
+use fgvt_lang::{parse_call, LangError, Model, SelfSpec, TestProgram, DEFAULT_BUDGET};
 
 /// The raw JSON document, exactly as a user writes it.
 #[derive(Debug, Deserialize)]
@@ -89,6 +89,9 @@ pub struct TestCase {
     pub seed: Option<u64>,
     /// The model's source files, to resolve event spans.
     pub sources: SourceMap,
+    /// Most instructions an operation may execute between two shared-memory accesses (and in
+    /// one serial run of the spec) before it is cut as an endless local loop.
+    pub local_budget: u64,
 }
 
 impl TestCase {
@@ -100,6 +103,13 @@ impl TestCase {
             self.threads.clone(),
             self.finals.clone(),
         )
+        .with_budget(self.local_budget)
+    }
+
+    /// The spec synthesized from serial runs of `model` (the object's own, or a model spec),
+    /// with this test's instruction budget.
+    pub fn self_spec(&self, model: &Arc<Model>) -> SelfSpec {
+        SelfSpec::with_budget(model.clone(), self.local_budget)
     }
 }
 
@@ -489,6 +499,7 @@ pub fn load(path: &Path) -> Result<TestCase, LoadError> {
         finals,
         seed: raw.seed,
         sources,
+        local_budget: DEFAULT_BUDGET,
     })
 }
 

@@ -375,3 +375,78 @@ fn a_read_that_faults_says_so_instead_of_an_empty_arrow() {
         "{text}"
     );
 }
+
+/// Point 9: a local loop that never touches shared memory names the option that bounds it,
+/// the loop's line, and the way a model waits.
+#[test]
+fn a_local_loop_names_the_option_the_loop_and_await() {
+    let dir = common::workdir(&[
+        ("m.fgv", common::LOCAL_LOOP_MODEL),
+        ("test.json", common::LOCAL_LOOP_TEST),
+    ]);
+    let test = dir.path().join("test.json");
+    let (code, out, _) = run(fgvt().arg("localize").arg(&test));
+    assert_eq!(code, 3, "{out}");
+    assert!(out.contains("--max-local-steps"), "{out}");
+    assert!(
+        out.contains("in the loop at ") && out.contains("m.fgv:7:16"),
+        "names the loop: {out}"
+    );
+    assert!(out.contains("while (true)"), "quotes the loop: {out}");
+    assert!(out.contains("await(cond)"), "{out}");
+    // The option exists and is honoured: the message gives the new budget.
+    let (code, out, _) = run(fgvt()
+        .arg("localize")
+        .arg(&test)
+        .args(["--max-local-steps", "50"]));
+    assert_eq!(code, 3, "{out}");
+    assert!(out.contains("more than 50 instructions"), "{out}");
+}
+
+/// Point 9: an operation that spins on a flag cannot finish when the `self` spec runs it
+/// alone; the error says where it loops and how to wait instead.
+#[test]
+fn spinning_on_a_flag_under_the_self_spec_suggests_await() {
+    const FLAG: &str = "object Flag {\n    shared int flag = 0;\n    op set() {\n        flag = 1;\n    }\n    op wait() {\n        while (flag == 0) { }\n        return 1;\n    }\n}\n";
+    let dir = common::workdir(&[
+        ("f.fgv", FLAG),
+        (
+            "test.json",
+            r#"{"object": "f.fgv", "threads": [["wait()"], ["set()"]]}"#,
+        ),
+    ]);
+    let (code, _, err) = run(fgvt().arg("localize").arg(dir.path().join("test.json")));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("`wait()` run alone does not finish"), "{err}");
+    assert!(
+        err.contains("in the loop at ") && err.contains("f.fgv:7:16"),
+        "{err}"
+    );
+    assert!(err.contains("await(cond)"), "{err}");
+    assert!(err.contains("--max-local-steps"), "{err}");
+    // Written with `await`, the same object is explored and judged.
+    let awaiting = FLAG.replace("while (flag == 0) { }", "await(flag != 0);");
+    std::fs::write(dir.path().join("f.fgv"), awaiting).unwrap();
+    let (code, out, err) = run(fgvt().arg("localize").arg(dir.path().join("test.json")));
+    assert_eq!(code, 0, "{out}{err}");
+}
+
+/// Point 9: a declared type that the value surely does not have is a load error.
+#[test]
+fn declared_types_are_checked() {
+    const NODES: &str = "record Node { int val; Node next; }\nobject T {\n    shared int count = 0;\n    op add(int v) {\n        int n = new Node(v, null);\n        return v;\n    }\n}\n";
+    let dir = common::workdir(&[
+        ("t.fgv", NODES),
+        (
+            "test.json",
+            r#"{"object": "t.fgv", "threads": [["add(1)"]]}"#,
+        ),
+    ]);
+    let (code, _, err) = run(fgvt().arg("localize").arg(dir.path().join("test.json")));
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("`n` is declared `int` but is given a `Node` reference"),
+        "{err}"
+    );
+    assert!(err.contains("t.fgv:5:17"), "{err}");
+}

@@ -248,7 +248,7 @@ fn counter2s_stuck_history_passes_under_self_and_the_report_says_why() {
 }
 
 #[test]
-fn a_step_budget_stop_is_not_reported_as_an_option_that_does_not_exist() {
+fn a_step_budget_stop_names_the_option_that_raises_it() {
     let dir = common::workdir(&[
         ("m.fgv", common::LOCAL_LOOP_MODEL),
         ("test.json", common::LOCAL_LOOP_TEST),
@@ -259,7 +259,7 @@ fn a_step_budget_stop_is_not_reported_as_an_option_that_does_not_exist() {
         let (code, out) = localize(&[test, "--format", format]);
         assert_eq!(code, 3, "{out}");
         assert!(!out.contains("--step-budget"), "{out}");
-        assert!(out.contains("the per-step instruction budget"), "{out}");
+        assert!(out.contains("--max-local-steps"), "{out}");
     }
     let (_, v) = report(test);
     assert_eq!(

@@ -90,8 +90,9 @@ pub(crate) enum Stop {
     /// A lock held by another thread or a false `await`: the step must not happen. Says what
     /// the thread waits for, and where.
     Blocked(String, Span),
-    /// The instruction budget ran out.
-    Budget,
+    /// The instruction budget ran out, at this span: the last loop that jumped back (the
+    /// likely endless one), else the instruction that ran out.
+    Budget(Span),
 }
 
 /// Where a run paused.
@@ -138,6 +139,8 @@ pub(crate) struct Runner<'m> {
     /// The site of the `await` being evaluated, to say where a blocked thread waits.
     await_site: Option<u32>,
     budget: u64,
+    /// The span of the last backward jump taken: where a run that exhausts its budget loops.
+    last_loop: Option<Span>,
     /// Whether to format accesses (only explored steps need them).
     record: bool,
     accesses: Vec<Access>,
@@ -163,6 +166,7 @@ impl<'m> Runner<'m> {
             atomic: 0,
             await_site: None,
             budget,
+            last_loop: None,
             record,
             accesses: Vec::new(),
         }
@@ -395,7 +399,7 @@ impl<'m> Runner<'m> {
     /// Executes one instruction; `Some(v)` when the operation's outermost frame returned.
     fn exec(&mut self) -> R<Option<Val>> {
         if self.budget == 0 {
-            return Err(Stop::Budget);
+            return Err(Stop::Budget(self.last_loop.unwrap_or_else(|| self.at())));
         }
         self.budget -= 1;
         let model = self.model;
@@ -442,7 +446,13 @@ impl<'m> Runner<'m> {
                 let r = self.binary(*op, a, b)?;
                 self.push(r);
             }
-            Instr::Jump(t) => self.frames.last_mut().expect("a frame is active").pc = *t,
+            Instr::Jump(t) => {
+                if *t < self.frames.last().expect("a frame is active").pc {
+                    // A loop's back edge (its span is the loop's condition or the loop).
+                    self.last_loop = Some(self.at());
+                }
+                self.frames.last_mut().expect("a frame is active").pc = *t;
+            }
             Instr::JumpIfFalse(t) => match self.pop() {
                 Val::Bool(true) => {}
                 Val::Bool(false) => self.frames.last_mut().expect("a frame is active").pc = *t,

@@ -124,4 +124,17 @@ impl Model {
         let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
         format!("{}:{line}:{col}", self.file_name)
     }
+
+    /// "the loop at file:line:col (`while (true) {`)": where a run that ran out of its
+    /// instruction budget was looping, for the messages that say so.
+    pub(crate) fn loop_at(&self, span: Span) -> String {
+        let start = (span.start as usize).min(self.text.len());
+        let line_start = self.text[..start].rfind('\n').map_or(0, |i| i + 1);
+        let line = self.text[line_start..].lines().next().unwrap_or("").trim();
+        format!("the loop at {} (`{line}`)", self.position(span))
+    }
 }
+
+/// The advice for a run that ran out of its instruction budget: the model's own way to wait.
+pub(crate) const WAIT_ADVICE: &str =
+    "to wait for another thread, write `await(cond);`, which blocks until `cond` holds instead of spinning";

@@ -6,7 +6,7 @@ use fgvt_checker::{Apply, Spec};
 use fgvt_tree::{Call, ThreadId};
 
 use super::interp::{run_serial, Memory, Stop, DEFAULT_BUDGET};
-use super::model::Model;
+use super::model::{Model, WAIT_ADVICE};
 use super::test_program::initialize;
 use super::value::Val;
 
@@ -22,13 +22,21 @@ pub struct SelfSpec {
 impl SelfSpec {
     /// The synthesized spec of `model`. A constructor that fails makes every `apply` invalid.
     pub fn new(model: Arc<Model>) -> SelfSpec {
-        let budget = DEFAULT_BUDGET;
+        SelfSpec::with_budget(model, DEFAULT_BUDGET)
+    }
+
+    /// The synthesized spec of `model`, whose serial runs may execute at most `budget`
+    /// instructions per operation (an operation that runs longer is invalid: it never ends).
+    pub fn with_budget(model: Arc<Model>, budget: u64) -> SelfSpec {
         let initial = initialize(&model, budget).map_err(|s| match s {
             Stop::Fault(m, span) => {
                 format!("the constructor fails at {}: {m}", model.position(span))
             }
             Stop::Blocked(..) => "the constructor blocks".to_string(),
-            Stop::Budget => "the constructor runs out of budget".to_string(),
+            Stop::Budget(at) => format!(
+                "the constructor runs more than {budget} instructions, in {}",
+                model.loop_at(at)
+            ),
         });
         SelfSpec {
             model,
@@ -79,9 +87,11 @@ impl Spec for SelfSpec {
                 "`{call}` run alone fails at {}: {m}",
                 self.model.position(span)
             )),
-            Err(Stop::Budget) => Apply::Invalid(format!(
-                "`{call}` run alone executes more than {} instructions",
-                self.budget
+            Err(Stop::Budget(at)) => Apply::Invalid(format!(
+                "`{call}` run alone does not finish: it runs more than {} instructions, in {}; \
+                 {WAIT_ADVICE}",
+                self.budget,
+                self.model.loop_at(at)
             )),
         }
     }

@@ -10,7 +10,7 @@ use fgvt_tree::{
 use super::interp::{
     pending_event, run_serial, Frame, Memory, Pause, Runner, SharedEvent, Stop, DEFAULT_BUDGET,
 };
-use super::model::Model;
+use super::model::{Model, WAIT_ADVICE};
 use super::value::Val;
 
 /// One thread's progress: the operation it is at and, in the middle of one, its frames
@@ -126,12 +126,13 @@ impl TestProgram {
                 message: format!("{what} blocks forever (it runs alone)"),
                 span: None,
             },
-            Stop::Budget => Fault {
+            Stop::Budget(at) => Fault {
                 message: format!(
-                    "{what} ran more than {} instructions (endless loop?)",
-                    self.budget
+                    "{what} ran more than {} instructions without finishing, in {}; {WAIT_ADVICE}",
+                    self.budget,
+                    self.model.loop_at(at)
                 ),
-                span: None,
+                span: Some(at),
             },
         }
     }
@@ -289,9 +290,9 @@ impl TestProgram {
                         *wait = Some((why, at));
                         return Step::Blocked;
                     }
-                    Err(Stop::Budget) => {
+                    Err(Stop::Budget(at)) => {
                         return Step::Bounded {
-                            reason: self.budget_reason(thread, op_index),
+                            reason: self.budget_reason(thread, op_index, at),
                         }
                     }
                     Err(Stop::Fault(message, span)) => {
@@ -312,9 +313,9 @@ impl TestProgram {
                     }
                 }
             }
-            Err(Stop::Budget) => {
+            Err(Stop::Budget(at)) => {
                 return Step::Bounded {
-                    reason: self.budget_reason(thread, op_index),
+                    reason: self.budget_reason(thread, op_index, at),
                 }
             }
             Err(Stop::Fault(message, span)) => {
@@ -349,8 +350,8 @@ impl TestProgram {
                     event,
                 }
             }
-            Err(Stop::Budget) => Step::Bounded {
-                reason: self.budget_reason(thread, op_index),
+            Err(Stop::Budget(at)) => Step::Bounded {
+                reason: self.budget_reason(thread, op_index, at),
             },
             Err(Stop::Fault(message, span)) => Step::Fault {
                 event: Some(event),
@@ -385,10 +386,12 @@ impl TestProgram {
         next
     }
 
-    fn budget_reason(&self, thread: ThreadId, op_index: usize) -> String {
+    fn budget_reason(&self, thread: ThreadId, op_index: usize, at: Span) -> String {
         format!(
-            "thread {thread} ran more than {} instructions in one step of `{}` without touching shared memory (endless local loop?)",
-            self.budget, self.threads[thread][op_index]
+            "thread {thread}'s `{}` ran more than {} instructions without touching shared memory, in {}: an endless local loop ({WAIT_ADVICE})",
+            self.threads[thread][op_index],
+            self.budget,
+            self.model.loop_at(at)
         )
     }
 }

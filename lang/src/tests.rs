@@ -1098,3 +1098,49 @@ mod fuzz {
         }
     }
 }
+
+#[test]
+fn declared_types_accept_what_fits_and_reject_what_surely_does_not() {
+    // (declaration, whether it compiles): hand-worked against the rules of `compile::types`.
+    let cases = [
+        ("int x = 1 + 2;", true),
+        ("int x = true;", false),
+        ("int x = null;", false),
+        ("bool x = 1 < 2;", true),
+        ("bool x = 3;", false),
+        ("Node x = null;", true),
+        ("Node x = new Node(1, null);", true),
+        ("Node x = new Other();", false),
+        ("int x = new Node(1, null);", false),
+        ("string x = \"s\";", true),
+        ("string x = 1;", false),
+        ("(int, bool) x = (1, true);", true),
+        ("(int, bool) x = (true, 1);", false),
+        ("(int, bool) x = (1, true, 2);", false),
+        ("(int, Node) x = (1, null);", true),
+        // Unknown to the check (a field read, a call): accepted, typed at run time.
+        ("int x = head.val;", true),
+        ("int x = helper();", true),
+        // Names declared with a type carry it.
+        ("Node y = null; int x = y;", false),
+        ("int x = count;", true),
+        ("bool x = count;", false),
+        ("int x = 0; x = new Node(1, null);", false),
+        ("count = true;", false),
+        ("var y = new Node(1, null); int x = y;", true),
+    ];
+    for (body, ok) in cases {
+        let text = format!(
+            "record Node {{ int val; Node next; }}\nrecord Other {{ }}\nobject T {{\n    shared int count = 0;\n    shared Node head = null;\n    fn helper() {{ return 1; }}\n    op run() {{\n        {body}\n    }}\n}}\n"
+        );
+        let result = Model::compile(&mut SourceMap::new(), "t.fgv", &text, None);
+        match (ok, result) {
+            (true, Err(e)) => panic!("`{body}` should compile: {}", render(&e)),
+            (false, Ok(_)) => panic!("`{body}` should be rejected"),
+            (false, Err(e)) => {
+                assert!(e.message.contains("is declared"), "`{body}`: {}", e.message)
+            }
+            (true, Ok(_)) => {}
+        }
+    }
+}

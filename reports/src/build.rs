@@ -3,7 +3,9 @@
 use fgvt_labeling::cdrs::{Cdrs, CdrsGroup, RaceNode};
 use fgvt_labeling::labels::{Label, Labeling};
 use fgvt_labeling::pattern::Pattern;
-use fgvt_tree::{CoarseEvent, Event, History, Lane, LeafKind, NodeId, SourceMap, Span, Tree};
+use fgvt_tree::{
+    Bound, CoarseEvent, Event, History, Lane, LeafKind, Limit, NodeId, SourceMap, Span, Tree,
+};
 
 use crate::model::{
     CdrsReport, Explanation, FaultReport, HistoryItem, HistoryKind, HistoryReport, LabelTotals,
@@ -129,6 +131,30 @@ fn totals(counts: impl Iterator<Item = (Label, u64)>) -> LabelTotals {
     t
 }
 
+/// Why the first path cut by an operation's limits was cut, with the option that raises the
+/// limit: an operation that spins (on shared memory, or locally) is the usual cause.
+fn first_cut(tree: &Tree) -> Option<String> {
+    let leaves = tree
+        .graph
+        .node_weights()
+        .filter_map(|node| node.leaf.as_ref());
+    leaves
+        .filter_map(|leaf| leaf.bound.as_ref())
+        .find_map(|bound| match bound {
+            Bound::Stopped { .. } => None,
+            Bound::MaxSteps { thread, op, max } => Some(format!(
+            "thread {thread}'s `{op}` took more than {max} steps on one path: if it spins waiting \
+             for another thread, make it wait instead (a model writes `await(cond);`); \
+             else raise {}",
+            option(Limit::MaxSteps)
+        )),
+            Bound::StepBudget { reason } => Some(format!(
+                "{reason}; if the operation only needs longer, raise {}",
+                option(Limit::StepBudget)
+            )),
+        })
+}
+
 fn notes(
     input: &ReportInput<'_>,
     summary: &TreeSummary,
@@ -141,6 +167,9 @@ fn notes(
             "exploration stopped at {}: the tree is partial and its counts cover only the explored part",
             limit_option(limit)
         ));
+    }
+    if let Some(why) = first_cut(input.tree) {
+        notes.push(why);
     }
     if summary.unknown_leaves > 0 {
         notes.push(format!(
@@ -416,8 +445,8 @@ fn leaf_kind_name(kind: LeafKind) -> &'static str {
     }
 }
 
-/// What set the limit a report's `partial` names (its [`fgvt_tree::Limit::name`]): the
-/// command-line option, or a description for a limit no option sets (the step budget).
+/// The command-line option that set the limit a report's `partial` names (its
+/// [`fgvt_tree::Limit::name`]).
 pub(crate) fn limit_option(name: &str) -> String {
     fgvt_tree::Limit::from_name(name).map_or_else(|| format!("--{name}"), |l| option(l).to_string())
 }
@@ -429,7 +458,7 @@ pub fn option(limit: fgvt_tree::Limit) -> &'static str {
         fgvt_tree::Limit::MaxStates => "--max-states",
         fgvt_tree::Limit::Timeout => "--timeout",
         fgvt_tree::Limit::MaxSteps => "--max-steps",
-        fgvt_tree::Limit::StepBudget => "the per-step instruction budget",
+        fgvt_tree::Limit::StepBudget => "--max-local-steps",
     }
 }
 

@@ -12,11 +12,11 @@ use fgvt_tree::{CoarseEvent, Tree};
 use super::output::{emit, Exit, Progress};
 use super::{pipeline_error, ExploreArgs, Format};
 use crate::pipeline::{self, Judgement, LeafVerdict};
-use crate::testcase::{self, TestCase};
+use crate::testcase::TestCase;
 
 /// Runs `fgvt explore`.
 pub fn run(args: &ExploreArgs) -> miette::Result<Exit> {
-    let test = testcase::load(&args.test)?;
+    let test = args.limits.load_test(&args.test)?;
     let started = std::time::Instant::now();
     let mut progress = Progress::new("exploring");
     let tree = pipeline::explore_test(

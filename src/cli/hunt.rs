@@ -24,7 +24,8 @@ const MAX_CDRS: usize = 3;
 
 /// Runs `fgvt hunt`.
 pub fn run(args: &HuntArgs) -> miette::Result<Exit> {
-    let file = hunt::load(&args.hunt)?;
+    let mut file = hunt::load(&args.hunt)?;
+    file.local_budget = args.limits.max_local_steps;
     if args.samples == Some(0) || args.jobs == Some(0) {
         return Err(miette::miette!(
             help = "give a positive number",

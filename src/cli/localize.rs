@@ -3,11 +3,10 @@
 use super::output::{emit, exit_code, stdout_color, write_atomically, Exit};
 use super::render::{write_tree_files, TreeFiles};
 use super::{localize_with_progress, LocalizeArgs, ReportFormat};
-use crate::testcase;
 
 /// Runs `fgvt localize`.
 pub fn run(args: &LocalizeArgs) -> miette::Result<Exit> {
-    let test = testcase::load(&args.test)?;
+    let test = args.limits.load_test(&args.test)?;
     let mut localized =
         localize_with_progress(&test, &args.limits, args.pattern.clone(), args.max_cdrs)?;
     localized.report.drawing = args

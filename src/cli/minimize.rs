@@ -11,11 +11,10 @@ use super::pipeline_error;
 use super::written::{summary, write_test};
 use super::MinimizeArgs;
 use crate::hunt::{minimize_test, Matrix, MinimizeOutcome, ModelRefs, Subject};
-use crate::testcase;
 
 /// Runs `fgvt minimize`.
 pub fn run(args: &MinimizeArgs) -> miette::Result<Exit> {
-    let test = testcase::load(&args.test)?;
+    let test = args.limits.load_test(&args.test)?;
     let refs = test_refs(&args.test)?;
     let deadline = args.limits.timeout.map(|t| Instant::now() + t);
     let start = Matrix::of(&test);

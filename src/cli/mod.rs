@@ -61,12 +61,26 @@ pub struct LimitArgs {
     /// Stop after this many seconds (the result is then partial, exit 3).
     #[arg(long, value_parser = parse_seconds)]
     pub timeout: Option<Duration>,
+    /// Most instructions an operation may execute between two shared-memory accesses (and in
+    /// one serial run of the spec); a longer run is cut as an endless local loop.
+    #[arg(long, default_value_t = fgvt_lang::DEFAULT_BUDGET)]
+    pub max_local_steps: u64,
     /// Do not merge identical states (slower; the counts are the same).
     #[arg(long)]
     pub no_memo: bool,
 }
 
 impl LimitArgs {
+    /// Loads the test at `path` with these limits' instruction budget.
+    pub fn load_test(
+        &self,
+        path: &std::path::Path,
+    ) -> Result<crate::testcase::TestCase, crate::testcase::LoadError> {
+        let mut test = crate::testcase::load(path)?;
+        test.local_budget = self.max_local_steps;
+        Ok(test)
+    }
+
     /// The pipeline's limits these arguments set.
     pub fn limits(&self) -> Limits {
         Limits {

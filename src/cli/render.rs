@@ -9,14 +9,14 @@ use fgvt_reports::{render_dot, render_svg, SvgEngine};
 use super::output::{emit, write_atomically, Exit};
 use super::{localize_with_progress, DrawArgs, EngineArg, FocusArg, RenderArgs, TreeFormat};
 use crate::pipeline::Localized;
-use crate::testcase::{self, TestCase};
+use crate::testcase::TestCase;
 
 /// Runs `fgvt render`.
 pub fn run(args: &RenderArgs) -> miette::Result<Exit> {
     let format = output_format(args.format, args.output.as_deref())?;
     // Check the engine before the (possibly long) exploration.
     let engine = engine(args.draw.engine)?;
-    let test = testcase::load(&args.test)?;
+    let test = args.limits.load_test(&args.test)?;
     let localized =
         localize_with_progress(&test, &args.limits, args.pattern.clone(), args.max_cdrs)?;
     let (text, drawing) = draw(&test, &localized, args.max_cdrs, &args.draw, format, engine)?;

@@ -8,7 +8,6 @@ use fgvt_tree::{ExploreOptions, Limit};
 use super::nondet::{serial_nondeterminism, Nondeterminism};
 use crate::pipeline::{explore_test, judge_test, PipelineError};
 use crate::testcase::{SpecChoice, TestCase};
-use fgvt_lang::SelfSpec;
 
 /// The verdict on one test.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -72,7 +71,7 @@ pub fn phase1(test: &TestCase) -> Option<Nondeterminism> {
         SpecChoice::Builtin(_) => return None,
     };
     serial_nondeterminism(
-        &SelfSpec::new(model.clone()),
+        &test.self_spec(model),
         &test.init,
         &test.threads,
         &test.finals,

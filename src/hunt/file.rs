@@ -83,6 +83,9 @@ pub struct HuntFile {
     pub samples: usize,
     /// The model's source files, to resolve event spans.
     pub sources: SourceMap,
+    /// Most instructions an operation may execute between two shared-memory accesses (and in
+    /// one serial run of the spec) before it is cut as an endless local loop.
+    pub local_budget: u64,
 }
 
 impl HuntFile {
@@ -163,5 +166,6 @@ pub fn load(path: &Path) -> Result<HuntFile, LoadError> {
         ops_per_thread,
         samples,
         sources,
+        local_budget: fgvt_lang::DEFAULT_BUDGET,
     })
 }

@@ -96,6 +96,9 @@ pub struct Subject {
     pub spec: SpecChoice,
     /// The model's source files.
     pub sources: SourceMap,
+    /// Most instructions an operation may execute between two shared-memory accesses (and in
+    /// one serial run of the spec) before it is cut as an endless local loop.
+    pub local_budget: u64,
 }
 
 impl Subject {
@@ -105,6 +108,7 @@ impl Subject {
             model: test.model.clone(),
             spec: test.spec.clone(),
             sources: test.sources.clone(),
+            local_budget: test.local_budget,
         }
     }
 
@@ -114,6 +118,7 @@ impl Subject {
             model: file.model.clone(),
             spec: file.spec.clone(),
             sources: file.sources.clone(),
+            local_budget: file.local_budget,
         }
     }
 
@@ -128,6 +133,7 @@ impl Subject {
             finals: matrix.finals.clone(),
             seed,
             sources: self.sources.clone(),
+            local_budget: self.local_budget,
         }
     }
 }

@@ -37,7 +37,8 @@ impl PipelineError {
                 "the `init` operations run serially before the threads; fix them or the model"
             }
             PipelineError::Spec { .. } => {
-                "the spec must know every operation of the test with its arguments"
+                "the spec must know every operation of the test with its arguments, and each \
+                 must finish when run alone (raise --max-local-steps if one only needs longer)"
             }
         }
     }

@@ -13,7 +13,6 @@ use fgvt_tree::{History, LeafKind, NodeId, Tree};
 use rayon::prelude::*;
 
 use crate::testcase::{SpecChoice, TestCase};
-use fgvt_lang::SelfSpec;
 
 /// The verdict on one leaf.
 #[derive(Clone, Debug)]
@@ -67,13 +66,13 @@ pub fn judge(
         ..CheckOptions::default()
     };
     match &test.spec {
-        SpecChoice::SelfSpec => judge_with(SelfSpec::new(test.model.clone()), tree, options, true),
+        SpecChoice::SelfSpec => judge_with(test.self_spec(&test.model), tree, options, true),
         SpecChoice::Builtin(name) => {
             let spec = fgvt_checker::builtin(name)
                 .expect("built-in spec names are checked when the test loads");
             judge_with(spec, tree, options, false)
         }
-        SpecChoice::Model(model) => judge_with(SelfSpec::new(model.clone()), tree, options, false),
+        SpecChoice::Model(model) => judge_with(test.self_spec(model), tree, options, false),
     }
 }
 

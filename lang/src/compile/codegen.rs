@@ -88,7 +88,12 @@ impl<'a> Compiler<'a> {
                         None => {
                             self.emit(Instr::Push(ty.default_value()), *span);
                         }
-                        Some(Init::Expr(e)) => self.expr(e)?,
+                        Some(Init::Expr(e)) => {
+                            if let Some(shape) = self.scalar_shapes.get(&name.name) {
+                                self.check_fits(shape, &name.name, e)?;
+                            }
+                            self.expr(e)?
+                        }
                         Some(Init::List(_, lspan)) => {
                             return Err(Diag::new(
                                 ErrorKind::Invalid,
@@ -207,8 +212,14 @@ impl<'a> Compiler<'a> {
                 span,
             } => {
                 let rty = ty.as_ref().map(|t| self.resolve_type(t)).transpose()?;
+                let shape = ty.as_ref().and_then(Shape::declared);
                 match init {
-                    Some(e) => self.expr(e)?,
+                    Some(e) => {
+                        if let (Some(shape), Pattern::Name(id)) = (&shape, pat) {
+                            self.check_fits(shape, &id.name, e)?;
+                        }
+                        self.expr(e)?
+                    }
                     None => {
                         let v = rty.as_ref().map_or(Val::Null, Ty::default_value);
                         self.emit(Instr::Push(v), *span);
@@ -217,6 +228,9 @@ impl<'a> Compiler<'a> {
                 match pat {
                     Pattern::Name(id) => {
                         let slot = self.declare(id, spans)?;
+                        if let Some(shape) = shape {
+                            self.cx.local_shapes.insert(slot, shape);
+                        }
                         self.emit(Instr::Store(slot), *span);
                     }
                     Pattern::Tuple(ids, _) => {
@@ -406,6 +420,9 @@ impl<'a> Compiler<'a> {
     ) -> Result<(), Diag> {
         match target {
             LValue::Name(id) => {
+                if let Source::Expr(e) = value {
+                    self.check_assignment(id, e)?;
+                }
                 if let Some(slot) = self.lookup_local(&id.name) {
                     self.source(value)?;
                     self.emit(Instr::Store(slot), span);

@@ -12,6 +12,9 @@
 
 mod codegen;
 mod resolve;
+mod types;
+
+use types::Shape;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -75,6 +78,8 @@ struct FnCx {
     n_locals: u16,
     loops: Vec<LoopCx>,
     cleanups: Vec<Cleanup>,
+    /// The declared types of locals declared with one, by slot.
+    local_shapes: HashMap<u16, Shape>,
 }
 
 /// A function's entry in the namespace of callables.
@@ -88,6 +93,8 @@ struct FuncEntry {
 struct Compiler<'a> {
     text: &'a str,
     scalars: HashMap<String, u32>,
+    /// The declared types of shared scalars.
+    scalar_shapes: HashMap<String, Shape>,
     arrays: HashMap<String, u32>,
     array_list: Vec<Array>,
     locks: HashMap<String, u32>,
@@ -170,6 +177,7 @@ pub(crate) fn compile_object(
     let mut c = Compiler {
         text,
         scalars: HashMap::new(),
+        scalar_shapes: HashMap::new(),
         final_scalars: Default::default(),
         final_fields: Default::default(),
         in_constructor: false,
@@ -269,10 +277,14 @@ pub(crate) fn compile_object(
                     return Err(duplicate("shared variable", name, *prev));
                 }
                 declared.insert(name.name.clone(), name.span);
+                let ty_ast = ty;
                 let ty = c.resolve_type(ty)?;
                 match len {
                     None => {
                         c.scalars.insert(name.name.clone(), c.n_globals);
+                        if let Some(shape) = Shape::declared(ty_ast) {
+                            c.scalar_shapes.insert(name.name.clone(), shape);
+                        }
                         shared_inits.push((c.n_globals, None, m, ty));
                         c.n_globals += 1;
                     }
