@@ -1,16 +1,8 @@
 //! Built-in sequential specifications, chosen by name with [`builtin`].
 //!
-//! | name | operations (aliases) | initial state | partitioned by |
-//! |---|---|---|---|
-//! | `register` | `read()`/`get()` → value; `write(v)`/`set(v)` → `()`; `cas(a, b)`/`compareAndSet` → bool | `null` | — |
-//! | `counter` | `inc()`/`increment()`, `dec()`/`decrement()`, `add(n)` → `()`; `get()`/`read()` → int; `incrementAndGet`, `decrementAndGet`, `addAndGet(n)` → new value; `getAndIncrement`, `getAndDecrement`, `getAndAdd(n)` → old value | `0` | — |
-//! | `set` | `add(k)`/`insert` → bool (newly added); `remove(k)`/`delete` → bool (was present); `contains(k)` → bool; `size()` → int | empty | key |
-//! | `map` | `put(k, v)` → previous or `null`; `get(k)` → value or `null`; `remove(k)` → previous or `null`; `contains(k)`/`containsKey` → bool; `putIfAbsent(k, v)` → previous or `null`; `size()` → int | empty | key |
-//! | `queue` | `offer(v)`, `add(v)` → `true`; `enqueue(v)`/`push_back`/`put` → `()`; `poll()`/`dequeue`/`remove`/`tryTake`/`try_take` → head or `null`; `take()` → head, **blocks** when empty; `peek()` → head or `null`; `size()`; `isEmpty()`/`is_empty` | empty | — |
-//! | `stack` | `push(v)` → `()`; `pop()`/`tryPop`/`try_pop` → top or `null`; `peek()` → top or `null`; `size()`; `isEmpty()`/`is_empty` | empty | — |
-//! | `deque` | `pushLeft`/`addFirst`/`offerFirst`/`push_front`(v), `pushRight`/`addLast`/`offerLast`/`push_back`(v) → `()`; `popLeft`/`pollFirst`/`pop_front`, `popRight`/`pollLast`/`pop_back` → value or `null`; `peekLeft`/`peekFirst`, `peekRight`/`peekLast`; `size()`; `isEmpty()`/`is_empty` | empty | — |
-//! | `snapshot` | `write(i, v)` → `()`; `read()` → tuple of every cell, e.g. `(1, 2)` | two cells, both `0`; a write past the end grows the array with `0`s | — |
-//! | `kv` | `get(k)` → string, `""` when absent; `put(k, v)` → `()`; `append(k, v)` → `()`, concatenates | every key `""` | key |
+//! Every spec's operations, aliases, arguments and results (with what each gives on the
+//! initial state, computed by running the spec) are listed in [`reference::SPECS`] and
+//! rendered into `docs/specs.md` by [`reference::specs_markdown`].
 //!
 //! Operations that return nothing return `()` (`Value::Unit`). Enqueue-like operations that
 //! return nothing in one model and `true` in another (`offer`, `add`, `push`, `enqueue`, ...) accept
@@ -20,6 +12,7 @@
 
 mod collection;
 mod kv;
+pub mod reference;
 mod scalar;
 mod sequence;
 
