@@ -283,7 +283,14 @@ fn deep_nesting_is_refused_with_a_position() {
         "return count;",
         &format!("return {};", deep("(", "count", ")")),
     );
-    let cases: Vec<(&str, String, &[(&str, &str)], &[&str])> = vec![
+    // (the file that gets the deep text, the text, the other files, the arguments)
+    type Case = (
+        &'static str,
+        String,
+        &'static [(&'static str, &'static str)],
+        &'static [&'static str],
+    );
+    let cases: Vec<Case> = vec![
         (
             "counter1.fgv",
             model,

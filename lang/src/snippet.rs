@@ -15,19 +15,24 @@ pub const LONG_LINE: usize = 160;
 const WINDOW_BEFORE: usize = 40;
 
 /// A named source text for miette whose snippets window very long lines.
+///
+/// One shared pointer, so that the errors holding it stay small.
 #[derive(Clone, Debug)]
-pub struct SnippetSource {
+pub struct SnippetSource(Arc<Named>);
+
+#[derive(Debug)]
+struct Named {
     name: String,
-    text: Arc<str>,
+    text: String,
 }
 
 impl SnippetSource {
     /// The text of the file `name`.
-    pub fn new(name: impl Into<String>, text: impl Into<Arc<str>>) -> Self {
-        SnippetSource {
+    pub fn new(name: impl Into<String>, text: impl Into<String>) -> Self {
+        SnippetSource(Arc::new(Named {
             name: name.into(),
             text: text.into(),
-        }
+        }))
     }
 }
 
@@ -38,7 +43,8 @@ impl SourceCode for SnippetSource {
         context_lines_before: usize,
         context_lines_after: usize,
     ) -> Result<Box<dyn SpanContents<'a> + 'a>, MietteError> {
-        let text: &'a str = &self.text;
+        let Named { name, text } = &*self.0;
+        let text: &'a str = text;
         let inner = text.read_span(span, context_lines_before, context_lines_after)?;
         let has_long_line = inner
             .data()
@@ -46,10 +52,10 @@ impl SourceCode for SnippetSource {
             .any(|line| line.len() > LONG_LINE);
         // The context-free read gives the header's line and column: keep it exact.
         let contents = if has_long_line && (context_lines_before > 0 || context_lines_after > 0) {
-            window(&self.name, text, span.offset())
+            window(name, text, span.offset())
         } else {
             MietteSpanContents::new_named(
-                self.name.clone(),
+                name.clone(),
                 inner.data(),
                 *inner.span(),
                 inner.line(),
@@ -72,7 +78,7 @@ fn window<'a>(name: &str, text: &'a str, at: usize) -> MietteSpanContents<'a> {
     let column = text[line_start..start].chars().count();
     MietteSpanContents::new_named(
         name.to_owned(),
-        text[start..end].as_bytes(),
+        &text.as_bytes()[start..end],
         (start, end - start).into(),
         line,
         column,

@@ -410,8 +410,7 @@ impl<'a> Compiler<'a> {
         }
     }
 
-    /// Pushes the monitor of `lock(m)` / `synchronized (m)` and returns its text for events.
-
+    /// Compiles `target = value` (a local store, a shared write, or a destructuring).
     pub(super) fn assign(
         &mut self,
         target: &LValue,
