@@ -450,3 +450,39 @@ fn declared_types_are_checked() {
     );
     assert!(err.contains("t.fgv:5:17"), "{err}");
 }
+
+/// Point 8: one flag vocabulary: `--format` is the output format in every command, the
+/// history's format is `--input-format`.
+#[test]
+fn check_history_takes_format_for_output_and_input_format_for_the_file() {
+    let dir = common::workdir(&[(
+        "h.txt",
+        "{:process 0, :type :invoke, :f :put, :key \"a\", :value \"x\"}\n{:process 0, :type :ok, :f :put, :key \"a\", :value \"x\"}\n",
+    )]);
+    let h = dir.path().join("h.txt");
+    let (code, out, err) =
+        run(fgvt()
+            .arg("check-history")
+            .arg(&h)
+            .args(["--input-format", "kv", "--format", "json"]));
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["schema"], "fgvt.check/1", "{out}");
+    // Read as another format, the same file is refused with its line.
+    let (code, out, err) = run(fgvt()
+        .arg("check-history")
+        .arg(&h)
+        .args(["--input-format", "jepsen"]));
+    assert_eq!(code, 2);
+    let said = format!("{out}{err}");
+    assert!(
+        said.contains("h.txt:1: expected `INFO  jepsen.util"),
+        "{said}"
+    );
+    // The old output flag is gone, with clap's usage error.
+    let (code, _, _) = run(fgvt()
+        .arg("check-history")
+        .arg(&h)
+        .args(["--format-out", "json"]));
+    assert_eq!(code, 2);
+}
