@@ -44,5 +44,6 @@
 pub mod cli;
 pub mod hunt;
 pub mod json_pos;
+pub mod memory;
 pub mod pipeline;
 pub mod testcase;

@@ -1,5 +1,5 @@
-//! `--timeout` as a user meets it: a run whose tree is far too big stops, partial, with exit
-//! code 3 and the limit named. How close to the limit it stops is measured by hand and in
+//! Limits as a user meets them (`--timeout`, `--max-memory`): a run whose tree is far too big
+//! stops, partial, with exit code 3 and the limit named. How close to the limit it stops is measured by hand and in
 //! benchmarks, not here: timed assertions fail on a loaded machine.
 
 mod common;
@@ -28,4 +28,29 @@ fn explore_and_localize_stop_at_the_timeout_with_a_partial_result() {
             "{command} names the limit:\n{stdout}"
         );
     }
+}
+
+/// Issue 11: a run that would outgrow memory stops at `--max-memory` with a partial result
+/// marked as such (exit 3), instead of being killed by the kernel.
+#[test]
+fn the_memory_budget_ends_a_run_with_a_partial_result() {
+    let model =
+        std::fs::read_to_string(common::fixture("lock_free_list/lock_free_list.fgv")).unwrap();
+    let test = r#"{
+  "object": "lock_free_list.fgv#FixedLockFreeList",
+  "init": ["add(1)"],
+  "threads": [["add(2)", "remove(1)"], ["remove(1)", "add(1)"], ["contains(1)", "remove(2)"]]
+}"#;
+    let dir = common::workdir(&[("lock_free_list.fgv", &model), ("test.json", test)]);
+    let (code, out, err) = common::run(
+        common::fgvt()
+            .arg("localize")
+            .arg(dir.path().join("test.json"))
+            .args(["--max-memory", "24M", "--format", "json"]),
+    );
+    assert_eq!(code, 3, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["partial"], "memory", "{out}");
+    let notes = v["notes"].to_string();
+    assert!(notes.contains("--max-memory"), "{notes}");
 }

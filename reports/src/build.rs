@@ -171,6 +171,12 @@ fn notes(
     if let Some(why) = first_cut(input.tree) {
         notes.push(why);
     }
+    if input.tree.stats().saturated {
+        notes.push(format!(
+            "the unfolded tree is too large to count: a count of {} means more than that",
+            u64::MAX
+        ));
+    }
     if summary.unknown_leaves > 0 {
         notes.push(format!(
             "{} leaves have no verdict (bounded, or the checker timed out) and are not counted",
@@ -459,6 +465,7 @@ pub fn option(limit: fgvt_tree::Limit) -> &'static str {
         fgvt_tree::Limit::Timeout => "--timeout",
         fgvt_tree::Limit::MaxSteps => "--max-steps",
         fgvt_tree::Limit::StepBudget => "--max-local-steps",
+        fgvt_tree::Limit::Memory => "--max-memory",
     }
 }
 

@@ -58,6 +58,8 @@ pub struct TreeCounts {
     pub graph_nodes: u64,
     /// The longest root-to-leaf path, in steps.
     pub max_depth: u64,
+    /// Some count reached the largest 64-bit number and stopped there: it means "more than".
+    pub saturated: bool,
 }
 
 impl From<Stats> for TreeCounts {
@@ -73,6 +75,7 @@ impl From<Stats> for TreeCounts {
             distinct_states: s.distinct_states,
             graph_nodes: s.graph_nodes,
             max_depth: s.max_depth,
+            saturated: s.saturated,
         }
     }
 }

@@ -131,6 +131,13 @@ fn summary_text(test: &TestCase, tree: &Tree, judgement: &Judgement) -> String {
         "  distinct states {}  graph nodes {}  time {:.1?}",
         s.distinct_states, s.graph_nodes, tree.elapsed
     );
+    if s.saturated {
+        let _ = writeln!(
+            out,
+            "  (the unfolded tree is too large to count: {} means more than that)",
+            u64::MAX
+        );
+    }
     let _ = writeln!(
         out,
         "  verdicts (spec {}): linearizable {}, not linearizable {}, fault {}, unknown {}  ({} distinct histories)",

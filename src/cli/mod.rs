@@ -65,6 +65,10 @@ pub struct LimitArgs {
     /// one serial run of the spec); a longer run is cut as an endless local loop.
     #[arg(long, default_value_t = fgvt_lang::DEFAULT_BUDGET)]
     pub max_local_steps: u64,
+    /// Stop exploring when fgvt uses this much memory, e.g. 4G or 512M (the result is then
+    /// partial, exit 3). Default: 60% of the machine's RAM.
+    #[arg(long, value_parser = crate::memory::parse_size)]
+    pub max_memory: Option<usize>,
     /// Do not merge identical states (slower; the counts are the same).
     #[arg(long)]
     pub no_memo: bool,
@@ -88,6 +92,10 @@ impl LimitArgs {
             max_steps: self.max_steps,
             timeout: self.timeout,
             memoize: !self.no_memo,
+            max_memory: Some(
+                self.max_memory
+                    .unwrap_or_else(crate::memory::default_budget),
+            ),
         }
     }
 }

@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use fgvt_tree::ExploreOptions;
+use fgvt_tree::{ExploreOptions, MemoryBudget};
 
 /// The limits of one run of the pipeline. A limit that is hit makes the result partial (the
 /// unexplored states become bounded leaves), never a silent cut.
@@ -17,6 +17,8 @@ pub struct Limits {
     /// Share the node of identical states (the counts are the same either way; sharing is
     /// much faster).
     pub memoize: bool,
+    /// Stop exploring when the process uses this many bytes (see [`crate::memory`]).
+    pub max_memory: Option<usize>,
 }
 
 impl Default for Limits {
@@ -27,6 +29,7 @@ impl Default for Limits {
             max_steps: explore.max_steps.unwrap_or(usize::MAX),
             timeout: None,
             memoize: true,
+            max_memory: None,
         }
     }
 }
@@ -53,6 +56,10 @@ impl Limits {
             max_states: Some(self.max_states),
             max_steps: Some(self.max_steps),
             timeout: self.timeout.map(exploration_budget),
+            max_memory: self.max_memory.map(|bytes| MemoryBudget {
+                bytes,
+                used: crate::memory::allocated,
+            }),
         }
     }
 

@@ -46,6 +46,20 @@ pub struct ExploreOptions {
     pub max_steps: Option<usize>,
     /// Stop after this long.
     pub timeout: Option<Duration>,
+    /// Stop when the process uses more memory than this.
+    pub max_memory: Option<MemoryBudget>,
+}
+
+/// A memory budget: how many bytes the process may use, and how to ask how many it uses.
+///
+/// The tree crate cannot see the process's allocator; whoever owns it (the `fgvt` binary
+/// counts its allocations) passes a probe. A probe that answers 0 disables the budget.
+#[derive(Clone, Copy, Debug)]
+pub struct MemoryBudget {
+    /// The most bytes in use before exploration stops.
+    pub bytes: usize,
+    /// Bytes in use now.
+    pub used: fn() -> usize,
 }
 
 impl Default for ExploreOptions {
@@ -55,6 +69,7 @@ impl Default for ExploreOptions {
             max_states: Some(2_000_000),
             max_steps: Some(1_000),
             timeout: None,
+            max_memory: None,
         }
     }
 }
@@ -426,6 +441,11 @@ impl<P: Program> Explorer<'_, P> {
         // Reading the clock costs little next to the steps of every thread that opening a
         // state takes, so look at every state: gating on the node count would skip it for
         // whole trees (nodes are added when frames close, so the count can stay put for long).
+        if let Some(budget) = self.options.max_memory {
+            if (budget.used)() >= budget.bytes {
+                return Some(Limit::Memory);
+            }
+        }
         match self.options.timeout {
             Some(timeout) if self.started.elapsed() >= timeout => Some(Limit::Timeout),
             _ => None,

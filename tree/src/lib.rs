@@ -91,7 +91,7 @@ pub mod source;
 pub mod value;
 
 pub use event::{Event, EventKind};
-pub use explore::{explore, explore_with_progress, ExploreOptions, Progress};
+pub use explore::{explore, explore_with_progress, ExploreOptions, MemoryBudget, Progress};
 pub use history::{Call, CoarseEvent, History, Lane, Operation, ThreadId, FINAL_LANE, INIT_LANE};
 pub use model::{
     Bound, Counts, Exploration, Leaf, LeafKind, Limit, Node, NodeId, Stats, Tree, TreeBuilder,

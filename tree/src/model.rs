@@ -149,9 +149,26 @@ impl Counts {
         }
     }
 
-    /// All leaves.
+    /// All leaves (saturating at `u64::MAX`, like every count: see [`Counts::saturated`]).
     pub fn leaves(&self) -> u64 {
-        self.complete + self.stuck + self.fault + self.bounded
+        self.complete
+            .saturating_add(self.stuck)
+            .saturating_add(self.fault)
+            .saturating_add(self.bounded)
+    }
+
+    /// Whether a count reached `u64::MAX` and stopped there: the unfolded tree is larger than
+    /// the count says, which reports must say.
+    pub fn saturated(&self) -> bool {
+        [
+            self.nodes,
+            self.complete,
+            self.stuck,
+            self.fault,
+            self.bounded,
+            self.leaves(),
+        ]
+        .contains(&u64::MAX)
     }
 
     pub(crate) fn add_child(&mut self, child: &Counts) {
@@ -177,17 +194,20 @@ pub enum Limit {
     /// A step ran out of its budget of local instructions (a loop that never touches shared
     /// memory).
     StepBudget,
+    /// The process used more memory than [`ExploreOptions::max_memory`](crate::ExploreOptions::max_memory).
+    Memory,
 }
 
 impl Limit {
     /// The limit's stable name, as JSON reports spell it: `max-states`, `timeout`,
-    /// `max-steps`, `step-budget`.
+    /// `max-steps`, `step-budget`, `memory`.
     pub fn name(self) -> &'static str {
         match self {
             Limit::MaxStates => "max-states",
             Limit::Timeout => "timeout",
             Limit::MaxSteps => "max-steps",
             Limit::StepBudget => "step-budget",
+            Limit::Memory => "memory",
         }
     }
 
@@ -198,6 +218,7 @@ impl Limit {
             Limit::Timeout,
             Limit::MaxSteps,
             Limit::StepBudget,
+            Limit::Memory,
         ]
         .into_iter()
         .find(|l| l.name() == name)
@@ -227,6 +248,8 @@ pub struct Stats {
     pub graph_nodes: u64,
     /// Longest root-to-leaf path, in steps.
     pub max_depth: u64,
+    /// Some count reached `u64::MAX` and stopped there ("more than" that many).
+    pub saturated: bool,
 }
 
 /// The interleaving tree (a DAG when memoized), with its root.
@@ -258,6 +281,7 @@ impl Tree {
             distinct_states: self.distinct_states,
             graph_nodes: self.graph.node_count() as u64,
             max_depth: c.depth,
+            saturated: c.saturated(),
         }
     }
 
@@ -435,4 +459,28 @@ pub struct Exploration {
     pub distinct_states: u64,
     /// How long exploration took.
     pub elapsed: Duration,
+}
+
+#[cfg(test)]
+mod count_tests {
+    use super::*;
+
+    #[test]
+    fn counts_saturate_and_say_so() {
+        let mut big = Counts::leaf(LeafKind::Complete);
+        assert!(!big.saturated());
+        big.complete = u64::MAX - 1;
+        big.add_child(&Counts::leaf(LeafKind::Complete));
+        assert_eq!(big.complete, u64::MAX);
+        assert!(big.saturated(), "a count at the maximum is flagged");
+        let mut sum = Counts::leaf(LeafKind::Stuck);
+        sum.complete = u64::MAX - 1;
+        sum.stuck = 5;
+        assert_eq!(
+            sum.leaves(),
+            u64::MAX,
+            "the sum saturates instead of wrapping"
+        );
+        assert!(sum.saturated());
+    }
 }

@@ -1,0 +1,118 @@
+//! How much memory fgvt uses, for the `--max-memory` budget: a counting global allocator and
+//! the default budget from the machine's RAM.
+//!
+//! The binary installs [`Counting`] as its global allocator; [`allocated`] then reads the
+//! bytes in use. Anywhere the allocator is not installed (a library user, a test), it reads 0
+//! and the budget never triggers.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+static IN_USE: AtomicUsize = AtomicUsize::new(0);
+
+/// The system allocator, counting the bytes it hands out.
+pub struct Counting;
+
+// SAFETY: every method forwards to `System` unchanged; the counter is only arithmetic.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let p = System.alloc(layout);
+        if !p.is_null() {
+            IN_USE.fetch_add(layout.size(), Ordering::Relaxed);
+        }
+        p
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        let p = System.alloc_zeroed(layout);
+        if !p.is_null() {
+            IN_USE.fetch_add(layout.size(), Ordering::Relaxed);
+        }
+        p
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        System.dealloc(ptr, layout);
+        IN_USE.fetch_sub(layout.size(), Ordering::Relaxed);
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let p = System.realloc(ptr, layout, new_size);
+        if !p.is_null() {
+            IN_USE.fetch_sub(layout.size(), Ordering::Relaxed);
+            IN_USE.fetch_add(new_size, Ordering::Relaxed);
+        }
+        p
+    }
+}
+
+/// Bytes allocated and not yet freed (0 unless [`Counting`] is the global allocator).
+pub fn allocated() -> usize {
+    IN_USE.load(Ordering::Relaxed)
+}
+
+/// The default budget: 60 % of the machine's RAM (`MemTotal` of `/proc/meminfo`), or 4 GiB
+/// where that cannot be read. The rest is left to the system and to the stages after
+/// exploration.
+pub fn default_budget() -> usize {
+    let total = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|text| mem_total(&text));
+    total.map_or(4 << 30, |bytes| bytes / 10 * 6)
+}
+
+/// `MemTotal` in bytes, from the text of `/proc/meminfo` (`MemTotal:  24567890 kB`).
+fn mem_total(meminfo: &str) -> Option<usize> {
+    let line = meminfo.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: usize = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
+}
+
+/// Parses a size like `512M`, `4G`, `4GiB`, `1500000000` (bytes) for `--max-memory`.
+pub fn parse_size(text: &str) -> Result<usize, String> {
+    let t = text.trim();
+    let digits = t
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(digits);
+    let number: f64 = number
+        .parse()
+        .map_err(|_| format!("`{text}` is not a size (write e.g. 512M or 4G)"))?;
+    let scale: f64 = match unit.trim().to_ascii_uppercase().as_str() {
+        "" | "B" => 1.0,
+        "K" | "KB" | "KIB" => 1024.0,
+        "M" | "MB" | "MIB" => 1024.0 * 1024.0,
+        "G" | "GB" | "GIB" => 1024.0 * 1024.0 * 1024.0,
+        "T" | "TB" | "TIB" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
+        other => return Err(format!("unknown size unit `{other}` (use K, M, G or T)")),
+    };
+    let bytes = number * scale;
+    if !bytes.is_finite() || bytes < 1.0 || bytes > usize::MAX as f64 {
+        return Err(format!("`{text}` is not a usable memory size"));
+    }
+    Ok(bytes as usize)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_with_binary_units() {
+        assert_eq!(parse_size("1500"), Ok(1500));
+        assert_eq!(parse_size("512M"), Ok(512 << 20));
+        assert_eq!(parse_size("4G"), Ok(4 << 30));
+        assert_eq!(parse_size("4GiB"), Ok(4 << 30));
+        assert_eq!(parse_size("1.5k"), Ok(1536));
+        assert!(parse_size("lots").is_err());
+        assert!(parse_size("4X").is_err());
+        assert!(parse_size("0").is_err());
+    }
+
+    #[test]
+    fn mem_total_reads_proc_meminfo() {
+        let text = "MemTotal:       24567890 kB\nMemFree:  1 kB\n";
+        assert_eq!(mem_total(text), Some(24567890 * 1024));
+        assert_eq!(mem_total("nothing"), None);
+    }
+}
