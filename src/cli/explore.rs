@@ -131,6 +131,16 @@ fn summary_text(test: &TestCase, tree: &Tree, judgement: &Judgement) -> String {
         "  distinct states {}  graph nodes {}  time {:.1?}",
         s.distinct_states, s.graph_nodes, tree.elapsed
     );
+    if let Some(bytes) = tree.memory {
+        let states = s.distinct_states.max(1) as f64;
+        let _ = writeln!(
+            out,
+            "  memory {:.1} MB ({:.0} bytes/state)  speed {:.0} states/s",
+            bytes as f64 / 1e6,
+            bytes as f64 / states,
+            states / tree.elapsed.as_secs_f64().max(1e-9)
+        );
+    }
     if s.saturated {
         let _ = writeln!(
             out,

@@ -109,6 +109,8 @@ pub fn explore_with_progress<P: Program>(
 where
     P::State: Send + 'static,
 {
+    let probe = options.max_memory.map(|budget| budget.used);
+    let memory_before = probe.map(|used| used());
     let (initial, base) = program.initial_state()?;
     let mut explorer = Explorer {
         program,
@@ -128,6 +130,9 @@ where
         partial: explorer.partial,
         distinct_states: explorer.seen.len() as u64,
         elapsed: explorer.started.elapsed(),
+        memory: probe
+            .zip(memory_before)
+            .map(|(used, before)| used().saturating_sub(before)),
     };
     let Explorer {
         tree,

@@ -264,6 +264,8 @@ pub struct Tree {
     pub distinct_states: u64,
     /// How long exploration took.
     pub elapsed: Duration,
+    /// Bytes exploration held at its end, when measured (see [`Exploration::memory`]).
+    pub memory: Option<usize>,
 }
 
 impl Tree {
@@ -446,6 +448,7 @@ impl TreeBuilder {
             partial: facts.partial,
             distinct_states: facts.distinct_states,
             elapsed: facts.elapsed,
+            memory: facts.memory,
         }
     }
 }
@@ -459,6 +462,9 @@ pub struct Exploration {
     pub distinct_states: u64,
     /// How long exploration took.
     pub elapsed: Duration,
+    /// Bytes exploration held at its end (the tree and the search's maps), when the caller
+    /// gave a memory probe ([`crate::ExploreOptions::max_memory`]).
+    pub memory: Option<usize>,
 }
 
 #[cfg(test)]
