@@ -43,7 +43,10 @@ use crate::explain::{self, Explanation};
 pub use crate::op::CheckError;
 use crate::op::OpView;
 use crate::spec::Spec;
-use search::{Limits, SearchResult};
+use search::{Limits, Search, SearchResult};
+
+/// Search steps a partition takes in its first turn (each round doubles it).
+const SLICE_STEPS: u64 = 1 << 12;
 
 /// How to check a history.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -117,6 +120,16 @@ pub struct SearchStats {
     pub cache_full: bool,
 }
 
+impl SearchStats {
+    /// Adds the figures of one more (sub-)history's search.
+    fn add(&mut self, other: &SearchStats) {
+        self.steps += other.steps;
+        self.cache_entries += other.cache_entries;
+        self.states += other.states;
+        self.cache_full |= other.cache_full;
+    }
+}
+
 /// The verdict on a history, with how it was reached.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Outcome {
@@ -151,37 +164,57 @@ pub fn check<S: Spec>(
         deadline: options.deadline,
         cache_limit: options.cache_limit.max(1),
     };
+    // The partitions are searched in turns, a slice of steps each, so that a violation in any
+    // of them is found about as fast as in the easiest one: a hard linearizable partition does
+    // not hold up the report of an easy broken one (porcupine races them in parallel).
+    let mut searches: Vec<Option<Search<'_, '_, S>>> = parts
+        .iter()
+        .map(|(_, part)| Some(Search::new(spec, part, history.stuck, &limits)))
+        .collect();
+    let mut witnesses: Vec<Option<Vec<OpView<'_>>>> = vec![None; parts.len()];
     let mut stats = SearchStats::default();
-    let mut witnesses = Vec::with_capacity(parts.len());
-    for (key, part) in &parts {
-        match search::search(spec, part, history.stuck, &limits, &mut stats)? {
-            SearchResult::Linearizable(order) => {
-                witnesses.push(order.into_iter().map(|i| part[i]).collect::<Vec<_>>())
-            }
-            SearchResult::NotLinearizable { best } => {
-                let explanation = explain::explain(
-                    spec,
-                    part,
-                    history.stuck,
-                    key.clone(),
-                    &best,
-                    options.explain,
-                )?;
-                return Ok(Outcome {
-                    verdict: Verdict::NotLinearizable(explanation),
-                    partitions: parts.len(),
-                    stats,
-                });
-            }
-            SearchResult::Unknown => {
-                return Ok(Outcome {
-                    verdict: Verdict::Unknown,
-                    partitions: parts.len(),
-                    stats,
-                })
+    let mut slice = SLICE_STEPS;
+    while searches.iter().any(Option::is_some) {
+        for (i, slot) in searches.iter_mut().enumerate() {
+            let Some(search) = slot else { continue };
+            let Some(result) = search.resume(slice)? else {
+                continue;
+            };
+            stats.add(&search.stats);
+            *slot = None;
+            let (key, part) = &parts[i];
+            match result {
+                SearchResult::Linearizable(order) => {
+                    witnesses[i] = Some(order.into_iter().map(|j| part[j]).collect());
+                }
+                SearchResult::NotLinearizable { best } => {
+                    let explanation = explain::explain(
+                        spec,
+                        part,
+                        history.stuck,
+                        key.clone(),
+                        &best,
+                        options.explain,
+                    )?;
+                    return Ok(Outcome {
+                        verdict: Verdict::NotLinearizable(explanation),
+                        partitions: parts.len(),
+                        stats,
+                    });
+                }
+                SearchResult::Unknown => {
+                    return Ok(Outcome {
+                        verdict: Verdict::Unknown,
+                        partitions: parts.len(),
+                        stats,
+                    })
+                }
             }
         }
+        // Longer slices as the round goes on: fewer switches when every partition is hard.
+        slice = slice.saturating_mul(2);
     }
+    let witnesses: Vec<Vec<OpView<'_>>> = witnesses.into_iter().flatten().collect();
     let order = merge_witnesses(&witnesses);
     Ok(Outcome {
         verdict: Verdict::Linearizable { order },

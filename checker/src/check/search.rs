@@ -122,7 +122,7 @@ impl<T: Clone + Eq + std::hash::Hash> Interner<T> {
 }
 
 /// The search over one (sub-)history.
-struct Search<'a, 'h, S: Spec> {
+pub(crate) struct Search<'a, 'h, S: Spec> {
     spec: &'a S,
     /// The operations by internal number: completed ones by return time, then (in a history
     /// that is not stuck) pending ones, then (in a stuck one) the pending ones that must block.
@@ -144,7 +144,22 @@ struct Search<'a, 'h, S: Spec> {
     transitions: FxHashMap<(u32, u32), Transition>,
     cache: FxHashSet<Config>,
     limits: &'a Limits,
-    stats: &'a mut SearchStats,
+    /// Where the search stands, so that it can stop after a number of steps and go on later.
+    cursor: Cursor,
+    /// What this search counted.
+    pub(crate) stats: SearchStats,
+}
+
+/// The state of a search between two slices of work.
+struct Cursor {
+    state: u32,
+    k: u32,
+    stack: Vec<Frame>,
+    /// The deepest stack seen, and how long a prefix of it the current stack shares.
+    best: Vec<u32>,
+    agree: usize,
+    entry: u32,
+    steps: u64,
 }
 
 /// Searches `ops` (one partition, or the whole history) for a linearization.
@@ -152,24 +167,28 @@ struct Search<'a, 'h, S: Spec> {
 /// In a `stuck` history the pending operations never take effect, and every one of them must
 /// block in the final state; otherwise each pending operation may take effect (anywhere after its
 /// call) or not.
+#[cfg(test)]
 pub(crate) fn search<S: Spec>(
     spec: &S,
     ops: &[OpView<'_>],
     stuck: bool,
     limits: &Limits,
-    stats: &mut SearchStats,
 ) -> Result<SearchResult, CheckError> {
-    let mut search = Search::new(spec, ops, stuck, limits, stats);
-    search.run()
+    let mut search = Search::new(spec, ops, stuck, limits);
+    loop {
+        if let Some(result) = search.resume(u64::MAX)? {
+            return Ok(result);
+        }
+    }
 }
 
 impl<'a, 'h, S: Spec> Search<'a, 'h, S> {
-    fn new(
+    /// A search over `views` (one partition, or the whole history), not started yet.
+    pub(crate) fn new(
         spec: &'a S,
         views: &'a [OpView<'h>],
         stuck: bool,
         limits: &'a Limits,
-        stats: &'a mut SearchStats,
     ) -> Self {
         let mut completed: Vec<usize> = (0..views.len())
             .filter(|&i| views[i].ret_pos.is_some())
@@ -229,6 +248,17 @@ impl<'a, 'h, S: Spec> Search<'a, 'h, S> {
             }
         }
 
+        let mut states = Interner::new();
+        let first = entries[HEAD as usize].next;
+        let cursor = Cursor {
+            state: states.intern(spec.initial()),
+            k: 0,
+            stack: Vec::new(),
+            best: Vec::new(),
+            agree: 0,
+            entry: first,
+            steps: 0,
+        };
         Search {
             spec,
             ops,
@@ -241,24 +271,52 @@ impl<'a, 'h, S: Spec> Search<'a, 'h, S> {
             open,
             open_at,
             linearized: vec![0; searchable.div_ceil(64)],
-            states: Interner::new(),
+            states,
             transitions: FxHashMap::default(),
             cache: FxHashSet::default(),
             limits,
-            stats,
+            cursor,
+            stats: SearchStats::default(),
         }
     }
 
-    fn run(&mut self) -> Result<SearchResult, CheckError> {
-        let mut state = self.states.intern(self.spec.initial());
-        let mut k = 0u32;
-        let mut stack: Vec<Frame> = Vec::new();
-        // The deepest stack seen, and how long a prefix of it the current stack shares.
-        let mut best: Vec<u32> = Vec::new();
-        let mut agree = 0usize;
-        let mut entry = self.entries[HEAD as usize].next;
-        let mut steps = 0u64;
+    /// Searches on for at most `budget` steps: the result, or `None` when the budget ran out
+    /// first (call again to go on where it stopped).
+    pub(crate) fn resume(&mut self, budget: u64) -> Result<Option<SearchResult>, CheckError> {
+        let Cursor {
+            mut state,
+            mut k,
+            mut stack,
+            mut best,
+            mut agree,
+            mut entry,
+            mut steps,
+        } = std::mem::replace(
+            &mut self.cursor,
+            Cursor {
+                state: 0,
+                k: 0,
+                stack: Vec::new(),
+                best: Vec::new(),
+                agree: 0,
+                entry: NIL,
+                steps: 0,
+            },
+        );
+        let stop_at = steps.saturating_add(budget);
         let result = loop {
+            if steps >= stop_at {
+                self.cursor = Cursor {
+                    state,
+                    k,
+                    stack,
+                    best,
+                    agree,
+                    entry,
+                    steps,
+                };
+                return Ok(None);
+            }
             steps += 1;
             if steps & (DEADLINE_EVERY - 1) == 0
                 && self.limits.deadline.is_some_and(|d| Instant::now() >= d)
@@ -308,10 +366,10 @@ impl<'a, 'h, S: Spec> Search<'a, 'h, S> {
             k = frame.k;
             entry = self.entries[self.call_entry[frame.op as usize] as usize].next;
         };
-        self.stats.steps += steps;
-        self.stats.cache_entries += self.cache.len();
-        self.stats.states += self.states.states.len();
-        Ok(result)
+        self.stats.steps = steps;
+        self.stats.cache_entries = self.cache.len();
+        self.stats.states = self.states.states.len();
+        Ok(Some(result))
     }
 
     /// Linearizes `op` in `state` if the spec agrees and the resulting configuration is new:
