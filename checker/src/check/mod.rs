@@ -188,6 +188,8 @@ pub fn check<S: Spec>(
                     witnesses[i] = Some(order.into_iter().map(|j| part[j]).collect());
                 }
                 SearchResult::NotLinearizable { best } => {
+                    // The steps of the searches left unfinished count too.
+                    stats.steps += searches.iter().flatten().map(Search::steps).sum::<u64>();
                     let explanation = explain::explain(
                         spec,
                         part,

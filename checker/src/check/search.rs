@@ -162,26 +162,11 @@ struct Cursor {
     steps: u64,
 }
 
-/// Searches `ops` (one partition, or the whole history) for a linearization.
+/// A search of one (sub-)history for a linearization, run in slices with [`Search::resume`].
 ///
 /// In a `stuck` history the pending operations never take effect, and every one of them must
 /// block in the final state; otherwise each pending operation may take effect (anywhere after its
 /// call) or not.
-#[cfg(test)]
-pub(crate) fn search<S: Spec>(
-    spec: &S,
-    ops: &[OpView<'_>],
-    stuck: bool,
-    limits: &Limits,
-) -> Result<SearchResult, CheckError> {
-    let mut search = Search::new(spec, ops, stuck, limits);
-    loop {
-        if let Some(result) = search.resume(u64::MAX)? {
-            return Ok(result);
-        }
-    }
-}
-
 impl<'a, 'h, S: Spec> Search<'a, 'h, S> {
     /// A search over `views` (one partition, or the whole history), not started yet.
     pub(crate) fn new(
@@ -278,6 +263,11 @@ impl<'a, 'h, S: Spec> Search<'a, 'h, S> {
             cursor,
             stats: SearchStats::default(),
         }
+    }
+
+    /// Search steps taken so far (also while unfinished).
+    pub(crate) fn steps(&self) -> u64 {
+        self.cursor.steps.max(self.stats.steps)
     }
 
     /// Searches on for at most `budget` steps: the result, or `None` when the budget ran out
