@@ -32,6 +32,10 @@ const KV: &str = "{:process 0, :type :invoke, :f :put, :key \"a\", :value \"x\"}
 {:process 0, :type :ok, :f :put, :key \"a\", :value \"x\"}\n\
 {:process 1, :type :invoke, :f :get, :key \"a\", :value nil}\n\
 {:process 1, :type :ok, :f :get, :key \"a\", :value \"x\"}\n";
+const EDN: &str = "[{:type :invoke, :f :write, :value 1, :process 0, :time 5}\n \
+{:type :ok, :f :write, :value 1, :process 0}\n \
+{:type :invoke, :f :read, :value nil, :process 1}\n \
+{:type :ok, :f :read, :value 1, :process 1}]\n";
 const JSON_HISTORY: &str = r#"{"schema": "fgvt.history/1", "spec": "stack",
  "events": [
   {"type": "call", "thread": 0, "op": "push", "args": [1]},
@@ -173,6 +177,12 @@ const LOADERS: &[Loader] = &[
         seed: KV,
         others: &[],
         args: &["check-history", "--input-format", "kv", "FILE"],
+    },
+    Loader {
+        file: "history.edn",
+        seed: EDN,
+        others: &[],
+        args: &["check-history", "FILE"],
     },
     Loader {
         file: "history.json",

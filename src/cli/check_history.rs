@@ -93,6 +93,7 @@ pub fn run(args: &CheckHistoryArgs) -> miette::Result<Exit> {
         HistoryFormat::Json => Some(Format::Json),
         HistoryFormat::Jepsen => Some(Format::Jepsen),
         HistoryFormat::Kv => Some(Format::Kv),
+        HistoryFormat::Edn => Some(Format::Edn),
     };
     let results: Vec<FileResult> = files.iter().map(|f| check_file(f, format, args)).collect();
     // Bad input is the worst outcome (nothing was learned), then a violation, then a timeout.
@@ -211,7 +212,7 @@ fn check_file(path: &Path, format: Option<Format>, args: &CheckHistoryArgs) -> F
         outcome: Err(String::new()),
         elapsed: Duration::ZERO,
     };
-    let loaded = match formats::load_history(path, format) {
+    let loaded = match formats::load_history_as(path, format, args.spec.as_deref()) {
         Ok(l) => l,
         Err(e) => {
             result.outcome = Err(e.to_string());

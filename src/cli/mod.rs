@@ -295,6 +295,8 @@ pub enum HistoryFormat {
     Jepsen,
     /// EDN-like key/value store lines (kv spec).
     Kv,
+    /// Jepsen EDN operation maps (register, queue, mutex or set, inferred or `--spec`).
+    Edn,
 }
 
 /// Arguments of `fgvt hunt`.

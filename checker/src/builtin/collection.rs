@@ -61,7 +61,11 @@ pub(super) fn set(ops: &OpTable<'_>, state: &SetState) -> Apply<SetState> {
                 ops.args::<0>()?;
                 ret(Value::Int(state.len() as i64), state.clone())
             }
-            _ => return Err(ops.unknown("add, remove, contains, size")),
+            "read" => {
+                ops.args::<0>()?;
+                ret(Value::Tuple(state.iter().cloned().collect()), state.clone())
+            }
+            _ => return Err(ops.unknown("add, remove, contains, size, read")),
         })
     })
 }

@@ -26,7 +26,7 @@ pub use sequence::{DequeState, QueueState, StackState};
 
 /// The names accepted by [`builtin`], in documentation order.
 pub const BUILTIN_NAMES: &[&str] = &[
-    "register", "counter", "set", "map", "queue", "stack", "deque", "snapshot", "kv",
+    "register", "counter", "set", "map", "queue", "stack", "deque", "snapshot", "kv", "mutex",
 ];
 
 /// A built-in sequential specification; see the [module documentation](self) for its operations.
@@ -50,6 +50,8 @@ pub enum BuiltinSpec {
     Snapshot,
     /// A string key/value store with `get`, `put` and `append`, partitioned by key.
     Kv,
+    /// A lock: `acquire` blocks while it is held, `release` frees it (Jepsen's mutex).
+    Mutex,
 }
 
 /// Looks up a built-in spec by name (one of [`BUILTIN_NAMES`], case-insensitive).
@@ -64,6 +66,7 @@ pub fn builtin(name: &str) -> Option<BuiltinSpec> {
         "deque" => BuiltinSpec::Deque,
         "snapshot" => BuiltinSpec::Snapshot,
         "kv" => BuiltinSpec::Kv,
+        "mutex" => BuiltinSpec::Mutex,
         _ => return None,
     };
     Some(spec)
@@ -90,6 +93,8 @@ pub enum BuiltinState {
     Snapshot(Vec<Value>),
     /// The key/value store's non-empty entries.
     Kv(KvState),
+    /// Whether the lock is held.
+    Mutex(bool),
 }
 
 impl BuiltinSpec {
@@ -105,6 +110,7 @@ impl BuiltinSpec {
             BuiltinSpec::Deque => "deque",
             BuiltinSpec::Snapshot => "snapshot",
             BuiltinSpec::Kv => "kv",
+            BuiltinSpec::Mutex => "mutex",
         }
     }
 }
@@ -123,6 +129,7 @@ impl Spec for BuiltinSpec {
             BuiltinSpec::Deque => BuiltinState::Deque(DequeState::default()),
             BuiltinSpec::Snapshot => BuiltinState::Snapshot(vec![Value::Int(0), Value::Int(0)]),
             BuiltinSpec::Kv => BuiltinState::Kv(KvState::default()),
+            BuiltinSpec::Mutex => BuiltinState::Mutex(false),
         }
     }
 
@@ -154,6 +161,9 @@ impl Spec for BuiltinSpec {
                 map(scalar::snapshot(&ops, s), BuiltinState::Snapshot)
             }
             (BuiltinSpec::Kv, BuiltinState::Kv(s)) => map(kv::kv(&ops, s), BuiltinState::Kv),
+            (BuiltinSpec::Mutex, BuiltinState::Mutex(held)) => {
+                map(scalar::mutex(&ops, *held), BuiltinState::Mutex)
+            }
             (spec, state) => Apply::Invalid(format!(
                 "internal error: state {state:?} does not belong to the built-in `{}` spec",
                 spec.as_str()

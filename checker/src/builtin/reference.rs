@@ -100,6 +100,7 @@ pub const SPECS: &[SpecDoc] = &[
             op(&["remove", "delete"], one, "whether the key was present"),
             op(&["contains"], one, "whether the key is present"),
             op(&["size"], none, "the number of keys"),
+            op(&["read"], none, "every element, as a sorted tuple (Jepsen's set `read`; checks the history whole)"),
         ],
     },
     SpecDoc {
@@ -167,6 +168,14 @@ pub const SPECS: &[SpecDoc] = &[
             op(&["get"], key, "the value, `\"\"` when absent"),
             op(&["put"], key_value, "`()`"),
             op(&["append"], key_value, "`()`: concatenates"),
+        ],
+    },
+    SpecDoc {
+        name: "mutex",
+        about: "A lock, initially free (Jepsen's mutex).",
+        ops: &[
+            op(&["acquire", "lock"], none, "`()`; **blocks** while the lock is held"),
+            op(&["release", "unlock"], none, "`()`; on a free lock `false`, which no observed release matches"),
         ],
     },
 ];

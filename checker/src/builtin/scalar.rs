@@ -76,6 +76,35 @@ pub(super) fn counter(ops: &OpTable<'_>, state: i64) -> Apply<i64> {
     })
 }
 
+/// `acquire()` (blocks while held) and `release()` (`()`; on a free lock `false`, which no
+/// observed release matches).
+pub(super) fn mutex(ops: &OpTable<'_>, held: bool) -> Apply<bool> {
+    checked(|| {
+        Ok(match ops.op() {
+            "acquire" | "lock" => {
+                ops.args::<0>()?;
+                if held {
+                    Apply::Blocks
+                } else {
+                    ret(Value::Unit, true)
+                }
+            }
+            "release" | "unlock" => {
+                ops.args::<0>()?;
+                ret(
+                    if held {
+                        Value::Unit
+                    } else {
+                        Value::Bool(false)
+                    },
+                    false,
+                )
+            }
+            _ => return Err(ops.unknown("acquire, release")),
+        })
+    })
+}
+
 /// `write(i, v)` and `read()` of every cell.
 pub(super) fn snapshot(ops: &OpTable<'_>, cells: &[Value]) -> Apply<Vec<Value>> {
     checked(|| {

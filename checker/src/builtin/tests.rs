@@ -236,7 +236,7 @@ fn kv_appends_strings() {
 fn unknown_operations_and_bad_arity_are_invalid() {
     assert_eq!(
         apply_once("set", None, "frob", vec![]),
-        Apply::Invalid("`frob` is not an operation of the built-in `set` spec (it has add, remove, contains, size)".into())
+        Apply::Invalid("`frob` is not an operation of the built-in `set` spec (it has add, remove, contains, size, read)".into())
     );
     assert_eq!(
         apply_once("set", None, "add", vec![int(1), int(2)]),

@@ -300,10 +300,11 @@ Errors name the file, the line and the column of the offending event, and exit 2
 /// `docs/history-format.md`: [`REFERENCE`] and an example written by [`to_json`] (which
 /// [`parse`] reads back: a test checks both).
 pub fn reference_markdown(example: &History) -> String {
-    let intro = "`fgvt check-history` reads recorded histories: Jepsen etcd logs and kv logs \
-                 (detected from their first line), and fgvt's own JSON format, described \
-                 here, which any harness can write. `--input-format json|jepsen|kv` forces \
-                 the format.";
+    let intro = "`fgvt check-history` reads recorded histories: Jepsen etcd logs, kv logs and \
+                 Jepsen EDN operation maps (register, queue, mutex or set, the model inferred \
+                 from the operations; see `fgvt_checker::formats::edn`), detected from their \
+                 first line, and fgvt's own JSON format, described here, which any harness \
+                 can write. `--input-format json|jepsen|kv|edn` forces the format.";
     let example_intro = "A push and a pop that overlap, the pop returning the pushed value, \
                          checked with `fgvt check-history example.json`:";
     format!(

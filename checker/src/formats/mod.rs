@@ -9,6 +9,7 @@
 //!
 //! Every parse error carries the 1-based line number of the offending line.
 
+pub mod edn;
 pub mod jepsen;
 pub mod json;
 pub mod kv;
@@ -29,18 +30,21 @@ pub enum Format {
     Kv,
     /// fgvt's JSON history (`fgvt.history/1`); the spec is named in the file.
     Json,
+    /// Jepsen's EDN operation maps; the model is inferred from the operations.
+    Edn,
 }
 
 impl Format {
     /// Every format, in the order [`detect_format`] tries them.
-    pub const ALL: [Format; 3] = [Format::Jepsen, Format::Kv, Format::Json];
+    pub const ALL: [Format; 4] = [Format::Jepsen, Format::Kv, Format::Json, Format::Edn];
 
-    /// The format's name: `jepsen`, `kv`, `json`.
+    /// The format's name: `jepsen`, `kv`, `json`, `edn`.
     pub fn as_str(self) -> &'static str {
         match self {
             Format::Jepsen => "jepsen",
             Format::Kv => "kv",
             Format::Json => "json",
+            Format::Edn => "edn",
         }
     }
 
@@ -49,7 +53,7 @@ impl Format {
         match self {
             Format::Jepsen => Some("register"),
             Format::Kv => Some("kv"),
-            Format::Json => None,
+            Format::Json | Format::Edn => None,
         }
     }
 }
@@ -63,14 +67,15 @@ impl fmt::Display for Format {
 impl FromStr for Format {
     type Err = String;
 
-    /// `jepsen`, `kv` (alias `edn`) or `json`.
+    /// `jepsen`, `kv`, `json` or `edn`.
     fn from_str(s: &str) -> Result<Self, String> {
         match s.to_ascii_lowercase().as_str() {
             "jepsen" => Ok(Format::Jepsen),
-            "kv" | "edn" => Ok(Format::Kv),
+            "kv" => Ok(Format::Kv),
             "json" => Ok(Format::Json),
+            "edn" => Ok(Format::Edn),
             _ => Err(format!(
-                "unknown history format `{s}` (expected jepsen, kv or json)"
+                "unknown history format `{s}` (expected jepsen, kv, json or edn)"
             )),
         }
     }
@@ -156,7 +161,7 @@ pub enum LoadError {
         source: NotUtf8,
     },
     /// The format could not be detected.
-    #[error("{}:{line}: cannot tell the history format from this line (expected Jepsen `INFO  jepsen.util - ...` lines, kv `{{:process ...}}` lines, or fgvt JSON); name the format", path.display())]
+    #[error("{}:{line}: cannot tell the history format from this line (expected Jepsen `INFO  jepsen.util - ...` lines, kv `{{:process ...}}` lines, Jepsen EDN `{{:type :invoke ...}}` maps, or fgvt JSON); name the format", path.display())]
     UnknownFormat {
         /// The file.
         path: PathBuf,
@@ -187,8 +192,10 @@ pub fn detect_format(text: &str) -> Option<Format> {
     let first = text.lines().map(str::trim).find(|l| !l.is_empty())?;
     if first.contains("jepsen.util") {
         Some(Format::Jepsen)
-    } else if first.starts_with("{:") {
+    } else if first.starts_with("{:") && first.contains(":key ") {
         Some(Format::Kv)
+    } else if first.starts_with("{:") || first.starts_with('[') {
+        Some(Format::Edn)
     } else if first.starts_with('{') {
         Some(Format::Json)
     } else {
@@ -198,6 +205,12 @@ pub fn detect_format(text: &str) -> Option<Format> {
 
 /// Parses `text` as `format`.
 pub fn parse(text: &str, format: Format) -> Result<Parsed, ParseError> {
+    parse_as(text, format, None)
+}
+
+/// Parses `text` as `format`, for the spec `spec` when the caller names one (an EDN history's
+/// calls depend on its model, otherwise inferred from the operations).
+pub fn parse_as(text: &str, format: Format, spec: Option<&str>) -> Result<Parsed, ParseError> {
     let implied = format.implied_spec().map(str::to_owned);
     match format {
         Format::Jepsen => jepsen::parse_with_lines(text).map(|(history, lines)| Parsed {
@@ -213,11 +226,21 @@ pub fn parse(text: &str, format: Format) -> Result<Parsed, ParseError> {
             spec_line: None,
         }),
         Format::Json => json::parse(text),
+        Format::Edn => edn::parse(text, spec),
     }
 }
 
 /// Reads and parses the file at `path`, in `format` or (when `None`) the detected one.
 pub fn load_history(path: &Path, format: Option<Format>) -> Result<Loaded, LoadError> {
+    load_history_as(path, format, None)
+}
+
+/// [`load_history`] for the spec `spec` when the caller names one (see [`parse_as`]).
+pub fn load_history_as(
+    path: &Path,
+    format: Option<Format>,
+    spec: Option<&str>,
+) -> Result<Loaded, LoadError> {
     let bytes = std::fs::read(path).map_err(|source| LoadError::Io {
         path: path.to_owned(),
         source,
@@ -237,7 +260,7 @@ pub fn load_history(path: &Path, format: Option<Format>) -> Result<Loaded, LoadE
             })
         }
     };
-    let parsed = parse(&text, format).map_err(|source| LoadError::Parse {
+    let parsed = parse_as(&text, format, spec).map_err(|source| LoadError::Parse {
         path: path.to_owned(),
         format,
         source,

@@ -198,7 +198,8 @@ fn json_round_trips() {
 fn detects_nothing_in_other_text() {
     assert_eq!(detect_format(""), None);
     assert_eq!(detect_format("  \n hello"), None);
-    assert_eq!("edn".parse::<Format>(), Ok(Format::Kv));
+    assert_eq!("edn".parse::<Format>(), Ok(Format::Edn));
+    assert_eq!("kv".parse::<Format>(), Ok(Format::Kv));
     assert!("xml".parse::<Format>().is_err());
 }
 
@@ -234,7 +235,11 @@ mod fuzz {
 
     use super::super::{parse, Format};
 
-    const SEEDS: [(Format, &str); 3] = [
+    const SEEDS: [(Format, &str); 4] = [
+        (
+            Format::Edn,
+            "[{:type :invoke, :f :cas, :value [1 2], :process 0, :time 1}\n {:type :ok, :f :cas, :value [1 2], :process 0}\n {:type :invoke, :f :read, :value nil, :process :nemesis}]\n",
+        ),
         (
             Format::Jepsen,
             "INFO  jepsen.util - 0\t:invoke\t:cas\t[1 2]\nINFO  jepsen.util - 0\t:ok\t:cas\t[1 2]\n",
@@ -272,13 +277,13 @@ mod fuzz {
 
     proptest! {
         #[test]
-        fn arbitrary_text(text in "\\PC{0,200}", which in 0..3usize) {
+        fn arbitrary_text(text in "\\PC{0,200}", which in 0..4usize) {
             check(SEEDS[which].0, &text)?;
         }
 
         #[test]
         fn mutated_text(
-            which in 0..3usize,
+            which in 0..4usize,
             at in any::<Index>(),
             insert in "[\\[\\]{}(),:\"\\\\ \\n\\t0-9a-z-]{0,12}",
             cut_at in any::<Index>(),
@@ -294,5 +299,116 @@ mod fuzz {
         for (format, seed) in SEEDS {
             parse(seed, format).unwrap_or_else(|e| panic!("{format}: {e}"));
         }
+    }
+}
+
+mod edn_histories {
+    //! Jepsen EDN histories of each model, linearizable and not, written by hand.
+
+    use super::super::{detect_format, parse, Format};
+    use crate::builtin::builtin;
+    use crate::{check, CheckOptions, Verdict};
+
+    /// The verdict on `text` read as EDN, with the model the reader chose.
+    fn verdict(text: &str) -> (bool, String) {
+        assert_eq!(detect_format(text), Some(Format::Edn), "{text}");
+        let parsed = parse(text, Format::Edn).unwrap_or_else(|e| panic!("{e}"));
+        let spec = parsed.spec.clone().unwrap();
+        let outcome = check(
+            &builtin(&spec).unwrap(),
+            &parsed.history,
+            &CheckOptions::default(),
+        )
+        .unwrap();
+        (
+            matches!(outcome.verdict, Verdict::Linearizable { .. }),
+            spec,
+        )
+    }
+
+    #[test]
+    fn cas_register() {
+        let ok = "{:type :invoke, :f :write, :value 1, :process 0}\n\
+                  {:type :invoke, :f :cas, :value [1 2], :process 1}\n\
+                  {:type :ok, :f :write, :value 1, :process 0}\n\
+                  {:type :ok, :f :cas, :value [1 2], :process 1}\n\
+                  {:type :invoke, :f :read, :value nil, :process 0}\n\
+                  {:type :ok, :f :read, :value 2, :process 0}\n";
+        assert_eq!(verdict(ok), (true, "register".into()));
+        assert_eq!(verdict(&ok.replace(":value 2,", ":value 1,")).0, false);
+        // A failed cas did not happen; an :info write may or may not have.
+        let info = "{:type :invoke, :f :write, :value 3, :process 0}\n\
+                    {:type :info, :f :write, :value 3, :process 0}\n\
+                    {:type :invoke, :f :cas, :value [5 6], :process 1}\n\
+                    {:type :fail, :f :cas, :value [5 6], :process 1}\n\
+                    {:type :invoke, :f :read, :value nil, :process 2}\n\
+                    {:type :ok, :f :read, :value 3, :process 2}\n";
+        assert_eq!(verdict(info), (true, "register".into()));
+        assert_eq!(
+            verdict(&info.replace(":value 3, :process 2", ":value 6, :process 2")).0,
+            false
+        );
+    }
+
+    #[test]
+    fn a_vector_of_maps_with_nemesis_time_and_index() {
+        let text = "[{:type :invoke, :f :enqueue, :value 1, :process 0, :time 1, :index 0}\n \
+                     {:type :info, :f :start, :value nil, :process :nemesis, :time 2, :index 1}\n \
+                     {:type :ok, :f :enqueue, :value 1, :process 0, :time 3, :index 2}\n \
+                     {:type :invoke, :f :dequeue, :value nil, :process 1, :time 4, :index 3}\n \
+                     {:type :ok, :f :dequeue, :value 1, :process 1, :time 5, :index 4}]\n";
+        assert_eq!(verdict(text), (true, "queue".into()));
+        assert_eq!(
+            verdict(&text.replace(":dequeue, :value 1", ":dequeue, :value 7")).0,
+            false
+        );
+    }
+
+    #[test]
+    fn mutex() {
+        let ok = "{:type :invoke, :f :acquire, :process 0}\n{:type :ok, :f :acquire, :process 0}\n\
+                  {:type :invoke, :f :acquire, :process 1}\n{:type :invoke, :f :release, :process 0}\n\
+                  {:type :ok, :f :release, :process 0}\n{:type :ok, :f :acquire, :process 1}\n";
+        assert_eq!(verdict(ok), (true, "mutex".into()));
+        // Two holders at once.
+        let bad = "{:type :invoke, :f :acquire, :process 0}\n{:type :ok, :f :acquire, :process 0}\n\
+                   {:type :invoke, :f :acquire, :process 1}\n{:type :ok, :f :acquire, :process 1}\n";
+        assert_eq!(verdict(bad).0, false);
+    }
+
+    #[test]
+    fn set_with_reads_of_the_whole_set() {
+        let ok = "{:type :invoke, :f :add, :value 1, :process 0}\n\
+                  {:type :invoke, :f :add, :value 2, :process 1}\n\
+                  {:type :ok, :f :add, :value 1, :process 0}\n\
+                  {:type :invoke, :f :read, :value nil, :process 2}\n\
+                  {:type :ok, :f :read, :value #{1}, :process 2}\n\
+                  {:type :ok, :f :add, :value 2, :process 1}\n";
+        assert_eq!(verdict(ok), (true, "set".into()));
+        // 2 was added before the read began: the read must see it.
+        let missed = "{:type :invoke, :f :add, :value 2, :process 1}\n\
+                      {:type :ok, :f :add, :value 2, :process 1}\n\
+                      {:type :invoke, :f :read, :value nil, :process 2}\n\
+                      {:type :ok, :f :read, :value #{}, :process 2}\n";
+        assert_eq!(verdict(missed).0, false);
+    }
+
+    #[test]
+    fn malformed_edn_names_the_line_and_column() {
+        let text = "{:type :invoke, :f :read, :value nil, :process 0}\n{:type :ok, :f :read, :value \"unterminated, :process 0}\n";
+        let e = parse(text, Format::Edn).unwrap_err();
+        assert_eq!(e.line, 2, "{e}");
+        assert!(e.column.is_some(), "{e}");
+        let deep = format!(
+            "{{:type :invoke, :f :write, :value {}1{}, :process 0}}\n",
+            "[".repeat(100_000),
+            "]".repeat(100_000)
+        );
+        let e = parse(&deep, Format::Edn).unwrap_err();
+        assert!(e.message.contains("nested more than"), "{e}");
+        assert_eq!((e.line, e.column.is_some()), (1, true));
+        let unknown = "{:type :invoke, :f :frob, :value nil, :process 0}\n";
+        let e = parse(unknown, Format::Edn).unwrap_err();
+        assert!(e.message.contains("cannot tell the model"), "{e}");
     }
 }

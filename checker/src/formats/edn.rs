@@ -1,0 +1,363 @@
+//! Jepsen histories in EDN: one operation map per line, or one vector of them.
+//!
+//! ```edn
+//! {:type :invoke, :f :cas, :value [1 2], :process 3, :time 12, :index 7}
+//! {:type :ok,     :f :cas, :value [1 2], :process 3, :time 19, :index 8}
+//! ```
+//!
+//! | `:type` | event |
+//! |---|---|
+//! | `:invoke` | the process calls `:f` |
+//! | `:ok` | the call returns (`:value` is the result where the model has one) |
+//! | `:fail` | the call did not happen: it is removed |
+//! | `:info` | the call may or may not have happened: it stays pending forever |
+//!
+//! Operations of processes that are not integers (`:nemesis`) are skipped; `:time` and
+//! `:index` are ignored (the file's order is real-time order). The model is inferred from the
+//! operations' names unless the caller names a spec:
+//!
+//! | model | operations | calls |
+//! |---|---|---|
+//! | `register` (cas-register) | `:read`, `:write v`, `:cas [a b]` | `read()` → value, `write(v)`, `cas(a, b)` → `true` |
+//! | `queue` (fifo) | `:enqueue v`, `:dequeue` | `enqueue(v)`, `dequeue()` → value |
+//! | `mutex` | `:acquire`, `:release` | `acquire()`, `release()` |
+//! | `set` | `:add v`, `:read` | `add(v)` (result not recorded), `read()` → every element |
+//!
+//! Values: `nil` → `null`, integers, booleans, strings, keywords (as `:name` strings), vectors
+//! and lists → tuples, sets → sorted tuples. The EDN itself is read by the `edn-format`
+//! crate; this module finds where each operation starts (for positions in errors) and bounds
+//! the nesting before handing text to it.
+
+use edn_format::Value as Edn;
+use fgvt_tree::{Call, Value};
+
+use super::{ParseError, Parsed, Recorder};
+
+/// How deeply EDN values may nest (the reader recurses).
+const MAX_NESTING: usize = 128;
+
+/// Parses a Jepsen EDN history; `spec` names the model (`None`: inferred from the operations).
+pub fn parse(text: &str, spec: Option<&str>) -> Result<Parsed, ParseError> {
+    let mut ops = Vec::new();
+    for element in elements(text)? {
+        let value = edn_format::parse_str(element.text).map_err(|e| {
+            // The reader's row may run one past the text at its end: clamp to the element.
+            let rows = element.text.lines().count().max(1);
+            let (line, column) = if e.row <= 1 {
+                (element.line, element.column + e.col.saturating_sub(1))
+            } else if e.row <= rows {
+                (element.line + e.row - 1, e.col.max(1))
+            } else {
+                let last = element.text.lines().last().unwrap_or("");
+                (element.line + rows - 1, last.chars().count().max(1))
+            };
+            ParseError {
+                line,
+                column: Some(column),
+                message: format!("malformed EDN: {}", e.error),
+            }
+        })?;
+        ops.push((element.line, op_map(element.line, &value)?));
+    }
+    let model = match spec {
+        Some(name) => Model::named(name),
+        None => Model::infer(&ops)?,
+    };
+    let mut recorder = Recorder::default();
+    for (line, op) in &ops {
+        let Some(thread) = op.process else { continue };
+        match op.kind.as_str() {
+            "invoke" => recorder.call(*line, thread, model.call(*line, op)?)?,
+            "ok" => {
+                recorder.pending_call(*line, thread, &format!(":{}", op.f))?;
+                recorder.ret(*line, thread, model.result(op));
+            }
+            "fail" => {
+                recorder.pending_call(*line, thread, &format!(":{}", op.f))?;
+                recorder.withdraw(thread);
+            }
+            "info" => recorder.abandon(thread),
+            other => {
+                return Err(ParseError::new(
+                    *line,
+                    format!("unknown :type :{other} (expected :invoke, :ok, :fail or :info)"),
+                ))
+            }
+        }
+    }
+    let (history, lines) =
+        recorder.finish(text.lines().count(), "the history has no operations")?;
+    Ok(Parsed {
+        history,
+        spec: Some(model.spec().to_owned()),
+        lines,
+        spec_line: None,
+    })
+}
+
+/// One operation map, as far as the history needs it.
+struct Op {
+    kind: String,
+    f: String,
+    value: Value,
+    /// `None` for a process that is not a client (`:nemesis`).
+    process: Option<usize>,
+}
+
+fn op_map(line: usize, value: &Edn) -> Result<Op, ParseError> {
+    let Edn::Map(map) = value else {
+        return Err(ParseError::new(
+            line,
+            "expected an operation map like {:type :invoke, :f :read, :value nil, :process 0}",
+        ));
+    };
+    let get = |name: &str| map.get(&Edn::from(edn_format::Keyword::from_name(name)));
+    let keyword = |name: &str| match get(name) {
+        Some(Edn::Keyword(k)) => Ok(k.name().to_owned()),
+        Some(other) => Err(ParseError::new(
+            line,
+            format!(
+                ":{name} must be a keyword, found {}",
+                edn_format::emit_str(other)
+            ),
+        )),
+        None => Err(ParseError::new(line, format!("missing :{name}"))),
+    };
+    let process = match get("process") {
+        Some(Edn::Integer(p)) if *p >= 0 => Some(*p as usize),
+        Some(Edn::Integer(p)) => {
+            return Err(ParseError::new(line, format!(":process {p} is negative")))
+        }
+        Some(_) => None,
+        None => return Err(ParseError::new(line, "missing :process")),
+    };
+    Ok(Op {
+        kind: keyword("type")?,
+        f: keyword("f")?,
+        value: get("value").map_or(Value::Null, to_value),
+        process,
+    })
+}
+
+/// An EDN value as an fgvt value.
+fn to_value(edn: &Edn) -> Value {
+    match edn {
+        Edn::Nil => Value::Null,
+        Edn::Boolean(b) => Value::Bool(*b),
+        Edn::Integer(i) => Value::Int(*i),
+        Edn::String(s) => Value::Str(s.clone()),
+        Edn::Keyword(k) => Value::Str(format!(":{}", k.name())),
+        Edn::Vector(items) | Edn::List(items) => Value::Tuple(items.iter().map(to_value).collect()),
+        Edn::Set(items) => {
+            let mut items: Vec<Value> = items.iter().map(to_value).collect();
+            items.sort();
+            Value::Tuple(items)
+        }
+        other => Value::Str(edn_format::emit_str(other)),
+    }
+}
+
+/// The model a history is checked against, and how its operations become calls.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Model {
+    Register,
+    Queue,
+    Mutex,
+    Set,
+    /// A spec named by the caller: calls are `f(value)` (no argument for `nil`).
+    Other(String),
+}
+
+impl Model {
+    fn named(name: &str) -> Model {
+        match name {
+            "register" | "cas-register" => Model::Register,
+            "queue" | "fifo" => Model::Queue,
+            "mutex" => Model::Mutex,
+            "set" => Model::Set,
+            other => Model::Other(other.to_owned()),
+        }
+    }
+
+    /// The model whose operations these are, when only one has them all.
+    fn infer(ops: &[(usize, Op)]) -> Result<Model, ParseError> {
+        // The nemesis's operations (`:start`, `:stop`, ...) are not the object's.
+        let mut names: Vec<&str> = ops
+            .iter()
+            .filter(|(_, op)| op.process.is_some())
+            .map(|(_, op)| op.f.as_str())
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        let within = |model: &[&str]| names.iter().all(|n| model.contains(n));
+        let model = if within(&["read", "write", "cas"]) {
+            Model::Register
+        } else if within(&["enqueue", "dequeue"]) {
+            Model::Queue
+        } else if within(&["acquire", "release"]) {
+            Model::Mutex
+        } else if within(&["add", "read"]) {
+            Model::Set
+        } else {
+            return Err(ParseError::new(
+                ops.first().map_or(1, |(line, _)| *line),
+                format!(
+                    "cannot tell the model from the operations {}: name the spec",
+                    names.join(", ")
+                ),
+            ));
+        };
+        Ok(model)
+    }
+
+    fn spec(&self) -> &str {
+        match self {
+            Model::Register => "register",
+            Model::Queue => "queue",
+            Model::Mutex => "mutex",
+            Model::Set => "set",
+            Model::Other(name) => name.as_str(),
+        }
+    }
+
+    /// The call an `:invoke` makes.
+    fn call(&self, line: usize, op: &Op) -> Result<Call, ParseError> {
+        let no_args = || Call::new(op.f.clone(), vec![]);
+        let one_arg = || Call::new(op.f.clone(), vec![op.value.clone()]);
+        Ok(match (self, op.f.as_str()) {
+            (Model::Register, "read") | (Model::Queue, "dequeue") | (Model::Set, "read") => {
+                no_args()
+            }
+            (Model::Register, "cas") => match &op.value {
+                Value::Tuple(pair) if pair.len() == 2 => Call::new("cas", pair.clone()),
+                other => {
+                    return Err(ParseError::new(
+                        line,
+                        format!("expected :value [from to] for :cas, found {other}"),
+                    ))
+                }
+            },
+            (Model::Mutex, _) => no_args(),
+            (_, _) if op.value == Value::Null => no_args(),
+            _ => one_arg(),
+        })
+    }
+
+    /// What an `:ok` returned (`None`: not recorded, any result is accepted).
+    fn result(&self, op: &Op) -> Option<Value> {
+        match (self, op.f.as_str()) {
+            (Model::Register, "read") | (Model::Queue, "dequeue") | (Model::Set, "read") => {
+                Some(op.value.clone())
+            }
+            (Model::Register, "cas") => Some(Value::Bool(true)),
+            (Model::Set, "add") => None,
+            (Model::Register | Model::Queue | Model::Mutex, _) => Some(Value::Unit),
+            _ => Some(op.value.clone()),
+        }
+    }
+}
+
+/// One top-level value of the file: its text and where it starts.
+struct Element<'t> {
+    text: &'t str,
+    line: usize,
+    column: usize,
+}
+
+/// The top-level values of `text` (the items of a single top-level vector, if the file is
+/// one), with their positions; nesting deeper than [`MAX_NESTING`] is an error at its place.
+fn elements(text: &str) -> Result<Vec<Element<'_>>, ParseError> {
+    let mut out = Vec::new();
+    let (mut line, mut column) = (1, 1);
+    let mut depth = 0usize;
+    // The depth items start at: 1 inside a file-wide vector, 0 otherwise.
+    let mut item_depth = None;
+    let mut start: Option<(usize, usize, usize)> = None;
+    let mut chars = text.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
+        let here = (line, column);
+        if c == '\n' {
+            line += 1;
+            column = 1;
+        } else {
+            column += 1;
+        }
+        let base = *item_depth.get_or_insert(usize::from(c == '['));
+        match c {
+            ';' => {
+                while chars.next_if(|&(_, c)| c != '\n').is_some() {}
+                continue;
+            }
+            '"' => {
+                if depth == base && start.is_none() {
+                    start = Some((at, here.0, here.1));
+                }
+                let mut escaped = false;
+                for (_, c) in chars.by_ref() {
+                    if c == '\n' {
+                        line += 1;
+                        column = 1;
+                    } else {
+                        column += 1;
+                    }
+                    match (escaped, c) {
+                        (false, '\\') => escaped = true,
+                        (false, '"') => break,
+                        _ => escaped = false,
+                    }
+                }
+                continue;
+            }
+            '\\' => {
+                // A character literal: the next character is not syntax.
+                if chars.next().is_some() {
+                    column += 1;
+                }
+                continue;
+            }
+            c if c.is_whitespace() || c == ',' => continue,
+            _ => {}
+        }
+        let opens = matches!(c, '{' | '[' | '(');
+        let closes = matches!(c, '}' | ']' | ')');
+        // An item starts at its first character at the items' depth (the file-wide vector's
+        // own brackets are below it).
+        if depth == base && start.is_none() && !closes {
+            start = Some((at, here.0, here.1));
+        }
+        if opens {
+            depth += 1;
+            if depth > MAX_NESTING {
+                return Err(ParseError {
+                    line: here.0,
+                    column: Some(here.1),
+                    message: format!("EDN nested more than {MAX_NESTING} levels deep"),
+                });
+            }
+        } else if closes {
+            depth = depth.saturating_sub(1);
+        }
+        let at_item_end = depth == base
+            && (closes
+                || !chars.peek().is_some_and(|&(_, n)| {
+                    !n.is_whitespace()
+                        && !matches!(n, ',' | '{' | '[' | '(' | '}' | ']' | ')' | '"' | ';')
+                }));
+        if let (true, Some((from, l, col))) = (at_item_end, start) {
+            out.push(Element {
+                text: &text[from..at + c.len_utf8()],
+                line: l,
+                column: col,
+            });
+            start = None;
+        }
+    }
+    if let Some((from, l, col)) = start {
+        out.push(Element {
+            text: &text[from..],
+            line: l,
+            column: col,
+        });
+    }
+    Ok(out)
+}
