@@ -129,3 +129,58 @@ fn fgvt_json_histories_name_their_spec() {
     assert_eq!(code, 1, "{out}{err}");
     assert!(out.contains("NOT linearizable"), "{out}");
 }
+
+/// Issue 13: `--html` draws the history as one page, and a real browser shows the operation
+/// that cannot be placed (headless Chromium, which `.ci/run` installs; without it the page is
+/// still checked as text).
+#[test]
+fn the_html_picture_marks_the_operation_that_cannot_be_placed() {
+    let history = "{:type :invoke, :f :write, :value 1, :process 0}\n\
+                   {:type :ok, :f :write, :value 1, :process 0}\n\
+                   {:type :invoke, :f :read, :value nil, :process 1}\n\
+                   {:type :ok, :f :read, :value 7, :process 1}\n";
+    let dir = common::workdir(&[("h.edn", history)]);
+    let page = dir.path().join("h.html");
+    let (code, _, err) = common::run(
+        common::fgvt()
+            .arg("check-history")
+            .arg(dir.path().join("h.edn"))
+            .arg("--html")
+            .arg(&page),
+    );
+    assert_eq!(code, 1, "{err}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains(r#"class="op obstacle""#), "{html}");
+    assert!(
+        html.contains("T1 read() returned 7"),
+        "the reason is beside the picture: {html}"
+    );
+    assert!(
+        !html.contains("<script") && !html.contains("https://"),
+        "self-contained"
+    );
+
+    let Some(chromium) = ["chromium", "chromium-browser"].into_iter().find(|b| {
+        std::process::Command::new(b)
+            .arg("--version")
+            .output()
+            .is_ok()
+    }) else {
+        eprintln!("skipping the browser check: no chromium on this machine");
+        return;
+    };
+    let out = std::process::Command::new(chromium)
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--dump-dom"])
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .unwrap();
+    let dom = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The browser parsed the page into a DOM with the marked operation and its reason.
+    assert!(dom.contains(r#"class="op obstacle""#), "{dom}");
+    assert!(dom.contains("Cannot come next"), "{dom}");
+}

@@ -435,6 +435,16 @@ impl Explanation {
         }
     }
 
+    /// Every operation that cannot come after the longest linearizable prefix (by its index in
+    /// [`History::operations`](fgvt_tree::History::operations)), with why, in words.
+    pub fn obstacle_notes(&self) -> Vec<(usize, String)> {
+        let after = self.prefix.last().map(|step| &step.op);
+        self.obstacles
+            .iter()
+            .map(|o| (o.op.op, self.describe(&o.op, &o.reason, after)))
+            .collect()
+    }
+
     /// "`T1 read()` returned (1, 2), but the spec returns (1, 1) after T0 write(0, 2)".
     fn describe(&self, op: &OpRef, reason: &Reason, after: Option<&OpRef>) -> String {
         let place = match after {

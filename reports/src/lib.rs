@@ -46,6 +46,7 @@ mod columns;
 pub mod dot;
 pub mod draw;
 pub mod explore_report;
+pub mod history_html;
 mod json;
 mod markdown;
 pub mod model;
@@ -65,6 +66,7 @@ pub use explore_report::{
     render_sorted_json, ExplorePath, ExploreSummary, PathLeaf, TreeCounts, VerdictCounts,
     EXPLORE_SCHEMA_ID,
 };
+pub use history_html::{render_history_html, HistoryPicture, PictureOp, Role};
 pub use json::{parse_json, render_json};
 pub use markdown::render_markdown;
 pub use model::{Explanation, LocalizeReport, TestInfo, Verdict, SCHEMA_ID};

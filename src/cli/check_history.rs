@@ -23,6 +23,8 @@ struct FileResult {
     spec: Option<String>,
     outcome: Result<Outcome, String>,
     elapsed: Duration,
+    /// The history read, kept for `--html`.
+    history: Option<fgvt_checker::History>,
 }
 
 impl FileResult {
@@ -121,7 +123,35 @@ pub fn run(args: &CheckHistoryArgs) -> miette::Result<Exit> {
         }
         super::Format::Text => emit(&text(&results))?,
     }
+    if let Some(html) = &args.html {
+        write_picture(html, &results)?;
+    }
     Ok(exit.unwrap_or(Exit::BadInput))
+}
+
+/// Writes the `--html` page of the one history checked.
+fn write_picture(html: &Path, results: &[FileResult]) -> miette::Result<()> {
+    let [FileResult {
+        path,
+        outcome: Ok(outcome),
+        history: Some(history),
+        ..
+    }] = results
+    else {
+        return Err(miette::miette!(
+            help = "check one history file at a time with --html",
+            "--html draws one checked history, and {} were given or could not be checked",
+            results.len()
+        ));
+    };
+    let page = fgvt_reports::render_history_html(&super::history_picture::picture(
+        path.display().to_string(),
+        history,
+        outcome,
+    ));
+    super::output::write_atomically(html, page.as_bytes())?;
+    eprintln!("wrote {}", html.display());
+    Ok(())
 }
 
 /// The files to check, and notes on the files a directory held that are not histories.
@@ -211,6 +241,7 @@ fn check_file(path: &Path, format: Option<Format>, args: &CheckHistoryArgs) -> F
         spec: None,
         outcome: Err(String::new()),
         elapsed: Duration::ZERO,
+        history: None,
     };
     let loaded = match formats::load_history_as(path, format, args.spec.as_deref()) {
         Ok(l) => l,
@@ -259,6 +290,9 @@ fn check_file(path: &Path, format: Option<Format>, args: &CheckHistoryArgs) -> F
         },
     };
     result.elapsed = started.elapsed();
+    if args.html.is_some() {
+        result.history = Some(loaded.parsed.history);
+    }
     result
 }
 

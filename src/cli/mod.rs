@@ -2,6 +2,7 @@
 
 mod check_history;
 mod explore;
+mod history_picture;
 mod hunt;
 mod jobs;
 mod localize;
@@ -369,6 +370,10 @@ pub struct CheckHistoryArgs {
     /// Give up on a file after this many seconds: its verdict is unknown (exit 3).
     #[arg(long, value_parser = parse_seconds)]
     pub timeout: Option<Duration>,
+    /// Draw the history as a self-contained HTML page (one history file only): operations per
+    /// process on a time axis, the longest linearizable prefix, what cannot come next.
+    #[arg(long)]
+    pub html: Option<PathBuf>,
 }
 
 /// Parses the command line and runs it; the process exit code follows design.md:

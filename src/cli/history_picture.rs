@@ -1,0 +1,113 @@
+//! `check-history --html`: a checked history as a [`HistoryPicture`] for the HTML page.
+
+use fgvt_checker::{History, Outcome, Verdict};
+use fgvt_reports::{HistoryPicture, PictureOp, Role};
+use fgvt_tree::Lane;
+
+/// The picture of `history` as `outcome` judged it: for a violation, the failing (sub-)history
+/// with its longest linearizable prefix and the operations that cannot come next; otherwise
+/// every operation, numbered in the witness order when there is one.
+pub fn picture(title: String, history: &History, outcome: &Outcome) -> HistoryPicture {
+    let operations = history.operations().unwrap_or_default();
+    let (shown, roles, verdict, explanation): (Vec<usize>, Vec<Role>, String, Option<String>) =
+        match &outcome.verdict {
+            Verdict::NotLinearizable(e) => {
+                let notes = e.obstacle_notes();
+                // What happened after the conflict does not explain it: draw the operations
+                // called before the last of the prefix and the obstacles returned.
+                let returned = |op: usize| {
+                    operations
+                        .get(op)
+                        .map(|o| o.ret.as_ref().map_or(o.call_index, |r| r.index))
+                };
+                let horizon = e
+                    .prefix
+                    .iter()
+                    .map(|s| s.op.op)
+                    .chain(notes.iter().map(|(op, _)| *op))
+                    .filter_map(returned)
+                    .max()
+                    .unwrap_or(usize::MAX);
+                let shown: Vec<usize> = e
+                    .operations
+                    .iter()
+                    .map(|o| o.op)
+                    .filter(|&op| operations.get(op).is_some_and(|o| o.call_index <= horizon))
+                    .collect();
+                let roles = shown
+                    .iter()
+                    .map(|op| {
+                        if let Some(i) = e.prefix.iter().position(|s| s.op.op == *op) {
+                            Role::Linearized(i)
+                        } else if let Some((_, why)) = notes.iter().find(|(o, _)| o == op) {
+                            Role::Obstacle(why.clone())
+                        } else {
+                            Role::Other
+                        }
+                    })
+                    .collect();
+                (
+                    shown,
+                    roles,
+                    format!("NOT linearizable: {}", e.headline()),
+                    Some(e.to_string()),
+                )
+            }
+            Verdict::Linearizable { order } => {
+                let shown: Vec<usize> = (0..operations.len()).collect();
+                let roles = shown
+                    .iter()
+                    .map(|op| match order.iter().position(|o| o == op) {
+                        Some(i) => Role::Linearized(i),
+                        None => Role::Other,
+                    })
+                    .collect();
+                (
+                    shown,
+                    roles,
+                    "linearizable: the numbers give a witness order".into(),
+                    None,
+                )
+            }
+            Verdict::Unknown => (
+                (0..operations.len()).collect(),
+                vec![Role::Other; operations.len()],
+                "unknown: the check timed out".into(),
+                None,
+            ),
+        };
+    // The time axis counts only the events of the operations shown, so that a partition of a
+    // long history is drawn compactly.
+    let mut times: Vec<usize> = shown
+        .iter()
+        .filter_map(|&op| operations.get(op))
+        .flat_map(|o| std::iter::once(o.call_index).chain(o.ret.as_ref().map(|r| r.index)))
+        .collect();
+    times.sort_unstable();
+    times.dedup();
+    let at = |t: usize| times.binary_search(&t).unwrap_or_else(|i| i);
+    let ops = shown
+        .iter()
+        .zip(roles)
+        .filter_map(|(&op, role)| {
+            let o = operations.get(op)?;
+            let result = match &o.ret {
+                Some(r) => r.value.as_ref().map_or("?".to_string(), |v| v.to_string()),
+                None => "pending".to_string(),
+            };
+            Some(PictureOp {
+                lane: Lane(o.thread).to_string(),
+                label: format!("{} → {result}", o.call),
+                start: at(o.call_index),
+                end: o.ret.as_ref().map(|r| at(r.index)),
+                role,
+            })
+        })
+        .collect();
+    HistoryPicture {
+        title,
+        verdict,
+        operations: ops,
+        explanation,
+    }
+}
