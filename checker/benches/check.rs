@@ -7,12 +7,72 @@
 use std::path::PathBuf;
 
 use fgvt_checker::formats::{self, Format};
-use fgvt_checker::workload::generate_set_history;
+use fgvt_checker::workload::{generate_kv_history, generate_set_history};
 use fgvt_checker::{builtin, check, CheckOptions};
 use fgvt_tree::History;
 
 fn main() {
     divan::main();
+}
+
+/// A seeded `below(n)` source for the generators.
+fn draws(seed: u64) -> impl FnMut(usize) -> usize {
+    use proptest::prelude::RngExt;
+    use proptest::test_runner::{RngAlgorithm, TestRng};
+    let bytes = [seed.to_le_bytes(), seed.rotate_left(32).to_le_bytes()].concat();
+    let mut rng = TestRng::from_seed(RngAlgorithm::XorShift, &bytes);
+    move |n| rng.random_range(0..n)
+}
+
+/// Generated kv histories in the shapes of porcupine's tests (its c50 files are not in
+/// `shared/`): (name, clients, operations per client, corrupted, partitioned).
+const KV_GENERATED: &[(&str, usize, usize, bool, bool)] = &[
+    ("c50-ok-shape", 50, 34, false, true),
+    ("c50-bad-shape", 50, 40, true, true),
+    ("c10-ok-shape-whole", 10, 40, false, false),
+];
+
+#[divan::bench(args = [0, 1, 2], sample_count = 5, sample_size = 1)]
+fn kv_generated(bencher: divan::Bencher, which: usize) {
+    let (_, clients, ops, corrupt, partition) = KV_GENERATED[which];
+    let history = generate_kv_history(clients, ops, corrupt, &mut draws(which as u64 + 1));
+    let spec = builtin("kv").expect("built-in");
+    bencher.bench_local(|| {
+        let outcome = check(&spec, &history, &options(partition)).expect("checks");
+        assert_eq!(
+            outcome.verdict.is_linearizable(),
+            !corrupt,
+            "{}",
+            KV_GENERATED[which].0
+        );
+        outcome.partitions
+    });
+}
+
+/// Every Jepsen etcd log of `../shared/histories/jepsen`, checked one after the other.
+#[divan::bench(sample_count = 5, sample_size = 1)]
+fn jepsen_all(bencher: divan::Bencher) {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/histories/jepsen");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return;
+    };
+    let histories: Vec<History> = entries
+        .flatten()
+        .filter_map(|e| formats::load_history(&e.path(), Some(Format::Jepsen)).ok())
+        .map(|l| l.parsed.history)
+        .collect();
+    let spec = builtin("register").expect("built-in");
+    bencher.bench_local(|| {
+        histories
+            .iter()
+            .filter(|h| {
+                check(&spec, h, &options(false))
+                    .expect("checks")
+                    .verdict
+                    .is_linearizable()
+            })
+            .count()
+    });
 }
 
 /// [`generate_set_history`] with the draws of proptest's deterministic generator seeded by `seed`.

@@ -73,3 +73,87 @@ pub fn generate_set_history(
     }
     history
 }
+
+/// How many distinct keys [`generate_kv_history`] uses (porcupine's kv tests use 10).
+pub const KV_KEYS: usize = 10;
+
+/// A history of a string key/value store in the shape of porcupine's kv tests: `clients`
+/// clients × `ops_per_client` operations (`get`, `put`, `append` on keys `"0".."9"`, values
+/// like `"x 3 7 y"`), linearizable by construction as [`generate_set_history`] builds them.
+/// With `corrupt`, the last `get` that saw a non-empty value returns it with a stray suffix,
+/// which makes the history not linearizable.
+pub fn generate_kv_history(
+    clients: usize,
+    ops_per_client: usize,
+    corrupt: bool,
+    below: &mut dyn FnMut(usize) -> usize,
+) -> History {
+    let mut store: Vec<String> = vec![String::new(); KV_KEYS];
+    let mut phases: Vec<Phase> = (0..clients).map(|_| Phase::Idle).collect();
+    let mut left = vec![ops_per_client; clients];
+    let mut history = History::new();
+    let mut active: Vec<usize> = if ops_per_client > 0 {
+        (0..clients).collect()
+    } else {
+        Vec::new()
+    };
+    let mut last_get: Option<usize> = None;
+    while !active.is_empty() {
+        let slot = below(active.len());
+        let client = active[slot];
+        phases[client] = match std::mem::replace(&mut phases[client], Phase::Idle) {
+            Phase::Idle => {
+                let key = Value::Str(below(KV_KEYS).to_string());
+                let n = ops_per_client - left[client];
+                let value = Value::Str(format!("x {client} {n} y"));
+                // porcupine's mix: mostly appends and gets, a few puts.
+                let call = match below(20) {
+                    0 => Call::new("put", vec![key, value]),
+                    1..=10 => Call::new("append", vec![key, value]),
+                    _ => Call::new("get", vec![key]),
+                };
+                history.call(client, call.clone());
+                Phase::Called(call)
+            }
+            Phase::Called(call) => {
+                let Value::Str(key) = &call.args[0] else {
+                    unreachable!("keys are strings")
+                };
+                let slot = &mut store[key.parse::<usize>().expect("keys are numbers")];
+                let result = match (call.op.as_str(), call.args.get(1)) {
+                    ("put", Some(Value::Str(v))) => {
+                        *slot = v.clone();
+                        Value::Unit
+                    }
+                    ("append", Some(Value::Str(v))) => {
+                        slot.push_str(v);
+                        Value::Unit
+                    }
+                    _ => Value::Str(slot.clone()),
+                };
+                Phase::Done(result)
+            }
+            Phase::Done(result) => {
+                if matches!(&result, Value::Str(s) if !s.is_empty()) {
+                    last_get = Some(history.events.len());
+                }
+                history.ret(client, result);
+                left[client] -= 1;
+                if left[client] == 0 {
+                    active.swap_remove(slot);
+                }
+                Phase::Idle
+            }
+        };
+    }
+    if let (true, Some(at)) = (corrupt, last_get) {
+        if let fgvt_tree::CoarseEvent::Return {
+            value: Some(Value::Str(s)),
+            ..
+        } = &mut history.events[at]
+        {
+            s.push_str("x 99 99 y");
+        }
+    }
+    history
+}

@@ -458,3 +458,30 @@ fn a_broken_partition_is_found_without_finishing_the_hard_ones() {
         alone.stats.steps
     );
 }
+
+#[test]
+fn generated_kv_histories_are_linearizable_unless_corrupted() {
+    use crate::workload::generate_kv_history;
+    let spec = builtin("kv").unwrap();
+    for seed in 0..6u64 {
+        let mut state = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let mut below = |n: usize| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((state >> 33) as usize) % n
+        };
+        let ok = generate_kv_history(5, 12, false, &mut below);
+        assert!(check(&spec, &ok, &CheckOptions::default())
+            .unwrap()
+            .verdict
+            .is_linearizable());
+        let bad = generate_kv_history(5, 12, true, &mut below);
+        assert!(!check(&spec, &bad, &CheckOptions::default())
+            .unwrap()
+            .verdict
+            .is_linearizable());
+    }
+}
