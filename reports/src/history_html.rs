@@ -221,7 +221,8 @@ mod tests {
             html.contains(r#"class="op obstacle pending" id="op-1""#),
             "{html}"
         );
-        assert!(html.contains("[1] write(1"), "{html}");
+        assert!(html.contains("<title>write(1) → ()</title>"), "{html}");
+        assert!(html.contains(">[1]"), "the prefix is numbered: {html}");
         assert!(
             html.contains("read() → &lt;2&gt;: the spec returns 1"),
             "escaped, whole in the tooltip"
