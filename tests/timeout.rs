@@ -1,6 +1,6 @@
 //! Limits as a user meets them (`--timeout`, `--max-memory`): a run whose tree is far too big
-//! stops, partial, with exit code 3 and the limit named. How close to the limit it stops is measured by hand and in
-//! benchmarks, not here: timed assertions fail on a loaded machine.
+//! stops, partial, with exit code 3 and the limit named. How close to the limit it stops is
+//! measured by hand and in benchmarks, not here: timed assertions fail on a loaded machine.
 
 mod common;
 
