@@ -5,6 +5,8 @@
 
 use std::fmt::Write as _;
 
+use crate::draw::canvas::escape;
+
 /// What the picture shows.
 #[derive(Clone, Debug)]
 pub struct HistoryPicture {
@@ -167,22 +169,6 @@ pre {{ white-space: pre-wrap; font-size: 0.85em; }}
         title = escape(&picture.title),
         verdict = escape(&picture.verdict),
     )
-}
-
-/// `text` with HTML's special characters escaped.
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 #[cfg(test)]
