@@ -87,6 +87,7 @@ pub mod history;
 mod history_tree;
 pub mod model;
 pub mod program;
+pub mod replay;
 pub mod source;
 pub mod value;
 
