@@ -16,6 +16,10 @@ use crate::history::{History, ThreadId};
 use crate::model::{Bound, Exploration, Leaf, LeafKind, Limit, NodeId, Tree, TreeBuilder};
 use crate::program::{Fault, Wait};
 
+/// The scheduler callback of [`Replay::execute`]: given each enabled thread with its next
+/// step, the thread to run, or `None` to abandon the execution.
+pub type Choose<'a> = dyn FnMut(&[(ThreadId, Event)]) -> Option<ThreadId> + 'a;
+
 /// A program explored by re-execution: each [`execute`](Replay::execute) runs it from scratch.
 pub trait Replay {
     /// Runs the program once. Before every step, `choose` is given each enabled thread with
@@ -25,7 +29,7 @@ pub trait Replay {
     ///
     /// Two executions that receive the same choices must take the same steps: the explorer
     /// relies on it to reach a node again.
-    fn execute(&self, choose: &mut dyn FnMut(&[(ThreadId, Event)]) -> Option<ThreadId>) -> Run;
+    fn execute(&self, choose: &mut Choose<'_>) -> Run;
 }
 
 /// One execution: the steps taken, in order, and how it ended.
@@ -300,7 +304,7 @@ mod tests {
     }
 
     impl Replay for Counter {
-        fn execute(&self, choose: &mut dyn FnMut(&[(ThreadId, Event)]) -> Option<ThreadId>) -> Run {
+        fn execute(&self, choose: &mut Choose<'_>) -> Run {
             self.executions.set(self.executions.get() + 1);
             let mut done = vec![0; self.threads];
             let mut steps = Vec::new();
@@ -394,7 +398,7 @@ mod tests {
     struct Flaky(Cell<u32>);
 
     impl Replay for Flaky {
-        fn execute(&self, choose: &mut dyn FnMut(&[(ThreadId, Event)]) -> Option<ThreadId>) -> Run {
+        fn execute(&self, choose: &mut Choose<'_>) -> Run {
             self.0.set(self.0.get() + 1);
             let mut enabled = vec![(0, event(0, 0))];
             if self.0.get() % 2 == 1 {
