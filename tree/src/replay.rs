@@ -145,6 +145,7 @@ pub fn explore_replay<P: Replay + ?Sized>(
         partial: explorer.stopped,
         distinct_states: explorer.builder.node_count() as u64,
         elapsed: explorer.start.elapsed(),
+        memory: None,
     };
     Ok(explorer.builder.finish(root, facts))
 }
