@@ -6,9 +6,39 @@
 //! and the budget never triggers.
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicIsize, Ordering};
 
-static IN_USE: AtomicUsize = AtomicUsize::new(0);
+/// Bytes in use, as flushed by the threads (each keeps up to [`FLUSH`] bytes to itself).
+static IN_USE: AtomicIsize = AtomicIsize::new(0);
+
+/// How far a thread's own count may drift before it is added to [`IN_USE`]: an atomic add on
+/// every allocation cost a tenth of a checker run; the budget does not need byte precision.
+const FLUSH: isize = 1 << 16;
+
+thread_local! {
+    /// This thread's change in bytes not yet added to [`IN_USE`] (no destructor, no allocation:
+    /// safe to touch from the allocator).
+    static PENDING: Cell<isize> = const { Cell::new(0) };
+}
+
+/// Counts `delta` bytes allocated (negative: freed).
+#[inline]
+fn note(delta: isize) {
+    let kept = PENDING.try_with(|pending| {
+        let now = pending.get() + delta;
+        if now.abs() >= FLUSH {
+            IN_USE.fetch_add(now, Ordering::Relaxed);
+            pending.set(0);
+        } else {
+            pending.set(now);
+        }
+    });
+    if kept.is_err() {
+        // The thread is exiting and its local count is gone: count straight away.
+        IN_USE.fetch_add(delta, Ordering::Relaxed);
+    }
+}
 
 /// The system allocator, counting the bytes it hands out.
 pub struct Counting;
@@ -18,7 +48,7 @@ unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         let p = System.alloc(layout);
         if !p.is_null() {
-            IN_USE.fetch_add(layout.size(), Ordering::Relaxed);
+            note(layout.size() as isize);
         }
         p
     }
@@ -26,29 +56,29 @@ unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         let p = System.alloc_zeroed(layout);
         if !p.is_null() {
-            IN_USE.fetch_add(layout.size(), Ordering::Relaxed);
+            note(layout.size() as isize);
         }
         p
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         System.dealloc(ptr, layout);
-        IN_USE.fetch_sub(layout.size(), Ordering::Relaxed);
+        note(-(layout.size() as isize));
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         let p = System.realloc(ptr, layout, new_size);
         if !p.is_null() {
-            IN_USE.fetch_sub(layout.size(), Ordering::Relaxed);
-            IN_USE.fetch_add(new_size, Ordering::Relaxed);
+            note(new_size as isize - layout.size() as isize);
         }
         p
     }
 }
 
-/// Bytes allocated and not yet freed (0 unless [`Counting`] is the global allocator).
+/// Bytes allocated and not yet freed, to within [`FLUSH`] bytes per thread (0 unless
+/// [`Counting`] is the global allocator).
 pub fn allocated() -> usize {
-    IN_USE.load(Ordering::Relaxed)
+    IN_USE.load(Ordering::Relaxed).max(0) as usize
 }
 
 /// The default budget: 60 % of the machine's RAM (`MemTotal` of `/proc/meminfo`), or 4 GiB

@@ -1,6 +1,5 @@
 //! The string key/value store of recorded histories: `get`, `put`, `append`.
 
-use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
@@ -10,60 +9,118 @@ use super::{checked, ret, OpTable};
 use crate::check::hash::FxHasher;
 use crate::spec::Apply;
 
-/// The non-empty entries of a key/value store.
+/// The non-empty entries of a key/value store, sorted by key.
 ///
 /// The checker clones, hashes and compares states constantly, and appends make values long:
-/// the entries are shared (`Arc`), and the hash is kept up to date incrementally (the XOR of
-/// one hash per entry), so hashing a state costs O(1) whatever its size.
-#[derive(Clone, Debug, Default)]
+/// the entries are shared (`Arc`), kept in one small sorted slice (a partition of a kv history
+/// has a single key, and a map node would cost ten times its size), and the hash is kept up to
+/// date incrementally (the XOR of one hash per entry), so hashing a state costs O(1) whatever
+/// its size.
+#[derive(Clone, Debug)]
 pub struct KvState {
-    entries: Arc<BTreeMap<Value, Arc<str>>>,
+    /// Key, value, and the value's [`poly`] hash (so that an append rehashes only its suffix).
+    entries: Arc<[(Value, Arc<str>, u64)]>,
     hash: u64,
+}
+
+impl Default for KvState {
+    fn default() -> Self {
+        KvState {
+            entries: Arc::new([]),
+            hash: 0,
+        }
+    }
 }
 
 impl KvState {
     /// The value of `key`, `""` when absent.
     pub fn get(&self, key: &Value) -> &str {
-        self.entries.get(key).map_or("", |v| v)
+        match self.entries.binary_search_by(|(k, _, _)| k.cmp(key)) {
+            Ok(i) => &self.entries[i].1,
+            Err(_) => "",
+        }
+    }
+
+    /// The [`poly`] hash of `key`'s value.
+    fn poly_of(&self, key: &Value) -> u64 {
+        match self.entries.binary_search_by(|(k, _, _)| k.cmp(key)) {
+            Ok(i) => self.entries[i].2,
+            Err(_) => 0,
+        }
     }
 
     /// The non-empty entries, by key.
     pub fn iter(&self) -> impl Iterator<Item = (&Value, &str)> {
-        self.entries.iter().map(|(k, v)| (k, &**v))
+        self.entries.iter().map(|(k, v, _)| (k, &**v))
     }
 
     /// This state with `key` set to `value` (`""` removes it, so that absent and empty are
     /// one state).
     fn with(&self, key: &Value, value: &str) -> KvState {
-        let mut entries = (*self.entries).clone();
+        self.with_hashed(key, value, poly(0, value))
+    }
+
+    /// This state with `suffix` appended to `key`'s value.
+    fn appended(&self, key: &Value, suffix: &str) -> KvState {
+        let old = self.get(key);
+        let mut joined = String::with_capacity(old.len() + suffix.len());
+        joined.push_str(old);
+        joined.push_str(suffix);
+        self.with_hashed(key, &joined, poly(self.poly_of(key), suffix))
+    }
+
+    /// [`KvState::with`], given the [`poly`] hash of `value`.
+    fn with_hashed(&self, key: &Value, value: &str, value_hash: u64) -> KvState {
+        let mut entries: Vec<(Value, Arc<str>, u64)> = Vec::with_capacity(self.entries.len() + 1);
         let mut hash = self.hash;
-        if let Some(old) = entries.get(key) {
-            hash ^= entry_hash(key, old);
+        let at = self.entries.binary_search_by(|(k, _, _)| k.cmp(key));
+        let (before, after) = match at {
+            Ok(i) => {
+                hash ^= entry_hash(key, self.entries[i].2);
+                (&self.entries[..i], &self.entries[i + 1..])
+            }
+            Err(i) => (&self.entries[..i], &self.entries[i..]),
+        };
+        entries.extend(before.iter().cloned());
+        if !value.is_empty() {
+            hash ^= entry_hash(key, value_hash);
+            entries.push((key.clone(), value.into(), value_hash));
         }
-        if value.is_empty() {
-            entries.remove(key);
-        } else {
-            hash ^= entry_hash(key, value);
-            entries.insert(key.clone(), value.into());
-        }
+        entries.extend(after.iter().cloned());
         KvState {
-            entries: Arc::new(entries),
+            entries: entries.into(),
             hash,
         }
     }
 }
 
-fn entry_hash(key: &Value, value: &str) -> u64 {
+/// The hash of one entry, from its key and its value's [`poly`] hash.
+fn entry_hash(key: &Value, value_hash: u64) -> u64 {
     let mut hasher = FxHasher::default();
     key.hash(&mut hasher);
-    value.hash(&mut hasher);
+    hasher.write_u64(value_hash);
     hasher.finish()
+}
+
+/// The polynomial hash of `prefix + text`, given the hash of the prefix: `h(s + t) = h(s)·B^|t|
+/// + h(t)` (mod 2^64), so an append costs the length of what it appends.
+fn poly(prefix: u64, text: &str) -> u64 {
+    const B: u64 = 0x0000_0100_0000_01b3;
+    text.bytes().fold(prefix, |h, byte| {
+        h.wrapping_mul(B).wrapping_add(u64::from(byte) + 1)
+    })
 }
 
 impl PartialEq for KvState {
     fn eq(&self, other: &Self) -> bool {
         self.hash == other.hash
-            && (Arc::ptr_eq(&self.entries, &other.entries) || self.entries == other.entries)
+            && (Arc::ptr_eq(&self.entries, &other.entries)
+                || self.entries.len() == other.entries.len()
+                    && self
+                        .entries
+                        .iter()
+                        .zip(other.entries.iter())
+                        .all(|(a, b)| a.2 == b.2 && a.0 == b.0 && a.1 == b.1))
     }
 }
 
@@ -104,7 +161,7 @@ pub(super) fn kv(ops: &OpTable<'_>, state: &KvState) -> Apply<KvState> {
                 if v.is_empty() {
                     ret(Value::Unit, state.clone())
                 } else {
-                    ret(Value::Unit, state.with(k, &format!("{}{v}", state.get(k))))
+                    ret(Value::Unit, state.appended(k, v))
                 }
             }
             _ => return Err(ops.unknown("get, put, append")),

@@ -263,3 +263,40 @@ fn unknown_operations_and_bad_arity_are_invalid() {
         );
     }
 }
+
+/// kv states reached by different operations are one state when their entries are equal, with
+/// one hash (the incremental hash of appends agrees with hashing the whole value).
+#[test]
+fn kv_states_equal_by_content_whatever_the_route() {
+    let s = |v: &str| Value::Str(v.into());
+    let after = |ops: &[(&str, Vec<Value>)]| {
+        let spec = builtin("kv").unwrap();
+        ops.iter().fold(spec.initial(), |state, (op, args)| {
+            match spec.apply(&state, 0, &Call::new(*op, args.clone())) {
+                Apply::Returns { state, .. } => state,
+                other => panic!("{op}: {other:?}"),
+            }
+        })
+    };
+    let appended = after(&[
+        ("append", vec![s("k"), s("x 1 ")]),
+        ("append", vec![s("k"), s("y")]),
+        ("put", vec![s("j"), s("z")]),
+    ]);
+    let put = after(&[
+        ("put", vec![s("j"), s("z")]),
+        ("put", vec![s("k"), s("x 1 y")]),
+    ]);
+    assert_eq!(appended, put);
+    let same_hasher = std::hash::RandomState::new();
+    use std::hash::BuildHasher;
+    assert_eq!(same_hasher.hash_one(&appended), same_hasher.hash_one(&put));
+    let other = after(&[
+        ("put", vec![s("k"), s("x 1 z")]),
+        ("put", vec![s("j"), s("z")]),
+    ]);
+    assert_ne!(appended, other);
+    // Emptying a key is the same state as never writing it.
+    let emptied = after(&[("put", vec![s("k"), s("v")]), ("put", vec![s("k"), s("")])]);
+    assert_eq!(emptied, after(&[]));
+}

@@ -97,26 +97,49 @@ struct Frame {
 }
 
 /// Spec states, each stored once and named by its index.
+///
+/// A state is stored once, in `states`; the table maps its hash to its id (and to the ids of
+/// the rare other states with the same hash), so interning neither clones a state nor keeps a
+/// second copy to drop at the end: with long states (a kv store's strings) that halved the
+/// memory and the time spent freeing it.
 struct Interner<T> {
     states: Vec<T>,
-    ids: FxHashMap<T, u32>,
+    by_hash: FxHashMap<u64, u32>,
+    /// Further ids for hashes shared by several states.
+    collisions: FxHashMap<u64, Vec<u32>>,
 }
 
-impl<T: Clone + Eq + std::hash::Hash> Interner<T> {
+impl<T: Eq + std::hash::Hash> Interner<T> {
     fn new() -> Self {
         Interner {
             states: Vec::new(),
-            ids: FxHashMap::default(),
+            by_hash: FxHashMap::default(),
+            collisions: FxHashMap::default(),
         }
     }
 
     fn intern(&mut self, state: T) -> u32 {
-        if let Some(&id) = self.ids.get(&state) {
-            return id;
-        }
+        use std::hash::BuildHasher;
+        let hash =
+            std::hash::BuildHasherDefault::<super::hash::FxHasher>::default().hash_one(&state);
         let id = u32::try_from(self.states.len()).expect("fewer than 2^32 spec states");
-        self.states.push(state.clone());
-        self.ids.insert(state, id);
+        match self.by_hash.entry(hash) {
+            std::collections::hash_map::Entry::Vacant(slot) => {
+                slot.insert(id);
+            }
+            std::collections::hash_map::Entry::Occupied(first) => {
+                let first = *first.get();
+                if self.states[first as usize] == state {
+                    return first;
+                }
+                let others = self.collisions.entry(hash).or_default();
+                if let Some(&same) = others.iter().find(|&&o| self.states[o as usize] == state) {
+                    return same;
+                }
+                others.push(id);
+            }
+        }
+        self.states.push(state);
         id
     }
 }
