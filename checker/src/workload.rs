@@ -103,9 +103,9 @@ pub fn generate_kv_history(
         let client = active[slot];
         phases[client] = match std::mem::replace(&mut phases[client], Phase::Idle) {
             Phase::Idle => {
-                let key = Value::Str(below(KV_KEYS).to_string());
+                let key = Value::Str(below(KV_KEYS).to_string().into());
                 let n = ops_per_client - left[client];
-                let value = Value::Str(format!("x {client} {n} y"));
+                let value = Value::Str(format!("x {client} {n} y").into());
                 // porcupine's mix: mostly appends and gets, a few puts.
                 let call = match below(20) {
                     0 => Call::new("put", vec![key, value]),
@@ -122,14 +122,14 @@ pub fn generate_kv_history(
                 let slot = &mut store[key.parse::<usize>().expect("keys are numbers")];
                 let result = match (call.op.as_str(), call.args.get(1)) {
                     ("put", Some(Value::Str(v))) => {
-                        *slot = v.clone();
+                        *slot = v.to_string();
                         Value::Unit
                     }
                     ("append", Some(Value::Str(v))) => {
                         slot.push_str(v);
                         Value::Unit
                     }
-                    _ => Value::Str(slot.clone()),
+                    _ => Value::Str(slot.as_str().into()),
                 };
                 Phase::Done(result)
             }
@@ -152,7 +152,7 @@ pub fn generate_kv_history(
             ..
         } = &mut history.events[at]
         {
-            s.push_str("x 99 99 y");
+            *s = format!("{s}x 99 99 y").into();
         }
     }
     history

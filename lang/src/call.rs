@@ -31,7 +31,7 @@ fn literal(e: &Expr) -> Result<Value, (usize, String)> {
         Expr::Int(v, _) => Ok(Value::Int(*v)),
         Expr::Bool(b, _) => Ok(Value::Bool(*b)),
         Expr::Null(_) => Ok(Value::Null),
-        Expr::Str(s, _) => Ok(Value::Str(s.clone())),
+        Expr::Str(s, _) => Ok(Value::Str(s.as_str().into())),
         Expr::Tuple(items, _) => Ok(Value::Tuple(
             items.iter().map(literal).collect::<Result<_, _>>()?,
         )),

@@ -230,7 +230,7 @@ pub fn simpler_values(v: &Value) -> Vec<Value> {
             }
         }
         Value::Bool(true) => add(Value::Bool(false)),
-        Value::Str(s) if !s.is_empty() => add(Value::Str(String::new())),
+        Value::Str(s) if !s.is_empty() => add(Value::Str("".into())),
         Value::Tuple(items) => {
             for (i, item) in items.iter().enumerate() {
                 for simpler in simpler_values(item) {

@@ -2,6 +2,7 @@
 //! as events report them.
 
 use std::fmt;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -20,8 +21,9 @@ pub enum Value {
     Bool(bool),
     /// An integer.
     Int(i64),
-    /// A string (recorded histories of key/value stores).
-    Str(String),
+    /// A string (recorded histories of key/value stores). Shared: a spec returns the string it
+    /// holds without copying it, and histories clone values often.
+    Str(Arc<str>),
     /// A heap address, printed as `#n`.
     Ref(u32),
     /// A tuple such as `(x, y)` or a markable reference `(ref, mark)`.

@@ -41,6 +41,14 @@ impl KvState {
         }
     }
 
+    /// The value of `key` as a shared string (no copy), `""` when absent.
+    pub fn get_shared(&self, key: &Value) -> Arc<str> {
+        match self.entries.binary_search_by(|(k, _, _)| k.cmp(key)) {
+            Ok(i) => self.entries[i].1.clone(),
+            Err(_) => "".into(),
+        }
+    }
+
     /// The [`poly`] hash of `key`'s value.
     fn poly_of(&self, key: &Value) -> u64 {
         match self.entries.binary_search_by(|(k, _, _)| k.cmp(key)) {
@@ -149,7 +157,7 @@ pub(super) fn kv(ops: &OpTable<'_>, state: &KvState) -> Apply<KvState> {
         Ok(match ops.op() {
             "get" => {
                 let [k] = ops.args::<1>()?;
-                ret(Value::Str(state.get(k).to_owned()), state.clone())
+                ret(Value::Str(state.get_shared(k)), state.clone())
             }
             "put" => {
                 let [k, v] = ops.args::<2>()?;

@@ -5,7 +5,7 @@ fn int(i: i64) -> Value {
 }
 
 fn s(v: &str) -> Value {
-    Value::Str(v.to_owned())
+    Value::Str(v.into())
 }
 
 /// Runs `ops` (name, args, expected result) from the initial state of `spec`.

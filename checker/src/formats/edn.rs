@@ -145,15 +145,15 @@ fn to_value(edn: &Edn) -> Value {
         Edn::Nil => Value::Null,
         Edn::Boolean(b) => Value::Bool(*b),
         Edn::Integer(i) => Value::Int(*i),
-        Edn::String(s) => Value::Str(s.clone()),
-        Edn::Keyword(k) => Value::Str(format!(":{}", k.name())),
+        Edn::String(s) => Value::Str(s.as_str().into()),
+        Edn::Keyword(k) => Value::Str(format!(":{}", k.name()).into()),
         Edn::Vector(items) | Edn::List(items) => Value::Tuple(items.iter().map(to_value).collect()),
         Edn::Set(items) => {
             let mut items: Vec<Value> = items.iter().map(to_value).collect();
             items.sort();
             Value::Tuple(items)
         }
-        other => Value::Str(edn_format::emit_str(other)),
+        other => Value::Str(edn_format::emit_str(other).into()),
     }
 }
 

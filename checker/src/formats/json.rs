@@ -119,7 +119,7 @@ impl<'de> Visitor<'de> for ValueVisitor {
     }
 
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
-        Ok(Value::Str(v.to_owned()))
+        Ok(Value::Str(v.into()))
     }
 
     fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
@@ -358,7 +358,7 @@ fn to_value(v: &Value) -> serde_json::Value {
         Value::Null => serde_json::Value::Null,
         Value::Bool(b) => (*b).into(),
         Value::Int(i) => (*i).into(),
-        Value::Str(s) => s.as_str().into(),
+        Value::Str(s) => (**s).into(),
         Value::Ref(r) => serde_json::json!({"ref": r}),
         Value::Tuple(items) => items.iter().map(to_value).collect(),
     }

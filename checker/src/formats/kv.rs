@@ -52,7 +52,7 @@ pub(crate) fn parse_with_lines(text: &str) -> Result<(History, Vec<usize>), Pars
         match kind {
             "invoke" => {
                 let key = match require("key")? {
-                    Edn::Str(s) => Value::Str(s.clone()),
+                    Edn::Str(s) => Value::Str(s.as_str().into()),
                     Edn::Int(i) => Value::Int(*i),
                     other => {
                         return Err(ParseError::new(
@@ -64,7 +64,7 @@ pub(crate) fn parse_with_lines(text: &str) -> Result<(History, Vec<usize>), Pars
                 let call = match f {
                     "get" => Call::new("get", vec![key]),
                     "put" | "append" => match value {
-                        Edn::Str(v) => Call::new(f, vec![key, Value::Str(v.clone())]),
+                        Edn::Str(v) => Call::new(f, vec![key, Value::Str(v.as_str().into())]),
                         other => {
                             return Err(ParseError::new(
                                 line,
@@ -90,8 +90,8 @@ pub(crate) fn parse_with_lines(text: &str) -> Result<(History, Vec<usize>), Pars
                     ));
                 }
                 let result = match (f, value) {
-                    ("get", Edn::Str(s)) => Value::Str(s.clone()),
-                    ("get", Edn::Nil) => Value::Str(String::new()),
+                    ("get", Edn::Str(s)) => Value::Str(s.as_str().into()),
+                    ("get", Edn::Nil) => Value::Str("".into()),
                     ("get", other) => {
                         return Err(ParseError::new(
                             line,
