@@ -70,6 +70,45 @@ pub(super) fn set(ops: &OpTable<'_>, state: &SetState) -> Apply<SetState> {
     })
 }
 
+/// `txn(ops)` of Jepsen's multi-register: `ops` is a tuple of `(":read", k, _)` and
+/// `(":write", k, v)`, applied in order; the result is the same tuple with every read's value
+/// filled in (`null` for a key never written), which is what Jepsen records on `:ok`.
+pub(super) fn multi_register(ops: &OpTable<'_>, state: &MapState) -> Apply<MapState> {
+    checked(|| {
+        if ops.op() != "txn" {
+            return Err(ops.unknown("txn"));
+        }
+        let [Value::Tuple(steps)] = ops.args::<1>()? else {
+            return Err(ops.bad_arg(
+                "a tuple of [:read k v] / [:write k v]",
+                &ops.args::<1>()?[0],
+            ));
+        };
+        let mut next = state.clone();
+        let mut done = Vec::with_capacity(steps.len());
+        for step in steps {
+            match step {
+                Value::Tuple(parts) if parts.len() == 3 => {
+                    let (kind, key) = (&parts[0], &parts[1]);
+                    match kind {
+                        Value::Str(k) if &**k == ":read" => {
+                            let value = next.get(key).cloned().unwrap_or(Value::Null);
+                            done.push(Value::Tuple(vec![kind.clone(), key.clone(), value]));
+                        }
+                        Value::Str(k) if &**k == ":write" => {
+                            next.insert(key.clone(), parts[2].clone());
+                            done.push(step.clone());
+                        }
+                        other => return Err(ops.bad_arg(":read or :write", other)),
+                    }
+                }
+                other => return Err(ops.bad_arg("[:read k v] or [:write k v]", other)),
+            }
+        }
+        Ok(ret(Value::Tuple(done), next))
+    })
+}
+
 /// `put`, `get`, `remove`, `contains`, `putIfAbsent`, `size`.
 pub(super) fn map(ops: &OpTable<'_>, state: &MapState) -> Apply<MapState> {
     checked(|| {

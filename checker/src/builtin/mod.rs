@@ -26,7 +26,17 @@ pub use sequence::{DequeState, QueueState, StackState};
 
 /// The names accepted by [`builtin`], in documentation order.
 pub const BUILTIN_NAMES: &[&str] = &[
-    "register", "counter", "set", "map", "queue", "stack", "deque", "snapshot", "kv", "mutex",
+    "register",
+    "counter",
+    "set",
+    "map",
+    "queue",
+    "stack",
+    "deque",
+    "snapshot",
+    "kv",
+    "mutex",
+    "multi-register",
 ];
 
 /// A built-in sequential specification; see the [module documentation](self) for its operations.
@@ -52,6 +62,8 @@ pub enum BuiltinSpec {
     Kv,
     /// A lock: `acquire` blocks while it is held, `release` frees it (Jepsen's mutex).
     Mutex,
+    /// Registers by key, read and written by transactions (Jepsen's multi-register).
+    MultiRegister,
 }
 
 /// Looks up a built-in spec by name (one of [`BUILTIN_NAMES`], case-insensitive).
@@ -67,6 +79,7 @@ pub fn builtin(name: &str) -> Option<BuiltinSpec> {
         "snapshot" => BuiltinSpec::Snapshot,
         "kv" => BuiltinSpec::Kv,
         "mutex" => BuiltinSpec::Mutex,
+        "multi-register" => BuiltinSpec::MultiRegister,
         _ => return None,
     };
     Some(spec)
@@ -95,6 +108,8 @@ pub enum BuiltinState {
     Kv(KvState),
     /// Whether the lock is held.
     Mutex(bool),
+    /// The registers' values by key (absent: `null`).
+    MultiRegister(MapState),
 }
 
 impl BuiltinSpec {
@@ -111,6 +126,7 @@ impl BuiltinSpec {
             BuiltinSpec::Snapshot => "snapshot",
             BuiltinSpec::Kv => "kv",
             BuiltinSpec::Mutex => "mutex",
+            BuiltinSpec::MultiRegister => "multi-register",
         }
     }
 }
@@ -130,6 +146,7 @@ impl Spec for BuiltinSpec {
             BuiltinSpec::Snapshot => BuiltinState::Snapshot(vec![Value::Int(0), Value::Int(0)]),
             BuiltinSpec::Kv => BuiltinState::Kv(KvState::default()),
             BuiltinSpec::Mutex => BuiltinState::Mutex(false),
+            BuiltinSpec::MultiRegister => BuiltinState::MultiRegister(MapState::default()),
         }
     }
 
@@ -164,6 +181,10 @@ impl Spec for BuiltinSpec {
             (BuiltinSpec::Mutex, BuiltinState::Mutex(held)) => {
                 map(scalar::mutex(&ops, *held), BuiltinState::Mutex)
             }
+            (BuiltinSpec::MultiRegister, BuiltinState::MultiRegister(s)) => map(
+                collection::multi_register(&ops, s),
+                BuiltinState::MultiRegister,
+            ),
             (spec, state) => Apply::Invalid(format!(
                 "internal error: state {state:?} does not belong to the built-in `{}` spec",
                 spec.as_str()

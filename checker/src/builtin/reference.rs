@@ -58,6 +58,16 @@ fn two() -> Vec<Value> {
 fn key() -> Vec<Value> {
     vec![Value::Str("k".into())]
 }
+fn txn() -> Vec<Value> {
+    let step = |kind: &str, key: i64, value: Value| {
+        Value::Tuple(vec![Value::Str(kind.into()), Value::Int(key), value])
+    };
+    vec![Value::Tuple(vec![
+        step(":write", 1, Value::Int(5)),
+        step(":read", 1, Value::Null),
+        step(":read", 2, Value::Null),
+    ])]
+}
 fn key_value() -> Vec<Value> {
     vec![Value::Str("k".into()), Value::Str("v".into())]
 }
@@ -177,6 +187,11 @@ pub const SPECS: &[SpecDoc] = &[
             op(&["acquire", "lock"], none, "`()`; **blocks** while the lock is held"),
             op(&["release", "unlock"], none, "`()`; on a free lock `false`, which no observed release matches"),
         ],
+    },
+    SpecDoc {
+        name: "multi-register",
+        about: "Registers by key, each initially `null`, read and written by transactions (Jepsen's multi-register; checked whole).",
+        ops: &[op(&["txn"], txn, "the transaction with every read's value filled in")],
     },
 ];
 

@@ -22,6 +22,7 @@
 //! | `queue` (fifo) | `:enqueue v`, `:dequeue` | `enqueue(v)`, `dequeue()` → value |
 //! | `mutex` | `:acquire`, `:release` | `acquire()`, `release()` |
 //! | `set` | `:add v`, `:read` | `add(v)` (result not recorded), `read()` → every element |
+//! | `multi-register` | `:txn [[:read k nil] [:write k v] ...]` | `txn(steps)` → the steps with the reads' values |
 //!
 //! Values: `nil` → `null`, integers, booleans, strings, keywords (as `:name` strings), vectors
 //! and lists → tuples, sets → sorted tuples. The EDN itself is read by the `edn-format`
@@ -164,6 +165,7 @@ enum Model {
     Queue,
     Mutex,
     Set,
+    MultiRegister,
     /// A spec named by the caller: calls are `f(value)` (no argument for `nil`).
     Other(String),
 }
@@ -175,6 +177,7 @@ impl Model {
             "queue" | "fifo" => Model::Queue,
             "mutex" => Model::Mutex,
             "set" => Model::Set,
+            "multi-register" => Model::MultiRegister,
             other => Model::Other(other.to_owned()),
         }
     }
@@ -198,6 +201,8 @@ impl Model {
             Model::Mutex
         } else if within(&["add", "read"]) {
             Model::Set
+        } else if within(&["txn"]) {
+            Model::MultiRegister
         } else {
             return Err(ParseError::new(
                 ops.first().map_or(1, |(line, _)| *line),
@@ -216,6 +221,7 @@ impl Model {
             Model::Queue => "queue",
             Model::Mutex => "mutex",
             Model::Set => "set",
+            Model::MultiRegister => "multi-register",
             Model::Other(name) => name.as_str(),
         }
     }

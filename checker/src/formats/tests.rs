@@ -388,6 +388,17 @@ mod edn_histories {
     }
 
     #[test]
+    fn multi_register_transactions() {
+        let ok = "{:type :invoke, :f :txn, :value [[:write 1 5] [:write 2 6]], :process 0}\n\
+                  {:type :ok, :f :txn, :value [[:write 1 5] [:write 2 6]], :process 0}\n\
+                  {:type :invoke, :f :txn, :value [[:read 1 nil] [:read 2 nil] [:read 3 nil]], :process 1}\n\
+                  {:type :ok, :f :txn, :value [[:read 1 5] [:read 2 6] [:read 3 nil]], :process 1}\n";
+        assert_eq!(verdict(ok), (true, "multi-register".into()));
+        // A read that saw half of the first transaction: not atomic.
+        assert!(!verdict(&ok.replace("[:read 2 6]", "[:read 2 nil]")).0);
+    }
+
+    #[test]
     fn malformed_edn_names_the_line_and_column() {
         let text = "{:type :invoke, :f :read, :value nil, :process 0}\n{:type :ok, :f :read, :value \"unterminated, :process 0}\n";
         let e = parse(text, Format::Edn).unwrap_err();
