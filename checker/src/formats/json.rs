@@ -301,10 +301,10 @@ Errors name the file, the line and the column of the offending event, and exit 2
 /// [`parse`] reads back: a test checks both).
 pub fn reference_markdown(example: &History) -> String {
     let intro = "`fgvt check-history` reads recorded histories: Jepsen etcd logs, kv logs and \
-                 Jepsen EDN operation maps (register, queue, mutex or set, the model inferred \
-                 from the operations; see `fgvt_checker::formats::edn`), detected from their \
-                 first line, and fgvt's own JSON format, described here, which any harness \
-                 can write. `--input-format json|jepsen|kv|edn` forces the format.";
+                 Jepsen EDN operation maps (register, queue, mutex, set or multi-register, the \
+                 model inferred from the operations; see `fgvt_checker::formats::edn`), detected \
+                 from their first line, and fgvt's own JSON format, described here, which any \
+                 harness can write. `--input-format json|jepsen|kv|edn` forces the format.";
     let example_intro = "A push and a pop that overlap, the pop returning the pushed value, \
                          checked with `fgvt check-history example.json`:";
     format!(
