@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use fgvt_lang::SnippetSource;
-use fgvt_tree::source::{decode_utf8, NotUtf8};
+use fgvt_tree::source::{decode_utf8, line_column, NotUtf8};
 use fgvt_tree::{Call, SourceMap};
 use miette::{Diagnostic, SourceSpan};
 use serde::de::DeserializeOwned;
@@ -245,9 +245,7 @@ impl Errors<'_> {
         // Offsets computed inside an escaped JSON string may land inside a character.
         let start = floor_char_boundary(self.text, start);
         let end = floor_char_boundary(self.text, end.max(start));
-        let line = self.text[..start].matches('\n').count() + 1;
-        let line_start = self.text[..start].rfind('\n').map_or(0, |i| i + 1);
-        let column = self.text[line_start..start].chars().count() + 1;
+        let (line, column) = line_column(self.text, start);
         LoadError::Test(Box::new(TestError {
             file: self.file.to_string(),
             line,

@@ -192,15 +192,27 @@ const LOADERS: &[Loader] = &[
     },
 ];
 
-/// Runs `loader` on `bytes`: the exit code is 0 to 3 and a refusal names the file and a line.
-fn check(loader: &Loader, bytes: &[u8]) -> Result<(), TestCaseError> {
-    let dir = common::workdir(loader.others);
-    std::fs::write(dir.path().join(loader.file), bytes).unwrap();
+/// A fresh directory with `others` and `file` holding `bytes`, and the `fgvt` command run in
+/// it with `args` (`FILE` standing for `file`). The directory lives as long as the guard.
+fn prepare(
+    file: &str,
+    bytes: &[u8],
+    others: &[(&str, &str)],
+    args: &[&str],
+) -> (tempfile::TempDir, assert_cmd::Command) {
+    let dir = common::workdir(others);
+    std::fs::write(dir.path().join(file), bytes).unwrap();
     let mut cmd = common::fgvt();
     cmd.current_dir(dir.path());
-    for arg in loader.args {
-        cmd.arg(if *arg == "FILE" { loader.file } else { arg });
+    for arg in args {
+        cmd.arg(if *arg == "FILE" { file } else { arg });
     }
+    (dir, cmd)
+}
+
+/// Runs `loader` on `bytes`: the exit code is 0 to 3 and a refusal names the file and a line.
+fn check(loader: &Loader, bytes: &[u8]) -> Result<(), TestCaseError> {
+    let (_dir, mut cmd) = prepare(loader.file, bytes, loader.others, loader.args);
     if matches!(loader.args[0], "localize" | "hunt") {
         cmd.args(LIMITS);
     }
@@ -267,13 +279,12 @@ fn every_loader_refuses_bad_bytes_with_a_position_and_never_crashes() {
 #[test]
 fn the_seeds_are_valid() {
     for loader in LOADERS {
-        let dir = common::workdir(loader.others);
-        std::fs::write(dir.path().join(loader.file), loader.seed).unwrap();
-        let mut cmd = common::fgvt();
-        cmd.current_dir(dir.path());
-        for arg in loader.args {
-            cmd.arg(if *arg == "FILE" { loader.file } else { arg });
-        }
+        let (_dir, mut cmd) = prepare(
+            loader.file,
+            loader.seed.as_bytes(),
+            loader.others,
+            loader.args,
+        );
         let (code, _, stderr) = common::run(&mut cmd);
         assert!(
             code == 0 || code == 1,
@@ -333,13 +344,7 @@ fn deep_nesting_is_refused_with_a_position() {
         ),
     ];
     for (file, text, others, args) in cases {
-        let dir = common::workdir(others);
-        std::fs::write(dir.path().join(file), &text).unwrap();
-        let mut cmd = common::fgvt();
-        cmd.current_dir(dir.path());
-        for arg in args {
-            cmd.arg(if *arg == "FILE" { file } else { arg });
-        }
+        let (_dir, mut cmd) = prepare(file, text.as_bytes(), others, args);
         let (code, stdout, stderr) = common::run(&mut cmd);
         let said = format!("{stdout}{stderr}");
         assert_eq!(code, 2, "{args:?} {file}:\n{said}");

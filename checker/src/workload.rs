@@ -33,6 +33,39 @@ pub fn generate_set_history(
     below: &mut dyn FnMut(usize) -> usize,
 ) -> History {
     let mut set = BTreeSet::new();
+    simulate(
+        threads,
+        ops_per_thread,
+        below,
+        &mut |_, _, below| {
+            let key = Value::Int(below(SET_KEYS as usize) as i64);
+            Call::new(["add", "remove", "contains"][below(3)], vec![key])
+        },
+        &mut |call| {
+            let key = &call.args[0];
+            Value::Bool(match call.op.as_str() {
+                "add" => set.insert(key.clone()),
+                "remove" => set.remove(key),
+                _ => set.contains(key),
+            })
+        },
+    )
+}
+
+/// `below(n)`: a number drawn uniformly from `0..n`.
+type Draw<'a> = dyn FnMut(usize) -> usize + 'a;
+
+/// A correct concurrent object, simulated: a random scheduler moves one thread at a time
+/// through call → linearization point → return, so operations overlap freely and the history
+/// is linearizable by construction. `next_call(thread, n, below)` is the `n`th call of
+/// `thread`; `take_effect` applies a call to the object and gives its result.
+fn simulate(
+    threads: usize,
+    ops_per_thread: usize,
+    below: &mut dyn FnMut(usize) -> usize,
+    next_call: &mut dyn FnMut(usize, usize, &mut Draw<'_>) -> Call,
+    take_effect: &mut dyn FnMut(&Call) -> Value,
+) -> History {
     let mut phases: Vec<Phase> = (0..threads).map(|_| Phase::Idle).collect();
     let mut left = vec![ops_per_thread; threads];
     let mut history = History::new();
@@ -46,21 +79,11 @@ pub fn generate_set_history(
         let thread = active[slot];
         phases[thread] = match std::mem::replace(&mut phases[thread], Phase::Idle) {
             Phase::Idle => {
-                let key = Value::Int(below(SET_KEYS as usize) as i64);
-                let op = ["add", "remove", "contains"][below(3)];
-                let call = Call::new(op, vec![key]);
+                let call = next_call(thread, ops_per_thread - left[thread], below);
                 history.call(thread, call.clone());
                 Phase::Called(call)
             }
-            Phase::Called(call) => {
-                let key = &call.args[0];
-                let result = match call.op.as_str() {
-                    "add" => set.insert(key.clone()),
-                    "remove" => set.remove(key),
-                    _ => set.contains(key),
-                };
-                Phase::Done(Value::Bool(result))
-            }
+            Phase::Called(call) => Phase::Done(take_effect(&call)),
             Phase::Done(result) => {
                 history.ret(thread, result);
                 left[thread] -= 1;
@@ -89,69 +112,47 @@ pub fn generate_kv_history(
     below: &mut dyn FnMut(usize) -> usize,
 ) -> History {
     let mut store: Vec<String> = vec![String::new(); KV_KEYS];
-    let mut phases: Vec<Phase> = (0..clients).map(|_| Phase::Idle).collect();
-    let mut left = vec![ops_per_client; clients];
-    let mut history = History::new();
-    let mut active: Vec<usize> = if ops_per_client > 0 {
-        (0..clients).collect()
-    } else {
-        Vec::new()
-    };
-    let mut last_get: Option<usize> = None;
-    while !active.is_empty() {
-        let slot = below(active.len());
-        let client = active[slot];
-        phases[client] = match std::mem::replace(&mut phases[client], Phase::Idle) {
-            Phase::Idle => {
-                let key = Value::Str(below(KV_KEYS).to_string().into());
-                let n = ops_per_client - left[client];
-                let value = Value::Str(format!("x {client} {n} y").into());
-                // porcupine's mix: mostly appends and gets, a few puts.
-                let call = match below(20) {
-                    0 => Call::new("put", vec![key, value]),
-                    1..=10 => Call::new("append", vec![key, value]),
-                    _ => Call::new("get", vec![key]),
-                };
-                history.call(client, call.clone());
-                Phase::Called(call)
+    let mut history = simulate(
+        clients,
+        ops_per_client,
+        below,
+        &mut |client, n, below| {
+            let key = Value::Str(below(KV_KEYS).to_string().into());
+            let value = Value::Str(format!("x {client} {n} y").into());
+            // porcupine's mix: mostly appends and gets, a few puts.
+            match below(20) {
+                0 => Call::new("put", vec![key, value]),
+                1..=10 => Call::new("append", vec![key, value]),
+                _ => Call::new("get", vec![key]),
             }
-            Phase::Called(call) => {
-                let Value::Str(key) = &call.args[0] else {
-                    unreachable!("keys are strings")
-                };
-                let slot = &mut store[key.parse::<usize>().expect("keys are numbers")];
-                let result = match (call.op.as_str(), call.args.get(1)) {
-                    ("put", Some(Value::Str(v))) => {
-                        *slot = v.to_string();
-                        Value::Unit
-                    }
-                    ("append", Some(Value::Str(v))) => {
-                        slot.push_str(v);
-                        Value::Unit
-                    }
-                    _ => Value::Str(slot.as_str().into()),
-                };
-                Phase::Done(result)
-            }
-            Phase::Done(result) => {
-                if matches!(&result, Value::Str(s) if !s.is_empty()) {
-                    last_get = Some(history.events.len());
+        },
+        &mut |call| {
+            let Value::Str(key) = &call.args[0] else {
+                unreachable!("keys are strings")
+            };
+            let slot = &mut store[key.parse::<usize>().expect("keys are numbers")];
+            match (call.op.as_str(), call.args.get(1)) {
+                ("put", Some(Value::Str(v))) => {
+                    *slot = v.to_string();
+                    Value::Unit
                 }
-                history.ret(client, result);
-                left[client] -= 1;
-                if left[client] == 0 {
-                    active.swap_remove(slot);
+                ("append", Some(Value::Str(v))) => {
+                    slot.push_str(v);
+                    Value::Unit
                 }
-                Phase::Idle
+                _ => Value::Str(slot.as_str().into()),
             }
-        };
-    }
-    if let (true, Some(at)) = (corrupt, last_get) {
-        if let fgvt_tree::CoarseEvent::Return {
-            value: Some(Value::Str(s)),
-            ..
-        } = &mut history.events[at]
-        {
+        },
+    );
+    if corrupt {
+        let last_get = history.events.iter_mut().rev().find_map(|e| match e {
+            fgvt_tree::CoarseEvent::Return {
+                value: Some(Value::Str(s)),
+                ..
+            } if !s.is_empty() => Some(s),
+            _ => None,
+        });
+        if let Some(s) = last_get {
             *s = format!("{s}x 99 99 y").into();
         }
     }

@@ -118,10 +118,7 @@ impl Model {
 
     /// "file:line:col" of a span in this model's file, for messages without a source map.
     pub(crate) fn position(&self, span: Span) -> String {
-        let start = (span.start as usize).min(self.text.len());
-        let before = &self.text[..start];
-        let line = before.matches('\n').count() + 1;
-        let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        let (line, col) = fgvt_tree::source::line_column(&self.text, span.start as usize);
         format!("{}:{line}:{col}", self.file_name)
     }
 

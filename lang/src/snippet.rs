@@ -74,14 +74,14 @@ fn window<'a>(name: &str, text: &'a str, at: usize) -> MietteSpanContents<'a> {
     let line_end = text[at..].find('\n').map_or(text.len(), |i| at + i);
     let start = floor_boundary(text, at.saturating_sub(WINDOW_BEFORE).max(line_start));
     let end = floor_boundary(text, (start + LONG_LINE).min(line_end)).max(at);
-    let line = text[..line_start].matches('\n').count();
-    let column = text[line_start..start].chars().count();
+    // miette counts lines and columns from 0.
+    let (line, column) = fgvt_tree::source::line_column(text, start);
     MietteSpanContents::new_named(
         name.to_owned(),
         &text.as_bytes()[start..end],
         (start, end - start).into(),
-        line,
-        column,
+        line - 1,
+        column - 1,
         text.lines().count(),
     )
 }

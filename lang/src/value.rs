@@ -34,7 +34,7 @@ impl Val {
             Value::Null => Val::Null,
             Value::Bool(b) => Val::Bool(*b),
             Value::Int(i) => Val::Int(*i),
-            Value::Str(s) => Val::Str((**s).into()),
+            Value::Str(s) => Val::Str(s.clone()),
             Value::Ref(r) => Val::Ref(*r),
             Value::Tuple(items) => Val::Tuple(items.iter().map(Val::from_value).collect()),
         }
@@ -48,7 +48,7 @@ impl Val {
             Val::Null => Value::Null,
             Val::Bool(b) => Value::Bool(*b),
             Val::Int(i) => Value::Int(*i),
-            Val::Str(s) => Value::Str(s.to_string().into()),
+            Val::Str(s) => Value::Str(s.clone()),
             Val::Ref(r) => Value::Ref(*r),
             Val::Tuple(items) => Value::Tuple(items.iter().map(Val::to_value).collect()),
             Val::Lock(l) => Value::Int(i64::from(*l)),

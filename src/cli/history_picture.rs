@@ -1,5 +1,7 @@
 //! `check-history --html`: a checked history as a [`HistoryPicture`] for the HTML page.
 
+use std::collections::HashMap;
+
 use fgvt_checker::{History, Outcome, Verdict};
 use fgvt_reports::{HistoryPicture, PictureOp, Role};
 use fgvt_tree::Lane;
@@ -34,18 +36,12 @@ pub fn picture(title: String, history: &History, outcome: &Outcome) -> HistoryPi
                     .map(|o| o.op)
                     .filter(|&op| operations.get(op).is_some_and(|o| o.call_index <= horizon))
                     .collect();
-                let roles = shown
-                    .iter()
-                    .map(|op| {
-                        if let Some(i) = e.prefix.iter().position(|s| s.op.op == *op) {
-                            Role::Linearized(i)
-                        } else if let Some((_, why)) = notes.iter().find(|(o, _)| o == op) {
-                            Role::Obstacle(why.clone())
-                        } else {
-                            Role::Other
-                        }
-                    })
+                let mut roles: HashMap<usize, Role> = notes
+                    .into_iter()
+                    .map(|(op, why)| (op, Role::Obstacle(why)))
                     .collect();
+                roles.extend(positions(e.prefix.iter().map(|s| s.op.op)));
+                let roles = shown.iter().map(|op| role(&mut roles, *op)).collect();
                 (
                     shown,
                     roles,
@@ -55,13 +51,8 @@ pub fn picture(title: String, history: &History, outcome: &Outcome) -> HistoryPi
             }
             Verdict::Linearizable { order } => {
                 let shown: Vec<usize> = (0..operations.len()).collect();
-                let roles = shown
-                    .iter()
-                    .map(|op| match order.iter().position(|o| o == op) {
-                        Some(i) => Role::Linearized(i),
-                        None => Role::Other,
-                    })
-                    .collect();
+                let mut roles: HashMap<usize, Role> = positions(order.iter().copied()).collect();
+                let roles = shown.iter().map(|op| role(&mut roles, *op)).collect();
                 (
                     shown,
                     roles,
@@ -110,4 +101,14 @@ pub fn picture(title: String, history: &History, outcome: &Outcome) -> HistoryPi
         operations: ops,
         explanation,
     }
+}
+
+/// Each operation of a linearization with its position in it.
+fn positions(order: impl Iterator<Item = usize>) -> impl Iterator<Item = (usize, Role)> {
+    order.enumerate().map(|(i, op)| (op, Role::Linearized(i)))
+}
+
+/// The role given to `op`, or [`Role::Other`].
+fn role(roles: &mut HashMap<usize, Role>, op: usize) -> Role {
+    roles.remove(&op).unwrap_or(Role::Other)
 }

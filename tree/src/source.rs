@@ -50,6 +50,21 @@ impl fmt::Display for Location {
     }
 }
 
+/// The 1-based line and column (in characters) of byte `offset` of `text`, as compilers and
+/// editors count them. `offset` is clamped to the text and must lie on a character boundary.
+///
+/// ```
+/// assert_eq!(fgvt_tree::source::line_column("ab\ncé d", 6), (2, 3));
+/// ```
+pub fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    (
+        before.matches('\n').count() + 1,
+        before[line_start..].chars().count() + 1,
+    )
+}
+
 /// Bytes that are not UTF-8 text: where the first bad byte is, to point a user at it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{line}:{column}: not UTF-8 text (byte 0x{byte:02x}); save the file as UTF-8")]
@@ -78,10 +93,10 @@ pub fn decode_utf8(bytes: Vec<u8>) -> Result<String, NotUtf8> {
         let bytes = e.as_bytes();
         // Everything before `offset` is valid, so it can be read as text to count lines.
         let before = std::str::from_utf8(&bytes[..offset]).unwrap_or_default();
-        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        let (line, column) = line_column(before, offset);
         NotUtf8 {
-            line: before.matches('\n').count() + 1,
-            column: before[line_start..].chars().count() + 1,
+            line,
+            column,
             offset,
             byte: bytes[offset],
         }
@@ -120,8 +135,7 @@ impl SourceMap {
         let end = (span.end as usize).clamp(start, text.len());
         let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
         let line_end = text[start..].find('\n').map_or(text.len(), |i| start + i);
-        let line = text[..start].matches('\n').count() + 1;
-        let column = text[line_start..start].chars().count() + 1;
+        let (line, column) = line_column(text, start);
         let snippet = text[start..end]
             .lines()
             .next()

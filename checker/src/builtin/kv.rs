@@ -9,6 +9,9 @@ use super::{checked, ret, OpTable};
 use crate::check::hash::FxHasher;
 use crate::spec::Apply;
 
+/// Key, value, and the value's [`poly`] hash (so that an append rehashes only its suffix).
+type Entry = (Value, Arc<str>, u64);
+
 /// The non-empty entries of a key/value store, sorted by key.
 ///
 /// The checker clones, hashes and compares states constantly, and appends make values long:
@@ -18,8 +21,7 @@ use crate::spec::Apply;
 /// its size.
 #[derive(Clone, Debug)]
 pub struct KvState {
-    /// Key, value, and the value's [`poly`] hash (so that an append rehashes only its suffix).
-    entries: Arc<[(Value, Arc<str>, u64)]>,
+    entries: Arc<[Entry]>,
     hash: u64,
 }
 
@@ -33,28 +35,25 @@ impl Default for KvState {
 }
 
 impl KvState {
+    /// Where `key` is in the sorted entries (`Err`: where it would go).
+    fn find(&self, key: &Value) -> Result<usize, usize> {
+        self.entries.binary_search_by(|(k, _, _)| k.cmp(key))
+    }
+
+    /// The entry of `key`, if it has a value.
+    fn entry(&self, key: &Value) -> Option<&Entry> {
+        self.find(key).ok().map(|i| &self.entries[i])
+    }
+
     /// The value of `key`, `""` when absent.
     pub fn get(&self, key: &Value) -> &str {
-        match self.entries.binary_search_by(|(k, _, _)| k.cmp(key)) {
-            Ok(i) => &self.entries[i].1,
-            Err(_) => "",
-        }
+        self.entry(key).map_or("", |(_, v, _)| v)
     }
 
     /// The value of `key` as a shared string (no copy), `""` when absent.
     pub fn get_shared(&self, key: &Value) -> Arc<str> {
-        match self.entries.binary_search_by(|(k, _, _)| k.cmp(key)) {
-            Ok(i) => self.entries[i].1.clone(),
-            Err(_) => "".into(),
-        }
-    }
-
-    /// The [`poly`] hash of `key`'s value.
-    fn poly_of(&self, key: &Value) -> u64 {
-        match self.entries.binary_search_by(|(k, _, _)| k.cmp(key)) {
-            Ok(i) => self.entries[i].2,
-            Err(_) => 0,
-        }
+        self.entry(key)
+            .map_or_else(|| "".into(), |(_, v, _)| v.clone())
     }
 
     /// The non-empty entries, by key.
@@ -65,23 +64,32 @@ impl KvState {
     /// This state with `key` set to `value` (`""` removes it, so that absent and empty are
     /// one state).
     fn with(&self, key: &Value, value: &str) -> KvState {
-        self.with_hashed(key, value, poly(0, value))
+        self.with_at(self.find(key), key, value, poly(0, value))
     }
 
     /// This state with `suffix` appended to `key`'s value.
     fn appended(&self, key: &Value, suffix: &str) -> KvState {
-        let old = self.get(key);
+        let at = self.find(key);
+        let (old, old_hash) = match at {
+            Ok(i) => (&*self.entries[i].1, self.entries[i].2),
+            Err(_) => ("", 0),
+        };
         let mut joined = String::with_capacity(old.len() + suffix.len());
         joined.push_str(old);
         joined.push_str(suffix);
-        self.with_hashed(key, &joined, poly(self.poly_of(key), suffix))
+        self.with_at(at, key, &joined, poly(old_hash, suffix))
     }
 
-    /// [`KvState::with`], given the [`poly`] hash of `value`.
-    fn with_hashed(&self, key: &Value, value: &str, value_hash: u64) -> KvState {
-        let mut entries: Vec<(Value, Arc<str>, u64)> = Vec::with_capacity(self.entries.len() + 1);
+    /// This state with `key`, found at `at`, set to `value`, whose [`poly`] hash is given.
+    fn with_at(
+        &self,
+        at: Result<usize, usize>,
+        key: &Value,
+        value: &str,
+        value_hash: u64,
+    ) -> KvState {
+        let mut entries: Vec<Entry> = Vec::with_capacity(self.entries.len() + 1);
         let mut hash = self.hash;
-        let at = self.entries.binary_search_by(|(k, _, _)| k.cmp(key));
         let (before, after) = match at {
             Ok(i) => {
                 hash ^= entry_hash(key, self.entries[i].2);

@@ -174,6 +174,7 @@ pub(crate) struct Search<'a, 'h, S: Spec> {
 }
 
 /// The state of a search between two slices of work.
+#[derive(Default)]
 struct Cursor {
     state: u32,
     k: u32,
@@ -304,18 +305,7 @@ impl<'a, 'h, S: Spec> Search<'a, 'h, S> {
             mut agree,
             mut entry,
             mut steps,
-        } = std::mem::replace(
-            &mut self.cursor,
-            Cursor {
-                state: 0,
-                k: 0,
-                stack: Vec::new(),
-                best: Vec::new(),
-                agree: 0,
-                entry: NIL,
-                steps: 0,
-            },
-        );
+        } = std::mem::take(&mut self.cursor);
         let stop_at = steps.saturating_add(budget);
         let result = loop {
             if steps >= stop_at {

@@ -226,14 +226,21 @@ impl Model {
         }
     }
 
+    /// Whether `f` reads: it takes no argument (its `:invoke` value is `nil`) and its `:ok`
+    /// value is its result.
+    fn reads(&self, f: &str) -> bool {
+        matches!(
+            (self, f),
+            (Model::Register, "read") | (Model::Queue, "dequeue") | (Model::Set, "read")
+        )
+    }
+
     /// The call an `:invoke` makes.
     fn call(&self, line: usize, op: &Op) -> Result<Call, ParseError> {
         let no_args = || Call::new(op.f.clone(), vec![]);
         let one_arg = || Call::new(op.f.clone(), vec![op.value.clone()]);
         Ok(match (self, op.f.as_str()) {
-            (Model::Register, "read") | (Model::Queue, "dequeue") | (Model::Set, "read") => {
-                no_args()
-            }
+            _ if self.reads(&op.f) => no_args(),
             (Model::Register, "cas") => match &op.value {
                 Value::Tuple(pair) if pair.len() == 2 => Call::new("cas", pair.clone()),
                 other => {
@@ -252,9 +259,7 @@ impl Model {
     /// What an `:ok` returned (`None`: not recorded, any result is accepted).
     fn result(&self, op: &Op) -> Option<Value> {
         match (self, op.f.as_str()) {
-            (Model::Register, "read") | (Model::Queue, "dequeue") | (Model::Set, "read") => {
-                Some(op.value.clone())
-            }
+            _ if self.reads(&op.f) => Some(op.value.clone()),
             (Model::Register, "cas") => Some(Value::Bool(true)),
             (Model::Set, "add") => None,
             (Model::Register | Model::Queue | Model::Mutex, _) => Some(Value::Unit),
@@ -274,38 +279,27 @@ struct Element<'t> {
 /// one), with their positions; nesting deeper than [`MAX_NESTING`] is an error at its place.
 fn elements(text: &str) -> Result<Vec<Element<'_>>, ParseError> {
     let mut out = Vec::new();
-    let (mut line, mut column) = (1, 1);
+    let mut at = Position { line: 1, column: 1 };
     let mut depth = 0usize;
-    // The depth items start at: 1 inside a file-wide vector, 0 otherwise.
+    // The depth items start at: 1 inside a file-wide vector, 0 otherwise (decided by the first
+    // character that is not blank).
     let mut item_depth = None;
-    let mut start: Option<(usize, usize, usize)> = None;
+    // Where the current item starts: byte offset and position.
+    let mut start: Option<(usize, Position)> = None;
     let mut chars = text.char_indices().peekable();
-    while let Some((at, c)) = chars.next() {
-        let here = (line, column);
-        if c == '\n' {
-            line += 1;
-            column = 1;
-        } else {
-            column += 1;
-        }
-        let base = *item_depth.get_or_insert(usize::from(c == '['));
+    while let Some((offset, c)) = chars.next() {
+        let here = at;
+        at.advance(c);
         match c {
             ';' => {
                 while chars.next_if(|&(_, c)| c != '\n').is_some() {}
                 continue;
             }
             '"' => {
-                if depth == base && start.is_none() {
-                    start = Some((at, here.0, here.1));
-                }
+                // Strings are inside items (a top-level string is no operation).
                 let mut escaped = false;
                 for (_, c) in chars.by_ref() {
-                    if c == '\n' {
-                        line += 1;
-                        column = 1;
-                    } else {
-                        column += 1;
-                    }
+                    at.advance(c);
                     match (escaped, c) {
                         (false, '\\') => escaped = true,
                         (false, '"') => break,
@@ -316,54 +310,75 @@ fn elements(text: &str) -> Result<Vec<Element<'_>>, ParseError> {
             }
             '\\' => {
                 // A character literal: the next character is not syntax.
-                if chars.next().is_some() {
-                    column += 1;
+                if let Some((_, next)) = chars.next() {
+                    at.advance(next);
                 }
                 continue;
             }
             c if c.is_whitespace() || c == ',' => continue,
             _ => {}
         }
+        let base = *item_depth.get_or_insert(usize::from(c == '['));
         let opens = matches!(c, '{' | '[' | '(');
         let closes = matches!(c, '}' | ']' | ')');
         // An item starts at its first character at the items' depth (the file-wide vector's
         // own brackets are below it).
         if depth == base && start.is_none() && !closes {
-            start = Some((at, here.0, here.1));
+            start = Some((offset, here));
         }
         if opens {
             depth += 1;
             if depth > MAX_NESTING {
                 return Err(ParseError {
-                    line: here.0,
-                    column: Some(here.1),
+                    line: here.line,
+                    column: Some(here.column),
                     message: format!("EDN nested more than {MAX_NESTING} levels deep"),
                 });
             }
         } else if closes {
             depth = depth.saturating_sub(1);
         }
-        let at_item_end = depth == base
-            && (closes
-                || !chars.peek().is_some_and(|&(_, n)| {
-                    !n.is_whitespace()
-                        && !matches!(n, ',' | '{' | '[' | '(' | '}' | ']' | ')' | '"' | ';')
-                }));
-        if let (true, Some((from, l, col))) = (at_item_end, start) {
+        // An item ends with its closing bracket, or (an atom) where the next token starts.
+        let ends = closes || chars.peek().is_none_or(|&(_, next)| ends_atom(next));
+        if let (true, Some((from, position))) = (depth == base && ends, start) {
             out.push(Element {
-                text: &text[from..at + c.len_utf8()],
-                line: l,
-                column: col,
+                text: &text[from..offset + c.len_utf8()],
+                line: position.line,
+                column: position.column,
             });
             start = None;
         }
     }
-    if let Some((from, l, col)) = start {
+    if let Some((from, position)) = start {
         out.push(Element {
             text: &text[from..],
-            line: l,
-            column: col,
+            line: position.line,
+            column: position.column,
         });
     }
     Ok(out)
+}
+
+/// Whether `c` ends an atom (a keyword, number or symbol).
+fn ends_atom(c: char) -> bool {
+    c.is_whitespace() || matches!(c, ',' | '{' | '[' | '(' | '}' | ']' | ')' | '"' | ';')
+}
+
+/// A 1-based line and column.
+#[derive(Clone, Copy)]
+struct Position {
+    line: usize,
+    column: usize,
+}
+
+impl Position {
+    /// The position after `c`.
+    fn advance(&mut self, c: char) {
+        if c == '\n' {
+            self.line += 1;
+            self.column = 1;
+        } else {
+            self.column += 1;
+        }
+    }
 }

@@ -241,12 +241,7 @@ fn position_of(text: &str, slice: &str) -> (usize, usize) {
     let offset = (slice.as_ptr() as usize)
         .saturating_sub(text.as_ptr() as usize)
         .min(text.len());
-    let before = &text[..offset];
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    (
-        before.bytes().filter(|&b| b == b'\n').count() + 1,
-        before[line_start..].chars().count() + 1,
-    )
+    fgvt_tree::source::line_column(text, offset)
 }
 
 /// A serde error inside a document that starts at 1-based (`line`, `column`) of the file, with

@@ -182,14 +182,12 @@ pub enum LoadError {
 
 /// The 1-based number of the first line of `text` that is not blank (1 if there is none).
 fn first_line(text: &str) -> usize {
-    text.lines()
-        .position(|l| !l.trim().is_empty())
-        .map_or(1, |i| i + 1)
+    event_lines(text).next().map_or(1, |(line, _)| line)
 }
 
 /// Guesses the format of `text` from its first non-blank line; `None` when it looks like none.
 pub fn detect_format(text: &str) -> Option<Format> {
-    let first = text.lines().map(str::trim).find(|l| !l.is_empty())?;
+    let first = event_lines(text).next()?.1.trim();
     if first.contains("jepsen.util") {
         Some(Format::Jepsen)
     } else if first.starts_with("{:") && first.contains(":key ") {

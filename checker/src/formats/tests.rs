@@ -417,3 +417,12 @@ mod edn_histories {
         assert!(e.message.contains("cannot tell the model"), "{e}");
     }
 }
+
+/// A file-wide vector is recognized after blank lines and comments too.
+#[test]
+fn an_edn_vector_after_a_comment() {
+    let text = "\n; recorded by Jepsen\n[{:type :invoke, :f :read, :value nil, :process 0}\n {:type :ok, :f :read, :value nil, :process 0}]\n";
+    let parsed = parse(text, Format::Edn).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(parsed.history.events.len(), 2);
+    assert_eq!(parsed.lines, vec![3, 4]);
+}
