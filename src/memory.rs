@@ -75,7 +75,7 @@ unsafe impl GlobalAlloc for Counting {
     }
 }
 
-/// Bytes allocated and not yet freed, to within [`FLUSH`] bytes per thread (0 unless
+/// Bytes allocated and not yet freed, to within 64 KiB per thread (0 unless
 /// [`Counting`] is the global allocator).
 pub fn allocated() -> usize {
     IN_USE.load(Ordering::Relaxed).max(0) as usize
