@@ -59,7 +59,8 @@ pub struct RaceNode {
     pub label: Label,
     /// Its depth on the witness path: the witness's step number `step` leaves this node.
     pub step: usize,
-    /// Every out-edge of the node, in thread order.
+    /// Every out-edge of the node: its children in thread order, then its loop edges (steps
+    /// back to a state on the path) in thread order.
     pub races: Vec<Race>,
     /// Index in `races` of the edge the witness path took.
     pub taken: usize,
@@ -384,7 +385,7 @@ impl<'a> Walk<'a> {
         }
         let mut spans: Vec<Span> = self
             .tree
-            .children(node)
+            .successors(node)
             .iter()
             .map(|(e, _)| e.span)
             .collect();
@@ -399,7 +400,7 @@ impl<'a> Walk<'a> {
     fn race_node(&self, node: NodeId, step: usize, taken: usize) -> RaceNode {
         let races = self
             .tree
-            .children(node)
+            .successors(node)
             .into_iter()
             .map(|(event, child)| Race {
                 event: event.clone(),

@@ -16,8 +16,11 @@
 
 use std::fmt;
 
+use std::collections::HashMap;
+
 use fgvt_tree::{Leaf, NodeId, Tree};
 use petgraph::visit::DfsPostOrder;
+use petgraph::Direction;
 use serde::{Deserialize, Serialize};
 
 /// The verdict of one leaf, as far as labeling is concerned.
@@ -336,6 +339,10 @@ pub fn label_tree(tree: &Tree, outcome: impl Fn(NodeId, &Leaf) -> LeafOutcome) -
         }
     }
 
+    if !tree.loops.is_empty() {
+        close_over_loops(tree, &mut nodes);
+    }
+
     let mut unfolded = LabelCounts::default();
     let mut distinct = LabelCounts::default();
     for &node in &post_order {
@@ -351,6 +358,96 @@ pub fn label_tree(tree: &Tree, outcome: impl Fn(NodeId, &Leaf) -> LeafOutcome) -
         post_order,
         unfolded,
         distinct,
+    }
+}
+
+/// Categories and labels on a graph with loop edges.
+///
+/// The bottom-up pass saw children only. A state's category is what the counted leaves it can
+/// reach say, through loop edges too: every state of a loop reaches what any of them reaches.
+/// Categories only grow (none → ok/err → mix), so propagating each change to the state's
+/// predecessors reaches the fixpoint after at most two changes per node.
+///
+/// Labels then count loop edges as children (a step back into the loop is a real alternative
+/// of the race), except a step back to the node itself, which changes nothing and so decides
+/// nothing. A node with one counted child takes that child's label; along such a chain the
+/// labels are followed until a node with two or more counted children or a leaf, which always
+/// comes (a cycle of single-child nodes would reach no leaf, and so be counted by nobody).
+fn close_over_loops(tree: &Tree, nodes: &mut [NodeInfo]) {
+    let mut loops_into: HashMap<NodeId, Vec<NodeId>> = HashMap::new();
+    let mut work = Vec::new();
+    for l in &tree.loops {
+        loops_into.entry(l.to).or_default().push(l.from);
+        work.push(l.to);
+    }
+    while let Some(node) = work.pop() {
+        let category = nodes[node.index()].category;
+        let parents = tree
+            .graph
+            .neighbors_directed(node, Direction::Incoming)
+            .chain(loops_into.get(&node).into_iter().flatten().copied());
+        for parent in parents {
+            let slot = &mut nodes[parent.index()].category;
+            let joined = Category::join(*slot, category);
+            if joined != *slot {
+                *slot = joined;
+                work.push(parent);
+            }
+        }
+    }
+
+    // Labels of nodes with two or more counted children, and who the only child is of the rest.
+    let mut only_child = vec![None; nodes.len()];
+    for node in tree.graph.node_indices() {
+        if tree.leaf(node).is_some() {
+            continue;
+        }
+        let (mut ok, mut err, mut mix) = (false, false, false);
+        let mut counted = 0;
+        for (_, child) in tree.successors(node) {
+            let Some(category) = nodes[child.index()].category else {
+                continue;
+            };
+            if child == node {
+                continue;
+            }
+            counted += 1;
+            only_child[node.index()] = Some(child);
+            match category {
+                Category::Ok => ok = true,
+                Category::Err => err = true,
+                Category::Mix => mix = true,
+            }
+        }
+        let info = &mut nodes[node.index()];
+        info.counted_children = counted;
+        info.label = match counted {
+            0 => None,
+            1 => None,
+            _ => Label::of_categories(ok, err, mix),
+        };
+        if counted != 1 {
+            only_child[node.index()] = None;
+        }
+    }
+    for node in tree.graph.node_indices() {
+        if only_child[node.index()].is_none() {
+            continue;
+        }
+        let mut chain = vec![node];
+        let mut at = node;
+        while let Some(next) = only_child[at.index()] {
+            if chain.len() > nodes.len() {
+                break; // cannot happen (see above); never loop forever on a malformed tree
+            }
+            chain.push(next);
+            at = next;
+        }
+        let label = nodes[at.index()].label;
+        for n in chain {
+            nodes[n.index()].label = label;
+            only_child[n.index()] = None;
+        }
     }
 }
 

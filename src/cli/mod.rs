@@ -70,7 +70,8 @@ pub struct LimitArgs {
     /// partial, exit 3). Default: 60% of the machine's RAM.
     #[arg(long, value_parser = crate::memory::parse_size)]
     pub max_memory: Option<usize>,
-    /// Do not merge identical states (slower; the counts are the same).
+    /// Unfold every path instead of exploring each distinct state once (slower; without spin
+    /// loops the counts are the same; a path that returns to a state on it is cut there).
     #[arg(long)]
     pub no_memo: bool,
 }

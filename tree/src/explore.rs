@@ -1,24 +1,35 @@
 //! The recording scheduler: exhaustive exploration of a [`Program`] into an interleaving tree.
 //!
 //! Exploration is a depth-first search over states. From every state each thread is asked for
-//! its next step; every step that moves becomes an edge. The result is stored as a `petgraph`
-//! DAG: with memoization, two paths that reach the same state share one node, and every count
-//! this module reports is nevertheless that of the *unfolded* tree.
+//! its next step; every step that moves becomes an edge.
 //!
-//! # Cuts and memoization
+//! # The state graph (memoized exploration, the default)
 //!
-//! A path that returns to a state already on it is cut there (fairness: a spin loop that makes
-//! no progress is not explored forever). A node whose every continuation is cut is a *stuck*
-//! leaf (livelock). What lies below a state can then depend on the path that reached it, so a
-//! state's node is reused only when its exploration cut no edge back to a state at or above it:
-//! we track, as Tarjan's low-link does, the shallowest depth any cut below a node reached. If
-//! that depth is strictly below the node, no state of its subtree can ever be above it on
-//! another path (that would close a cycle through the node itself, which the search would have
-//! cut at the node), so the subtree is the same from every path and may be shared.
+//! Every distinct state is explored once and gets one node. A step to a state explored before
+//! is an edge to its node; a step back to a state on the current path (a spin or retry loop)
+//! is a [`LoopEdge`](crate::LoopEdge), kept apart from the children so that the children form a
+//! DAG. The strongly connected components of the graph are found on the way (Tarjan's
+//! algorithm: a frame's low-link is the smallest discovery index of an unfinished state its
+//! subtree reaches). Every state of a component reaches the same leaves, and a component that
+//! no edge leaves never ends: a *livelock*, whose root becomes a stuck leaf. A run in which one
+//! thread spins while another could move is not an outcome (it leaves the component).
+//!
+//! This is the semantics of the infinite unfolded tree: a state's category is what every
+//! finite run from it can come to. The unfolded counts are those of the tree in which a loop
+//! edge ends its path. The labels (in `fgvt-labeling`) follow loop edges too.
+//!
+//! # Plain exploration (`memoize: false`)
+//!
+//! Nothing is shared: every path is unfolded, and a path that returns to a state already on it
+//! is cut there; a node whose every continuation is cut is a stuck leaf. On loop-free programs
+//! the counts, labels and CDRS are exactly those of the state graph (property-tested); with
+//! spin loops, what lies below a state can depend on the path that reached it, so a node
+//! inside a retry loop can be labeled differently (a state whose only step returns to a state
+//! above it is a stuck leaf here, though the state above may go on).
 //!
 //! States are told apart by (program state, coarse history): the explorer, not the program,
-//! owns the history, interned as a prefix tree (`history_tree.rs`), so a key is the state and a
-//! small history id.
+//! owns the history, interned as a prefix tree in canonical form (`history_tree.rs`), so a key
+//! is the state and a small history id.
 //!
 //! The per-operation step bound (`max_steps`) is counted along the path; a shared node keeps
 //! the bounded leaves of the path that first explored it. Bounded leaves are excluded from
@@ -38,7 +49,8 @@ use crate::source::Span;
 /// How to explore.
 #[derive(Clone, Debug)]
 pub struct ExploreOptions {
-    /// Share the node of identical states (the tree becomes a DAG; counts stay unfolded).
+    /// Explore the state graph, each distinct state once (see the module docs); `false`
+    /// unfolds every path, cutting one where it returns to a state on it.
     pub memoize: bool,
     /// Stop after creating this many graph nodes.
     pub max_states: Option<usize>,
@@ -116,9 +128,13 @@ where
         program,
         options,
         tree: TreeBuilder::new(),
-        histories: HistoryTree::new(base),
+        histories: HistoryTree::new(base.clone(), true),
+        real: HistoryTree::new(base, false),
         memo: HashMap::new(),
         on_path: HashMap::new(),
+        open_members: HashMap::new(),
+        members: Vec::new(),
+        discovered: 0,
         seen: HashSet::new(),
         hasher: std::collections::hash_map::RandomState::new(),
         partial: None,
@@ -153,28 +169,60 @@ type Key<S> = (S, HistoryId);
 /// A node of the search that is being explored: its pending children and what they gave.
 struct Frame<S> {
     key: Key<S>,
+    /// The history of the path that opened this state, as it happened.
+    real: HistoryId,
     depth: usize,
+    /// Position in depth-first discovery order (Tarjan's index).
+    index: usize,
     /// Steps taken by each thread in its current operation, along this path.
     op_steps: Vec<usize>,
     /// Children still to explore: the step and the child state.
     pending: std::vec::IntoIter<(Event, S)>,
     /// Explored children: the step and the child's node.
     done: Vec<(Event, NodeId)>,
-    /// Shallowest depth reached by a cut at or below this node (`usize::MAX`: none).
+    /// Graph mode: the smallest discovery index of a state of the unfinished component this
+    /// node's subtree reaches (Tarjan's low-link); the node is its component's root when it
+    /// stays at `index`. Path mode: unused.
     low: usize,
-    /// Whether some continuation was cut (to tell livelock from a node with no steps).
-    cut_any: bool,
+    /// Graph mode: whether an edge from this node's component, found so far, leaves it.
+    exits: bool,
+    /// Graph mode: steps back to a state on the path, by that state's depth (loop edges).
+    /// Path mode: whether some continuation was cut there.
+    loops: Vec<(Event, usize)>,
+    /// Graph mode: loop edges into this state from nodes closed below it.
+    incoming: Vec<(NodeId, Event)>,
+    /// Graph mode: length of the component stack when this node was opened.
+    members_from: usize,
+}
+
+/// What a closed frame tells its parent.
+struct Closed {
+    node: NodeId,
+    /// The node's component is finished (it was the root): the edge to it leaves the parent's.
+    finished: bool,
+    low: usize,
+    exits: bool,
 }
 
 struct Explorer<'a, P: Program> {
     program: &'a P,
     options: &'a ExploreOptions,
     tree: TreeBuilder,
+    /// Canonical histories, which tell states apart (see `history_tree.rs`).
     histories: HistoryTree,
-    /// Nodes whose subtree is the same from every path, by state.
+    /// The histories as the paths took them, which leaves carry.
+    real: HistoryTree,
+    /// Graph mode: the node of every state explored.
     memo: HashMap<Key<P::State>, NodeId>,
-    /// States on the current path, with their depth.
-    on_path: HashMap<Key<P::State>, usize>,
+    /// States on the current path, with their depth and discovery index.
+    on_path: HashMap<Key<P::State>, (usize, usize)>,
+    /// Graph mode: closed nodes whose strongly connected component is not finished yet, with
+    /// their discovery index (Tarjan's stack, as a set) ...
+    open_members: HashMap<NodeId, usize>,
+    /// ... and in the order they closed, so a finished component pops its members.
+    members: Vec<NodeId>,
+    /// States opened so far (the next discovery index).
+    discovered: usize,
     /// Hashes of every state met, for the distinct-state count (hashes keep memory flat).
     seen: HashSet<u64>,
     hasher: std::collections::hash_map::RandomState,
@@ -184,10 +232,14 @@ struct Explorer<'a, P: Program> {
 }
 
 impl<P: Program> Explorer<'_, P> {
+    fn graph_mode(&self) -> bool {
+        self.options.memoize
+    }
+
     fn run(&mut self, initial: Key<P::State>) -> NodeId {
         let threads = self.program.threads();
         let mut stack: Vec<Frame<P::State>> = Vec::new();
-        match self.open(initial, 0, vec![0; threads]) {
+        match self.open(initial, HistoryTree::ROOT, 0, vec![0; threads]) {
             Ok(frame) => stack.push(frame),
             Err(node) => return node,
         }
@@ -196,6 +248,7 @@ impl<P: Program> Explorer<'_, P> {
             if let Some((event, child_state)) = top.pending.next() {
                 let depth = top.depth + 1;
                 let history = self.histories.after(top.key.1, &event);
+                let real = self.real.after(top.real, &event);
                 // The child's step counts are built only if it is opened: most children of a
                 // memoized tree are shared or cut.
                 let parent_steps = &top.op_steps;
@@ -208,63 +261,72 @@ impl<P: Program> Explorer<'_, P> {
                     };
                     steps
                 };
-                let visit = self.visit((child_state, history), depth, op_steps);
+                let visit = self.visit((child_state, history), real, depth, op_steps);
+                let top = stack.last_mut().expect("frame");
                 match visit {
-                    Visit::Done(node, low) => {
-                        let top = stack.last_mut().expect("frame");
-                        top.low = top.low.min(low);
+                    Visit::Leaf(node) => {
+                        top.exits = true;
                         top.done.push((event, node));
                     }
-                    Visit::Cut(at) => {
-                        let top = stack.last_mut().expect("frame");
-                        top.low = top.low.min(at);
-                        top.cut_any = true;
+                    Visit::Shared(node, open) => {
+                        // A member of the component being built, or of a finished one.
+                        match open {
+                            Some(index) => top.low = top.low.min(index),
+                            None => top.exits = true,
+                        }
+                        top.done.push((event, node));
+                    }
+                    Visit::OnPath { depth, index } => {
+                        top.low = top.low.min(index);
+                        top.loops.push((event, depth));
                     }
                     Visit::Open(frame) => {
                         // Remember the edge: the child's node is attached when its frame closes.
-                        stack
-                            .last_mut()
-                            .expect("frame")
-                            .done
-                            .push((event, NodeId::end()));
+                        top.done.push((event, NodeId::end()));
                         stack.push(*frame);
                     }
                 }
                 continue;
             }
             let frame = stack.pop().expect("frame");
-            let (node, low) = self.close(frame);
+            let closed = self.close(frame, &mut stack);
             match stack.last_mut() {
                 Some(parent) => {
-                    parent.low = parent.low.min(low);
+                    if closed.finished {
+                        parent.exits = true;
+                    } else {
+                        parent.low = parent.low.min(closed.low);
+                        parent.exits |= closed.exits;
+                    }
                     let slot = parent
                         .done
                         .last_mut()
                         .expect("an open child left a placeholder edge");
                     debug_assert_eq!(slot.1, NodeId::end());
-                    slot.1 = node;
+                    slot.1 = closed.node;
                 }
-                None => return node,
+                None => return closed.node,
             }
         }
     }
 
-    /// Looks at a child state: shared, cut, or to be opened.
+    /// Looks at a child state: a leaf, shared, on the path, or to be opened.
     fn visit(
         &mut self,
         key: Key<P::State>,
+        real: HistoryId,
         depth: usize,
         op_steps: impl FnOnce() -> Vec<usize>,
     ) -> Visit<P::State> {
-        if let Some(&at) = self.on_path.get(&key) {
-            return Visit::Cut(at);
+        if let Some(&(depth, index)) = self.on_path.get(&key) {
+            return Visit::OnPath { depth, index };
         }
         if let Some(&node) = self.memo.get(&key) {
-            return Visit::Done(node, usize::MAX);
+            return Visit::Shared(node, self.open_members.get(&node).copied());
         }
-        match self.open(key, depth, op_steps()) {
+        match self.open(key, real, depth, op_steps()) {
             Ok(frame) => Visit::Open(Box::new(frame)),
-            Err(leaf) => Visit::Done(leaf, usize::MAX),
+            Err(leaf) => Visit::Leaf(leaf),
         }
     }
 
@@ -272,12 +334,14 @@ impl<P: Program> Explorer<'_, P> {
     fn open(
         &mut self,
         key: Key<P::State>,
+        real: HistoryId,
         depth: usize,
         op_steps: Vec<usize>,
     ) -> Result<Frame<P::State>, NodeId> {
         self.seen.insert(self.hasher.hash_one(&key));
-        let (state, history) = &key;
-        let history = *history;
+        let state = &key.0;
+        // Leaves carry the history as this path took it.
+        let history = real;
         if let Some(limit) = self.limit_hit() {
             self.partial.get_or_insert(limit);
             return Err(self.bounded_leaf(history, Bound::Stopped { limit }));
@@ -297,7 +361,7 @@ impl<P: Program> Explorer<'_, P> {
                                 op: event.op.clone(),
                                 max,
                             };
-                            let after = self.histories.after(history, &event);
+                            let after = self.real.after(history, &event);
                             let leaf = self.bounded_leaf(after, bound);
                             children.push(Prepared::Leaf(event, leaf));
                             all_done = false;
@@ -309,7 +373,7 @@ impl<P: Program> Explorer<'_, P> {
                 Step::Fault { event, fault } => {
                     let leaf = self.tree.leaf(Leaf {
                         kind: LeafKind::Fault,
-                        history: self.histories.history(history),
+                        history: self.real.history(history),
                         fault: Some(fault.clone()),
                         bound: None,
                         waiting: Vec::new(),
@@ -332,7 +396,7 @@ impl<P: Program> Explorer<'_, P> {
                 self.stuck_leaf(state, history)
             };
             let node = self.tree.leaf(leaf);
-            if self.options.memoize {
+            if self.graph_mode() {
                 self.memo.insert(key, node);
             }
             return Err(node);
@@ -346,40 +410,100 @@ impl<P: Program> Explorer<'_, P> {
                 Prepared::State(event, next) => pending.push((event, next)),
             }
         }
-        self.on_path.insert(key.clone(), depth);
+        let index = self.discovered;
+        self.discovered += 1;
+        self.on_path.insert(key.clone(), (depth, index));
         Ok(Frame {
             key,
+            real,
             depth,
+            index,
             op_steps,
             pending: pending.into_iter(),
+            exits: !done.is_empty(),
             done,
-            low: usize::MAX,
-            cut_any: false,
+            low: index,
+            loops: Vec::new(),
+            incoming: Vec::new(),
+            members_from: self.members.len(),
         })
     }
 
-    /// Finishes a frame: its node, and the low-link its parent inherits.
-    fn close(&mut self, frame: Frame<P::State>) -> (NodeId, usize) {
+    /// Finishes a frame: its node, and what its parent learns. `stack` holds its ancestors.
+    fn close(&mut self, frame: Frame<P::State>, stack: &mut [Frame<P::State>]) -> Closed {
         self.on_path.remove(&frame.key);
+        let closed = if self.graph_mode() {
+            self.close_in_graph(frame, stack)
+        } else {
+            self.close_on_path(frame)
+        };
+        self.progress_tick();
+        closed
+    }
+
+    /// Path mode: a node whose every continuation returns to a state above it is a livelock.
+    fn close_on_path(&mut self, frame: Frame<P::State>) -> Closed {
         let node = if frame.done.is_empty() {
-            debug_assert!(frame.cut_any);
-            // Every continuation returns to a state above: livelock.
-            let leaf = self.stuck_leaf(&frame.key.0, frame.key.1);
+            debug_assert!(!frame.loops.is_empty());
+            let leaf = self.stuck_leaf(&frame.key.0, frame.real);
             self.tree.leaf(leaf)
         } else {
             self.tree.node(frame.done)
         };
-        // Shareable only if no cut below reached this node or above it (see the module docs).
-        if self.options.memoize && frame.low > frame.depth {
-            self.memo.insert(frame.key, node);
+        Closed {
+            node,
+            finished: true,
+            low: usize::MAX,
+            exits: true,
         }
-        self.progress_tick();
-        (node, frame.low)
+    }
+
+    /// Graph mode: the node joins the graph with its loop edges; when it is the root of its
+    /// strongly connected component, the component is finished, and a component no edge
+    /// leaves is a livelock: its root becomes a stuck leaf.
+    fn close_in_graph(&mut self, frame: Frame<P::State>, stack: &mut [Frame<P::State>]) -> Closed {
+        let is_root = frame.low == frame.index;
+        // A component with an edge into it from a closed node of its own, or a loop, is
+        // non-trivial; one that nothing leaves never ends: a livelock.
+        let livelock = is_root && !frame.exits;
+        let node = if livelock {
+            let leaf = self.stuck_leaf(&frame.key.0, frame.real);
+            self.tree.leaf(leaf)
+        } else {
+            self.tree.node(frame.done)
+        };
+        for (event, depth) in frame.loops {
+            if depth == frame.depth {
+                if !livelock {
+                    self.tree.loop_edge(node, node, event);
+                }
+            } else {
+                stack[depth].incoming.push((node, event));
+            }
+        }
+        for (from, event) in frame.incoming {
+            self.tree.loop_edge(from, node, event);
+        }
+        if is_root {
+            for member in self.members.drain(frame.members_from..) {
+                self.open_members.remove(&member);
+            }
+        } else {
+            self.members.push(node);
+            self.open_members.insert(node, frame.index);
+        }
+        self.memo.insert(frame.key, node);
+        Closed {
+            node,
+            finished: is_root,
+            low: frame.low,
+            exits: frame.exits,
+        }
     }
 
     /// The leaf where every operation returned: the path's history and the `final` part's.
     fn complete_leaf(&self, state: &P::State, history: HistoryId) -> Leaf {
-        let mut path = self.histories.history(history);
+        let mut path = self.real.history(history);
         match self.program.finish(state) {
             Ok(finals) => {
                 path.events.extend(finals.events);
@@ -407,7 +531,7 @@ impl<P: Program> Explorer<'_, P> {
         let waiting = (0..self.program.threads())
             .filter_map(|t| self.program.why_blocked(state, t))
             .collect();
-        let mut history: History = self.histories.history(history);
+        let mut history: History = self.real.history(history);
         for (thread, call) in self.program.blocked_calls(state) {
             history.call(thread, call);
         }
@@ -422,7 +546,7 @@ impl<P: Program> Explorer<'_, P> {
     }
 
     fn bounded_leaf(&mut self, history: HistoryId, bound: Bound) -> NodeId {
-        let history = self.histories.history(history);
+        let history = self.real.history(history);
         self.tree.leaf(Leaf {
             kind: LeafKind::Bounded,
             history,
@@ -473,10 +597,17 @@ enum Prepared<S> {
 
 /// What looking at a child state gave its parent.
 enum Visit<S> {
-    /// A finished node (shared or a leaf), with the low-link of its exploration.
-    Done(NodeId, usize),
-    /// The child is on the current path at this depth: the edge is cut.
-    Cut(usize),
+    /// A leaf, made now.
+    Leaf(NodeId),
+    /// An explored state's node; with its discovery index when its component is unfinished.
+    Shared(NodeId, Option<usize>),
+    /// A state on the current path: the edge loops back to it.
+    OnPath {
+        /// Its depth on the path.
+        depth: usize,
+        /// Its discovery index.
+        index: usize,
+    },
     /// The child needs a frame of its own.
     Open(Box<Frame<S>>),
 }

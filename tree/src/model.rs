@@ -250,12 +250,34 @@ pub struct Stats {
     pub max_depth: u64,
     /// Some count reached `u64::MAX` and stopped there ("more than" that many).
     pub saturated: bool,
+    /// Steps back to a state on the path (spin and retry loops). When there are any, the
+    /// unfolded tree is infinite: the unfolded counts above are those of the tree in which
+    /// each such step ends its path (a loop taken at most up to its return).
+    pub loop_edges: u64,
+}
+
+/// A step back to a state on the path that reached it: an edge of a spin or retry loop.
+///
+/// The state graph of a program with such loops has cycles. The tree keeps it as a DAG of
+/// children (every node added after its children) plus these edges, kept apart: walking
+/// children never loops, and the labels, which are defined on the whole graph, follow both.
+#[derive(Clone, Debug)]
+pub struct LoopEdge {
+    /// The node the step leaves.
+    pub from: NodeId,
+    /// The node it returns to (an ancestor of `from` on some path, or `from` itself).
+    pub to: NodeId,
+    /// The step.
+    pub step: Event,
 }
 
 /// The interleaving tree (a DAG when memoized), with its root.
 pub struct Tree {
     /// Nodes are states, edges are steps.
     pub graph: DiGraph<Node, Event>,
+    /// Steps back to a state on the path (spin and retry loops), sorted by `from`: not in
+    /// `graph`, which stays acyclic.
+    pub loops: Vec<LoopEdge>,
     /// The initial state.
     pub root: NodeId,
     /// Set when a limit cut exploration short: unexplored states became bounded leaves.
@@ -284,6 +306,7 @@ impl Tree {
             graph_nodes: self.graph.node_count() as u64,
             max_depth: c.depth,
             saturated: c.saturated(),
+            loop_edges: self.loops.len() as u64,
         }
     }
 
@@ -297,6 +320,21 @@ impl Tree {
         // petgraph lists outgoing edges newest first; keep the order they were taken in.
         out.sort_by_key(|(e, _)| e.thread);
         out
+    }
+
+    /// Every step out of `node`: its children (as [`Tree::children`]) followed by its loop
+    /// edges (as [`Tree::loops_from`]).
+    pub fn successors(&self, node: NodeId) -> Vec<(&Event, NodeId)> {
+        let mut out = self.children(node);
+        out.extend(self.loops_from(node).iter().map(|l| (&l.step, l.to)));
+        out
+    }
+
+    /// The loop edges leaving `node`, in thread order.
+    pub fn loops_from(&self, node: NodeId) -> &[LoopEdge] {
+        let start = self.loops.partition_point(|l| l.from < node);
+        let end = self.loops.partition_point(|l| l.from <= node);
+        &self.loops[start..end]
     }
 
     /// The leaf data of `node`, if it is a leaf.
@@ -392,6 +430,7 @@ impl Tree {
 #[derive(Default)]
 pub struct TreeBuilder {
     graph: DiGraph<Node, Event>,
+    loops: Vec<LoopEdge>,
 }
 
 impl TreeBuilder {
@@ -430,6 +469,13 @@ impl TreeBuilder {
         node
     }
 
+    /// Adds a loop edge: a step from `from` back to `to`, a state on the path that reached
+    /// `from` (`to` may be `from` itself: a step that changes nothing). `to` is added after
+    /// `from` (it closes later), which is why loop edges are not children.
+    pub fn loop_edge(&mut self, from: NodeId, to: NodeId, step: Event) {
+        self.loops.push(LoopEdge { from, to, step });
+    }
+
     /// How many nodes have been added.
     pub fn node_count(&self) -> usize {
         self.graph.node_count()
@@ -442,8 +488,11 @@ impl TreeBuilder {
 
     /// The finished tree rooted at `root`.
     pub fn finish(self, root: NodeId, facts: Exploration) -> Tree {
+        let mut loops = self.loops;
+        loops.sort_by_key(|l| (l.from, l.step.thread));
         Tree {
             graph: self.graph,
+            loops,
             root,
             partial: facts.partial,
             distinct_states: facts.distinct_states,

@@ -4,130 +4,12 @@
 use std::collections::BTreeMap;
 
 use fgvt_tree::{
-    explore, Call, Event, EventKind, ExploreOptions, Fault, History, LeafKind, Program, Span, Step,
-    Tree, Value,
+    explore, Call, CoarseEvent, ExploreOptions, Fault, History, LeafKind, Program, Step, Tree,
 };
 use proptest::prelude::*;
 
-/// One instruction of a toy thread; every instruction is one shared event.
-#[derive(Clone, Debug)]
-enum Instr {
-    Read(usize),
-    Write(usize, i64),
-    /// Reads the variable and stays at this instruction until it holds the value.
-    SpinUntil(usize, i64),
-    /// Blocks while the variable is non-zero, then sets it to 1.
-    Acquire(usize),
-    Release(usize),
-    /// Loops forever incrementing a local counter: never touches shared memory again.
-    LocalLoop,
-}
-
-/// Threads, each a list of operations, each a list of instructions.
-#[derive(Debug)]
-struct Toy {
-    threads: Vec<Vec<Vec<Instr>>>,
-    vars: usize,
-}
-
-#[derive(Clone, PartialEq, Eq, Hash, Debug)]
-struct State {
-    vars: Vec<i64>,
-    /// Per thread: (operation, instruction, values read so far in the operation, started).
-    pcs: Vec<(usize, usize, Vec<i64>, bool)>,
-}
-
-impl Program for Toy {
-    type State = State;
-
-    fn threads(&self) -> usize {
-        self.threads.len()
-    }
-
-    fn initial_state(&self) -> Result<(State, History), Fault> {
-        let state = State {
-            vars: vec![0; self.vars],
-            pcs: vec![(0, 0, vec![], false); self.threads.len()],
-        };
-        Ok((state, History::new()))
-    }
-
-    fn step(&self, s: &State, t: usize) -> Step<State> {
-        let (op, pc, reads, started) = &s.pcs[t];
-        let Some(instrs) = self.threads[t].get(*op) else {
-            return Step::Done;
-        };
-        let mut next = s.clone();
-        let call = (!started).then(|| Call::new(format!("op{op}"), vec![]));
-        let mut reads = reads.clone();
-        let mut new_pc = pc + 1;
-        let (kind, location) = match instrs.get(*pc) {
-            None => (EventKind::Local, String::new()),
-            Some(Instr::Read(v)) => {
-                reads.push(s.vars[*v]);
-                (EventKind::Read, format!("v{v}"))
-            }
-            Some(Instr::Write(v, x)) => {
-                next.vars[*v] = *x;
-                (EventKind::Write, format!("v{v}"))
-            }
-            Some(Instr::SpinUntil(v, x)) => {
-                if s.vars[*v] != *x {
-                    new_pc = *pc;
-                }
-                (EventKind::Read, format!("v{v}"))
-            }
-            Some(Instr::Acquire(v)) => {
-                if s.vars[*v] != 0 {
-                    return Step::Blocked;
-                }
-                next.vars[*v] = 1;
-                (EventKind::Lock, format!("v{v}"))
-            }
-            Some(Instr::Release(v)) => {
-                next.vars[*v] = 0;
-                (EventKind::Unlock, format!("v{v}"))
-            }
-            Some(Instr::LocalLoop) => {
-                return Step::Bounded {
-                    reason: "local loop".into(),
-                }
-            }
-        };
-        let ret = (new_pc >= instrs.len())
-            .then(|| Value::Tuple(reads.iter().map(|r| Value::Int(*r)).collect()));
-        if ret.is_some() {
-            next.pcs[t] = (op + 1, 0, vec![], false);
-        } else {
-            next.pcs[t] = (*op, new_pc, reads, true);
-        }
-        let event = Event {
-            thread: t,
-            op_index: *op,
-            op: format!("op{op}"),
-            kind,
-            location,
-            value: String::new(),
-            span: Span::default(),
-            call,
-            ret,
-        };
-        Step::Moved { state: next, event }
-    }
-
-    fn finish(&self, _: &State) -> Result<History, Fault> {
-        Ok(History::new())
-    }
-
-    fn blocked_calls(&self, s: &State) -> Vec<(usize, Call)> {
-        s.pcs
-            .iter()
-            .enumerate()
-            .filter(|(t, (op, _, _, started))| !started && *op < self.threads[*t].len())
-            .map(|(t, (op, ..))| (t, Call::new(format!("op{op}"), vec![])))
-            .collect()
-    }
-}
+mod toy;
+use toy::{loop_free_toy_program, Instr, State, Toy};
 
 fn plain() -> ExploreOptions {
     ExploreOptions {
@@ -137,19 +19,41 @@ fn plain() -> ExploreOptions {
 }
 
 /// Every leaf of the unfolded tree with its history, counted by brute-force path enumeration.
+/// Histories are compared in canonical form (runs of calls, and of returns, in thread order):
+/// a shared leaf carries the history of the first path that reached it, and another path to
+/// it may have taken concurrent calls in another order.
 fn leaf_histories(tree: &Tree) -> BTreeMap<(String, String), u64> {
     let mut out = BTreeMap::new();
     let mut stack = vec![tree.root];
     while let Some(n) = stack.pop() {
         match tree.leaf(n) {
             Some(leaf) => {
-                *out.entry((format!("{:?}", leaf.kind), leaf.history.to_string()))
+                *out.entry((format!("{:?}", leaf.kind), canonical(&leaf.history)))
                     .or_insert(0) += 1
             }
             None => stack.extend(tree.children(n).into_iter().map(|(_, c)| c)),
         }
     }
     out
+}
+
+fn canonical(history: &History) -> String {
+    let mut events = history.events.clone();
+    let is_call = |e: &CoarseEvent| matches!(e, CoarseEvent::Call { .. });
+    let mut start = 0;
+    while start < events.len() {
+        let kind = is_call(&events[start]);
+        let end = (start..events.len())
+            .find(|&i| is_call(&events[i]) != kind)
+            .unwrap_or(events.len());
+        events[start..end].sort_by_key(|e| e.thread());
+        start = end;
+    }
+    History {
+        events,
+        ..history.clone()
+    }
+    .to_string()
 }
 
 fn multinomial(ns: &[usize]) -> u64 {
@@ -319,24 +223,6 @@ fn schedules_and_leaf_indices_name_the_same_paths() {
     assert_eq!(tree.follow(&[1, 1]).unwrap_err(), 1, "T1 has one step only");
 }
 
-fn instr() -> impl Strategy<Value = Instr> {
-    prop_oneof![
-        (0..2usize).prop_map(Instr::Read),
-        (0..2usize, 0..2i64).prop_map(|(v, x)| Instr::Write(v, x)),
-        (0..2usize, 0..2i64).prop_map(|(v, x)| Instr::SpinUntil(v, x)),
-        Just(Instr::Acquire(2)),
-        Just(Instr::Release(2)),
-    ]
-}
-
-fn toy_program() -> impl Strategy<Value = Toy> {
-    prop::collection::vec(
-        prop::collection::vec(prop::collection::vec(instr(), 0..3), 1..3),
-        1..=3,
-    )
-    .prop_map(|threads| Toy { threads, vars: 3 })
-}
-
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
 
@@ -351,8 +237,10 @@ proptest! {
         }
     }
 
+    /// On loop-free programs the state graph (memoized) and the unfolded tree (plain) agree
+    /// exactly; with spin loops they may not (see `labeling/tests/graph.rs`).
     #[test]
-    fn memoized_and_plain_exploration_agree(toy in toy_program()) {
+    fn memoized_and_plain_exploration_agree_without_loops(toy in loop_free_toy_program()) {
         let options = |memoize| ExploreOptions { memoize, max_states: Some(200_000), ..ExploreOptions::default() };
         let plain = explore(&toy, &options(false)).unwrap();
         prop_assume!(plain.partial.is_none());
