@@ -110,6 +110,7 @@ fn tree_summary(tree: &Tree, labeling: &Labeling) -> TreeSummary {
         fault_leaves: stats.fault,
         bounded_leaves: stats.bounded,
         max_depth: stats.max_depth,
+        loop_edges: stats.loop_edges,
         elapsed_ms: u64::try_from(tree.elapsed.as_millis()).unwrap_or(u64::MAX),
     }
 }
@@ -155,6 +156,15 @@ fn first_cut(tree: &Tree) -> Option<String> {
         })
 }
 
+/// What loop edges do to the counts, for people.
+pub fn loops_note(loop_edges: u64) -> String {
+    format!(
+        "the state graph has {loop_edges} loop edge(s) (a spin or retry loop returns to a state): \
+         the unfolded tree is infinite, and its counts are those of the tree in which a step back \
+         to a state on the path ends the path; labels and verdicts cover every run"
+    )
+}
+
 fn notes(
     input: &ReportInput<'_>,
     summary: &TreeSummary,
@@ -170,6 +180,9 @@ fn notes(
     }
     if let Some(why) = first_cut(input.tree) {
         notes.push(why);
+    }
+    if summary.loop_edges > 0 {
+        notes.push(loops_note(summary.loop_edges));
     }
     if input.tree.stats().saturated {
         notes.push(format!(

@@ -60,6 +60,9 @@ pub struct TreeCounts {
     pub max_depth: u64,
     /// Some count reached the largest 64-bit number and stopped there: it means "more than".
     pub saturated: bool,
+    /// Steps back to a state on the path (spin and retry loops): when not 0, the unfolded tree
+    /// is infinite and the counts are those of the tree in which such a step ends its path.
+    pub loop_edges: u64,
 }
 
 impl From<Stats> for TreeCounts {
@@ -76,6 +79,7 @@ impl From<Stats> for TreeCounts {
             graph_nodes: s.graph_nodes,
             max_depth: s.max_depth,
             saturated: s.saturated,
+            loop_edges: s.loop_edges,
         }
     }
 }

@@ -119,6 +119,10 @@ pub struct TreeSummary {
     pub bounded_leaves: u64,
     /// Longest root-to-leaf path, in steps.
     pub max_depth: u64,
+    /// Steps back to a state on the path (spin and retry loops): when not 0, the unfolded tree
+    /// is infinite and the counts are those of the tree in which such a step ends its path.
+    #[serde(default)]
+    pub loop_edges: u64,
     /// Time spent exploring, in milliseconds.
     pub elapsed_ms: u64,
 }

@@ -435,6 +435,7 @@ fn explore_examples() -> (crate::ExploreSummary, crate::ExplorePath) {
             distinct_states: 7,
             graph_nodes: 7,
             max_depth: 3,
+            loop_edges: 0,
             saturated: false,
         },
         verdicts: crate::VerdictCounts {

@@ -141,6 +141,9 @@ fn summary_text(test: &TestCase, tree: &Tree, judgement: &Judgement) -> String {
             states / tree.elapsed.as_secs_f64().max(1e-9)
         );
     }
+    if s.loop_edges > 0 {
+        let _ = writeln!(out, "  ({})", fgvt_reports::loops_note(s.loop_edges));
+    }
     if s.saturated {
         let _ = writeln!(
             out,

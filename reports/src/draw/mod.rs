@@ -396,6 +396,15 @@ impl<'a> Selector<'a> {
                 text = format!("{text}\n{symptom}");
             }
         }
+        let loops = tree.loops_from(node);
+        if !loops.is_empty() {
+            // A loop edge is not a child: it is marked on the node it leaves.
+            let threads: Vec<String> = loops
+                .iter()
+                .map(|l| format!("T{}", l.step.thread))
+                .collect();
+            text = format!("{text}\n↻ {}", threads.join(" "));
+        }
         let tooltip = tooltip(
             self.input,
             node,
@@ -464,6 +473,16 @@ impl<'a> Selector<'a> {
                 ));
             }
         }
+        if self
+            .nodes
+            .iter()
+            .any(|n| !self.input.tree.loops_from(n.node).is_empty())
+        {
+            notes.push(
+                "↻ T1: T1's step from this state returns to a state on the path (a spin or retry loop)"
+                    .to_string(),
+            );
+        }
         if self.options.focus == Focus::Cdrs && self.groups.is_empty() {
             notes.push("no CDRS to focus on".to_string());
         }
@@ -509,6 +528,9 @@ fn tooltip(input: &DrawInput<'_>, node: NodeId, schedule: Option<&[usize]>) -> S
     let paths = labeling.paths_to(node);
     if paths > 1 {
         let _ = write!(s, "\nshared state: reached by {paths} paths");
+    }
+    for l in tree.loops_from(node) {
+        let _ = write!(s, "\nloop: {} returns to state {}", l.step, l.to.index());
     }
     if let Some(leaf) = tree.leaf(node) {
         let _ = write!(s, "\nleaf: {:?}", leaf.kind);
