@@ -138,7 +138,7 @@ fn first_cut(tree: &Tree) -> Option<String> {
     let leaves = tree
         .graph
         .node_weights()
-        .filter_map(|node| node.leaf.as_ref());
+        .filter_map(|node| node.leaf.as_deref());
     leaves
         .filter_map(|leaf| leaf.bound.as_ref())
         .find_map(|bound| match bound {

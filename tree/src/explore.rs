@@ -35,8 +35,6 @@
 //! the bounded leaves of the path that first explored it. Bounded leaves are excluded from
 //! verdicts, so this only matters for runs that already hit a limit (and are marked partial).
 
-use std::collections::{HashMap, HashSet};
-use std::hash::BuildHasher;
 use std::time::{Duration, Instant};
 
 use crate::event::Event;
@@ -45,6 +43,7 @@ use crate::history_tree::{HistoryId, HistoryTree};
 use crate::model::{Bound, Exploration, Leaf, LeafKind, Limit, NodeId, Tree, TreeBuilder};
 use crate::program::{Fault, Program, Step};
 use crate::source::Span;
+use crate::states::{Slot, StateId, States};
 
 /// How to explore.
 #[derive(Clone, Debug)]
@@ -130,13 +129,9 @@ where
         tree: TreeBuilder::new(),
         histories: HistoryTree::new(base.clone(), true),
         real: HistoryTree::new(base, false),
-        memo: HashMap::new(),
-        on_path: HashMap::new(),
-        open_members: HashMap::new(),
+        states: States::new(),
         members: Vec::new(),
         discovered: 0,
-        seen: HashSet::new(),
-        hasher: std::collections::hash_map::RandomState::new(),
         partial: None,
         started: Instant::now(),
         progress,
@@ -144,22 +139,17 @@ where
     let root = explorer.run((initial, HistoryTree::ROOT));
     let facts = Exploration {
         partial: explorer.partial,
-        distinct_states: explorer.seen.len() as u64,
+        distinct_states: explorer.states.len() as u64,
         elapsed: explorer.started.elapsed(),
         memory: probe
             .zip(memory_before)
             .map(|(used, before)| used().saturating_sub(before)),
     };
-    let Explorer {
-        tree,
-        memo,
-        on_path,
-        ..
-    } = explorer;
+    let Explorer { tree, states, .. } = explorer;
     // Freeing hundreds of thousands of stored states takes a noticeable share of a run (most
     // of a second on large trees, past a `--timeout`); the caller needs only the tree, so they
     // are freed beside it.
-    std::thread::spawn(move || drop((memo, on_path)));
+    std::thread::spawn(move || drop(states));
     Ok(tree.finish(root, facts))
 }
 
@@ -168,7 +158,9 @@ type Key<S> = (S, HistoryId);
 
 /// A node of the search that is being explored: its pending children and what they gave.
 struct Frame<S> {
-    key: Key<S>,
+    id: StateId,
+    /// The canonical history of this state (the second half of its key).
+    history: HistoryId,
     /// The history of the path that opened this state, as it happened.
     real: HistoryId,
     depth: usize,
@@ -212,20 +204,13 @@ struct Explorer<'a, P: Program> {
     histories: HistoryTree,
     /// The histories as the paths took them, which leaves carry.
     real: HistoryTree,
-    /// Graph mode: the node of every state explored.
-    memo: HashMap<Key<P::State>, NodeId>,
-    /// States on the current path, with their depth and discovery index.
-    on_path: HashMap<Key<P::State>, (usize, usize)>,
-    /// Graph mode: closed nodes whose strongly connected component is not finished yet, with
-    /// their discovery index (Tarjan's stack, as a set) ...
-    open_members: HashMap<NodeId, usize>,
-    /// ... and in the order they closed, so a finished component pops its members.
-    members: Vec<NodeId>,
+    /// Every state met, with what the search knows of it (on the path, its node, ...).
+    states: States<Key<P::State>>,
+    /// Graph mode: closed states whose strongly connected component is not finished yet, in
+    /// the order they closed (Tarjan's stack), so a finished component pops its members.
+    members: Vec<StateId>,
     /// States opened so far (the next discovery index).
     discovered: usize,
-    /// Hashes of every state met, for the distinct-state count (hashes keep memory flat).
-    seen: HashSet<u64>,
-    hasher: std::collections::hash_map::RandomState,
     partial: Option<Limit>,
     started: Instant,
     progress: &'a mut dyn Progress,
@@ -239,7 +224,8 @@ impl<P: Program> Explorer<'_, P> {
     fn run(&mut self, initial: Key<P::State>) -> NodeId {
         let threads = self.program.threads();
         let mut stack: Vec<Frame<P::State>> = Vec::new();
-        match self.open(initial, HistoryTree::ROOT, 0, vec![0; threads]) {
+        let root = self.states.intern(initial);
+        match self.open(root, HistoryTree::ROOT, 0, vec![0; threads]) {
             Ok(frame) => stack.push(frame),
             Err(node) => return node,
         }
@@ -247,7 +233,7 @@ impl<P: Program> Explorer<'_, P> {
             let top = stack.last_mut().expect("the root frame is popped last");
             if let Some((event, child_state)) = top.pending.next() {
                 let depth = top.depth + 1;
-                let history = self.histories.after(top.key.1, &event);
+                let history = self.histories.after(top.history, &event);
                 let real = self.real.after(top.real, &event);
                 // The child's step counts are built only if it is opened: most children of a
                 // memoized tree are shared or cut.
@@ -318,28 +304,32 @@ impl<P: Program> Explorer<'_, P> {
         depth: usize,
         op_steps: impl FnOnce() -> Vec<usize>,
     ) -> Visit<P::State> {
-        if let Some(&(depth, index)) = self.on_path.get(&key) {
-            return Visit::OnPath { depth, index };
-        }
-        if let Some(&node) = self.memo.get(&key) {
-            return Visit::Shared(node, self.open_members.get(&node).copied());
-        }
-        match self.open(key, real, depth, op_steps()) {
-            Ok(frame) => Visit::Open(Box::new(frame)),
-            Err(leaf) => Visit::Leaf(leaf),
+        let id = self.states.intern(key);
+        match self.states.slot(id) {
+            Slot::OnPath { depth, index } => Visit::OnPath {
+                depth: depth as usize,
+                index: index as usize,
+            },
+            Slot::Member { node, index } => Visit::Shared(node, Some(index as usize)),
+            Slot::Done(node) => Visit::Shared(node, None),
+            Slot::Unexplored => match self.open(id, real, depth, op_steps()) {
+                Ok(frame) => Visit::Open(Box::new(frame)),
+                Err(leaf) => Visit::Leaf(leaf),
+            },
         }
     }
 
     /// Takes every thread's step from a state: a frame to explore, or a leaf right away.
     fn open(
         &mut self,
-        key: Key<P::State>,
+        id: StateId,
         real: HistoryId,
         depth: usize,
         op_steps: Vec<usize>,
     ) -> Result<Frame<P::State>, NodeId> {
-        self.seen.insert(self.hasher.hash_one(&key));
-        let state = &key.0;
+        // Stepping needs the state while leaves are added: one clone per opened state.
+        let (state, canonical) = self.states.key(id).clone();
+        let state = &state;
         // Leaves carry the history as this path took it.
         let history = real;
         if let Some(limit) = self.limit_hit() {
@@ -397,7 +387,7 @@ impl<P: Program> Explorer<'_, P> {
             };
             let node = self.tree.leaf(leaf);
             if self.graph_mode() {
-                self.memo.insert(key, node);
+                self.states.set(id, Slot::Done(node));
             }
             return Err(node);
         }
@@ -412,9 +402,16 @@ impl<P: Program> Explorer<'_, P> {
         }
         let index = self.discovered;
         self.discovered += 1;
-        self.on_path.insert(key.clone(), (depth, index));
+        self.states.set(
+            id,
+            Slot::OnPath {
+                depth: u32::try_from(depth).expect("paths shorter than 2^32 steps"),
+                index: u32::try_from(index).expect("fewer than 2^32 states"),
+            },
+        );
         Ok(Frame {
-            key,
+            id,
+            history: canonical,
             real,
             depth,
             index,
@@ -431,7 +428,6 @@ impl<P: Program> Explorer<'_, P> {
 
     /// Finishes a frame: its node, and what its parent learns. `stack` holds its ancestors.
     fn close(&mut self, frame: Frame<P::State>, stack: &mut [Frame<P::State>]) -> Closed {
-        self.on_path.remove(&frame.key);
         let closed = if self.graph_mode() {
             self.close_in_graph(frame, stack)
         } else {
@@ -443,9 +439,12 @@ impl<P: Program> Explorer<'_, P> {
 
     /// Path mode: a node whose every continuation returns to a state above it is a livelock.
     fn close_on_path(&mut self, frame: Frame<P::State>) -> Closed {
+        // Nothing is shared: the next path to reach this state explores it again.
+        self.states.set(frame.id, Slot::Unexplored);
         let node = if frame.done.is_empty() {
             debug_assert!(!frame.loops.is_empty());
-            let leaf = self.stuck_leaf(&frame.key.0, frame.real);
+            let state = self.states.key(frame.id).0.clone();
+            let leaf = self.stuck_leaf(&state, frame.real);
             self.tree.leaf(leaf)
         } else {
             self.tree.node(frame.done)
@@ -467,7 +466,8 @@ impl<P: Program> Explorer<'_, P> {
         // non-trivial; one that nothing leaves never ends: a livelock.
         let livelock = is_root && !frame.exits;
         let node = if livelock {
-            let leaf = self.stuck_leaf(&frame.key.0, frame.real);
+            let state = self.states.key(frame.id).0.clone();
+            let leaf = self.stuck_leaf(&state, frame.real);
             self.tree.leaf(leaf)
         } else {
             self.tree.node(frame.done)
@@ -486,13 +486,16 @@ impl<P: Program> Explorer<'_, P> {
         }
         if is_root {
             for member in self.members.drain(frame.members_from..) {
-                self.open_members.remove(&member);
+                if let Slot::Member { node, .. } = self.states.slot(member) {
+                    self.states.set(member, Slot::Done(node));
+                }
             }
+            self.states.set(frame.id, Slot::Done(node));
         } else {
-            self.members.push(node);
-            self.open_members.insert(node, frame.index);
+            self.members.push(frame.id);
+            let index = u32::try_from(frame.index).expect("fewer than 2^32 states");
+            self.states.set(frame.id, Slot::Member { node, index });
         }
-        self.memo.insert(frame.key, node);
         Closed {
             node,
             finished: is_root,

@@ -89,14 +89,15 @@ pub mod model;
 pub mod program;
 pub mod replay;
 pub mod source;
+mod states;
 pub mod value;
 
 pub use event::{Event, EventKind};
 pub use explore::{explore, explore_with_progress, ExploreOptions, MemoryBudget, Progress};
 pub use history::{Call, CoarseEvent, History, Lane, Operation, ThreadId, FINAL_LANE, INIT_LANE};
 pub use model::{
-    Bound, Counts, Exploration, Leaf, LeafKind, Limit, LoopEdge, Node, NodeId, Stats, Tree,
-    TreeBuilder,
+    Bound, Counts, EventId, Exploration, Leaf, LeafKind, Limit, LoopEdge, Node, NodeId, Stats,
+    Tree, TreeBuilder,
 };
 pub use program::{Fault, Program, Step, Wait};
 pub use source::{Location, SourceMap, Span};

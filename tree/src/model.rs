@@ -107,8 +107,8 @@ impl fmt::Display for Bound {
 /// What a node of the graph holds.
 #[derive(Clone, Debug)]
 pub struct Node {
-    /// `Some` for a leaf.
-    pub leaf: Option<Leaf>,
+    /// `Some` for a leaf (boxed: most nodes are inner nodes, and a leaf is large).
+    pub leaf: Option<Box<Leaf>>,
     /// Counts of the unfolded subtree below (and including) this node.
     pub unfolded: Counts,
 }
@@ -271,10 +271,16 @@ pub struct LoopEdge {
     pub step: Event,
 }
 
+/// A step's number in [`Tree::events`]: edges name their step by it, as many edges take the
+/// same step (the same thread doing the same thing from different states).
+pub type EventId = u32;
+
 /// The interleaving tree (a DAG when memoized), with its root.
 pub struct Tree {
-    /// Nodes are states, edges are steps.
-    pub graph: DiGraph<Node, Event>,
+    /// Nodes are states, edges are steps (by their number in `events`).
+    pub graph: DiGraph<Node, EventId>,
+    /// Every distinct step of the tree, once.
+    pub events: Vec<Event>,
     /// Steps back to a state on the path (spin and retry loops), sorted by `from`: not in
     /// `graph`, which stays acyclic.
     pub loops: Vec<LoopEdge>,
@@ -315,7 +321,7 @@ impl Tree {
         let mut out: Vec<_> = self
             .graph
             .edges_directed(node, Direction::Outgoing)
-            .map(|e| (e.weight(), e.target()))
+            .map(|e| (&self.events[*e.weight() as usize], e.target()))
             .collect();
         // petgraph lists outgoing edges newest first; keep the order they were taken in.
         out.sort_by_key(|(e, _)| e.thread);
@@ -339,7 +345,7 @@ impl Tree {
 
     /// The leaf data of `node`, if it is a leaf.
     pub fn leaf(&self, node: NodeId) -> Option<&Leaf> {
-        self.graph[node].leaf.as_ref()
+        self.graph[node].leaf.as_deref()
     }
 
     /// Follows a schedule of thread choices from the root. Returns the steps taken, or the
@@ -389,7 +395,7 @@ impl Tree {
             .filter_map(move |n| {
                 self.graph[n]
                     .leaf
-                    .as_ref()
+                    .as_deref()
                     .map(|leaf| (n, leaf, counts[n.index()]))
             })
             .filter(|(_, _, m)| *m > 0)
@@ -429,8 +435,11 @@ impl Tree {
 /// or hashed, or a test that writes a tree by hand: the [`Tree`] does not record who built it.
 #[derive(Default)]
 pub struct TreeBuilder {
-    graph: DiGraph<Node, Event>,
+    graph: DiGraph<Node, EventId>,
     loops: Vec<LoopEdge>,
+    events: Vec<Event>,
+    /// Numbers of the steps in `events`: edges share them.
+    event_ids: std::collections::HashMap<Event, EventId>,
 }
 
 impl TreeBuilder {
@@ -443,7 +452,7 @@ impl TreeBuilder {
     pub fn leaf(&mut self, leaf: Leaf) -> NodeId {
         let unfolded = Counts::leaf(leaf.kind);
         self.graph.add_node(Node {
-            leaf: Some(leaf),
+            leaf: Some(Box::new(leaf)),
             unfolded,
         })
     }
@@ -464,9 +473,21 @@ impl TreeBuilder {
             unfolded,
         });
         for (event, child) in children {
-            self.graph.add_edge(node, child, event);
+            let id = self.event_id(event);
+            self.graph.add_edge(node, child, id);
         }
         node
+    }
+
+    /// The number of `event`, stored once.
+    fn event_id(&mut self, event: Event) -> EventId {
+        if let Some(&id) = self.event_ids.get(&event) {
+            return id;
+        }
+        let id = EventId::try_from(self.events.len()).expect("fewer than 2^32 distinct steps");
+        self.events.push(event.clone());
+        self.event_ids.insert(event, id);
+        id
     }
 
     /// Adds a loop edge: a step from `from` back to `to`, a state on the path that reached
@@ -492,6 +513,7 @@ impl TreeBuilder {
         loops.sort_by_key(|l| (l.from, l.step.thread));
         Tree {
             graph: self.graph,
+            events: self.events,
             loops,
             root,
             partial: facts.partial,
