@@ -8,7 +8,31 @@ use std::path::PathBuf;
 
 use fgvt_tree::{explore, ExploreOptions};
 
+// Counting allocations gives the bytes per stored state the seqlock figure reports.
+#[global_allocator]
+static ALLOCATOR: fgvt::memory::Counting = fgvt::memory::Counting;
+
+/// Issue 11's seqlock (2 writers with a CAS spin lock, 2 retrying readers): a state graph with
+/// spin loops, compared with SPIN in `benches/seqlock/`.
+const SEQLOCK: &str = "benches/seqlock/seqlock.json";
+
 fn main() {
+    {
+        let test = fgvt::testcase::load(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(SEQLOCK))
+            .expect("the seqlock loads");
+        let before = fgvt::memory::allocated();
+        let start = std::time::Instant::now();
+        let tree = explore(&test.program(), &options(true)).expect("the seqlock explores");
+        let secs = start.elapsed().as_secs_f64();
+        let bytes = fgvt::memory::allocated().saturating_sub(before);
+        let states = tree.stats().distinct_states as f64;
+        eprintln!(
+            "{SEQLOCK:<40} memo=true  states={states} {:>10.0} states/s {:>6.0} bytes/state  complete={}",
+            states / secs,
+            bytes as f64 / states,
+            tree.partial.is_none()
+        );
+    }
     for (name, memoize) in FIXTURES.iter().flat_map(|f| [(f, true), (f, false)]) {
         let test = load(name);
         let start = std::time::Instant::now();
