@@ -18,8 +18,7 @@ const SEQLOCK: &str = "benches/seqlock/seqlock.json";
 
 fn main() {
     {
-        let test = fgvt::testcase::load(&PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(SEQLOCK))
-            .expect("the seqlock loads");
+        let test = load_file(SEQLOCK);
         let before = fgvt::memory::allocated();
         let start = std::time::Instant::now();
         let tree = explore(&test.program(), &options(true)).expect("the seqlock explores");
@@ -61,10 +60,13 @@ const FIXTURES: &[&str] = &[
 ];
 
 fn load(fixture: &str) -> fgvt::testcase::TestCase {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures")
-        .join(fixture);
-    fgvt::testcase::load(&path).expect("fixture loads")
+    load_file(&format!("fixtures/{fixture}"))
+}
+
+/// A test file, by its path from the repository root.
+fn load_file(path: &str) -> fgvt::testcase::TestCase {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(path);
+    fgvt::testcase::load(&path).unwrap_or_else(|e| panic!("{} loads: {e}", path.display()))
 }
 
 fn options(memoize: bool) -> ExploreOptions {

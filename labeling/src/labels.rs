@@ -402,33 +402,16 @@ fn close_over_loops(tree: &Tree, nodes: &mut [NodeInfo]) {
         if tree.leaf(node).is_some() {
             continue;
         }
-        let (mut ok, mut err, mut mix) = (false, false, false);
-        let mut counted = 0;
+        let mut counted = CountedChildren::default();
         for (_, child) in tree.successors(node) {
-            let Some(category) = nodes[child.index()].category else {
-                continue;
-            };
-            if child == node {
-                continue;
-            }
-            counted += 1;
-            only_child[node.index()] = Some(child);
-            match category {
-                Category::Ok => ok = true,
-                Category::Err => err = true,
-                Category::Mix => mix = true,
+            if let Some(category) = nodes[child.index()].category.filter(|_| child != node) {
+                counted.add(child, category);
             }
         }
         let info = &mut nodes[node.index()];
-        info.counted_children = counted;
-        info.label = match counted {
-            0 => None,
-            1 => None,
-            _ => Label::of_categories(ok, err, mix),
-        };
-        if counted != 1 {
-            only_child[node.index()] = None;
-        }
+        info.counted_children = counted.count;
+        info.label = counted.race_label();
+        only_child[node.index()] = counted.only();
     }
     for node in tree.graph.node_indices() {
         if only_child[node.index()].is_none() {
@@ -472,30 +455,59 @@ fn leaf_info(outcome: LeafOutcome) -> NodeInfo {
 /// Labels an inner node from its (already labeled) children.
 fn inner_info(tree: &Tree, nodes: &[NodeInfo], node: NodeId) -> NodeInfo {
     let mut info = NodeInfo::default();
-    let (mut ok, mut err, mut mix) = (false, false, false);
-    let mut only_label = None;
+    let mut counted = CountedChildren::default();
     for (_, child) in tree.children(node) {
         let c = nodes[child.index()];
         info.passing_below = info.passing_below.saturating_add(c.passing_below);
         info.failing_below = info.failing_below.saturating_add(c.failing_below);
         info.unknown_below = info.unknown_below.saturating_add(c.unknown_below);
-        let Some(category) = c.category else { continue };
-        info.counted_children += 1;
-        info.category = Category::join(info.category, Some(category));
-        only_label = c.label;
-        match category {
-            Category::Ok => ok = true,
-            Category::Err => err = true,
-            Category::Mix => mix = true,
+        if let Some(category) = c.category {
+            info.category = Category::join(info.category, Some(category));
+            counted.add(child, category);
         }
     }
-    info.label = match info.counted_children {
-        0 => None,
-        // One continuation is not a race: the node is whatever its child is.
-        1 => only_label,
-        _ => Label::of_categories(ok, err, mix),
+    info.counted_children = counted.count;
+    // One continuation is not a race: the node is whatever its child is.
+    info.label = match counted.only() {
+        Some(child) => nodes[child.index()].label,
+        None => counted.race_label(),
     };
     info
+}
+
+/// A node's counted children (those with a category): how many, which categories, which one.
+#[derive(Default)]
+struct CountedChildren {
+    count: usize,
+    ok: bool,
+    err: bool,
+    mix: bool,
+    last: Option<NodeId>,
+}
+
+impl CountedChildren {
+    fn add(&mut self, child: NodeId, category: Category) {
+        self.count += 1;
+        self.last = Some(child);
+        match category {
+            Category::Ok => self.ok = true,
+            Category::Err => self.err = true,
+            Category::Mix => self.mix = true,
+        }
+    }
+
+    /// The only counted child, when there is exactly one.
+    fn only(&self) -> Option<NodeId> {
+        self.last.filter(|_| self.count == 1)
+    }
+
+    /// The label of a race between two or more counted children; `None` for fewer.
+    fn race_label(&self) -> Option<Label> {
+        if self.count < 2 {
+            return None;
+        }
+        Label::of_categories(self.ok, self.err, self.mix)
+    }
 }
 
 #[cfg(test)]

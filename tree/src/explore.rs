@@ -159,8 +159,6 @@ type Key<S> = (S, HistoryId);
 /// A node of the search that is being explored: its pending children and what they gave.
 struct Frame<S> {
     id: StateId,
-    /// The canonical history of this state (the second half of its key).
-    history: HistoryId,
     /// The history of the path that opened this state, as it happened.
     real: HistoryId,
     depth: usize,
@@ -233,7 +231,7 @@ impl<P: Program> Explorer<'_, P> {
             let top = stack.last_mut().expect("the root frame is popped last");
             if let Some((event, child_state)) = top.pending.next() {
                 let depth = top.depth + 1;
-                let history = self.histories.after(top.history, &event);
+                let history = self.histories.after(self.states.key(top.id).1, &event);
                 let real = self.real.after(top.real, &event);
                 // The child's step counts are built only if it is opened: most children of a
                 // memoized tree are shared or cut.
@@ -327,15 +325,19 @@ impl<P: Program> Explorer<'_, P> {
         depth: usize,
         op_steps: Vec<usize>,
     ) -> Result<Frame<P::State>, NodeId> {
-        // Stepping needs the state while leaves are added: one clone per opened state.
-        let (state, canonical) = self.states.key(id).clone();
-        let state = &state;
         // Leaves carry the history as this path took it.
         let history = real;
         if let Some(limit) = self.limit_hit() {
             self.partial.get_or_insert(limit);
-            return Err(self.bounded_leaf(history, Bound::Stopped { limit }));
+            let bound = Bound::Stopped { limit };
+            return Err(Self::bounded_leaf(
+                &mut self.tree,
+                &self.real,
+                history,
+                bound,
+            ));
         }
+        let state = &self.states.key(id).0;
         let mut children = Vec::new();
         let mut all_done = true;
         for (thread, &steps_in_op) in op_steps.iter().enumerate() {
@@ -352,7 +354,7 @@ impl<P: Program> Explorer<'_, P> {
                                 max,
                             };
                             let after = self.real.after(history, &event);
-                            let leaf = self.bounded_leaf(after, bound);
+                            let leaf = Self::bounded_leaf(&mut self.tree, &self.real, after, bound);
                             children.push(Prepared::Leaf(event, leaf));
                             all_done = false;
                             continue;
@@ -373,7 +375,8 @@ impl<P: Program> Explorer<'_, P> {
                 }
                 Step::Bounded { reason } => {
                     self.partial.get_or_insert(Limit::StepBudget);
-                    let leaf = self.bounded_leaf(history, Bound::StepBudget { reason });
+                    let bound = Bound::StepBudget { reason };
+                    let leaf = Self::bounded_leaf(&mut self.tree, &self.real, history, bound);
                     children.push(Prepared::Leaf(bounded_event(thread), leaf));
                 }
             }
@@ -411,7 +414,6 @@ impl<P: Program> Explorer<'_, P> {
         );
         Ok(Frame {
             id,
-            history: canonical,
             real,
             depth,
             index,
@@ -443,8 +445,7 @@ impl<P: Program> Explorer<'_, P> {
         self.states.set(frame.id, Slot::Unexplored);
         let node = if frame.done.is_empty() {
             debug_assert!(!frame.loops.is_empty());
-            let state = self.states.key(frame.id).0.clone();
-            let leaf = self.stuck_leaf(&state, frame.real);
+            let leaf = self.stuck_leaf(&self.states.key(frame.id).0, frame.real);
             self.tree.leaf(leaf)
         } else {
             self.tree.node(frame.done)
@@ -466,8 +467,7 @@ impl<P: Program> Explorer<'_, P> {
         // non-trivial; one that nothing leaves never ends: a livelock.
         let livelock = is_root && !frame.exits;
         let node = if livelock {
-            let state = self.states.key(frame.id).0.clone();
-            let leaf = self.stuck_leaf(&state, frame.real);
+            let leaf = self.stuck_leaf(&self.states.key(frame.id).0, frame.real);
             self.tree.leaf(leaf)
         } else {
             self.tree.node(frame.done)
@@ -548,9 +548,16 @@ impl<P: Program> Explorer<'_, P> {
         }
     }
 
-    fn bounded_leaf(&mut self, history: HistoryId, bound: Bound) -> NodeId {
-        let history = self.real.history(history);
-        self.tree.leaf(Leaf {
+    /// A bounded leaf; over the two fields it needs, so that it can be made while the state
+    /// being opened is borrowed from the state table.
+    fn bounded_leaf(
+        tree: &mut TreeBuilder,
+        real: &HistoryTree,
+        history: HistoryId,
+        bound: Bound,
+    ) -> NodeId {
+        let history = real.history(history);
+        tree.leaf(Leaf {
             kind: LeafKind::Bounded,
             history,
             fault: None,
