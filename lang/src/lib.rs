@@ -80,6 +80,7 @@ mod interp;
 mod lexer;
 mod model;
 mod parser;
+mod parts;
 mod self_spec;
 mod snippet;
 mod test_program;

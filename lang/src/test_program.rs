@@ -1,5 +1,6 @@
 //! Running a test of a model: the [`Program`] the recording scheduler explores.
 
+use std::cell::RefCell;
 use std::sync::Arc;
 
 use fgvt_tree::{
@@ -11,22 +12,15 @@ use super::interp::{
     pending_event, run_serial, Frame, Memory, Pause, Runner, SharedEvent, Stop, DEFAULT_BUDGET,
 };
 use super::model::{Model, WAIT_ADVICE};
+use super::parts::{Parts, Row, ThreadState};
 use super::value::Val;
 
-/// One thread's progress: the operation it is at and, in the middle of one, its frames
-/// (paused just before a shared instruction). No frames means "before operation `op`".
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-struct ThreadState {
-    op: u32,
-    frames: Vec<Frame>,
-}
-
 /// A complete state of a [`TestProgram`]: shared memory and every thread (the explorer keeps
-/// the coarse history). Cloning copies a few `Arc`s and the thread list.
+/// the coarse history), as a row of numbers of parts the program stores once each (see
+/// `parts.rs`). It means something only to the program that made it.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct TestState {
-    mem: Memory,
-    threads: Vec<Arc<ThreadState>>,
+    row: Row,
 }
 
 /// A test of a model: serial `init`, concurrent threads, serial `final`.
@@ -37,6 +31,8 @@ pub struct TestProgram {
     threads: Vec<Vec<Call>>,
     finals: Vec<Call>,
     budget: u64,
+    /// The parts of every state made so far.
+    parts: RefCell<Parts>,
 }
 
 impl TestProgram {
@@ -54,6 +50,7 @@ impl TestProgram {
             threads,
             finals,
             budget: DEFAULT_BUDGET,
+            parts: RefCell::new(Parts::new()),
         }
     }
 
@@ -71,7 +68,8 @@ impl TestProgram {
 
     /// The shared memory of a state, by location name (`d[0]`, `head`).
     pub fn describe_memory(&self, state: &TestState) -> Vec<(String, Value)> {
-        self.model.describe_memory(&state.mem)
+        self.model
+            .describe_memory(&self.parts.borrow().memory(&state.row))
     }
 
     /// The first frame of `call`, or a fault naming what is wrong with it.
@@ -170,17 +168,12 @@ impl Program for TestProgram {
             .map_err(|s| self.stop_fault(s, "the constructor"))?;
         let mut history = History::new();
         let mem = self.serial(mem, &self.init, &mut history, INIT_LANE)?;
-        let threads = self
-            .threads
-            .iter()
-            .map(|_| {
-                Arc::new(ThreadState {
-                    op: 0,
-                    frames: Vec::new(),
-                })
-            })
-            .collect();
-        Ok((TestState { mem, threads }, history))
+        let threads = self.threads.iter().map(|_| ThreadState {
+            op: 0,
+            frames: Vec::new(),
+        });
+        let row = self.parts.borrow_mut().row(mem, threads);
+        Ok((TestState { row }, history))
     }
 
     fn step(&self, state: &TestState, thread: ThreadId) -> Step<TestState> {
@@ -196,9 +189,9 @@ impl Program for TestProgram {
             return None;
         }
         let (reason, span) = wait?;
-        let th = &state.threads[thread];
+        let op_index = self.parts.borrow().thread(&state.row, thread).op;
         let op = self.threads[thread]
-            .get(th.op as usize)
+            .get(op_index as usize)
             .map(ToString::to_string)
             .unwrap_or_default();
         Some(Wait {
@@ -211,15 +204,15 @@ impl Program for TestProgram {
 
     fn finish(&self, state: &TestState) -> Result<History, Fault> {
         let mut history = History::new();
-        self.serial(state.mem.clone(), &self.finals, &mut history, FINAL_LANE)?;
+        let mem = self.parts.borrow().memory(&state.row);
+        self.serial(mem, &self.finals, &mut history, FINAL_LANE)?;
         Ok(history)
     }
 
     fn blocked_calls(&self, state: &TestState) -> Vec<(ThreadId, Call)> {
-        state
-            .threads
-            .iter()
-            .enumerate()
+        let parts = self.parts.borrow();
+        (0..state.row.threads())
+            .map(|t| (t, parts.thread(&state.row, t)))
             .filter(|(_, th)| th.frames.is_empty())
             .filter_map(|(t, th)| Some((t, self.threads[t].get(th.op as usize)?.clone())))
             .collect()
@@ -234,7 +227,13 @@ impl TestProgram {
         thread: ThreadId,
         wait: &mut Option<(String, Span)>,
     ) -> Step<TestState> {
-        let th = &state.threads[thread];
+        let (mem, th) = {
+            let parts = self.parts.borrow();
+            (
+                parts.memory(&state.row),
+                parts.thread(&state.row, thread).clone(),
+            )
+        };
         let op_index = th.op as usize;
         let calls = &self.threads[thread];
         let (frames, call) = if th.frames.is_empty() {
@@ -251,7 +250,7 @@ impl TestProgram {
         let mut r = Runner::new(
             &self.model,
             thread as u32,
-            state.mem.clone(),
+            mem.clone(),
             frames,
             self.budget,
             true,
@@ -278,7 +277,7 @@ impl TestProgram {
                 );
                 ev.ret = Some(v.to_value());
                 return Step::Moved {
-                    state: self.advance(state, thread, r.mem, Vec::new(), &ev),
+                    state: self.advance(state, thread, &mem, r.mem, Vec::new(), &ev),
                     event: ev,
                 };
             }
@@ -339,14 +338,14 @@ impl TestProgram {
             Ok(Pause::Done(v)) => {
                 event.ret = Some(v.to_value());
                 Step::Moved {
-                    state: self.advance(state, thread, r.mem, Vec::new(), &event),
+                    state: self.advance(state, thread, &mem, r.mem, Vec::new(), &event),
                     event,
                 }
             }
             Ok(Pause::Shared) => {
                 let frames = std::mem::take(&mut r.frames);
                 Step::Moved {
-                    state: self.advance(state, thread, r.mem, frames, &event),
+                    state: self.advance(state, thread, &mem, r.mem, frames, &event),
                     event,
                 }
             }
@@ -368,22 +367,22 @@ impl TestProgram {
     }
 
     /// The state after `thread` took a step that emitted `event`: `frames` empty means the
-    /// operation returned.
+    /// operation returned. `before` is the memory the step started from.
     fn advance(
         &self,
         state: &TestState,
         thread: ThreadId,
+        before: &Memory,
         mem: Memory,
         frames: Vec<Frame>,
         event: &Event,
     ) -> TestState {
-        let mut next = TestState {
-            mem,
-            threads: state.threads.clone(),
-        };
-        let op = state.threads[thread].op + u32::from(event.ret.is_some());
-        next.threads[thread] = Arc::new(ThreadState { op, frames });
-        next
+        let mut parts = self.parts.borrow_mut();
+        let op = parts.thread(&state.row, thread).op + u32::from(event.ret.is_some());
+        let next = ThreadState { op, frames };
+        TestState {
+            row: parts.after(&state.row, before, mem, thread, next),
+        }
     }
 
     fn budget_reason(&self, thread: ThreadId, op_index: usize, at: Span) -> String {

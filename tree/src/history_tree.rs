@@ -34,7 +34,7 @@ pub(crate) struct HistoryTree {
     /// happened (for leaves).
     canonical: bool,
     /// The history reached from a prefix by one more event.
-    index: HashMap<(HistoryId, CoarseEvent), HistoryId>,
+    index: HashMap<(HistoryId, CoarseEvent), HistoryId, foldhash::fast::FixedState>,
 }
 
 impl HistoryTree {
@@ -45,7 +45,7 @@ impl HistoryTree {
             base,
             canonical,
             entries: Vec::new(),
-            index: HashMap::new(),
+            index: HashMap::default(),
         }
     }
 

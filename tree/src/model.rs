@@ -438,8 +438,9 @@ pub struct TreeBuilder {
     graph: DiGraph<Node, EventId>,
     loops: Vec<LoopEdge>,
     events: Vec<Event>,
-    /// Numbers of the steps in `events`: edges share them.
-    event_ids: std::collections::HashMap<Event, EventId>,
+    /// Numbers of the steps in `events`: edges share them. (Looked up once per edge: a fast
+    /// hash, not a DoS-resistant one, since the keys are our own.)
+    event_ids: std::collections::HashMap<Event, EventId, foldhash::fast::FixedState>,
 }
 
 impl TreeBuilder {

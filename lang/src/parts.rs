@@ -1,0 +1,230 @@
+//! Hash-consed parts of test states: each distinct thread state, global valuation, heap and
+//! lock table is stored once, and a state is a short row of their numbers.
+//!
+//! This is SPIN's "collapse" compression. The explorer stores hundreds of thousands of states
+//! and looks one up for every step; most steps change one thread and at most one part of
+//! memory, so a state that names its parts by number is hashed and compared as a few words,
+//! and a part that many states share (a thread's state, the globals) is stored once instead
+//! of once per path that built it.
+//!
+//! Stored parts are never changed: the interpreter writes through `Arc::make_mut`, and the
+//! table's own reference makes every write copy.
+
+use std::hash::{BuildHasher, Hash};
+use std::sync::Arc;
+
+use hashbrown::HashTable;
+use smallvec::SmallVec;
+
+use super::interp::{Frame, LockState, Memory, Obj};
+use super::value::Val;
+
+/// One thread's progress: the operation it is at and, in the middle of one, its frames
+/// (paused just before a shared instruction). No frames means "before operation `op`".
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct ThreadState {
+    pub op: u32,
+    pub frames: Vec<Frame>,
+}
+
+/// Distinct values of one kind of part, each stored once and named by its number.
+#[derive(Clone)]
+struct Interner<T> {
+    items: Vec<Arc<T>>,
+    /// Numbers by hash, with the hash kept so that growing the table rehashes nothing.
+    table: HashTable<(u64, u32)>,
+}
+
+impl<T: Hash + Eq> Interner<T> {
+    fn new() -> Interner<T> {
+        Interner {
+            items: Vec::new(),
+            table: HashTable::new(),
+        }
+    }
+
+    /// The number of `item`, stored if it is new.
+    fn intern(&mut self, item: Arc<T>, hasher: &foldhash::fast::FixedState) -> u32 {
+        let hash = hasher.hash_one(&*item);
+        let items = &self.items;
+        if let Some(&(_, id)) = self.table.find(hash, |&(h, id)| {
+            h == hash && {
+                let stored = &items[id as usize];
+                Arc::ptr_eq(stored, &item) || **stored == *item
+            }
+        }) {
+            return id;
+        }
+        let id = u32::try_from(self.items.len()).expect("fewer than 2^32 distinct parts");
+        self.items.push(item);
+        self.table.insert_unique(hash, (hash, id), |&(h, _)| h);
+        id
+    }
+
+    fn get(&self, id: u32) -> &Arc<T> {
+        &self.items[id as usize]
+    }
+}
+
+/// Where each part's number sits in a state's row; the threads follow, in order.
+const GLOBALS: usize = 0;
+const HEAP: usize = 1;
+const LOCKS: usize = 2;
+const THREADS: usize = 3;
+
+/// A state as a row of part numbers: globals, heap, locks, then one per thread. Kept inline
+/// up to five threads (tests are small), so storing a state allocates nothing of its own.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct Row(SmallVec<[u32; THREADS + 5]>);
+
+impl Row {
+    /// The number of `thread`'s state.
+    fn thread(&self, thread: usize) -> u32 {
+        self.0[THREADS + thread]
+    }
+
+    /// How many threads the row has.
+    pub fn threads(&self) -> usize {
+        self.0.len() - THREADS
+    }
+}
+
+/// Every part met so far.
+#[derive(Clone)]
+pub(crate) struct Parts {
+    globals: Interner<Vec<Val>>,
+    heaps: Interner<Vec<Arc<Obj>>>,
+    locks: Interner<Vec<LockState>>,
+    threads: Interner<ThreadState>,
+    hasher: foldhash::fast::FixedState,
+}
+
+impl std::fmt::Debug for Parts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Parts")
+            .field("globals", &self.globals.items.len())
+            .field("heaps", &self.heaps.items.len())
+            .field("locks", &self.locks.items.len())
+            .field("threads", &self.threads.items.len())
+            .finish()
+    }
+}
+
+impl Parts {
+    pub fn new() -> Parts {
+        Parts {
+            globals: Interner::new(),
+            heaps: Interner::new(),
+            locks: Interner::new(),
+            threads: Interner::new(),
+            hasher: foldhash::fast::FixedState::with_seed(0x9a27),
+        }
+    }
+
+    /// The row of a state with memory `mem` and these threads.
+    pub fn row(&mut self, mem: Memory, threads: impl IntoIterator<Item = ThreadState>) -> Row {
+        let mut row = SmallVec::new();
+        row.push(self.globals.intern(mem.globals, &self.hasher));
+        row.push(self.heaps.intern(mem.heap, &self.hasher));
+        row.push(self.locks.intern(mem.locks, &self.hasher));
+        for thread in threads {
+            row.push(self.threads.intern(Arc::new(thread), &self.hasher));
+        }
+        Row(row)
+    }
+
+    /// The row of `row` after `thread` moved to `next` and memory became `mem`; `before` is
+    /// the memory `mem` was made from, whose unchanged parts keep their numbers unhashed.
+    pub fn after(
+        &mut self,
+        row: &Row,
+        before: &Memory,
+        mem: Memory,
+        thread: usize,
+        next: ThreadState,
+    ) -> Row {
+        let mut parts = row.0.clone();
+        if !Arc::ptr_eq(&mem.globals, &before.globals) {
+            parts[GLOBALS] = self.globals.intern(mem.globals, &self.hasher);
+        }
+        if !Arc::ptr_eq(&mem.heap, &before.heap) {
+            parts[HEAP] = self.heaps.intern(mem.heap, &self.hasher);
+        }
+        if !Arc::ptr_eq(&mem.locks, &before.locks) {
+            parts[LOCKS] = self.locks.intern(mem.locks, &self.hasher);
+        }
+        parts[THREADS + thread] = self.threads.intern(Arc::new(next), &self.hasher);
+        Row(parts)
+    }
+
+    /// The shared memory of `row` (cheap: three shared references).
+    pub fn memory(&self, row: &Row) -> Memory {
+        Memory {
+            globals: self.globals.get(row.0[GLOBALS]).clone(),
+            heap: self.heaps.get(row.0[HEAP]).clone(),
+            locks: self.locks.get(row.0[LOCKS]).clone(),
+        }
+    }
+
+    /// `thread`'s state in `row`.
+    pub fn thread(&self, row: &Row, thread: usize) -> &Arc<ThreadState> {
+        self.threads.get(row.thread(thread))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn memory(globals: Vec<Val>) -> Memory {
+        Memory {
+            globals: Arc::new(globals),
+            heap: Arc::new(Vec::new()),
+            locks: Arc::new(vec![LockState::default()]),
+        }
+    }
+
+    fn at(op: u32) -> ThreadState {
+        ThreadState {
+            op,
+            frames: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn equal_states_built_apart_get_one_row_and_their_parts_back() {
+        let mut parts = Parts::new();
+        let a = parts.row(memory(vec![Val::Int(1)]), [at(0), at(1)]);
+        let b = parts.row(memory(vec![Val::Int(1)]), [at(0), at(1)]);
+        assert_eq!(a, b, "equal parts, equal rows");
+        let c = parts.row(memory(vec![Val::Int(2)]), [at(0), at(1)]);
+        assert_ne!(a, c);
+        assert_eq!(*parts.memory(&c).globals, vec![Val::Int(2)]);
+        assert_eq!(parts.thread(&a, 1).op, 1);
+        assert_eq!(a.threads(), 2);
+    }
+
+    #[test]
+    fn a_step_renumbers_only_what_changed() {
+        let mut parts = Parts::new();
+        let row = parts.row(memory(vec![Val::Int(1)]), [at(0), at(0)]);
+        let before = parts.memory(&row);
+        let mut mem = before.clone();
+        Arc::make_mut(&mut mem.globals)[0] = Val::Int(7);
+        let next = parts.after(&row, &before, mem, 1, at(1));
+        assert_eq!(*parts.memory(&next).globals, vec![Val::Int(7)]);
+        assert_eq!(
+            *parts.memory(&row).globals,
+            vec![Val::Int(1)],
+            "the stored part was copied, not written"
+        );
+        assert_eq!(parts.thread(&next, 0).op, 0);
+        assert_eq!(parts.thread(&next, 1).op, 1);
+        // Back to the first globals by another route: the first row again.
+        let before = parts.memory(&next);
+        let mut mem = before.clone();
+        Arc::make_mut(&mut mem.globals)[0] = Val::Int(1);
+        let back = parts.after(&next, &before, mem, 1, at(0));
+        assert_eq!(back, row);
+    }
+}
