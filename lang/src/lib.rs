@@ -83,6 +83,7 @@ mod parser;
 mod parts;
 mod self_spec;
 mod snippet;
+mod steps;
 mod test_program;
 mod value;
 

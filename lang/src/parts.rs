@@ -74,8 +74,27 @@ const THREADS: usize = 3;
 
 /// A state as a row of part numbers: globals, heap, locks, then one per thread. Kept inline
 /// up to five threads (tests are small), so storing a state allocates nothing of its own.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Row(SmallVec<[u32; THREADS + 5]>);
+
+impl Hash for Row {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        // Two numbers per word: the derived impl hashes the row as bytes, several times slower
+        // on the explorer's hottest path.
+        hash_words(&self.0, state);
+    }
+}
+
+/// Hashes `numbers` (a row's length is fixed per program, so it is not hashed).
+fn hash_words<H: std::hash::Hasher>(numbers: &[u32], state: &mut H) {
+    let mut pairs = numbers.chunks_exact(2);
+    for pair in &mut pairs {
+        state.write_u64(u64::from(pair[0]) << 32 | u64::from(pair[1]));
+    }
+    if let [last] = pairs.remainder() {
+        state.write_u32(*last);
+    }
+}
 
 impl Row {
     /// The number of `thread`'s state.
@@ -88,6 +107,22 @@ impl Row {
         self.0.len() - THREADS
     }
 }
+
+/// What one thread's step from a state depends on: the thread, its state's number and the
+/// numbers of memory's parts (see [`Parts::step_key`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct StepKey([u32; 5]);
+
+impl Hash for StepKey {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        hash_words(&self.0, state);
+    }
+}
+
+/// What one thread's step changed: the numbers of the thread's new state and of memory's parts
+/// after it (see [`Parts::step_effect`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct StepEffect([u32; 4]);
 
 /// Every part met so far.
 #[derive(Clone)]
@@ -155,6 +190,38 @@ impl Parts {
         }
         parts[THREADS + thread] = self.threads.intern(Arc::new(next), &self.hasher);
         Row(parts)
+    }
+
+    /// What a step of `thread` from `row` depends on: the thread, its state, and memory.
+    pub fn step_key(row: &Row, thread: usize) -> StepKey {
+        StepKey([
+            thread as u32,
+            row.0[THREADS + thread],
+            row.0[GLOBALS],
+            row.0[HEAP],
+            row.0[LOCKS],
+        ])
+    }
+
+    /// What a step of `thread` from `row` to `next` changed: memory's parts and the thread's.
+    pub fn step_effect(next: &Row, thread: usize) -> StepEffect {
+        StepEffect([
+            next.0[THREADS + thread],
+            next.0[GLOBALS],
+            next.0[HEAP],
+            next.0[LOCKS],
+        ])
+    }
+
+    /// `row` after a step of `thread` with `effect`.
+    pub fn apply(row: &Row, thread: usize, effect: StepEffect) -> Row {
+        let mut next = row.clone();
+        let [own, globals, heap, locks] = effect.0;
+        next.0[THREADS + thread] = own;
+        next.0[GLOBALS] = globals;
+        next.0[HEAP] = heap;
+        next.0[LOCKS] = locks;
+        next
     }
 
     /// The shared memory of `row` (cheap: three shared references).

@@ -13,6 +13,7 @@ use super::interp::{
 };
 use super::model::{Model, WAIT_ADVICE};
 use super::parts::{Parts, Row, ThreadState};
+use super::steps::{Known, Steps};
 use super::value::Val;
 
 /// A complete state of a [`TestProgram`]: shared memory and every thread (the explorer keeps
@@ -33,6 +34,8 @@ pub struct TestProgram {
     budget: u64,
     /// The parts of every state made so far.
     parts: RefCell<Parts>,
+    /// The steps taken so far, to replay on states that repeat them.
+    steps: RefCell<Steps>,
 }
 
 impl TestProgram {
@@ -51,6 +54,7 @@ impl TestProgram {
             finals,
             budget: DEFAULT_BUDGET,
             parts: RefCell::new(Parts::new()),
+            steps: RefCell::new(Steps::default()),
         }
     }
 
@@ -177,7 +181,33 @@ impl Program for TestProgram {
     }
 
     fn step(&self, state: &TestState, thread: ThreadId) -> Step<TestState> {
-        self.step_noting_wait(state, thread, &mut None)
+        let key = Parts::step_key(&state.row, thread);
+        if let Some(known) = self.steps.borrow().get(&key) {
+            return match known {
+                Known::Done => Step::Done,
+                Known::Blocked => Step::Blocked,
+                Known::Moved(effect, event) => Step::Moved {
+                    state: TestState {
+                        row: Parts::apply(&state.row, thread, *effect),
+                    },
+                    event: event.clone(),
+                },
+            };
+        }
+        let step = self.step_noting_wait(state, thread, &mut None);
+        let known = match &step {
+            Step::Done => Some(Known::Done),
+            Step::Blocked => Some(Known::Blocked),
+            Step::Moved { state: next, event } => Some(Known::Moved(
+                Parts::step_effect(&next.row, thread),
+                event.clone(),
+            )),
+            Step::Fault { .. } | Step::Bounded { .. } => None,
+        };
+        if let Some(known) = known {
+            self.steps.borrow_mut().insert(key, known);
+        }
+        step
     }
 
     fn why_blocked(&self, state: &TestState, thread: ThreadId) -> Option<Wait> {
@@ -278,7 +308,7 @@ impl TestProgram {
                 ev.ret = Some(v.to_value());
                 return Step::Moved {
                     state: self.advance(state, thread, &mem, r.mem, Vec::new(), &ev),
-                    event: ev,
+                    event: Arc::new(ev),
                 };
             }
             Ok(Pause::Shared) => {
@@ -339,14 +369,14 @@ impl TestProgram {
                 event.ret = Some(v.to_value());
                 Step::Moved {
                     state: self.advance(state, thread, &mem, r.mem, Vec::new(), &event),
-                    event,
+                    event: Arc::new(event),
                 }
             }
             Ok(Pause::Shared) => {
                 let frames = std::mem::take(&mut r.frames);
                 Step::Moved {
                     state: self.advance(state, thread, &mem, r.mem, frames, &event),
-                    event,
+                    event: Arc::new(event),
                 }
             }
             Err(Stop::Budget(at)) => Step::Bounded {

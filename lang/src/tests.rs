@@ -88,7 +88,7 @@ fn extend(history: &History, event: &Event) -> History {
 /// Takes `thread`'s step, which must move.
 fn mv(p: &TestProgram, s: &Path, thread: usize) -> (Path, Event) {
     match p.step(&s.0, thread) {
-        Step::Moved { state, event } => ((state, extend(&s.1, &event)), event),
+        Step::Moved { state, event } => ((state, extend(&s.1, &event)), (*event).clone()),
         other => panic!("thread {thread} did not move: {other:?}"),
     }
 }
@@ -112,7 +112,7 @@ fn run_thread(p: &TestProgram, s: &mut Path, thread: usize) -> Vec<Event> {
         match p.step(&s.0, thread) {
             Step::Moved { state, event } => {
                 *s = (state, extend(&s.1, &event));
-                events.push(event);
+                events.push((*event).clone());
             }
             Step::Done => return events,
             other => panic!("unexpected {other:?}"),

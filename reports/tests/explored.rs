@@ -74,7 +74,10 @@ impl Program for LostUpdate {
             _ => return Step::Done,
         }
         next.pc[t] += 1;
-        Step::Moved { state: next, event }
+        Step::Moved {
+            state: next,
+            event: event.into(),
+        }
     }
 
     fn finish(&self, s: &State) -> Result<History, Fault> {

@@ -35,12 +35,13 @@
 //! the bounded leaves of the path that first explored it. Bounded leaves are excluded from
 //! verdicts, so this only matters for runs that already hit a limit (and are marked partial).
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::event::Event;
 use crate::history::{History, ThreadId};
 use crate::history_tree::{HistoryId, HistoryTree};
-use crate::model::{Bound, Exploration, Leaf, LeafKind, Limit, NodeId, Tree, TreeBuilder};
+use crate::model::{Bound, EventId, Exploration, Leaf, LeafKind, Limit, NodeId, Tree, TreeBuilder};
 use crate::program::{Fault, Program, Step};
 use crate::source::Span;
 use crate::states::{Slot, StateId, States};
@@ -130,6 +131,11 @@ where
         histories: HistoryTree::new(base.clone(), true),
         real: HistoryTree::new(base, false),
         states: States::new(),
+        children: Vec::new(),
+        edges: Vec::new(),
+        op_steps: Vec::new(),
+        scratch_steps: Vec::new(),
+        scratch_edges: Vec::new(),
         members: Vec::new(),
         discovered: 0,
         partial: None,
@@ -156,20 +162,25 @@ where
 /// What tells two states of the search apart: the program's state and the path's history.
 type Key<S> = (S, HistoryId);
 
-/// A node of the search that is being explored: its pending children and what they gave.
-struct Frame<S> {
+/// A node of the search that is being explored.
+///
+/// Its pending children, the edges it has found and its step counts live on the explorer's
+/// shared stacks (`children`, `edges`, `op_steps`), from the positions it records: a frame
+/// allocates nothing of its own, and the search opens one per state.
+struct Frame {
     id: StateId,
     /// The history of the path that opened this state, as it happened.
     real: HistoryId,
     depth: usize,
     /// Position in depth-first discovery order (Tarjan's index).
     index: usize,
-    /// Steps taken by each thread in its current operation, along this path.
-    op_steps: Vec<usize>,
-    /// Children still to explore: the step and the child state.
-    pending: std::vec::IntoIter<(Event, S)>,
-    /// Explored children: the step and the child's node.
-    done: Vec<(Event, NodeId)>,
+    /// Where this frame's children still to explore start on `Explorer::children`.
+    children_from: usize,
+    /// Where this frame's edges (explored children: the step and the child's node) start on
+    /// `Explorer::edges`.
+    edges_from: usize,
+    /// The step to the child being explored in a frame of its own, whose node is not known yet.
+    opened: Option<Arc<Event>>,
     /// Graph mode: the smallest discovery index of a state of the unfinished component this
     /// node's subtree reaches (Tarjan's low-link); the node is its component's root when it
     /// stays at `index`. Path mode: unused.
@@ -178,9 +189,9 @@ struct Frame<S> {
     exits: bool,
     /// Graph mode: steps back to a state on the path, by that state's depth (loop edges).
     /// Path mode: whether some continuation was cut there.
-    loops: Vec<(Event, usize)>,
+    loops: Vec<(Arc<Event>, usize)>,
     /// Graph mode: loop edges into this state from nodes closed below it.
-    incoming: Vec<(NodeId, Event)>,
+    incoming: Vec<(NodeId, Arc<Event>)>,
     /// Graph mode: length of the component stack when this node was opened.
     members_from: usize,
 }
@@ -204,6 +215,19 @@ struct Explorer<'a, P: Program> {
     real: HistoryTree,
     /// Every state met, with what the search knows of it (on the path, its node, ...).
     states: States<Key<P::State>>,
+    /// Children still to explore, of every open frame (each frame's from its
+    /// `children_from`), in reverse order: the next child is on top.
+    children: Vec<(Arc<Event>, P::State)>,
+    /// Explored children of every open frame (each frame's from its `edges_from`): the step
+    /// and the child's node.
+    edges: Vec<(Arc<Event>, NodeId)>,
+    /// Steps taken by each thread in its current operation, along the path: one row of
+    /// `threads` counts per open frame.
+    op_steps: Vec<u32>,
+    /// A row of step counts being made, kept to reuse its allocation.
+    scratch_steps: Vec<u32>,
+    /// A node's numbered edges being made, kept to reuse its allocation.
+    scratch_edges: Vec<(EventId, NodeId)>,
     /// Graph mode: closed states whose strongly connected component is not finished yet, in
     /// the order they closed (Tarjan's stack), so a finished component pops its members.
     members: Vec<StateId>,
@@ -221,36 +245,25 @@ impl<P: Program> Explorer<'_, P> {
 
     fn run(&mut self, initial: Key<P::State>) -> NodeId {
         let threads = self.program.threads();
-        let mut stack: Vec<Frame<P::State>> = Vec::new();
+        let mut stack: Vec<Frame> = Vec::new();
         let root = self.states.intern(initial);
-        match self.open(root, HistoryTree::ROOT, 0, vec![0; threads]) {
+        match self.open(root, HistoryTree::ROOT, 0, &vec![0; threads]) {
             Ok(frame) => stack.push(frame),
             Err(node) => return node,
         }
         loop {
             let top = stack.last_mut().expect("the root frame is popped last");
-            if let Some((event, child_state)) = top.pending.next() {
+            if self.children.len() > top.children_from {
+                let (event, child_state) = self.children.pop().expect("a pending child");
                 let depth = top.depth + 1;
                 let history = self.histories.after(self.states.key(top.id).1, &event);
                 let real = self.real.after(top.real, &event);
-                // The child's step counts are built only if it is opened: most children of a
-                // memoized tree are shared or cut.
-                let parent_steps = &top.op_steps;
-                let op_steps = || {
-                    let mut steps = parent_steps.clone();
-                    steps[event.thread] = if event.ret.is_some() {
-                        0
-                    } else {
-                        steps[event.thread] + 1
-                    };
-                    steps
-                };
-                let visit = self.visit((child_state, history), real, depth, op_steps);
+                let visit = self.visit((child_state, history), real, depth, &event);
                 let top = stack.last_mut().expect("frame");
                 match visit {
                     Visit::Leaf(node) => {
                         top.exits = true;
-                        top.done.push((event, node));
+                        self.edges.push((event, node));
                     }
                     Visit::Shared(node, open) => {
                         // A member of the component being built, or of a finished one.
@@ -258,16 +271,16 @@ impl<P: Program> Explorer<'_, P> {
                             Some(index) => top.low = top.low.min(index),
                             None => top.exits = true,
                         }
-                        top.done.push((event, node));
+                        self.edges.push((event, node));
                     }
                     Visit::OnPath { depth, index } => {
                         top.low = top.low.min(index);
                         top.loops.push((event, depth));
                     }
                     Visit::Open(frame) => {
-                        // Remember the edge: the child's node is attached when its frame closes.
-                        top.done.push((event, NodeId::end()));
-                        stack.push(*frame);
+                        // The edge is added when the child's frame closes, with its node.
+                        top.opened = Some(event);
+                        stack.push(frame);
                     }
                 }
                 continue;
@@ -282,12 +295,11 @@ impl<P: Program> Explorer<'_, P> {
                         parent.low = parent.low.min(closed.low);
                         parent.exits |= closed.exits;
                     }
-                    let slot = parent
-                        .done
-                        .last_mut()
-                        .expect("an open child left a placeholder edge");
-                    debug_assert_eq!(slot.1, NodeId::end());
-                    slot.1 = closed.node;
+                    let event = parent
+                        .opened
+                        .take()
+                        .expect("a closed frame was its parent's opened child");
+                    self.edges.push((event, closed.node));
                 }
                 None => return closed.node,
             }
@@ -295,13 +307,8 @@ impl<P: Program> Explorer<'_, P> {
     }
 
     /// Looks at a child state: a leaf, shared, on the path, or to be opened.
-    fn visit(
-        &mut self,
-        key: Key<P::State>,
-        real: HistoryId,
-        depth: usize,
-        op_steps: impl FnOnce() -> Vec<usize>,
-    ) -> Visit<P::State> {
+    /// `step` is the step that reached it from the frame on top of the stack.
+    fn visit(&mut self, key: Key<P::State>, real: HistoryId, depth: usize, step: &Event) -> Visit {
         let id = self.states.intern(key);
         match self.states.slot(id) {
             Slot::OnPath { depth, index } => Visit::OnPath {
@@ -310,10 +317,24 @@ impl<P: Program> Explorer<'_, P> {
             },
             Slot::Member { node, index } => Visit::Shared(node, Some(index as usize)),
             Slot::Done(node) => Visit::Shared(node, None),
-            Slot::Unexplored => match self.open(id, real, depth, op_steps()) {
-                Ok(frame) => Visit::Open(Box::new(frame)),
-                Err(leaf) => Visit::Leaf(leaf),
-            },
+            Slot::Unexplored => {
+                // The child's step counts: its parent's, after `step`.
+                let threads = self.program.threads();
+                let mut op_steps = std::mem::take(&mut self.scratch_steps);
+                op_steps.clear();
+                op_steps.extend_from_slice(&self.op_steps[self.op_steps.len() - threads..]);
+                op_steps[step.thread] = if step.ret.is_some() {
+                    0
+                } else {
+                    op_steps[step.thread] + 1
+                };
+                let opened = self.open(id, real, depth, &op_steps);
+                self.scratch_steps = op_steps;
+                match opened {
+                    Ok(frame) => Visit::Open(frame),
+                    Err(leaf) => Visit::Leaf(leaf),
+                }
+            }
         }
     }
 
@@ -323,8 +344,8 @@ impl<P: Program> Explorer<'_, P> {
         id: StateId,
         real: HistoryId,
         depth: usize,
-        op_steps: Vec<usize>,
-    ) -> Result<Frame<P::State>, NodeId> {
+        op_steps: &[u32],
+    ) -> Result<Frame, NodeId> {
         // Leaves carry the history as this path took it.
         let history = real;
         if let Some(limit) = self.limit_hit() {
@@ -338,7 +359,8 @@ impl<P: Program> Explorer<'_, P> {
             ));
         }
         let state = &self.states.key(id).0;
-        let mut children = Vec::new();
+        let children_from = self.children.len();
+        let edges_from = self.edges.len();
         let mut all_done = true;
         for (thread, &steps_in_op) in op_steps.iter().enumerate() {
             match self.program.step(state, thread) {
@@ -346,7 +368,7 @@ impl<P: Program> Explorer<'_, P> {
                 Step::Blocked => {}
                 Step::Moved { state: next, event } => {
                     if let Some(max) = self.options.max_steps {
-                        if steps_in_op >= max && event.ret.is_none() {
+                        if steps_in_op as usize >= max && event.ret.is_none() {
                             self.partial.get_or_insert(Limit::MaxSteps);
                             let bound = Bound::MaxSteps {
                                 thread,
@@ -355,12 +377,12 @@ impl<P: Program> Explorer<'_, P> {
                             };
                             let after = self.real.after(history, &event);
                             let leaf = Self::bounded_leaf(&mut self.tree, &self.real, after, bound);
-                            children.push(Prepared::Leaf(event, leaf));
+                            self.edges.push((event, leaf));
                             all_done = false;
                             continue;
                         }
                     }
-                    children.push(Prepared::State(event, next));
+                    self.children.push((event, next));
                 }
                 Step::Fault { event, fault } => {
                     let leaf = self.tree.leaf(Leaf {
@@ -371,18 +393,18 @@ impl<P: Program> Explorer<'_, P> {
                         waiting: Vec::new(),
                     });
                     let event = event.unwrap_or_else(|| fault_event(thread, &fault));
-                    children.push(Prepared::Leaf(event, leaf));
+                    self.edges.push((Arc::new(event), leaf));
                 }
                 Step::Bounded { reason } => {
                     self.partial.get_or_insert(Limit::StepBudget);
                     let bound = Bound::StepBudget { reason };
                     let leaf = Self::bounded_leaf(&mut self.tree, &self.real, history, bound);
-                    children.push(Prepared::Leaf(bounded_event(thread), leaf));
+                    self.edges.push((Arc::new(bounded_event(thread)), leaf));
                 }
             }
             all_done = false;
         }
-        if children.is_empty() {
+        if self.children.len() == children_from && self.edges.len() == edges_from {
             let leaf = if all_done {
                 self.complete_leaf(state, history)
             } else {
@@ -394,15 +416,9 @@ impl<P: Program> Explorer<'_, P> {
             }
             return Err(node);
         }
-        // Leaves found while opening (faults, bounds) are already finished children.
-        let mut done = Vec::new();
-        let mut pending = Vec::new();
-        for child in children {
-            match child {
-                Prepared::Leaf(event, node) => done.push((event, node)),
-                Prepared::State(event, next) => pending.push((event, next)),
-            }
-        }
+        // The next child is taken from the top.
+        self.children[children_from..].reverse();
+        self.op_steps.extend_from_slice(op_steps);
         let index = self.discovered;
         self.discovered += 1;
         self.states.set(
@@ -417,10 +433,11 @@ impl<P: Program> Explorer<'_, P> {
             real,
             depth,
             index,
-            op_steps,
-            pending: pending.into_iter(),
-            exits: !done.is_empty(),
-            done,
+            children_from,
+            edges_from,
+            opened: None,
+            // Leaves found while opening (faults, bounds) are already finished children.
+            exits: self.edges.len() > edges_from,
             low: index,
             loops: Vec::new(),
             incoming: Vec::new(),
@@ -429,7 +446,9 @@ impl<P: Program> Explorer<'_, P> {
     }
 
     /// Finishes a frame: its node, and what its parent learns. `stack` holds its ancestors.
-    fn close(&mut self, frame: Frame<P::State>, stack: &mut [Frame<P::State>]) -> Closed {
+    fn close(&mut self, frame: Frame, stack: &mut [Frame]) -> Closed {
+        let threads = self.program.threads();
+        self.op_steps.truncate(self.op_steps.len() - threads);
         let closed = if self.graph_mode() {
             self.close_in_graph(frame, stack)
         } else {
@@ -440,15 +459,15 @@ impl<P: Program> Explorer<'_, P> {
     }
 
     /// Path mode: a node whose every continuation returns to a state above it is a livelock.
-    fn close_on_path(&mut self, frame: Frame<P::State>) -> Closed {
+    fn close_on_path(&mut self, frame: Frame) -> Closed {
         // Nothing is shared: the next path to reach this state explores it again.
         self.states.set(frame.id, Slot::Unexplored);
-        let node = if frame.done.is_empty() {
+        let node = if self.edges.len() == frame.edges_from {
             debug_assert!(!frame.loops.is_empty());
             let leaf = self.stuck_leaf(&self.states.key(frame.id).0, frame.real);
             self.tree.leaf(leaf)
         } else {
-            self.tree.node(frame.done)
+            self.node(frame.edges_from)
         };
         Closed {
             node,
@@ -461,28 +480,30 @@ impl<P: Program> Explorer<'_, P> {
     /// Graph mode: the node joins the graph with its loop edges; when it is the root of its
     /// strongly connected component, the component is finished, and a component no edge
     /// leaves is a livelock: its root becomes a stuck leaf.
-    fn close_in_graph(&mut self, frame: Frame<P::State>, stack: &mut [Frame<P::State>]) -> Closed {
+    fn close_in_graph(&mut self, frame: Frame, stack: &mut [Frame]) -> Closed {
         let is_root = frame.low == frame.index;
         // A component with an edge into it from a closed node of its own, or a loop, is
         // non-trivial; one that nothing leaves never ends: a livelock.
         let livelock = is_root && !frame.exits;
         let node = if livelock {
+            // A livelock's edges stay inside it (none leaves): they are dropped with it.
+            self.edges.truncate(frame.edges_from);
             let leaf = self.stuck_leaf(&self.states.key(frame.id).0, frame.real);
             self.tree.leaf(leaf)
         } else {
-            self.tree.node(frame.done)
+            self.node(frame.edges_from)
         };
         for (event, depth) in frame.loops {
             if depth == frame.depth {
                 if !livelock {
-                    self.tree.loop_edge(node, node, event);
+                    self.tree.loop_edge(node, node, (*event).clone());
                 }
             } else {
                 stack[depth].incoming.push((node, event));
             }
         }
         for (from, event) in frame.incoming {
-            self.tree.loop_edge(from, node, event);
+            self.tree.loop_edge(from, node, (*event).clone());
         }
         if is_root {
             for member in self.members.drain(frame.members_from..) {
@@ -502,6 +523,18 @@ impl<P: Program> Explorer<'_, P> {
             low: frame.low,
             exits: frame.exits,
         }
+    }
+
+    /// An inner node with the edges on `edges` from `from`, which it takes off.
+    fn node(&mut self, from: usize) -> NodeId {
+        let mut steps = std::mem::take(&mut self.scratch_edges);
+        steps.clear();
+        for (event, child) in self.edges.drain(from..) {
+            steps.push((self.tree.step_id(&event), child));
+        }
+        let node = self.tree.node_of_steps(&steps);
+        self.scratch_edges = steps;
+        node
     }
 
     /// The leaf where every operation returned: the path's history and the `final` part's.
@@ -599,14 +632,8 @@ impl<P: Program> Explorer<'_, P> {
     }
 }
 
-/// A child found while opening a node.
-enum Prepared<S> {
-    State(Event, S),
-    Leaf(Event, NodeId),
-}
-
 /// What looking at a child state gave its parent.
-enum Visit<S> {
+enum Visit {
     /// A leaf, made now.
     Leaf(NodeId),
     /// An explored state's node; with its discovery index when its component is unfinished.
@@ -619,7 +646,7 @@ enum Visit<S> {
         index: usize,
     },
     /// The child needs a frame of its own.
-    Open(Box<Frame<S>>),
+    Open(Frame),
 }
 
 /// The edge to a fault leaf when the program reported no event for the failing step.

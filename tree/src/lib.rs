@@ -59,7 +59,7 @@
 //!             call: Some(Call::new("write", vec![])),
 //!             ret: Some(Value::Unit),
 //!         };
-//!         Step::Moved { state: next, event }
+//!         Step::Moved { state: next, event: event.into() }
 //!     }
 //!
 //!     fn finish(&self, _state: &[bool; 2]) -> Result<History, Fault> {

@@ -6,6 +6,7 @@
 //! reaches it. Nothing in this module knows how the tree was explored.
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use petgraph::graph::{DiGraph, NodeIndex};
@@ -441,7 +442,15 @@ pub struct TreeBuilder {
     /// Numbers of the steps in `events`: edges share them. (Looked up once per edge: a fast
     /// hash, not a DoS-resistant one, since the keys are our own.)
     event_ids: std::collections::HashMap<Event, EventId, foldhash::fast::FixedState>,
+    /// Numbers of shared steps by address, for programs that hand out one `Arc` per distinct
+    /// step: found without hashing the step's text. The `Arc`s are kept, so an address is
+    /// never reused while it is here; at most [`SHARED_STEPS`] of them.
+    shared_ids: std::collections::HashMap<usize, (Arc<Event>, EventId), foldhash::fast::FixedState>,
 }
+
+/// Most steps numbered by address (beyond, a program that allocates every step anew would
+/// only fill memory; its steps are numbered by content).
+const SHARED_STEPS: usize = 1 << 16;
 
 impl TreeBuilder {
     /// An empty builder.
@@ -461,23 +470,49 @@ impl TreeBuilder {
     /// Adds an inner node with an edge per `(step, child)`, in the order given; every child
     /// must already be in the builder.
     pub fn node(&mut self, children: impl IntoIterator<Item = (Event, NodeId)>) -> NodeId {
-        let children: Vec<(Event, NodeId)> = children.into_iter().collect();
+        let children: Vec<(EventId, NodeId)> = children
+            .into_iter()
+            .map(|(event, child)| (self.event_id(event), child))
+            .collect();
+        self.node_of_steps(&children)
+    }
+
+    /// [`TreeBuilder::node`] for steps already numbered by [`TreeBuilder::step_id`].
+    pub fn node_of_steps(&mut self, children: &[(EventId, NodeId)]) -> NodeId {
         let mut unfolded = Counts {
             nodes: 1,
             ..Counts::default()
         };
-        for (_, child) in &children {
+        for (_, child) in children {
             unfolded.add_child(&self.graph[*child].unfolded);
         }
         let node = self.graph.add_node(Node {
             leaf: None,
             unfolded,
         });
-        for (event, child) in children {
-            let id = self.event_id(event);
+        for &(id, child) in children {
             self.graph.add_edge(node, child, id);
         }
         node
+    }
+
+    /// The number of the step `event`, stored once; by address when the same `Arc` was seen
+    /// before.
+    pub fn step_id(&mut self, event: &Arc<Event>) -> EventId {
+        let address = Arc::as_ptr(event) as usize;
+        if let Some((_, id)) = self.shared_ids.get(&address) {
+            return *id;
+        }
+        let id = self.event_id((**event).clone());
+        if self.shared_ids.len() < SHARED_STEPS {
+            self.shared_ids.insert(address, (event.clone(), id));
+        }
+        id
+    }
+
+    /// The step numbered `id`.
+    pub fn step(&self, id: EventId) -> &Event {
+        &self.events[id as usize]
     }
 
     /// The number of `event`, stored once.

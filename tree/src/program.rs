@@ -4,6 +4,7 @@
 //! transition system whose threads take one shared-memory event per step.
 
 use std::hash::Hash;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -45,8 +46,10 @@ pub enum Step<S> {
     Moved {
         /// The state after the step.
         state: S,
-        /// The shared event of the step (with the call / return emitted with it).
-        event: Event,
+        /// The shared event of the step (with the call / return emitted with it). Shared: a
+        /// program that takes the same step from many states (see `fgvt-lang`'s memoized
+        /// steps) hands out one allocation, which the tree then numbers by address.
+        event: Arc<Event>,
     },
     /// The step failed: the path ends in a fault leaf.
     Fault {

@@ -32,8 +32,9 @@ pub(crate) enum Slot {
 
 /// Every state met, with its slot.
 pub(crate) struct States<K> {
-    keys: Vec<K>,
-    slots: Vec<Slot>,
+    /// Each state with its slot side by side: a lookup that finds a state reads its slot next,
+    /// from the same cache line.
+    entries: Vec<(K, Slot)>,
     /// Ids by hash, with the hash kept so that growing the table rehashes nothing.
     table: HashTable<(u64, StateId)>,
     hasher: foldhash::fast::FixedState,
@@ -42,8 +43,7 @@ pub(crate) struct States<K> {
 impl<K: Hash + Eq> States<K> {
     pub(crate) fn new() -> States<K> {
         States {
-            keys: Vec::new(),
-            slots: Vec::new(),
+            entries: Vec::new(),
             table: HashTable::new(),
             hasher: foldhash::fast::FixedState::with_seed(0x5eed),
         }
@@ -52,38 +52,36 @@ impl<K: Hash + Eq> States<K> {
     /// The id of `key`, storing it if it is new (its slot then [`Slot::Unexplored`]).
     pub(crate) fn intern(&mut self, key: K) -> StateId {
         let hash = self.hasher.hash_one(&key);
-        let keys = &self.keys;
-        if let Some(&(_, id)) = self
-            .table
-            .find(hash, |&(h, id)| h == hash && keys[id.0 as usize] == key)
-        {
+        let entries = &self.entries;
+        if let Some(&(_, id)) = self.table.find(hash, |&(h, id)| {
+            h == hash && entries[id.0 as usize].0 == key
+        }) {
             return id;
         }
-        let id = StateId(u32::try_from(self.keys.len()).expect("fewer than 2^32 states"));
-        self.keys.push(key);
-        self.slots.push(Slot::Unexplored);
+        let id = StateId(u32::try_from(self.entries.len()).expect("fewer than 2^32 states"));
+        self.entries.push((key, Slot::Unexplored));
         self.table.insert_unique(hash, (hash, id), |&(h, _)| h);
         id
     }
 
     /// The key of `id`.
     pub(crate) fn key(&self, id: StateId) -> &K {
-        &self.keys[id.0 as usize]
+        &self.entries[id.0 as usize].0
     }
 
     /// What the search knows of `id`.
     pub(crate) fn slot(&self, id: StateId) -> Slot {
-        self.slots[id.0 as usize]
+        self.entries[id.0 as usize].1
     }
 
     /// Records what the search knows of `id`.
     pub(crate) fn set(&mut self, id: StateId, slot: Slot) {
-        self.slots[id.0 as usize] = slot;
+        self.entries[id.0 as usize].1 = slot;
     }
 
     /// How many distinct states were met.
     pub(crate) fn len(&self) -> usize {
-        self.keys.len()
+        self.entries.len()
     }
 }
 

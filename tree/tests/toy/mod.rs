@@ -111,7 +111,10 @@ impl Program for Toy {
             call,
             ret,
         };
-        Step::Moved { state: next, event }
+        Step::Moved {
+            state: next,
+            event: event.into(),
+        }
     }
 
     fn finish(&self, _: &State) -> Result<History, Fault> {

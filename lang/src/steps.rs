@@ -1,0 +1,46 @@
+//! Memoized steps: a thread's step is taken once per distinct (thread, its state, memory).
+//!
+//! A step reads only its own thread's frames and shared memory, never another thread's
+//! state; so in a state graph where four threads each have a handful of states, most of the
+//! explorer's steps repeat one already taken from another state with the same memory (on the
+//! seqlock benchmark, 1.6 M steps are 2,378 distinct ones). Each is interpreted once and its
+//! effect — the new numbers of the thread's state and of memory's parts, and its event — is
+//! replayed on every later state that asks for it.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use fgvt_tree::Event;
+
+use super::parts::{StepEffect, StepKey};
+
+/// What a step did, as far as it can be replayed on another state.
+#[derive(Clone, Debug)]
+pub(crate) enum Known {
+    /// The thread had run all its operations.
+    Done,
+    /// The thread could not move.
+    Blocked,
+    /// The thread moved, with this effect and event (one allocation for every replay, which
+    /// the tree numbers by address).
+    Moved(StepEffect, Arc<Event>),
+}
+
+/// The steps taken so far. Faults and bounded steps are not kept: they end a path, and are
+/// rare.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Steps {
+    known: HashMap<StepKey, Known, foldhash::fast::FixedState>,
+}
+
+impl Steps {
+    /// The step taken before from `key`, if any.
+    pub fn get(&self, key: &StepKey) -> Option<&Known> {
+        self.known.get(key)
+    }
+
+    /// Remembers what the step from `key` did.
+    pub fn insert(&mut self, key: StepKey, known: Known) {
+        self.known.insert(key, known);
+    }
+}
