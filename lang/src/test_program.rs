@@ -251,7 +251,7 @@ impl Program for TestProgram {
 
 impl TestProgram {
     /// [`Program::step`], also saying what the thread waits for when it is blocked.
-    fn step_noting_wait(
+    pub(crate) fn step_noting_wait(
         &self,
         state: &TestState,
         thread: ThreadId,

@@ -875,9 +875,7 @@ fn finals_run_after_the_threads() {
     assert!(finish(&bad, &s).is_err());
 }
 
-#[test]
-fn a_lock_free_list_port_runs() {
-    let text = r#"
+const LOCK_FREE_LIST: &str = r#"
 object LockFreeList {
     record Node { int key; (Node, bool) next; }
     shared Node head;
@@ -918,6 +916,10 @@ object LockFreeList {
     }
 }
 "#;
+
+#[test]
+fn a_lock_free_list_port_runs() {
+    let text = LOCK_FREE_LIST;
     let m = model(text);
     let p = program(&m, &[], &[&["remove(1)"], &["remove(1)"]], &["remove(1)"]);
     let mut s = p.initial_state().unwrap();
@@ -1144,5 +1146,87 @@ fn declared_types_accept_what_fits_and_reject_what_surely_does_not() {
             }
             (true, Ok(_)) => {}
         }
+    }
+}
+
+/// Takes `thread`'s step from `state` on `memoized` (whose table of steps other cases have
+/// filled) and by interpreting it afresh on `fresh`, and says they agree.
+fn same_step(
+    memoized: &TestProgram,
+    fresh: &TestProgram,
+    states: (&TestState, &TestState),
+    thread: usize,
+) -> Option<(TestState, TestState)> {
+    let a = memoized.step(states.0, thread);
+    let b = fresh.step_noting_wait(states.1, thread, &mut None);
+    match (a, b) {
+        (
+            Step::Moved {
+                state: sa,
+                event: ea,
+            },
+            Step::Moved {
+                state: sb,
+                event: eb,
+            },
+        ) => {
+            assert_eq!(*ea, *eb, "the replayed step is the interpreted one");
+            assert_eq!(memoized.describe_memory(&sa), fresh.describe_memory(&sb));
+            Some((sa, sb))
+        }
+        // Done, blocked, or a fault (not memoized): the same, and no move.
+        (a, b) => {
+            assert_eq!(format!("{a:?}"), format!("{b:?}"));
+            None
+        }
+    }
+}
+
+#[test]
+fn memoized_steps_replay_exactly_what_interpreting_them_does() {
+    use proptest::prelude::*;
+    use proptest::test_runner::TestRunner;
+    let cases: [(&str, Vec<Vec<&str>>); 2] = [
+        (
+            LOCK_FREE_LIST,
+            vec![vec!["remove(1)"], vec!["remove(1)"], vec!["remove(1000)"]],
+        ),
+        (
+            LOCKED,
+            vec![
+                vec!["hold()", "release()"],
+                vec!["inc()", "wait()"],
+                vec!["set(4)", "inc()"],
+            ],
+        ),
+    ];
+    for (text, threads) in cases {
+        let m = model(text);
+        let threads: Vec<&[&str]> = threads.iter().map(Vec::as_slice).collect();
+        // One program for every schedule, so later schedules replay steps earlier ones took.
+        let memoized = program(&m, &[], &threads, &[]);
+        let mut runner = TestRunner::default();
+        runner
+            .run(
+                &prop::collection::vec(0..threads.len(), 0..60),
+                |schedule| {
+                    let fresh = program(&m, &[], &threads, &[]);
+                    let mut a = memoized.initial_state().unwrap().0;
+                    let mut b = fresh.initial_state().unwrap().0;
+                    for choice in schedule {
+                        // The first thread from `choice` on that can move.
+                        let moved = (0..threads.len())
+                            .map(|k| (choice + k) % threads.len())
+                            .find_map(|t| same_step(&memoized, &fresh, (&a, &b), t));
+                        match moved {
+                            Some((na, nb)) => (a, b) = (na, nb),
+                            None => break,
+                        }
+                    }
+                    prop_assert_eq!(memoized.blocked_calls(&a), fresh.blocked_calls(&b));
+                    Ok(())
+                },
+            )
+            .unwrap();
     }
 }
