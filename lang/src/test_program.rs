@@ -182,31 +182,31 @@ impl Program for TestProgram {
 
     fn step(&self, state: &TestState, thread: ThreadId) -> Step<TestState> {
         let key = Parts::step_key(&state.row, thread);
-        if let Some(known) = self.steps.borrow().get(&key) {
+        let known = self.steps.borrow_mut().get(&key);
+        if let Some(known) = known {
             return match known {
                 Known::Done => Step::Done,
                 Known::Blocked => Step::Blocked,
                 Known::Moved(effect, event) => Step::Moved {
                     state: TestState {
-                        row: Parts::apply(&state.row, thread, *effect),
+                        row: Parts::apply(&state.row, thread, effect),
                     },
-                    event: event.clone(),
+                    event: self.steps.borrow().event(event).clone(),
                 },
             };
         }
         let step = self.step_noting_wait(state, thread, &mut None);
-        let known = match &step {
-            Step::Done => Some(Known::Done),
-            Step::Blocked => Some(Known::Blocked),
-            Step::Moved { state: next, event } => Some(Known::Moved(
-                Parts::step_effect(&next.row, thread),
-                event.clone(),
-            )),
-            Step::Fault { .. } | Step::Bounded { .. } => None,
-        };
-        if let Some(known) = known {
-            self.steps.borrow_mut().insert(key, known);
+        let mut steps = self.steps.borrow_mut();
+        match &step {
+            Step::Done => steps.insert(key, Known::Done),
+            Step::Blocked => steps.insert(key, Known::Blocked),
+            Step::Moved { state: next, event } => {
+                steps.insert_move(key, Parts::step_effect(&next.row, thread), event.clone())
+            }
+            // Not kept: they end a path, and are rare.
+            Step::Fault { .. } | Step::Bounded { .. } => {}
         }
+        drop(steps);
         step
     }
 
