@@ -261,7 +261,19 @@ fn describe(sample: &Sample) -> String {
             if *faults > 0 {
                 parts.push(format!("{faults} faulting"));
             }
-            format!("FAILING test at sample {}: of {} leaves, {}", sample.index, sample.report.leaves, parts.join(", "))
+            match sample.report.stopped_at_first {
+                Some(states) => format!(
+                    "FAILING test at sample {}: a leaf {} (the search stopped at the first failing leaf, after {states} states)",
+                    sample.index,
+                    if *faults > 0 { "faults" } else { "is not linearizable" }
+                ),
+                None => format!(
+                    "FAILING test at sample {}: of {} leaves, {}",
+                    sample.index,
+                    sample.report.leaves,
+                    parts.join(", ")
+                ),
+            }
         }
         TestVerdict::Nondeterministic(found) => format!(
             "NONDETERMINISTIC object at sample {}: {found}.\n  Its serial runs disagree, so they are no spec (Line-Up's phase 1); \

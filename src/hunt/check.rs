@@ -6,7 +6,8 @@ use std::time::Instant;
 use fgvt_tree::{ExploreOptions, Limit};
 
 use super::nondet::{serial_nondeterminism, Nondeterminism};
-use crate::pipeline::{explore_test, judge_test, PipelineError};
+use crate::pipeline::judge::{self, Searched};
+use crate::pipeline::{explore_test, init_fault, judge_test, PipelineError};
 use crate::testcase::{SpecChoice, TestCase};
 
 /// The verdict on one test.
@@ -43,6 +44,10 @@ pub struct TestReport {
     pub leaves: u64,
     /// The limit that cut exploration short, if one did.
     pub partial: Option<Limit>,
+    /// Set when a verdict-only search ([`search_leaves`]) stopped at the first failing leaf,
+    /// to the distinct states it had met: the verdict's counts are then of that one leaf, and
+    /// `leaves` is 0 (the rest of the tree was never built).
+    pub stopped_at_first: Option<u64>,
 }
 
 /// Checks `test` the way Line-Up does: [`phase1`], then [`check_leaves`].
@@ -56,6 +61,7 @@ pub fn check_test(
             verdict: TestVerdict::Nondeterministic(found),
             leaves: 0,
             partial: None,
+            stopped_at_first: None,
         });
     }
     check_leaves(test, options, deadline)
@@ -99,5 +105,78 @@ pub fn check_leaves(
         verdict,
         leaves: tree.stats().leaves,
         partial: tree.partial,
+        stopped_at_first: None,
     })
+}
+
+/// [`check_test`] with verdict-only exploration ([`search_leaves`]): what a hunt needs.
+pub fn search_test(
+    test: &TestCase,
+    options: &ExploreOptions,
+    deadline: Option<Instant>,
+) -> Result<TestReport, PipelineError> {
+    if let Some(found) = phase1(test) {
+        return Ok(TestReport {
+            verdict: TestVerdict::Nondeterministic(found),
+            leaves: 0,
+            partial: None,
+            stopped_at_first: None,
+        });
+    }
+    search_leaves(test, options, deadline, false)
+}
+
+/// Phase 2, verdict only: explores `test` until its first failing leaf, judging leaves as
+/// they are made, so a failing test costs only the states before that leaf and nothing is
+/// labeled. With `violations_only`, faults of the model do not count as failing. A test
+/// without a failing leaf is explored whole and judged as [`check_leaves`] does.
+pub fn search_leaves(
+    test: &TestCase,
+    options: &ExploreOptions,
+    deadline: Option<Instant>,
+    violations_only: bool,
+) -> Result<TestReport, PipelineError> {
+    let program = test.program();
+    let spec_error = |source| PipelineError::Spec {
+        test: test.path.clone(),
+        spec: test.spec.to_string(),
+        source: Box::new(source),
+    };
+    let searched = judge::search(test, &program, options, deadline, violations_only)
+        .map_err(spec_error)?
+        .map_err(|fault| init_fault(test, fault))?;
+    match searched {
+        Searched::Found {
+            fault,
+            distinct_states,
+        } => Ok(TestReport {
+            verdict: TestVerdict::Fails {
+                not_linearizable: u64::from(!fault),
+                faults: u64::from(fault),
+            },
+            leaves: 0,
+            partial: None,
+            stopped_at_first: Some(distinct_states),
+        }),
+        Searched::Explored(tree) => {
+            let judgement = judge_test(test, &tree, deadline)?;
+            // Faults do not fail a search for violations only; everything else was judged
+            // on the way and passed, unless the checker gave up on a history.
+            let failing =
+                judgement.not_linearizable + if violations_only { 0 } else { judgement.faults };
+            Ok(TestReport {
+                verdict: if failing > 0 {
+                    TestVerdict::Fails {
+                        not_linearizable: judgement.not_linearizable,
+                        faults: judgement.faults,
+                    }
+                } else {
+                    TestVerdict::Passes
+                },
+                leaves: tree.stats().leaves,
+                partial: tree.partial,
+                stopped_at_first: None,
+            })
+        }
+    }
 }

@@ -22,7 +22,7 @@ use std::time::Instant;
 use fgvt_tree::{Call, ExploreOptions, Value};
 use rayon::prelude::*;
 
-use super::check::{check_leaves, TestReport, TestVerdict};
+use super::check::{check_leaves, search_leaves, TestReport, TestVerdict};
 use super::{Matrix, Subject};
 use crate::pipeline::PipelineError;
 
@@ -104,9 +104,9 @@ pub fn minimize_test(
         if past_deadline() {
             return false;
         }
-        match check_leaves(&subject.test(m, path.clone(), None), options, deadline)
-            .map(|r| r.verdict)
-        {
+        // Verdict only: a candidate fails as soon as one leaf does.
+        let candidate = subject.test(m, path.clone(), None);
+        match search_leaves(&candidate, options, deadline, needs_violation).map(|r| r.verdict) {
             Ok(TestVerdict::Fails {
                 not_linearizable,
                 faults,

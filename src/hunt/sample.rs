@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use super::rng::SplitMix64;
 use fgvt_tree::{Call, ExploreOptions};
 
-use super::check::{check_test, TestReport};
+use super::check::{search_test, TestReport};
 use super::file::HuntFile;
 use super::{Matrix, Subject};
 use crate::pipeline::exploration_budget;
@@ -112,7 +112,7 @@ pub fn hunt(
         };
         let matrix = draw(file, options.seed, index);
         let test = subject.test(&matrix, file.path.clone(), Some(options.seed));
-        let outcome = check_test(&test, &explore, options.deadline).map(|report| Sample {
+        let outcome = search_test(&test, &explore, options.deadline).map(|report| Sample {
             index,
             matrix,
             report,

@@ -76,6 +76,109 @@ pub fn judge(
     }
 }
 
+/// What a verdict-only search of a test's tree found (see [`search`]).
+pub enum Searched {
+    /// A failing leaf: its history is not linearizable (`fault` false) or the model faulted.
+    Found {
+        /// Whether the leaf is a fault of the model rather than a violation.
+        fault: bool,
+        /// Distinct states met before the search stopped.
+        distinct_states: u64,
+    },
+    /// No failing leaf: the whole tree, for [`judge`] to count (no leaf of it fails).
+    Explored(fgvt_tree::Tree),
+}
+
+/// Explores `program` only until a leaf fails, judging each leaf against the test's spec as it
+/// is made (each distinct history once): the verdict-only exploration of a hunt. With
+/// `violations_only`, a fault of the model does not stop the search.
+pub fn search(
+    test: &TestCase,
+    program: &fgvt_lang::TestProgram,
+    explore: &fgvt_tree::ExploreOptions,
+    deadline: Option<Instant>,
+    violations_only: bool,
+) -> Result<Result<Searched, fgvt_tree::Fault>, CheckError> {
+    let options = CheckOptions {
+        deadline,
+        ..CheckOptions::default()
+    };
+    let run = |spec: &dyn Fn(&History) -> Result<bool, CheckError>| {
+        search_with(program, explore, spec, violations_only)
+    };
+    match &test.spec {
+        SpecChoice::SelfSpec => {
+            let spec = test.self_spec(&test.model);
+            run(&|h| violates(&spec, h, &options))
+        }
+        SpecChoice::Builtin(name) => {
+            let spec = fgvt_checker::builtin(name)
+                .expect("built-in spec names are checked when the test loads");
+            run(&|h| violates(&spec, h, &options))
+        }
+        SpecChoice::Model(model) => {
+            let spec = test.self_spec(model);
+            run(&|h| violates(&spec, h, &options))
+        }
+    }
+}
+
+/// Whether `history` is certainly not linearizable (an unknown verdict is not a violation).
+fn violates<S: Spec>(
+    spec: &S,
+    history: &History,
+    options: &CheckOptions,
+) -> Result<bool, CheckError> {
+    Ok(matches!(
+        check(spec, history, options)?.verdict,
+        Verdict::NotLinearizable(_)
+    ))
+}
+
+fn search_with(
+    program: &fgvt_lang::TestProgram,
+    explore: &fgvt_tree::ExploreOptions,
+    violates: &dyn Fn(&History) -> Result<bool, CheckError>,
+    violations_only: bool,
+) -> Result<Result<Searched, fgvt_tree::Fault>, CheckError> {
+    let mut verdicts: HashMap<History, bool> = HashMap::new();
+    let mut error = None;
+    let mut fails = |leaf: &fgvt_tree::Leaf| match leaf.kind {
+        LeafKind::Fault => !violations_only,
+        LeafKind::Bounded => false,
+        LeafKind::Complete | LeafKind::Stuck => {
+            if let Some(&verdict) = verdicts.get(&leaf.history) {
+                return verdict;
+            }
+            match violates(&leaf.history) {
+                Ok(verdict) => {
+                    verdicts.insert(leaf.history.clone(), verdict);
+                    verdict
+                }
+                Err(e) => {
+                    // The spec cannot judge: stop, and say so.
+                    error = Some(e);
+                    true
+                }
+            }
+        }
+    };
+    let searched = fgvt_tree::search_failing(program, explore, &mut fails);
+    if let Some(e) = error {
+        return Err(e);
+    }
+    Ok(searched.map(|found| match found {
+        fgvt_tree::Search::Found {
+            leaf,
+            distinct_states,
+        } => Searched::Found {
+            fault: leaf.kind == LeafKind::Fault,
+            distinct_states,
+        },
+        fgvt_tree::Search::Explored(tree) => Searched::Explored(tree),
+    }))
+}
+
 fn judge_with<S: Spec + Sync>(
     spec: S,
     tree: &Tree,

@@ -53,16 +53,20 @@ pub fn explore_test(
     progress: &mut dyn Progress,
 ) -> Result<Tree, PipelineError> {
     let program = test.program();
-    fgvt_tree::explore_with_progress(&program, options, progress).map_err(|fault| {
-        PipelineError::InitFault {
-            test: test.path.clone(),
-            message: fault.message,
-            location: fault
-                .span
-                .and_then(|s| test.sources.locate(s))
-                .map(|l| l.to_string()),
-        }
-    })
+    fgvt_tree::explore_with_progress(&program, options, progress)
+        .map_err(|fault| init_fault(test, fault))
+}
+
+/// The error for a fault of `test`'s serial `init` part, located in its sources.
+pub fn init_fault(test: &TestCase, fault: fgvt_tree::Fault) -> PipelineError {
+    PipelineError::InitFault {
+        test: test.path.clone(),
+        message: fault.message,
+        location: fault
+            .span
+            .and_then(|s| test.sources.locate(s))
+            .map(|l| l.to_string()),
+    }
 }
 
 /// Judges every leaf of `tree` against the test's spec; `deadline` bounds each check.

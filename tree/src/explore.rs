@@ -121,6 +121,62 @@ pub fn explore_with_progress<P: Program>(
 where
     P::State: Send + 'static,
 {
+    search(program, options, progress, None).map(|(tree, _)| tree)
+}
+
+/// What a search for a failing leaf found.
+pub enum Search {
+    /// A leaf that `fails` accepted, with what the search had seen when it stopped there.
+    Found {
+        /// The failing leaf.
+        leaf: Leaf,
+        /// Distinct states met before stopping.
+        distinct_states: u64,
+    },
+    /// No leaf failed: the whole tree (partial, like [`explore`]'s, when a limit cut it).
+    Explored(Tree),
+}
+
+/// Explores `program` until a leaf fails: every leaf with a verdict (complete, stuck or
+/// fault; bounded leaves have none) is shown to `fails` as it is made, and the search stops
+/// at the first for which it returns `true`, without building the rest of the tree.
+///
+/// This is the verdict-only exploration of a hunt, which needs to know *whether* a test fails,
+/// not which races decide it: a failing test costs the states up to its first failing leaf,
+/// and nothing is labeled.
+pub fn search_failing<P: Program>(
+    program: &P,
+    options: &ExploreOptions,
+    fails: &mut dyn FnMut(&Leaf) -> bool,
+) -> Result<Search, Fault>
+where
+    P::State: Send + 'static,
+{
+    let (tree, found) = search(program, options, &mut (), Some(fails))?;
+    Ok(match found {
+        Some(node) => Search::Found {
+            leaf: tree.graph[node]
+                .leaf
+                .as_deref()
+                .expect("the watcher sees leaves only")
+                .clone(),
+            distinct_states: tree.distinct_states,
+        },
+        None => Search::Explored(tree),
+    })
+}
+
+/// The search behind [`explore_with_progress`] and [`search_failing`]: the tree, and the
+/// first leaf `watch` failed (the tree is then cut short: only that leaf means anything).
+fn search<'a, P: Program>(
+    program: &'a P,
+    options: &'a ExploreOptions,
+    progress: &'a mut dyn Progress,
+    watch: Option<&'a mut dyn FnMut(&Leaf) -> bool>,
+) -> Result<(Tree, Option<NodeId>), Fault>
+where
+    P::State: Send + 'static,
+{
     let probe = options.max_memory.map(|budget| budget.used);
     let memory_before = probe.map(|used| used());
     let (initial, base) = program.initial_state()?;
@@ -141,6 +197,10 @@ where
         partial: None,
         started: Instant::now(),
         progress,
+        watch: Watch {
+            fails: watch,
+            found: None,
+        },
     };
     let root = explorer.run((initial, HistoryTree::ROOT));
     let facts = Exploration {
@@ -151,12 +211,17 @@ where
             .zip(memory_before)
             .map(|(used, before)| used().saturating_sub(before)),
     };
-    let Explorer { tree, states, .. } = explorer;
+    let Explorer {
+        tree,
+        states,
+        watch,
+        ..
+    } = explorer;
     // Freeing hundreds of thousands of stored states takes a noticeable share of a run (most
     // of a second on large trees, past a `--timeout`); the caller needs only the tree, so they
     // are freed beside it.
     std::thread::spawn(move || drop(states));
-    Ok(tree.finish(root, facts))
+    Ok((tree.finish(root, facts), watch.found))
 }
 
 /// What tells two states of the search apart: the program's state and the path's history.
@@ -236,6 +301,31 @@ struct Explorer<'a, P: Program> {
     partial: Option<Limit>,
     started: Instant,
     progress: &'a mut dyn Progress,
+    /// Who sees the leaves with a verdict as they are made.
+    watch: Watch<'a>,
+}
+
+/// Adds the leaves that have a verdict (complete, stuck, fault), showing each to a watcher
+/// that may stop the search.
+struct Watch<'a> {
+    /// Says whether a leaf fails; the search stops at the first that does.
+    fails: Option<&'a mut dyn FnMut(&Leaf) -> bool>,
+    /// The first leaf `fails` failed.
+    found: Option<NodeId>,
+}
+
+impl Watch<'_> {
+    fn leaf(&mut self, tree: &mut TreeBuilder, leaf: Leaf) -> NodeId {
+        let stop = match &mut self.fails {
+            Some(fails) => fails(&leaf),
+            None => false,
+        };
+        let node = tree.leaf(leaf);
+        if stop {
+            self.found.get_or_insert(node);
+        }
+        node
+    }
 }
 
 impl<P: Program> Explorer<'_, P> {
@@ -252,6 +342,9 @@ impl<P: Program> Explorer<'_, P> {
             Err(node) => return node,
         }
         loop {
+            if let Some(found) = self.watch.found {
+                return found;
+            }
             let top = stack.last_mut().expect("the root frame is popped last");
             if self.children.len() > top.children_from {
                 let (event, child_state) = self.children.pop().expect("a pending child");
@@ -385,13 +478,16 @@ impl<P: Program> Explorer<'_, P> {
                     self.children.push((event, next));
                 }
                 Step::Fault { event, fault } => {
-                    let leaf = self.tree.leaf(Leaf {
-                        kind: LeafKind::Fault,
-                        history: self.real.history(history),
-                        fault: Some(fault.clone()),
-                        bound: None,
-                        waiting: Vec::new(),
-                    });
+                    let leaf = self.watch.leaf(
+                        &mut self.tree,
+                        Leaf {
+                            kind: LeafKind::Fault,
+                            history: self.real.history(history),
+                            fault: Some(fault.clone()),
+                            bound: None,
+                            waiting: Vec::new(),
+                        },
+                    );
                     let event = event.unwrap_or_else(|| fault_event(thread, &fault));
                     self.edges.push((Arc::new(event), leaf));
                 }
@@ -410,7 +506,7 @@ impl<P: Program> Explorer<'_, P> {
             } else {
                 self.stuck_leaf(state, history)
             };
-            let node = self.tree.leaf(leaf);
+            let node = self.watch.leaf(&mut self.tree, leaf);
             if self.graph_mode() {
                 self.states.set(id, Slot::Done(node));
             }
@@ -465,7 +561,7 @@ impl<P: Program> Explorer<'_, P> {
         let node = if self.edges.len() == frame.edges_from {
             debug_assert!(!frame.loops.is_empty());
             let leaf = self.stuck_leaf(&self.states.key(frame.id).0, frame.real);
-            self.tree.leaf(leaf)
+            self.watch.leaf(&mut self.tree, leaf)
         } else {
             self.node(frame.edges_from)
         };
@@ -489,7 +585,7 @@ impl<P: Program> Explorer<'_, P> {
             // A livelock's edges stay inside it (none leaves): they are dropped with it.
             self.edges.truncate(frame.edges_from);
             let leaf = self.stuck_leaf(&self.states.key(frame.id).0, frame.real);
-            self.tree.leaf(leaf)
+            self.watch.leaf(&mut self.tree, leaf)
         } else {
             self.node(frame.edges_from)
         };

@@ -93,7 +93,9 @@ mod states;
 pub mod value;
 
 pub use event::{Event, EventKind};
-pub use explore::{explore, explore_with_progress, ExploreOptions, MemoryBudget, Progress};
+pub use explore::{
+    explore, explore_with_progress, search_failing, ExploreOptions, MemoryBudget, Progress, Search,
+};
 pub use history::{Call, CoarseEvent, History, Lane, Operation, ThreadId, FINAL_LANE, INIT_LANE};
 pub use model::{
     Bound, Counts, EventId, Exploration, Leaf, LeafKind, Limit, LoopEdge, Node, NodeId, Stats,

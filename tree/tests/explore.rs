@@ -4,12 +4,13 @@
 use std::collections::BTreeMap;
 
 use fgvt_tree::{
-    explore, Call, CoarseEvent, ExploreOptions, Fault, History, LeafKind, Program, Step, Tree,
+    explore, search_failing, Call, CoarseEvent, ExploreOptions, Fault, History, LeafKind, Program,
+    Search, Step, Tree,
 };
 use proptest::prelude::*;
 
 mod toy;
-use toy::{loop_free_toy_program, Instr, State, Toy};
+use toy::{loop_free_toy_program, passes, toy_program, Instr, State, Toy};
 
 fn plain() -> ExploreOptions {
     ExploreOptions {
@@ -254,6 +255,45 @@ proptest! {
         prop_assert_eq!(leaf_histories(&plain), leaf_histories(&memo));
         let unfolded: u64 = memo.leaves().map(|(_, _, m)| m).sum();
         prop_assert_eq!(unfolded, m.leaves);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// The verdict-only search finds a failing leaf exactly when the whole tree has one, and
+    /// what it finds fails; it stops there, so it meets no more states than exploring all.
+    #[test]
+    fn searching_for_a_failing_leaf_finds_one_iff_the_tree_has_one(
+        toy in toy_program(),
+        memoize in any::<bool>(),
+    ) {
+        let options = ExploreOptions { memoize, max_states: Some(100_000), ..ExploreOptions::default() };
+        let tree = explore(&toy, &options).unwrap();
+        prop_assume!(tree.partial.is_none());
+        let fails = |leaf: &fgvt_tree::Leaf| leaf.kind == LeafKind::Fault || !passes(&leaf.history);
+        let failing = tree
+            .leaves()
+            .any(|(_, leaf, _)| leaf.kind != LeafKind::Bounded && fails(leaf));
+        let mut seen = 0;
+        let search = search_failing(&toy, &options, &mut |leaf| {
+            seen += 1;
+            fails(leaf)
+        })
+        .unwrap();
+        match search {
+            Search::Found { leaf, distinct_states } => {
+                prop_assert!(failing, "found a failing leaf in a tree without one");
+                prop_assert!(fails(&leaf));
+                prop_assert!(distinct_states <= tree.distinct_states);
+            }
+            Search::Explored(all) => {
+                prop_assert!(!failing, "missed a failing leaf");
+                let (a, t) = (all.stats(), tree.stats());
+                prop_assert_eq!((a.nodes, a.leaves, a.graph_nodes), (t.nodes, t.leaves, t.graph_nodes));
+            }
+        }
+        prop_assert!(seen >= 1, "every tree has a leaf");
     }
 }
 
