@@ -159,21 +159,19 @@ pub fn search_leaves(
             stopped_at_first: Some(distinct_states),
         }),
         Searched::Explored(tree) => {
-            let judgement = judge_test(test, &tree, deadline)?;
-            // Faults do not fail a search for violations only; everything else was judged
-            // on the way and passed, unless the checker gave up on a history.
-            let failing =
-                judgement.not_linearizable + if violations_only { 0 } else { judgement.faults };
+            // Every leaf with a verdict was judged on the way and none failed the search; only
+            // faults, when they do not count, may remain.
+            let stats = tree.stats();
             Ok(TestReport {
-                verdict: if failing > 0 {
+                verdict: if stats.fault > 0 {
                     TestVerdict::Fails {
-                        not_linearizable: judgement.not_linearizable,
-                        faults: judgement.faults,
+                        not_linearizable: 0,
+                        faults: stats.fault,
                     }
                 } else {
                     TestVerdict::Passes
                 },
-                leaves: tree.stats().leaves,
+                leaves: stats.leaves,
                 partial: tree.partial,
                 stopped_at_first: None,
             })
