@@ -250,16 +250,26 @@ fn pipeline(
     Ok(Exit::Violation)
 }
 
+/// A count of the unfolded tree, for people: one that stopped at the largest 64-bit number says
+/// "more than" instead of printing that number as if it were exact.
+fn count(n: u64) -> String {
+    if n == u64::MAX {
+        format!("more than {}", u64::MAX - 1)
+    } else {
+        n.to_string()
+    }
+}
+
 /// A finding, for people: what failed and the test's operations.
 fn describe(sample: &Sample) -> String {
     let what = match &sample.report.verdict {
         TestVerdict::Fails { not_linearizable, faults } => {
             let mut parts = Vec::new();
             if *not_linearizable > 0 {
-                parts.push(format!("{not_linearizable} not linearizable"));
+                parts.push(format!("{} not linearizable", count(*not_linearizable)));
             }
             if *faults > 0 {
-                parts.push(format!("{faults} faulting"));
+                parts.push(format!("{} faulting", count(*faults)));
             }
             match sample.report.stopped_at_first {
                 Some(states) => format!(
@@ -270,7 +280,7 @@ fn describe(sample: &Sample) -> String {
                 None => format!(
                     "FAILING test at sample {}: of {} leaves, {}",
                     sample.index,
-                    sample.report.leaves,
+                    count(sample.report.leaves),
                     parts.join(", ")
                 ),
             }
