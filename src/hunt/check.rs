@@ -50,21 +50,16 @@ pub struct TestReport {
     pub stopped_at_first: Option<u64>,
 }
 
-/// Checks `test` the way Line-Up does: [`phase1`], then [`check_leaves`].
-pub fn check_test(
-    test: &TestCase,
-    options: &ExploreOptions,
-    deadline: Option<Instant>,
-) -> Result<TestReport, PipelineError> {
-    if let Some(found) = phase1(test) {
-        return Ok(TestReport {
+impl TestReport {
+    /// The report when phase 1 already failed: no tree was explored.
+    fn nondeterministic(found: Nondeterminism) -> TestReport {
+        TestReport {
             verdict: TestVerdict::Nondeterministic(found),
             leaves: 0,
             partial: None,
             stopped_at_first: None,
-        });
+        }
     }
-    check_leaves(test, options, deadline)
 }
 
 /// Line-Up's phase 1 on `test`: the first disagreement between serial runs, if any. Only a
@@ -109,21 +104,17 @@ pub fn check_leaves(
     })
 }
 
-/// [`check_test`] with verdict-only exploration ([`search_leaves`]): what a hunt needs.
+/// Checks `test` the way Line-Up does, verdict only: [`phase1`], then [`search_leaves`] (what
+/// a hunt needs: whether the test fails).
 pub fn search_test(
     test: &TestCase,
     options: &ExploreOptions,
     deadline: Option<Instant>,
 ) -> Result<TestReport, PipelineError> {
-    if let Some(found) = phase1(test) {
-        return Ok(TestReport {
-            verdict: TestVerdict::Nondeterministic(found),
-            leaves: 0,
-            partial: None,
-            stopped_at_first: None,
-        });
+    match phase1(test) {
+        Some(found) => Ok(TestReport::nondeterministic(found)),
+        None => search_leaves(test, options, deadline, false),
     }
-    search_leaves(test, options, deadline, false)
 }
 
 /// Phase 2, verdict only: explores `test` until its first failing leaf, judging leaves as
