@@ -111,6 +111,25 @@ impl TestCase {
     pub fn self_spec(&self, model: &Arc<Model>) -> SelfSpec {
         SelfSpec::with_budget(model.clone(), self.local_budget)
     }
+
+    /// Where the test's spec comes from: serial runs of a model, or a built-in.
+    pub fn spec_source(&self) -> SpecSource<'_> {
+        match &self.spec {
+            SpecChoice::SelfSpec => SpecSource::Serial(&self.model),
+            SpecChoice::Model(model) => SpecSource::Serial(model),
+            SpecChoice::Builtin(name) => SpecSource::Builtin(name),
+        }
+    }
+}
+
+/// Where a test's spec comes from, as the stages that build it need to know
+/// ([`TestCase::spec_source`]).
+pub enum SpecSource<'a> {
+    /// Serial runs of this model ([`TestCase::self_spec`]): the object's own (`self`) or a
+    /// model spec.
+    Serial(&'a Arc<Model>),
+    /// The built-in spec of this name.
+    Builtin(&'a str),
 }
 
 /// Why a test case could not be loaded.

@@ -8,12 +8,13 @@
 //! of once per path that built it.
 //!
 //! Stored parts are never changed: the interpreter writes through `Arc::make_mut`, and the
-//! table's own reference makes every write copy.
+//! table's own reference makes every write copy. So a part of a step's memory that is still
+//! the stored one (the same `Arc`) was not written, and keeps its number without being hashed.
 
-use std::hash::{BuildHasher, Hash};
+use std::hash::Hash;
 use std::sync::Arc;
 
-use hashbrown::HashTable;
+use fgvt_tree::interner::Interner;
 use smallvec::SmallVec;
 
 use super::interp::{Frame, LockState, Memory, Obj};
@@ -25,45 +26,6 @@ use super::value::Val;
 pub(crate) struct ThreadState {
     pub op: u32,
     pub frames: Vec<Frame>,
-}
-
-/// Distinct values of one kind of part, each stored once and named by its number.
-#[derive(Clone)]
-struct Interner<T> {
-    items: Vec<Arc<T>>,
-    /// Numbers by hash, with the hash kept so that growing the table rehashes nothing.
-    table: HashTable<(u64, u32)>,
-}
-
-impl<T: Hash + Eq> Interner<T> {
-    fn new() -> Interner<T> {
-        Interner {
-            items: Vec::new(),
-            table: HashTable::new(),
-        }
-    }
-
-    /// The number of `item`, stored if it is new.
-    fn intern(&mut self, item: Arc<T>, hasher: &foldhash::fast::FixedState) -> u32 {
-        let hash = hasher.hash_one(&*item);
-        let items = &self.items;
-        if let Some(&(_, id)) = self.table.find(hash, |&(h, id)| {
-            h == hash && {
-                let stored = &items[id as usize];
-                Arc::ptr_eq(stored, &item) || **stored == *item
-            }
-        }) {
-            return id;
-        }
-        let id = u32::try_from(self.items.len()).expect("fewer than 2^32 distinct parts");
-        self.items.push(item);
-        self.table.insert_unique(hash, (hash, id), |&(h, _)| h);
-        id
-    }
-
-    fn get(&self, id: u32) -> &Arc<T> {
-        &self.items[id as usize]
-    }
 }
 
 /// Where each part's number sits in a state's row; the threads follow, in order.
@@ -114,10 +76,43 @@ impl Row {
     pub fn threads(&self) -> usize {
         self.0.len() - THREADS
     }
+
+    /// What a step of `thread` from this row depends on: the thread, its state, and memory.
+    pub fn step_key(&self, thread: usize) -> StepKey {
+        StepKey::new(
+            thread as u32,
+            self.thread(thread),
+            self.0[GLOBALS],
+            self.0[HEAP],
+            self.0[LOCKS],
+        )
+    }
+
+    /// What a step of `thread` that led to this row changed: the thread's state and memory's
+    /// parts after it.
+    pub fn step_effect(&self, thread: usize) -> StepEffect {
+        StepEffect([
+            self.thread(thread),
+            self.0[GLOBALS],
+            self.0[HEAP],
+            self.0[LOCKS],
+        ])
+    }
+
+    /// This row after a step of `thread` with `effect`.
+    pub fn apply(&self, thread: usize, effect: StepEffect) -> Row {
+        let mut next = self.clone();
+        let [own, globals, heap, locks] = effect.0;
+        next.0[THREADS + thread] = own;
+        next.0[GLOBALS] = globals;
+        next.0[HEAP] = heap;
+        next.0[LOCKS] = locks;
+        next
+    }
 }
 
 /// What one thread's step from a state depends on: the thread, its state's number and the
-/// numbers of memory's parts (see [`Parts::step_key`]).
+/// numbers of memory's parts (see [`Row::step_key`]).
 ///
 /// Packed in words (the thread with its state's number, globals with heap, then locks): it is
 /// built and compared once per step, and whole-word stores and loads keep that cheap.
@@ -136,35 +131,29 @@ impl StepKey {
             locks,
         }
     }
-
-    /// The thread that takes the step.
-    pub fn thread(&self) -> usize {
-        (self.thread_and_state >> 32) as usize
-    }
 }
 
 /// What one thread's step changed: the numbers of the thread's new state and of memory's parts
-/// after it (see [`Parts::step_effect`]).
+/// after it (see [`Row::step_effect`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct StepEffect([u32; 4]);
 
 /// Every part met so far.
 #[derive(Clone)]
 pub(crate) struct Parts {
-    globals: Interner<Vec<Val>>,
-    heaps: Interner<Vec<Arc<Obj>>>,
-    locks: Interner<Vec<LockState>>,
-    threads: Interner<ThreadState>,
-    hasher: foldhash::fast::FixedState,
+    globals: Interner<Arc<Vec<Val>>>,
+    heaps: Interner<Arc<Vec<Arc<Obj>>>>,
+    locks: Interner<Arc<Vec<LockState>>>,
+    threads: Interner<Arc<ThreadState>>,
 }
 
 impl std::fmt::Debug for Parts {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Parts")
-            .field("globals", &self.globals.items.len())
-            .field("heaps", &self.heaps.items.len())
-            .field("locks", &self.locks.items.len())
-            .field("threads", &self.threads.items.len())
+            .field("globals", &self.globals.len())
+            .field("heaps", &self.heaps.len())
+            .field("locks", &self.locks.len())
+            .field("threads", &self.threads.len())
             .finish()
     }
 }
@@ -176,90 +165,52 @@ impl Parts {
             heaps: Interner::new(),
             locks: Interner::new(),
             threads: Interner::new(),
-            hasher: foldhash::fast::FixedState::with_seed(0x9a27),
         }
     }
 
     /// The row of a state with memory `mem` and these threads.
     pub fn row(&mut self, mem: Memory, threads: impl IntoIterator<Item = ThreadState>) -> Row {
         let mut row = SmallVec::new();
-        row.push(self.globals.intern(mem.globals, &self.hasher));
-        row.push(self.heaps.intern(mem.heap, &self.hasher));
-        row.push(self.locks.intern(mem.locks, &self.hasher));
+        row.push(self.globals.intern(mem.globals, || ()));
+        row.push(self.heaps.intern(mem.heap, || ()));
+        row.push(self.locks.intern(mem.locks, || ()));
         for thread in threads {
-            row.push(self.threads.intern(Arc::new(thread), &self.hasher));
+            row.push(self.threads.intern(Arc::new(thread), || ()));
         }
         Row(row)
     }
 
-    /// The row of `row` after `thread` moved to `next` and memory became `mem`; `before` is
-    /// the memory `mem` was made from, whose unchanged parts keep their numbers unhashed.
-    pub fn after(
-        &mut self,
-        row: &Row,
-        before: &Memory,
-        mem: Memory,
-        thread: usize,
-        next: ThreadState,
-    ) -> Row {
-        let mut parts = SmallVec::from_slice(&row.0);
-        if !Arc::ptr_eq(&mem.globals, &before.globals) {
-            parts[GLOBALS] = self.globals.intern(mem.globals, &self.hasher);
+    /// The row of `row` after `thread` moved to `next` and memory became `mem`, a memory made
+    /// from `row`'s: the parts it did not write keep their numbers unhashed.
+    pub fn after(&mut self, row: &Row, mem: Memory, thread: usize, next: ThreadState) -> Row {
+        fn renumber<T: Hash + Eq>(parts: &mut Interner<Arc<T>>, number: u32, part: Arc<T>) -> u32 {
+            if Arc::ptr_eq(parts.key(number), &part) {
+                number
+            } else {
+                parts.intern(part, || ())
+            }
         }
-        if !Arc::ptr_eq(&mem.heap, &before.heap) {
-            parts[HEAP] = self.heaps.intern(mem.heap, &self.hasher);
-        }
-        if !Arc::ptr_eq(&mem.locks, &before.locks) {
-            parts[LOCKS] = self.locks.intern(mem.locks, &self.hasher);
-        }
-        parts[THREADS + thread] = self.threads.intern(Arc::new(next), &self.hasher);
-        Row(parts)
-    }
-
-    /// What a step of `thread` from `row` depends on: the thread, its state, and memory.
-    pub fn step_key(row: &Row, thread: usize) -> StepKey {
-        StepKey::new(
-            thread as u32,
-            row.0[THREADS + thread],
-            row.0[GLOBALS],
-            row.0[HEAP],
-            row.0[LOCKS],
-        )
-    }
-
-    /// What a step of `thread` from `row` to `next` changed: memory's parts and the thread's.
-    pub fn step_effect(next: &Row, thread: usize) -> StepEffect {
-        StepEffect([
-            next.0[THREADS + thread],
-            next.0[GLOBALS],
-            next.0[HEAP],
-            next.0[LOCKS],
-        ])
-    }
-
-    /// `row` after a step of `thread` with `effect`.
-    pub fn apply(row: &Row, thread: usize, effect: StepEffect) -> Row {
-        let mut next = row.clone();
-        let [own, globals, heap, locks] = effect.0;
-        next.0[THREADS + thread] = own;
-        next.0[GLOBALS] = globals;
-        next.0[HEAP] = heap;
-        next.0[LOCKS] = locks;
-        next
+        let effect = StepEffect([
+            self.threads.intern(Arc::new(next), || ()),
+            renumber(&mut self.globals, row.0[GLOBALS], mem.globals),
+            renumber(&mut self.heaps, row.0[HEAP], mem.heap),
+            renumber(&mut self.locks, row.0[LOCKS], mem.locks),
+        ]);
+        row.apply(thread, effect)
     }
 
     /// The shared memory of `row` (cheap: three shared references).
     pub fn memory(&self, row: &Row) -> Memory {
         Memory {
-            globals: self.globals.get(row.0[GLOBALS]).clone(),
-            heap: self.heaps.get(row.0[HEAP]).clone(),
-            locks: self.locks.get(row.0[LOCKS]).clone(),
+            globals: self.globals.key(row.0[GLOBALS]).clone(),
+            heap: self.heaps.key(row.0[HEAP]).clone(),
+            locks: self.locks.key(row.0[LOCKS]).clone(),
         }
     }
 
     /// `thread`'s state in `row`.
     pub fn thread(&self, row: &Row, thread: usize) -> &Arc<ThreadState> {
-        self.threads.get(row.thread(thread))
+        self.threads.key(row.thread(thread))
     }
 }
 
@@ -299,10 +250,9 @@ mod tests {
     fn a_step_renumbers_only_what_changed() {
         let mut parts = Parts::new();
         let row = parts.row(memory(vec![Val::Int(1)]), [at(0), at(0)]);
-        let before = parts.memory(&row);
-        let mut mem = before.clone();
+        let mut mem = parts.memory(&row);
         Arc::make_mut(&mut mem.globals)[0] = Val::Int(7);
-        let next = parts.after(&row, &before, mem, 1, at(1));
+        let next = parts.after(&row, mem, 1, at(1));
         assert_eq!(*parts.memory(&next).globals, vec![Val::Int(7)]);
         assert_eq!(
             *parts.memory(&row).globals,
@@ -312,10 +262,9 @@ mod tests {
         assert_eq!(parts.thread(&next, 0).op, 0);
         assert_eq!(parts.thread(&next, 1).op, 1);
         // Back to the first globals by another route: the first row again.
-        let before = parts.memory(&next);
-        let mut mem = before.clone();
+        let mut mem = parts.memory(&next);
         Arc::make_mut(&mut mem.globals)[0] = Val::Int(1);
-        let back = parts.after(&next, &before, mem, 1, at(0));
+        let back = parts.after(&next, mem, 1, at(0));
         assert_eq!(back, row);
     }
 }

@@ -62,6 +62,8 @@ impl TestProgram {
     /// cut off as an endless local loop ([`DEFAULT_BUDGET`] by default).
     pub fn with_budget(mut self, budget: u64) -> TestProgram {
         self.budget = budget;
+        // Steps taken under another budget may have ended differently.
+        self.steps = RefCell::default();
         self
     }
 
@@ -181,32 +183,30 @@ impl Program for TestProgram {
     }
 
     fn step(&self, state: &TestState, thread: ThreadId) -> Step<TestState> {
-        let key = Parts::step_key(&state.row, thread);
-        let known = self.steps.borrow_mut().get(&key);
-        if let Some(known) = known {
+        let key = state.row.step_key(thread);
+        if let Some(known) = self.steps.borrow().get(&key) {
             return match known {
                 Known::Done => Step::Done,
                 Known::Blocked => Step::Blocked,
                 Known::Moved(effect, event) => Step::Moved {
                     state: TestState {
-                        row: Parts::apply(&state.row, thread, effect),
+                        row: state.row.apply(thread, *effect),
                     },
-                    event: self.steps.borrow().event(event).clone(),
+                    event: event.clone(),
                 },
             };
         }
         let step = self.step_noting_wait(state, thread, &mut None);
-        let mut steps = self.steps.borrow_mut();
-        match &step {
-            Step::Done => steps.insert(key, Known::Done),
-            Step::Blocked => steps.insert(key, Known::Blocked),
+        let known = match &step {
+            Step::Done => Known::Done,
+            Step::Blocked => Known::Blocked,
             Step::Moved { state: next, event } => {
-                steps.insert_move(key, Parts::step_effect(&next.row, thread), event.clone())
+                Known::Moved(next.row.step_effect(thread), event.clone())
             }
             // Not kept: they end a path, and are rare.
-            Step::Fault { .. } | Step::Bounded { .. } => {}
-        }
-        drop(steps);
+            Step::Fault { .. } | Step::Bounded { .. } => return step,
+        };
+        self.steps.borrow_mut().insert(key, known);
         step
     }
 
@@ -277,14 +277,7 @@ impl TestProgram {
         } else {
             (th.frames.clone(), None)
         };
-        let mut r = Runner::new(
-            &self.model,
-            thread as u32,
-            mem.clone(),
-            frames,
-            self.budget,
-            true,
-        );
+        let mut r = Runner::new(&self.model, thread as u32, mem, frames, self.budget, true);
 
         // Local code before the first shared access (only at the start of an operation).
         let event = match r.run(true) {
@@ -307,7 +300,7 @@ impl TestProgram {
                 );
                 ev.ret = Some(v.to_value());
                 return Step::Moved {
-                    state: self.advance(state, thread, &mem, r.mem, Vec::new(), &ev),
+                    state: self.advance(state, thread, r.mem, Vec::new(), &ev),
                     event: Arc::new(ev),
                 };
             }
@@ -368,14 +361,14 @@ impl TestProgram {
             Ok(Pause::Done(v)) => {
                 event.ret = Some(v.to_value());
                 Step::Moved {
-                    state: self.advance(state, thread, &mem, r.mem, Vec::new(), &event),
+                    state: self.advance(state, thread, r.mem, Vec::new(), &event),
                     event: Arc::new(event),
                 }
             }
             Ok(Pause::Shared) => {
                 let frames = std::mem::take(&mut r.frames);
                 Step::Moved {
-                    state: self.advance(state, thread, &mem, r.mem, frames, &event),
+                    state: self.advance(state, thread, r.mem, frames, &event),
                     event: Arc::new(event),
                 }
             }
@@ -396,22 +389,20 @@ impl TestProgram {
         }
     }
 
-    /// The state after `thread` took a step that emitted `event`: `frames` empty means the
-    /// operation returned. `before` is the memory the step started from.
+    /// The state after `thread` took a step that emitted `event`, leaving memory `mem` (made
+    /// from `state`'s): `frames` empty means the operation returned.
     fn advance(
         &self,
         state: &TestState,
         thread: ThreadId,
-        before: &Memory,
         mem: Memory,
         frames: Vec<Frame>,
         event: &Event,
     ) -> TestState {
-        let mut parts = self.parts.borrow_mut();
-        let op = parts.thread(&state.row, thread).op + u32::from(event.ret.is_some());
+        let op = event.op_index as u32 + u32::from(event.ret.is_some());
         let next = ThreadState { op, frames };
         TestState {
-            row: parts.after(&state.row, before, mem, thread, next),
+            row: self.parts.borrow_mut().after(&state.row, mem, thread, next),
         }
     }
 

@@ -18,15 +18,12 @@ use crate::testcase::TestCase;
 pub fn run(args: &ExploreArgs) -> miette::Result<Exit> {
     let test = args.limits.load_test(&args.test)?;
     let started = std::time::Instant::now();
+    let limits = args.limits.limits();
     let mut progress = Progress::new("exploring");
-    let tree = pipeline::explore_test(
-        &test,
-        &args.limits.limits().explore_options(),
-        &mut progress,
-    );
+    let tree = pipeline::explore_test(&test, &limits.explore_options(), &mut progress);
     progress.finish();
     let tree = tree.map_err(pipeline_error)?;
-    let deadline = args.limits.limits().check_deadline(started);
+    let deadline = limits.check_deadline(started);
     let judgement = pipeline::judge_test(&test, &tree, deadline).map_err(pipeline_error)?;
     // The summary answers "is this test linearizable?" with design.md's exit codes; one path
     // answers "does this run fail?" with the same codes.

@@ -250,41 +250,20 @@ fn pipeline(
     Ok(Exit::Violation)
 }
 
-/// A count of the unfolded tree, for people: one that stopped at the largest 64-bit number says
-/// "more than" instead of printing that number as if it were exact.
-fn count(n: u64) -> String {
-    if n == u64::MAX {
-        format!("more than {}", u64::MAX - 1)
-    } else {
-        n.to_string()
-    }
-}
-
 /// A finding, for people: what failed and the test's operations.
 fn describe(sample: &Sample) -> String {
     let what = match &sample.report.verdict {
-        TestVerdict::Fails { not_linearizable, faults } => {
-            let mut parts = Vec::new();
-            if *not_linearizable > 0 {
-                parts.push(format!("{} not linearizable", count(*not_linearizable)));
-            }
-            if *faults > 0 {
-                parts.push(format!("{} faulting", count(*faults)));
-            }
-            match sample.report.stopped_at_first {
-                Some(states) => format!(
-                    "FAILING test at sample {}: a leaf {} (the search stopped at the first failing leaf, after {states} states)",
-                    sample.index,
-                    if *faults > 0 { "faults" } else { "is not linearizable" }
-                ),
-                None => format!(
-                    "FAILING test at sample {}: of {} leaves, {}",
-                    sample.index,
-                    count(sample.report.leaves),
-                    parts.join(", ")
-                ),
-            }
-        }
+        // A hunt's search stops at the first failing leaf (`hunt::check_test`).
+        TestVerdict::Fails { faults, .. } => format!(
+            "FAILING test at sample {}: a leaf {} (the search stopped at the first failing leaf{})",
+            sample.index,
+            if *faults > 0 { "faults" } else { "is not linearizable" },
+            sample
+                .report
+                .stopped_at_first
+                .map(|states| format!(", after {states} states"))
+                .unwrap_or_default()
+        ),
         TestVerdict::Nondeterministic(found) => format!(
             "NONDETERMINISTIC object at sample {}: {found}.\n  Its serial runs disagree, so they are no spec (Line-Up's phase 1); \
              this is not a linearizability failure. Make the object deterministic or give a spec (\"spec\": \"set\").",

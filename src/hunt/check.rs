@@ -3,12 +3,11 @@
 
 use std::time::Instant;
 
-use fgvt_tree::{ExploreOptions, Limit};
+use fgvt_tree::{ExploreOptions, LeafKind, Limit, Search};
 
 use super::nondet::{serial_nondeterminism, Nondeterminism};
-use crate::pipeline::judge::{self, Searched};
-use crate::pipeline::{explore_test, init_fault, judge_test, PipelineError};
-use crate::testcase::{SpecChoice, TestCase};
+use crate::pipeline::{search_test, PipelineError};
+use crate::testcase::{SpecSource, TestCase};
 
 /// The verdict on one test.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -66,10 +65,9 @@ impl TestReport {
 /// spec run by the interpreter (`self` or a model spec) is checked: built-in specs are
 /// deterministic by construction.
 pub fn phase1(test: &TestCase) -> Option<Nondeterminism> {
-    let model = match &test.spec {
-        SpecChoice::SelfSpec => &test.model,
-        SpecChoice::Model(model) => model,
-        SpecChoice::Builtin(_) => return None,
+    // Built-in specs are deterministic by construction.
+    let SpecSource::Serial(model) = test.spec_source() else {
+        return None;
     };
     serial_nondeterminism(
         &test.self_spec(model),
@@ -79,34 +77,9 @@ pub fn phase1(test: &TestCase) -> Option<Nondeterminism> {
     )
 }
 
-/// Phase 2: explores every interleaving of `test` with `options` and judges every leaf;
-/// `deadline` also bounds each history check.
-pub fn check_leaves(
-    test: &TestCase,
-    options: &ExploreOptions,
-    deadline: Option<Instant>,
-) -> Result<TestReport, PipelineError> {
-    let tree = explore_test(test, options, &mut ())?;
-    let judgement = judge_test(test, &tree, deadline)?;
-    let verdict = if judgement.not_linearizable + judgement.faults > 0 {
-        TestVerdict::Fails {
-            not_linearizable: judgement.not_linearizable,
-            faults: judgement.faults,
-        }
-    } else {
-        TestVerdict::Passes
-    };
-    Ok(TestReport {
-        verdict,
-        leaves: tree.stats().leaves,
-        partial: tree.partial,
-        stopped_at_first: None,
-    })
-}
-
 /// Checks `test` the way Line-Up does, verdict only: [`phase1`], then [`search_leaves`] (what
 /// a hunt needs: whether the test fails).
-pub fn search_test(
+pub fn check_test(
     test: &TestCase,
     options: &ExploreOptions,
     deadline: Option<Instant>,
@@ -119,53 +92,50 @@ pub fn search_test(
 
 /// Phase 2, verdict only: explores `test` until its first failing leaf, judging leaves as
 /// they are made, so a failing test costs only the states before that leaf and nothing is
-/// labeled. With `violations_only`, faults of the model do not count as failing. A test
-/// without a failing leaf is explored whole and judged as [`check_leaves`] does.
+/// labeled. With `violations_only`, faults of the model do not count as failing (a test with
+/// faults and no violation then fails with its fault count). A test without a failing leaf is
+/// explored whole.
 pub fn search_leaves(
     test: &TestCase,
     options: &ExploreOptions,
     deadline: Option<Instant>,
     violations_only: bool,
 ) -> Result<TestReport, PipelineError> {
-    let program = test.program();
-    let spec_error = |source| PipelineError::Spec {
-        test: test.path.clone(),
-        spec: test.spec.to_string(),
-        source: Box::new(source),
-    };
-    let searched = judge::search(test, &program, options, deadline, violations_only)
-        .map_err(spec_error)?
-        .map_err(|fault| init_fault(test, fault))?;
-    match searched {
-        Searched::Found {
-            fault,
-            distinct_states,
-        } => Ok(TestReport {
-            verdict: TestVerdict::Fails {
-                not_linearizable: u64::from(!fault),
-                faults: u64::from(fault),
-            },
-            leaves: 0,
-            partial: None,
-            stopped_at_first: Some(distinct_states),
-        }),
-        Searched::Explored(tree) => {
-            // Every leaf with a verdict was judged on the way and none failed the search; only
-            // faults, when they do not count, may remain.
-            let stats = tree.stats();
-            Ok(TestReport {
-                verdict: if stats.fault > 0 {
-                    TestVerdict::Fails {
-                        not_linearizable: 0,
-                        faults: stats.fault,
-                    }
-                } else {
-                    TestVerdict::Passes
-                },
-                leaves: stats.leaves,
-                partial: tree.partial,
-                stopped_at_first: None,
-            })
-        }
-    }
+    Ok(
+        match search_test(test, options, deadline, violations_only)? {
+            Search::Found {
+                leaf,
+                distinct_states,
+            } => {
+                let fault = leaf.kind == LeafKind::Fault;
+                TestReport {
+                    verdict: TestVerdict::Fails {
+                        not_linearizable: u64::from(!fault),
+                        faults: u64::from(fault),
+                    },
+                    leaves: 0,
+                    partial: None,
+                    stopped_at_first: Some(distinct_states),
+                }
+            }
+            Search::Explored(tree) => {
+                // Every leaf with a verdict was judged on the way and none failed the search; only
+                // faults, when they do not count, may remain.
+                let stats = tree.stats();
+                TestReport {
+                    verdict: if stats.fault > 0 {
+                        TestVerdict::Fails {
+                            not_linearizable: 0,
+                            faults: stats.fault,
+                        }
+                    } else {
+                        TestVerdict::Passes
+                    },
+                    leaves: stats.leaves,
+                    partial: tree.partial,
+                    stopped_at_first: None,
+                }
+            }
+        },
+    )
 }

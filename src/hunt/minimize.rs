@@ -22,7 +22,7 @@ use std::time::Instant;
 use fgvt_tree::{Call, ExploreOptions, Value};
 use rayon::prelude::*;
 
-use super::check::{check_leaves, search_leaves, TestReport, TestVerdict};
+use super::check::{search_leaves, TestReport, TestVerdict};
 use super::{Matrix, Subject};
 use crate::pipeline::PipelineError;
 
@@ -71,8 +71,6 @@ pub enum MinimizeOutcome {
     NotFailing(TestReport),
     /// The test fails; here is the smallest variant that fails the same way.
     Minimized {
-        /// The original test's report.
-        original: TestReport,
         /// The shrunk test.
         minimized: Minimized,
         /// Whether the deadline stopped the search early (the test may not be minimal).
@@ -92,7 +90,13 @@ pub fn minimize_test(
     options: &ExploreOptions,
     deadline: Option<Instant>,
 ) -> Result<MinimizeOutcome, PipelineError> {
-    let original = check_leaves(&subject.test(start, path.clone(), None), options, deadline)?;
+    // Verdict only, for violations: one stops the search, and decides how candidates must fail.
+    let original = search_leaves(
+        &subject.test(start, path.clone(), None),
+        options,
+        deadline,
+        true,
+    )?;
     let needs_violation = match original.verdict {
         TestVerdict::Fails {
             not_linearizable, ..
@@ -122,7 +126,6 @@ pub fn minimize_test(
     };
     let minimized = minimize(start, fails);
     Ok(MinimizeOutcome::Minimized {
-        original,
         minimized,
         timed_out: past_deadline(),
     })

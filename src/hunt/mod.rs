@@ -26,7 +26,7 @@ use fgvt_tree::{Call, SourceMap};
 use crate::testcase::{SpecChoice, TestCase};
 use fgvt_lang::Model;
 
-pub use check::{check_leaves, phase1, search_leaves, search_test, TestReport, TestVerdict};
+pub use check::{check_test, phase1, search_leaves, TestReport, TestVerdict};
 pub use file::{load, HuntFile, DEFAULT_SAMPLES};
 pub use minimize::{minimize, minimize_test, MinimizeOutcome, Minimized};
 pub use nondet::{serial_nondeterminism, Nondeterminism};

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use super::rng::SplitMix64;
 use fgvt_tree::{Call, ExploreOptions};
 
-use super::check::{search_test, TestReport};
+use super::check::{check_test, TestReport};
 use super::file::HuntFile;
 use super::{Matrix, Subject};
 use crate::pipeline::exploration_budget;
@@ -101,7 +101,8 @@ pub fn hunt(
         let mut explore = options.explore.clone();
         explore.timeout = match options.deadline {
             Some(deadline) => match deadline.checked_duration_since(Instant::now()) {
-                // Checking the tree's leaves comes after exploring it: leave it its share.
+                // Leaves are judged during the search, but a finding is minimized and
+                // localized after it: leave them their share.
                 Some(left) if left > Duration::ZERO => Some(exploration_budget(left)),
                 _ => {
                     timed_out.store(true, Ordering::SeqCst);
@@ -112,7 +113,7 @@ pub fn hunt(
         };
         let matrix = draw(file, options.seed, index);
         let test = subject.test(&matrix, file.path.clone(), Some(options.seed));
-        let outcome = search_test(&test, &explore, options.deadline).map(|report| Sample {
+        let outcome = check_test(&test, &explore, options.deadline).map(|report| Sample {
             index,
             matrix,
             report,

@@ -9,10 +9,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use fgvt_checker::{check, CheckError, CheckOptions, Outcome, Spec, Verdict};
-use fgvt_tree::{History, LeafKind, NodeId, Tree};
+use fgvt_tree::{ExploreOptions, Fault, History, Leaf, LeafKind, NodeId, Search, Tree};
 use rayon::prelude::*;
 
-use crate::testcase::{SpecChoice, TestCase};
+use crate::testcase::{SpecChoice, SpecSource, TestCase};
 
 /// The verdict on one leaf.
 #[derive(Clone, Debug)]
@@ -65,60 +65,52 @@ pub fn judge(
         deadline,
         ..CheckOptions::default()
     };
-    match &test.spec {
-        SpecChoice::SelfSpec => judge_with(test.self_spec(&test.model), tree, options, true),
-        SpecChoice::Builtin(name) => {
-            let spec = fgvt_checker::builtin(name)
-                .expect("built-in spec names are checked when the test loads");
-            judge_with(spec, tree, options, false)
-        }
-        SpecChoice::Model(model) => judge_with(test.self_spec(model), tree, options, false),
+    // Only `self` is synthesized from the very object under test (Line-Up's blind spot).
+    let synthesized = matches!(test.spec, SpecChoice::SelfSpec);
+    match test.spec_source() {
+        SpecSource::Serial(model) => judge_with(test.self_spec(model), tree, options, synthesized),
+        SpecSource::Builtin(name) => judge_with(builtin(name), tree, options, false),
     }
 }
 
-/// What a verdict-only search of a test's tree found (see [`search`]).
-pub enum Searched {
-    /// A failing leaf: its history is not linearizable (`fault` false) or the model faulted.
-    Found {
-        /// Whether the leaf is a fault of the model rather than a violation.
-        fault: bool,
-        /// Distinct states met before the search stopped.
-        distinct_states: u64,
-    },
-    /// No failing leaf: the whole tree, for [`judge`] to count (no leaf of it fails).
-    Explored(fgvt_tree::Tree),
+/// The built-in spec `name`, which the test loader has checked exists.
+fn builtin(name: &str) -> fgvt_checker::BuiltinSpec {
+    fgvt_checker::builtin(name).expect("built-in spec names are checked when the test loads")
 }
 
-/// Explores `program` only until a leaf fails, judging each leaf against the test's spec as it
-/// is made (each distinct history once): the verdict-only exploration of a hunt. With
-/// `violations_only`, a fault of the model does not stop the search.
+/// Explores `test` only until a leaf fails, judging each leaf against the test's spec as it is
+/// made (each distinct history once): the verdict-only exploration of a hunt. With
+/// `violations_only`, a fault of the model does not stop the search. The inner error is a
+/// fault of the serial `init` part.
 pub fn search(
     test: &TestCase,
-    program: &fgvt_lang::TestProgram,
-    explore: &fgvt_tree::ExploreOptions,
+    explore: &ExploreOptions,
     deadline: Option<Instant>,
     violations_only: bool,
-) -> Result<Result<Searched, fgvt_tree::Fault>, CheckError> {
+) -> Result<Result<Search, Fault>, CheckError> {
     let options = CheckOptions {
         deadline,
         ..CheckOptions::default()
     };
-    let run = |spec: &dyn Fn(&History) -> Result<bool, CheckError>| {
-        search_with(program, explore, spec, violations_only)
-    };
-    match &test.spec {
-        SpecChoice::SelfSpec => {
-            let spec = test.self_spec(&test.model);
-            run(&|h| violates(&spec, h, &options))
-        }
-        SpecChoice::Builtin(name) => {
-            let spec = fgvt_checker::builtin(name)
-                .expect("built-in spec names are checked when the test loads");
-            run(&|h| violates(&spec, h, &options))
-        }
-        SpecChoice::Model(model) => {
+    let program = test.program();
+    match test.spec_source() {
+        SpecSource::Serial(model) => {
             let spec = test.self_spec(model);
-            run(&|h| violates(&spec, h, &options))
+            search_with(
+                &program,
+                explore,
+                &|h| violates(&spec, h, &options),
+                violations_only,
+            )
+        }
+        SpecSource::Builtin(name) => {
+            let spec = builtin(name);
+            search_with(
+                &program,
+                explore,
+                &|h| violates(&spec, h, &options),
+                violations_only,
+            )
         }
     }
 }
@@ -137,13 +129,13 @@ fn violates<S: Spec>(
 
 fn search_with(
     program: &fgvt_lang::TestProgram,
-    explore: &fgvt_tree::ExploreOptions,
+    explore: &ExploreOptions,
     violates: &dyn Fn(&History) -> Result<bool, CheckError>,
     violations_only: bool,
-) -> Result<Result<Searched, fgvt_tree::Fault>, CheckError> {
+) -> Result<Result<Search, Fault>, CheckError> {
     let mut verdicts: HashMap<History, bool> = HashMap::new();
     let mut error = None;
-    let mut fails = |leaf: &fgvt_tree::Leaf| match leaf.kind {
+    let mut fails = |leaf: &Leaf| match leaf.kind {
         LeafKind::Fault => !violations_only,
         LeafKind::Bounded => false,
         LeafKind::Complete | LeafKind::Stuck => {
@@ -164,19 +156,10 @@ fn search_with(
         }
     };
     let searched = fgvt_tree::search_failing(program, explore, &mut fails);
-    if let Some(e) = error {
-        return Err(e);
+    match error {
+        Some(e) => Err(e),
+        None => Ok(searched),
     }
-    Ok(searched.map(|found| match found {
-        fgvt_tree::Search::Found {
-            leaf,
-            distinct_states,
-        } => Searched::Found {
-            fault: leaf.kind == LeafKind::Fault,
-            distinct_states,
-        },
-        fgvt_tree::Search::Explored(tree) => Searched::Explored(tree),
-    }))
 }
 
 fn judge_with<S: Spec + Sync>(
@@ -195,17 +178,16 @@ where
         .filter(|(_, leaf, _)| matches!(leaf.kind, LeafKind::Complete | LeafKind::Stuck))
         .map(|(_, leaf, _)| &leaf.history)
         .collect();
-    let histories: Vec<&History> = histories.into_iter().collect();
     let past_deadline = || options.deadline.is_some_and(|d| Instant::now() >= d);
     // Once the deadline has passed, a history is not even handed to the checker (whose setup
     // alone costs time on a large tree): it has no verdict. `None` is that missing verdict.
     let outcomes: HashMap<&History, Option<Arc<Outcome>>> = histories
         .par_iter()
-        .map(|h| {
+        .map(|&h| {
             if past_deadline() {
-                return Ok((*h, None));
+                return Ok((h, None));
             }
-            check(&spec, h, &options).map(|o| (*h, Some(Arc::new(o))))
+            check(&spec, h, &options).map(|o| (h, Some(Arc::new(o))))
         })
         .collect::<Result<_, CheckError>>()?;
 
@@ -223,20 +205,19 @@ where
         let verdict = match leaf.kind {
             LeafKind::Fault => LeafVerdict::Fault,
             LeafKind::Bounded => LeafVerdict::Unknown,
-            LeafKind::Complete | LeafKind::Stuck => {
-                match outcomes[&leaf.history].as_ref().map(|o| &o.verdict) {
-                    None | Some(Verdict::Unknown) => LeafVerdict::Unknown,
-                    Some(Verdict::Linearizable { .. }) => {
+            LeafKind::Complete | LeafKind::Stuck => match &outcomes[&leaf.history] {
+                None => LeafVerdict::Unknown,
+                Some(outcome) => match outcome.verdict {
+                    Verdict::Unknown => LeafVerdict::Unknown,
+                    Verdict::Linearizable { .. } => {
                         if synthesized && leaf.kind == LeafKind::Stuck {
                             judgement.stuck_accepted_by_self += multiplicity;
                         }
                         LeafVerdict::Linearizable
                     }
-                    Some(Verdict::NotLinearizable(_)) => LeafVerdict::NotLinearizable(
-                        outcomes[&leaf.history].clone().expect("a checked history"),
-                    ),
-                }
-            }
+                    Verdict::NotLinearizable(_) => LeafVerdict::NotLinearizable(outcome.clone()),
+                },
+            },
         };
         *match verdict {
             LeafVerdict::Linearizable => &mut judgement.linearizable,

@@ -8,7 +8,7 @@ use fgvt_labeling::cdrs::{find_cdrs, Cdrs, CdrsOptions};
 use fgvt_labeling::labels::{label_tree, Labeling, LeafOutcome};
 use fgvt_labeling::pattern::Pattern;
 use fgvt_reports::{build_report, Explanation, LocalizeReport, ReportInput, TestInfo};
-use fgvt_tree::{ExploreOptions, NodeId, Progress, Tree};
+use fgvt_tree::{ExploreOptions, NodeId, Progress, Search, Tree};
 
 use super::error::PipelineError;
 use super::judge::{judge, Judgement, LeafVerdict};
@@ -58,7 +58,7 @@ pub fn explore_test(
 }
 
 /// The error for a fault of `test`'s serial `init` part, located in its sources.
-pub fn init_fault(test: &TestCase, fault: fgvt_tree::Fault) -> PipelineError {
+fn init_fault(test: &TestCase, fault: fgvt_tree::Fault) -> PipelineError {
     PipelineError::InitFault {
         test: test.path.clone(),
         message: fault.message,
@@ -75,11 +75,29 @@ pub fn judge_test(
     tree: &Tree,
     deadline: Option<Instant>,
 ) -> Result<Judgement, PipelineError> {
-    judge(test, tree, deadline).map_err(|source| PipelineError::Spec {
+    judge(test, tree, deadline).map_err(|source| spec_error(test, source))
+}
+
+/// Explores `test` only until a leaf fails, judging leaves as they are made (see
+/// [`judge::search`](super::judge::search)): whether the test fails, not which races decide it.
+pub fn search_test(
+    test: &TestCase,
+    options: &ExploreOptions,
+    deadline: Option<Instant>,
+    violations_only: bool,
+) -> Result<Search, PipelineError> {
+    super::judge::search(test, options, deadline, violations_only)
+        .map_err(|source| spec_error(test, source))?
+        .map_err(|fault| init_fault(test, fault))
+}
+
+/// The error for a spec that could not judge one of `test`'s histories.
+fn spec_error(test: &TestCase, source: fgvt_checker::CheckError) -> PipelineError {
+    PipelineError::Spec {
         test: test.path.clone(),
         spec: test.spec.to_string(),
         source: Box::new(source),
-    })
+    }
 }
 
 /// Explores, judges, labels and localizes `test`: the report, and the tree it describes.

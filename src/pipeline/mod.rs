@@ -18,7 +18,7 @@ mod localize;
 pub use error::PipelineError;
 pub use judge::{Judgement, LeafVerdict};
 pub use limits::{exploration_budget, Limits};
-pub use localize::{explore_test, init_fault, judge_test, localize, LocalizeOptions, Localized};
+pub use localize::{explore_test, judge_test, localize, search_test, LocalizeOptions, Localized};
 
 #[cfg(test)]
 mod tests;

@@ -152,14 +152,13 @@ pub fn search_failing<P: Program>(
 where
     P::State: Send + 'static,
 {
-    let (tree, found) = search(program, options, &mut (), Some(fails))?;
+    let (mut tree, found) = search(program, options, &mut (), Some(fails))?;
     Ok(match found {
         Some(node) => Search::Found {
-            leaf: tree.graph[node]
+            leaf: *tree.graph[node]
                 .leaf
-                .as_deref()
-                .expect("the watcher sees leaves only")
-                .clone(),
+                .take()
+                .expect("the watcher sees leaves only"),
             distinct_states: tree.distinct_states,
         },
         None => Search::Explored(tree),
@@ -184,14 +183,14 @@ where
         program,
         options,
         tree: TreeBuilder::new(),
-        histories: HistoryTree::new(base.clone(), true),
+        // Canonical histories only tell states apart; no whole one is ever read from them.
+        histories: HistoryTree::new(History::new(), true),
         real: HistoryTree::new(base, false),
         states: States::new(),
         children: Vec::new(),
         edges: Vec::new(),
         op_steps: Vec::new(),
         scratch_steps: Vec::new(),
-        scratch_edges: Vec::new(),
         members: Vec::new(),
         discovered: 0,
         partial: None,
@@ -245,7 +244,7 @@ struct Frame {
     /// `Explorer::edges`.
     edges_from: usize,
     /// The step to the child being explored in a frame of its own, whose node is not known yet.
-    opened: Option<Arc<Event>>,
+    opened: Option<EventId>,
     /// Graph mode: the smallest discovery index of a state of the unfinished component this
     /// node's subtree reaches (Tarjan's low-link); the node is its component's root when it
     /// stays at `index`. Path mode: unused.
@@ -254,9 +253,9 @@ struct Frame {
     exits: bool,
     /// Graph mode: steps back to a state on the path, by that state's depth (loop edges).
     /// Path mode: whether some continuation was cut there.
-    loops: Vec<(Arc<Event>, usize)>,
+    loops: Vec<(EventId, usize)>,
     /// Graph mode: loop edges into this state from nodes closed below it.
-    incoming: Vec<(NodeId, Arc<Event>)>,
+    incoming: Vec<(NodeId, EventId)>,
     /// Graph mode: length of the component stack when this node was opened.
     members_from: usize,
 }
@@ -285,14 +284,12 @@ struct Explorer<'a, P: Program> {
     children: Vec<(Arc<Event>, P::State)>,
     /// Explored children of every open frame (each frame's from its `edges_from`): the step
     /// and the child's node.
-    edges: Vec<(Arc<Event>, NodeId)>,
+    edges: Vec<(EventId, NodeId)>,
     /// Steps taken by each thread in its current operation, along the path: one row of
     /// `threads` counts per open frame.
     op_steps: Vec<u32>,
     /// A row of step counts being made, kept to reuse its allocation.
     scratch_steps: Vec<u32>,
-    /// A node's numbered edges being made, kept to reuse its allocation.
-    scratch_edges: Vec<(EventId, NodeId)>,
     /// Graph mode: closed states whose strongly connected component is not finished yet, in
     /// the order they closed (Tarjan's stack), so a finished component pops its members.
     members: Vec<StateId>,
@@ -348,15 +345,15 @@ impl<P: Program> Explorer<'_, P> {
             let top = stack.last_mut().expect("the root frame is popped last");
             if self.children.len() > top.children_from {
                 let (event, child_state) = self.children.pop().expect("a pending child");
+                let step = self.tree.step_id(&event);
                 let depth = top.depth + 1;
                 let history = self.histories.after(self.states.key(top.id).1, &event);
-                let real = self.real.after(top.real, &event);
-                let visit = self.visit((child_state, history), real, depth, &event);
+                let visit = self.visit((child_state, history), top.real, depth, &event);
                 let top = stack.last_mut().expect("frame");
                 match visit {
                     Visit::Leaf(node) => {
                         top.exits = true;
-                        self.edges.push((event, node));
+                        self.edges.push((step, node));
                     }
                     Visit::Shared(node, open) => {
                         // A member of the component being built, or of a finished one.
@@ -364,15 +361,15 @@ impl<P: Program> Explorer<'_, P> {
                             Some(index) => top.low = top.low.min(index),
                             None => top.exits = true,
                         }
-                        self.edges.push((event, node));
+                        self.edges.push((step, node));
                     }
                     Visit::OnPath { depth, index } => {
                         top.low = top.low.min(index);
-                        top.loops.push((event, depth));
+                        top.loops.push((step, depth));
                     }
                     Visit::Open(frame) => {
                         // The edge is added when the child's frame closes, with its node.
-                        top.opened = Some(event);
+                        top.opened = Some(step);
                         stack.push(frame);
                     }
                 }
@@ -388,11 +385,11 @@ impl<P: Program> Explorer<'_, P> {
                         parent.low = parent.low.min(closed.low);
                         parent.exits |= closed.exits;
                     }
-                    let event = parent
+                    let step = parent
                         .opened
                         .take()
                         .expect("a closed frame was its parent's opened child");
-                    self.edges.push((event, closed.node));
+                    self.edges.push((step, closed.node));
                 }
                 None => return closed.node,
             }
@@ -400,8 +397,15 @@ impl<P: Program> Explorer<'_, P> {
     }
 
     /// Looks at a child state: a leaf, shared, on the path, or to be opened.
-    /// `step` is the step that reached it from the frame on top of the stack.
-    fn visit(&mut self, key: Key<P::State>, real: HistoryId, depth: usize, step: &Event) -> Visit {
+    /// `step` is the step that reached it from the frame on top of the stack, whose path's
+    /// history as it happened is `parent_real`.
+    fn visit(
+        &mut self,
+        key: Key<P::State>,
+        parent_real: HistoryId,
+        depth: usize,
+        step: &Event,
+    ) -> Visit {
         let id = self.states.intern(key);
         match self.states.slot(id) {
             Slot::OnPath { depth, index } => Visit::OnPath {
@@ -421,6 +425,9 @@ impl<P: Program> Explorer<'_, P> {
                 } else {
                     op_steps[step.thread] + 1
                 };
+                // Only a state opened here needs its path's history as it happened: most
+                // children are shared or loop back.
+                let real = self.real.after(parent_real, step);
                 let opened = self.open(id, real, depth, &op_steps);
                 self.scratch_steps = op_steps;
                 match opened {
@@ -470,7 +477,8 @@ impl<P: Program> Explorer<'_, P> {
                             };
                             let after = self.real.after(history, &event);
                             let leaf = Self::bounded_leaf(&mut self.tree, &self.real, after, bound);
-                            self.edges.push((event, leaf));
+                            let step = self.tree.step_id(&event);
+                            self.edges.push((step, leaf));
                             all_done = false;
                             continue;
                         }
@@ -488,14 +496,18 @@ impl<P: Program> Explorer<'_, P> {
                             waiting: Vec::new(),
                         },
                     );
-                    let event = event.unwrap_or_else(|| fault_event(thread, &fault));
-                    self.edges.push((Arc::new(event), leaf));
+                    let step = match event {
+                        Some(event) => self.tree.event_id(event),
+                        None => self.tree.event_id(fault_event(thread, &fault)),
+                    };
+                    self.edges.push((step, leaf));
                 }
                 Step::Bounded { reason } => {
                     self.partial.get_or_insert(Limit::StepBudget);
                     let bound = Bound::StepBudget { reason };
                     let leaf = Self::bounded_leaf(&mut self.tree, &self.real, history, bound);
-                    self.edges.push((Arc::new(bounded_event(thread)), leaf));
+                    let step = self.tree.event_id(bounded_event(thread));
+                    self.edges.push((step, leaf));
                 }
             }
             all_done = false;
@@ -589,17 +601,17 @@ impl<P: Program> Explorer<'_, P> {
         } else {
             self.node(frame.edges_from)
         };
-        for (event, depth) in frame.loops {
+        for (step, depth) in frame.loops {
             if depth == frame.depth {
                 if !livelock {
-                    self.tree.loop_edge(node, node, (*event).clone());
+                    self.tree.loop_edge_of_step(node, node, step);
                 }
             } else {
-                stack[depth].incoming.push((node, event));
+                stack[depth].incoming.push((node, step));
             }
         }
-        for (from, event) in frame.incoming {
-            self.tree.loop_edge(from, node, (*event).clone());
+        for (from, step) in frame.incoming {
+            self.tree.loop_edge_of_step(from, node, step);
         }
         if is_root {
             for member in self.members.drain(frame.members_from..) {
@@ -623,13 +635,8 @@ impl<P: Program> Explorer<'_, P> {
 
     /// An inner node with the edges on `edges` from `from`, which it takes off.
     fn node(&mut self, from: usize) -> NodeId {
-        let mut steps = std::mem::take(&mut self.scratch_edges);
-        steps.clear();
-        for (event, child) in self.edges.drain(from..) {
-            steps.push((self.tree.step_id(&event), child));
-        }
-        let node = self.tree.node_of_steps(&steps);
-        self.scratch_edges = steps;
+        let node = self.tree.node_of_steps(&self.edges[from..]);
+        self.edges.truncate(from);
         node
     }
 
@@ -685,14 +692,7 @@ impl<P: Program> Explorer<'_, P> {
         history: HistoryId,
         bound: Bound,
     ) -> NodeId {
-        let history = real.history(history);
-        tree.leaf(Leaf {
-            kind: LeafKind::Bounded,
-            history,
-            fault: None,
-            bound: Some(bound),
-            waiting: Vec::new(),
-        })
+        tree.leaf(Leaf::bounded(real.history(history), bound))
     }
 
     fn limit_hit(&self) -> Option<Limit> {

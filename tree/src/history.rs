@@ -26,15 +26,6 @@ pub const FINAL_LANE: ThreadId = usize::MAX;
 pub struct Lane(pub ThreadId);
 
 impl Lane {
-    /// Where the lane goes among others, top to bottom: `init`, the threads, `final`.
-    pub fn order(self) -> (u8, ThreadId) {
-        match self.0 {
-            INIT_LANE => (0, 0),
-            FINAL_LANE => (2, 0),
-            t => (1, t),
-        }
-    }
-
     /// Whether this is the lane of a serial part (`init` or `final`) rather than a thread.
     pub fn is_serial(self) -> bool {
         matches!(self.0, INIT_LANE | FINAL_LANE)

@@ -85,6 +85,7 @@ pub mod event;
 pub mod explore;
 pub mod history;
 mod history_tree;
+pub mod interner;
 pub mod model;
 pub mod program;
 pub mod replay;

@@ -16,6 +16,7 @@ use serde::Serialize;
 
 use crate::event::Event;
 use crate::history::{History, ThreadId};
+use crate::interner::Interner;
 use crate::program::{Fault, Wait};
 
 /// A node of the interleaving tree.
@@ -49,6 +50,19 @@ pub struct Leaf {
     pub bound: Option<Bound>,
     /// At a stuck leaf: what each blocked thread waits for.
     pub waiting: Vec<Wait>,
+}
+
+impl Leaf {
+    /// A bounded leaf: `bound` cut the path whose history is `history`; no verdict.
+    pub fn bounded(history: History, bound: Bound) -> Leaf {
+        Leaf {
+            kind: LeafKind::Bounded,
+            history,
+            fault: None,
+            bound: Some(bound),
+            waiting: Vec::new(),
+        }
+    }
 }
 
 /// Why a bounded leaf ends its path: which limit, and what hit it.
@@ -161,15 +175,8 @@ impl Counts {
     /// Whether a count reached `u64::MAX` and stopped there: the unfolded tree is larger than
     /// the count says, which reports must say.
     pub fn saturated(&self) -> bool {
-        [
-            self.nodes,
-            self.complete,
-            self.stuck,
-            self.fault,
-            self.bounded,
-            self.leaves(),
-        ]
-        .contains(&u64::MAX)
+        // `leaves()` saturates when any kind of leaf does.
+        self.nodes == u64::MAX || self.leaves() == u64::MAX
     }
 
     pub(crate) fn add_child(&mut self, child: &Counts) {
@@ -437,11 +444,10 @@ impl Tree {
 #[derive(Default)]
 pub struct TreeBuilder {
     graph: DiGraph<Node, EventId>,
-    loops: Vec<LoopEdge>,
-    events: Vec<Event>,
-    /// Numbers of the steps in `events`: edges share them. (Looked up once per edge: a fast
-    /// hash, not a DoS-resistant one, since the keys are our own.)
-    event_ids: std::collections::HashMap<Event, EventId, foldhash::fast::FixedState>,
+    /// Loop edges: from, to, and the step's number.
+    loops: Vec<(NodeId, NodeId, EventId)>,
+    /// Every distinct step, once: edges name them by number.
+    events: Interner<Event>,
     /// Numbers of shared steps by address, for programs that hand out one `Arc` per distinct
     /// step: found without hashing the step's text. The `Arc`s are kept, so an address is
     /// never reused while it is here; at most [`SHARED_STEPS`] of them.
@@ -477,8 +483,9 @@ impl TreeBuilder {
         self.node_of_steps(&children)
     }
 
-    /// [`TreeBuilder::node`] for steps already numbered by [`TreeBuilder::step_id`].
-    pub fn node_of_steps(&mut self, children: &[(EventId, NodeId)]) -> NodeId {
+    /// [`TreeBuilder::node`] for steps already numbered ([`TreeBuilder::step_id`],
+    /// [`TreeBuilder::event_id`]).
+    pub(crate) fn node_of_steps(&mut self, children: &[(EventId, NodeId)]) -> NodeId {
         let mut unfolded = Counts {
             nodes: 1,
             ..Counts::default()
@@ -498,39 +505,36 @@ impl TreeBuilder {
 
     /// The number of the step `event`, stored once; by address when the same `Arc` was seen
     /// before.
-    pub fn step_id(&mut self, event: &Arc<Event>) -> EventId {
+    pub(crate) fn step_id(&mut self, event: &Arc<Event>) -> EventId {
         let address = Arc::as_ptr(event) as usize;
         if let Some((_, id)) = self.shared_ids.get(&address) {
             return *id;
         }
-        let id = self.event_id((**event).clone());
+        let (id, _) = self
+            .events
+            .intern_with(&**event, || ((**event).clone(), ()));
         if self.shared_ids.len() < SHARED_STEPS {
             self.shared_ids.insert(address, (event.clone(), id));
         }
         id
     }
 
-    /// The step numbered `id`.
-    pub fn step(&self, id: EventId) -> &Event {
-        &self.events[id as usize]
-    }
-
     /// The number of `event`, stored once.
-    fn event_id(&mut self, event: Event) -> EventId {
-        if let Some(&id) = self.event_ids.get(&event) {
-            return id;
-        }
-        let id = EventId::try_from(self.events.len()).expect("fewer than 2^32 distinct steps");
-        self.events.push(event.clone());
-        self.event_ids.insert(event, id);
-        id
+    pub(crate) fn event_id(&mut self, event: Event) -> EventId {
+        self.events.intern(event, || ())
     }
 
     /// Adds a loop edge: a step from `from` back to `to`, a state on the path that reached
     /// `from` (`to` may be `from` itself: a step that changes nothing). `to` is added after
     /// `from` (it closes later), which is why loop edges are not children.
     pub fn loop_edge(&mut self, from: NodeId, to: NodeId, step: Event) {
-        self.loops.push(LoopEdge { from, to, step });
+        let step = self.event_id(step);
+        self.loop_edge_of_step(from, to, step);
+    }
+
+    /// [`TreeBuilder::loop_edge`] for a step already numbered.
+    pub(crate) fn loop_edge_of_step(&mut self, from: NodeId, to: NodeId, step: EventId) {
+        self.loops.push((from, to, step));
     }
 
     /// How many nodes have been added.
@@ -545,11 +549,20 @@ impl TreeBuilder {
 
     /// The finished tree rooted at `root`.
     pub fn finish(self, root: NodeId, facts: Exploration) -> Tree {
-        let mut loops = self.loops;
+        let events = self.events.into_keys();
+        let mut loops: Vec<LoopEdge> = self
+            .loops
+            .into_iter()
+            .map(|(from, to, step)| LoopEdge {
+                from,
+                to,
+                step: events[step as usize].clone(),
+            })
+            .collect();
         loops.sort_by_key(|l| (l.from, l.step.thread));
         Tree {
             graph: self.graph,
-            events: self.events,
+            events,
             loops,
             root,
             partial: facts.partial,

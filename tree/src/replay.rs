@@ -121,7 +121,6 @@ struct Explorer<'a, P: Replay + ?Sized> {
     builder: TreeBuilder,
     start: Instant,
     stopped: Option<Limit>,
-    executions: u64,
 }
 
 /// Explores every interleaving of `program` by re-executing schedule prefixes, and returns the
@@ -136,7 +135,6 @@ pub fn explore_replay<P: Replay + ?Sized>(
         builder: TreeBuilder::new(),
         start: Instant::now(),
         stopped: None,
-        executions: 0,
     };
     let first = explorer.run(&[])?;
     let mut prefix = Vec::new();
@@ -153,7 +151,6 @@ pub fn explore_replay<P: Replay + ?Sized>(
 impl<P: Replay + ?Sized> Explorer<'_, P> {
     /// Executes once, following `prefix` and then the lowest enabled thread.
     fn run(&mut self, prefix: &[ThreadId]) -> Result<Recorded, ReplayError> {
-        self.executions += 1;
         let mut enabled = Vec::new();
         let mut diverged = None;
         let run = self.program.execute(&mut |candidates| {
@@ -198,13 +195,8 @@ impl<P: Replay + ?Sized> Explorer<'_, P> {
     }
 
     fn stopped_leaf(&mut self, limit: Limit) -> NodeId {
-        self.builder.leaf(Leaf {
-            kind: LeafKind::Bounded,
-            history: History::new(),
-            fault: None,
-            bound: Some(Bound::Stopped { limit }),
-            waiting: Vec::new(),
-        })
+        self.builder
+            .leaf(Leaf::bounded(History::new(), Bound::Stopped { limit }))
     }
 
     /// Builds the node reached by `prefix`, given an execution `run` whose schedule starts

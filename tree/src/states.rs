@@ -1,15 +1,10 @@
-//! The explorer's table of states: every distinct state stored once, named by a dense id, and
-//! found with one hash.
-//!
-//! A child state is looked up once per edge, and most lookups hit (a shared state, a loop); the
-//! table hashes a key once, keeps the hash beside the id (growing never rehashes a state), and
-//! compares whole keys only when hashes match. What the search knows of a state (on the path,
-//! explored, ...) lives beside it as a [`Slot`].
+//! The explorer's table of states: every distinct state stored once (an [`Interner`]), named
+//! by a dense id, with what the search knows of it (on the path, explored, ...) beside it as a
+//! [`Slot`].
 
-use std::hash::{BuildHasher, Hash};
+use std::hash::Hash;
 
-use hashbrown::HashTable;
-
+use crate::interner::Interner;
 use crate::model::NodeId;
 
 /// A state's number in the table, in the order states were first met.
@@ -31,57 +26,36 @@ pub(crate) enum Slot {
 }
 
 /// Every state met, with its slot.
-pub(crate) struct States<K> {
-    /// Each state with its slot side by side: a lookup that finds a state reads its slot next,
-    /// from the same cache line.
-    entries: Vec<(K, Slot)>,
-    /// Ids by hash, with the hash kept so that growing the table rehashes nothing.
-    table: HashTable<(u64, StateId)>,
-    hasher: foldhash::fast::FixedState,
-}
+pub(crate) struct States<K>(Interner<K, Slot>);
 
 impl<K: Hash + Eq> States<K> {
     pub(crate) fn new() -> States<K> {
-        States {
-            entries: Vec::new(),
-            table: HashTable::new(),
-            hasher: foldhash::fast::FixedState::with_seed(0x5eed),
-        }
+        States(Interner::new())
     }
 
     /// The id of `key`, storing it if it is new (its slot then [`Slot::Unexplored`]).
     pub(crate) fn intern(&mut self, key: K) -> StateId {
-        let hash = self.hasher.hash_one(&key);
-        let entries = &self.entries;
-        if let Some(&(_, id)) = self.table.find(hash, |&(h, id)| {
-            h == hash && entries[id.0 as usize].0 == key
-        }) {
-            return id;
-        }
-        let id = StateId(u32::try_from(self.entries.len()).expect("fewer than 2^32 states"));
-        self.entries.push((key, Slot::Unexplored));
-        self.table.insert_unique(hash, (hash, id), |&(h, _)| h);
-        id
+        StateId(self.0.intern(key, || Slot::Unexplored))
     }
 
     /// The key of `id`.
     pub(crate) fn key(&self, id: StateId) -> &K {
-        &self.entries[id.0 as usize].0
+        self.0.key(id.0)
     }
 
     /// What the search knows of `id`.
     pub(crate) fn slot(&self, id: StateId) -> Slot {
-        self.entries[id.0 as usize].1
+        *self.0.value(id.0)
     }
 
     /// Records what the search knows of `id`.
     pub(crate) fn set(&mut self, id: StateId, slot: Slot) {
-        self.entries[id.0 as usize].1 = slot;
+        *self.0.value_mut(id.0) = slot;
     }
 
     /// How many distinct states were met.
     pub(crate) fn len(&self) -> usize {
-        self.entries.len()
+        self.0.len()
     }
 }
 
