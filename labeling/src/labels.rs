@@ -684,8 +684,8 @@ mod tests {
                 }
             }
             let total: u64 = l.unfolded_counts().iter().map(|(_, n)| n).sum();
-            prop_assert!(total <= tree.graph[root].unfolded.nodes);
-            let leaves = tree.graph[root].unfolded.leaves();
+            prop_assert!(total <= tree.unfolded(root).nodes);
+            let leaves = tree.unfolded(root).leaves();
             prop_assert_eq!(l.passing_leaves() + l.failing_leaves() + l.unknown_leaves(), leaves);
         }
     }

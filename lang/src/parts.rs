@@ -15,7 +15,6 @@ use std::hash::Hash;
 use std::sync::Arc;
 
 use fgvt_tree::interner::Interner;
-use smallvec::SmallVec;
 
 use super::interp::{Frame, LockState, Memory, Obj};
 use super::value::Val;
@@ -34,85 +33,34 @@ const HEAP: usize = 1;
 const LOCKS: usize = 2;
 const THREADS: usize = 3;
 
-/// A state as a row of part numbers: globals, heap, locks, then one per thread. Kept inline
-/// up to five threads (tests are small), so storing a state allocates nothing of its own.
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) struct Row(SmallVec<[u32; THREADS + 5]>);
+/// Words in a row: memory's three parts and five threads.
+const WORDS: usize = 8;
 
-impl Clone for Row {
-    fn clone(&self) -> Row {
-        // `from_slice` copies the words at once; the derived `clone` copies one at a time, which
-        // showed in profiles (a row is copied for every step).
-        Row(SmallVec::from_slice(&self.0))
-    }
-}
+/// The most threads a row holds itself.
+const INLINE_THREADS: usize = WORDS - THREADS;
+
+/// A state as a fixed row of part numbers: globals, heap, locks, then one per thread.
+///
+/// Eight words, inline and `Copy`: the explorer stores one per distinct state, and a row that
+/// owns no allocation is stored, compared and freed as plain words. A test of up to
+/// [`INLINE_THREADS`] threads fits (unused words stay 0). In a wider one the row holds the
+/// first threads but one, and its last word numbers the group of all the others, which
+/// [`Parts`] interns (so only `Parts`, which knows the test's width, reads a row).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Row([u32; WORDS]);
 
 impl Hash for Row {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
         // Two numbers per word: the derived impl hashes the row as bytes, several times slower
         // on the explorer's hottest path.
-        hash_words(&self.0, state);
-    }
-}
-
-/// Hashes `numbers` (a row's length is fixed per program, so it is not hashed).
-fn hash_words<H: std::hash::Hasher>(numbers: &[u32], state: &mut H) {
-    let mut pairs = numbers.chunks_exact(2);
-    for pair in &mut pairs {
-        state.write_u64(u64::from(pair[0]) << 32 | u64::from(pair[1]));
-    }
-    if let [last] = pairs.remainder() {
-        state.write_u32(*last);
-    }
-}
-
-impl Row {
-    /// The number of `thread`'s state.
-    fn thread(&self, thread: usize) -> u32 {
-        self.0[THREADS + thread]
-    }
-
-    /// How many threads the row has.
-    pub fn threads(&self) -> usize {
-        self.0.len() - THREADS
-    }
-
-    /// What a step of `thread` from this row depends on: the thread, its state, and memory.
-    pub fn step_key(&self, thread: usize) -> StepKey {
-        StepKey::new(
-            thread as u32,
-            self.thread(thread),
-            self.0[GLOBALS],
-            self.0[HEAP],
-            self.0[LOCKS],
-        )
-    }
-
-    /// What a step of `thread` that led to this row changed: the thread's state and memory's
-    /// parts after it.
-    pub fn step_effect(&self, thread: usize) -> StepEffect {
-        StepEffect([
-            self.thread(thread),
-            self.0[GLOBALS],
-            self.0[HEAP],
-            self.0[LOCKS],
-        ])
-    }
-
-    /// This row after a step of `thread` with `effect`.
-    pub fn apply(&self, thread: usize, effect: StepEffect) -> Row {
-        let mut next = self.clone();
-        let [own, globals, heap, locks] = effect.0;
-        next.0[THREADS + thread] = own;
-        next.0[GLOBALS] = globals;
-        next.0[HEAP] = heap;
-        next.0[LOCKS] = locks;
-        next
+        for pair in self.0.chunks_exact(2) {
+            state.write_u64(u64::from(pair[0]) << 32 | u64::from(pair[1]));
+        }
     }
 }
 
 /// What one thread's step from a state depends on: the thread, its state's number and the
-/// numbers of memory's parts (see [`Row::step_key`]).
+/// numbers of memory's parts (see [`Parts::step_key`]).
 ///
 /// Packed in words (the thread with its state's number, globals with heap, then locks): it is
 /// built and compared once per step, and whole-word stores and loads keep that cheap.
@@ -123,28 +71,22 @@ pub(crate) struct StepKey {
     locks: u32,
 }
 
-impl StepKey {
-    fn new(thread: u32, state: u32, globals: u32, heap: u32, locks: u32) -> StepKey {
-        StepKey {
-            thread_and_state: u64::from(thread) << 32 | u64::from(state),
-            globals_and_heap: u64::from(globals) << 32 | u64::from(heap),
-            locks,
-        }
-    }
-}
-
 /// What one thread's step changed: the numbers of the thread's new state and of memory's parts
-/// after it (see [`Row::step_effect`]).
+/// after it (see [`Parts::step_effect`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct StepEffect([u32; 4]);
 
 /// Every part met so far.
 #[derive(Clone)]
 pub(crate) struct Parts {
+    /// Threads in the test: rows wider than [`INLINE_THREADS`] keep a group of them apart.
+    width: usize,
     globals: Interner<Arc<Vec<Val>>>,
     heaps: Interner<Arc<Vec<Arc<Obj>>>>,
     locks: Interner<Arc<Vec<LockState>>>,
     threads: Interner<Arc<ThreadState>>,
+    /// Wide tests: the numbers of the threads a row does not hold, as groups.
+    rests: Interner<Box<[u32]>>,
 }
 
 impl std::fmt::Debug for Parts {
@@ -154,30 +96,108 @@ impl std::fmt::Debug for Parts {
             .field("heaps", &self.heaps.len())
             .field("locks", &self.locks.len())
             .field("threads", &self.threads.len())
+            .field("rests", &self.rests.len())
             .finish()
     }
 }
 
 impl Parts {
-    pub fn new() -> Parts {
+    /// The parts of a test with `width` threads.
+    pub fn new(width: usize) -> Parts {
         Parts {
+            width,
             globals: Interner::new(),
             heaps: Interner::new(),
             locks: Interner::new(),
             threads: Interner::new(),
+            rests: Interner::new(),
         }
     }
 
-    /// The row of a state with memory `mem` and these threads.
-    pub fn row(&mut self, mem: Memory, threads: impl IntoIterator<Item = ThreadState>) -> Row {
-        let mut row = SmallVec::new();
-        row.push(self.globals.intern(mem.globals, || ()));
-        row.push(self.heaps.intern(mem.heap, || ()));
-        row.push(self.locks.intern(mem.locks, || ()));
-        for thread in threads {
-            row.push(self.threads.intern(Arc::new(thread), || ()));
+    /// How many threads a row holds itself; the others are in the group its last word numbers.
+    fn own(&self) -> usize {
+        if self.width <= INLINE_THREADS {
+            self.width
+        } else {
+            INLINE_THREADS - 1
         }
-        Row(row)
+    }
+
+    /// The number of `thread`'s state in `row`.
+    fn thread_number(&self, row: &Row, thread: usize) -> u32 {
+        let own = self.own();
+        if thread < own {
+            row.0[THREADS + thread]
+        } else {
+            self.rests.key(row.0[WORDS - 1])[thread - own]
+        }
+    }
+
+    /// `row` with `thread`'s state numbered `number`.
+    fn with_thread(&mut self, mut row: Row, thread: usize, number: u32) -> Row {
+        let own = self.own();
+        if thread < own {
+            row.0[THREADS + thread] = number;
+        } else {
+            let mut rest = self.rests.key(row.0[WORDS - 1]).clone();
+            rest[thread - own] = number;
+            row.0[WORDS - 1] = self.rests.intern(rest, || ());
+        }
+        row
+    }
+
+    /// The row of a state with memory `mem` and these threads (as many as the test has).
+    pub fn row(&mut self, mem: Memory, threads: impl IntoIterator<Item = ThreadState>) -> Row {
+        let mut words = [0; WORDS];
+        words[GLOBALS] = self.globals.intern(mem.globals, || ());
+        words[HEAP] = self.heaps.intern(mem.heap, || ());
+        words[LOCKS] = self.locks.intern(mem.locks, || ());
+        let numbers: Vec<u32> = threads
+            .into_iter()
+            .map(|thread| self.threads.intern(Arc::new(thread), || ()))
+            .collect();
+        assert_eq!(
+            numbers.len(),
+            self.width,
+            "a row has every thread of the test"
+        );
+        let own = self.own();
+        words[THREADS..THREADS + own].copy_from_slice(&numbers[..own]);
+        if own < self.width {
+            words[WORDS - 1] = self.rests.intern(numbers[own..].into(), || ());
+        }
+        Row(words)
+    }
+
+    /// What a step of `thread` from `row` depends on: the thread, its state, and memory.
+    pub fn step_key(&self, row: &Row, thread: usize) -> StepKey {
+        let state = self.thread_number(row, thread);
+        StepKey {
+            thread_and_state: (thread as u64) << 32 | u64::from(state),
+            globals_and_heap: u64::from(row.0[GLOBALS]) << 32 | u64::from(row.0[HEAP]),
+            locks: row.0[LOCKS],
+        }
+    }
+
+    /// What a step of `thread` that led to `row` changed: the thread's state and memory's
+    /// parts after it.
+    pub fn step_effect(&self, row: &Row, thread: usize) -> StepEffect {
+        StepEffect([
+            self.thread_number(row, thread),
+            row.0[GLOBALS],
+            row.0[HEAP],
+            row.0[LOCKS],
+        ])
+    }
+
+    /// `row` after a step of `thread` with `effect`.
+    pub fn apply(&mut self, row: &Row, thread: usize, effect: StepEffect) -> Row {
+        let [own, globals, heap, locks] = effect.0;
+        let mut next = *row;
+        next.0[GLOBALS] = globals;
+        next.0[HEAP] = heap;
+        next.0[LOCKS] = locks;
+        self.with_thread(next, thread, own)
     }
 
     /// The row of `row` after `thread` moved to `next` and memory became `mem`, a memory made
@@ -196,7 +216,7 @@ impl Parts {
             renumber(&mut self.heaps, row.0[HEAP], mem.heap),
             renumber(&mut self.locks, row.0[LOCKS], mem.locks),
         ]);
-        row.apply(thread, effect)
+        self.apply(row, thread, effect)
     }
 
     /// The shared memory of `row` (cheap: three shared references).
@@ -210,7 +230,7 @@ impl Parts {
 
     /// `thread`'s state in `row`.
     pub fn thread(&self, row: &Row, thread: usize) -> &Arc<ThreadState> {
-        self.threads.key(row.thread(thread))
+        self.threads.key(self.thread_number(row, thread))
     }
 }
 
@@ -235,7 +255,7 @@ mod tests {
 
     #[test]
     fn equal_states_built_apart_get_one_row_and_their_parts_back() {
-        let mut parts = Parts::new();
+        let mut parts = Parts::new(2);
         let a = parts.row(memory(vec![Val::Int(1)]), [at(0), at(1)]);
         let b = parts.row(memory(vec![Val::Int(1)]), [at(0), at(1)]);
         assert_eq!(a, b, "equal parts, equal rows");
@@ -243,12 +263,11 @@ mod tests {
         assert_ne!(a, c);
         assert_eq!(*parts.memory(&c).globals, vec![Val::Int(2)]);
         assert_eq!(parts.thread(&a, 1).op, 1);
-        assert_eq!(a.threads(), 2);
     }
 
     #[test]
     fn a_step_renumbers_only_what_changed() {
-        let mut parts = Parts::new();
+        let mut parts = Parts::new(2);
         let row = parts.row(memory(vec![Val::Int(1)]), [at(0), at(0)]);
         let mut mem = parts.memory(&row);
         Arc::make_mut(&mut mem.globals)[0] = Val::Int(7);
@@ -266,5 +285,37 @@ mod tests {
         Arc::make_mut(&mut mem.globals)[0] = Val::Int(1);
         let back = parts.after(&next, mem, 1, at(0));
         assert_eq!(back, row);
+    }
+
+    #[test]
+    fn a_wide_row_keeps_every_thread_and_is_one_row_by_any_route() {
+        let width = INLINE_THREADS + 3;
+        let mut parts = Parts::new(width);
+        let start = parts.row(memory(vec![]), (0..width).map(|_| at(0)));
+        // Every thread moves to op 1, in two different orders: the same state.
+        let forward = (0..width).fold(start, |row, t| {
+            let mem = parts.memory(&row);
+            parts.after(&row, mem, t, at(1))
+        });
+        let backward = (0..width).rev().fold(start, |row, t| {
+            let mem = parts.memory(&row);
+            parts.after(&row, mem, t, at(1))
+        });
+        assert_eq!(forward, backward);
+        for t in 0..width {
+            assert_eq!(parts.thread(&start, t).op, 0);
+            assert_eq!(parts.thread(&forward, t).op, 1, "thread {t}");
+        }
+        // A memoized step replays onto the row exactly what taking it did.
+        let last = width - 1;
+        let mem = parts.memory(&start);
+        let moved = parts.after(&start, mem, last, at(1));
+        let effect = parts.step_effect(&moved, last);
+        assert_eq!(parts.apply(&start, last, effect), moved);
+        assert_ne!(
+            parts.step_key(&start, last),
+            parts.step_key(&moved, last),
+            "the step key sees a thread kept in the group"
+        );
     }
 }

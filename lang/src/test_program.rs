@@ -47,13 +47,14 @@ impl TestProgram {
         threads: Vec<Vec<Call>>,
         finals: Vec<Call>,
     ) -> TestProgram {
+        let parts = Parts::new(threads.len());
         TestProgram {
             model,
             init,
             threads,
             finals,
             budget: DEFAULT_BUDGET,
-            parts: RefCell::new(Parts::new()),
+            parts: RefCell::new(parts),
             steps: RefCell::new(Steps::default()),
         }
     }
@@ -183,14 +184,14 @@ impl Program for TestProgram {
     }
 
     fn step(&self, state: &TestState, thread: ThreadId) -> Step<TestState> {
-        let key = state.row.step_key(thread);
+        let key = self.parts.borrow().step_key(&state.row, thread);
         if let Some(known) = self.steps.borrow().get(&key) {
             return match known {
                 Known::Done => Step::Done,
                 Known::Blocked => Step::Blocked,
                 Known::Moved(effect, event) => Step::Moved {
                     state: TestState {
-                        row: state.row.apply(thread, *effect),
+                        row: self.parts.borrow_mut().apply(&state.row, thread, *effect),
                     },
                     event: event.clone(),
                 },
@@ -200,9 +201,10 @@ impl Program for TestProgram {
         let known = match &step {
             Step::Done => Known::Done,
             Step::Blocked => Known::Blocked,
-            Step::Moved { state: next, event } => {
-                Known::Moved(next.row.step_effect(thread), event.clone())
-            }
+            Step::Moved { state: next, event } => Known::Moved(
+                self.parts.borrow().step_effect(&next.row, thread),
+                event.clone(),
+            ),
             // Not kept: they end a path, and are rare.
             Step::Fault { .. } | Step::Bounded { .. } => return step,
         };
@@ -241,7 +243,7 @@ impl Program for TestProgram {
 
     fn blocked_calls(&self, state: &TestState) -> Vec<(ThreadId, Call)> {
         let parts = self.parts.borrow();
-        (0..state.row.threads())
+        (0..self.threads.len())
             .map(|t| (t, parts.thread(&state.row, t)))
             .filter(|(_, th)| th.frames.is_empty())
             .filter_map(|(t, th)| Some((t, self.threads[t].get(th.op as usize)?.clone())))

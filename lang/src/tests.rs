@@ -1186,7 +1186,7 @@ fn same_step(
 fn memoized_steps_replay_exactly_what_interpreting_them_does() {
     use proptest::prelude::*;
     use proptest::test_runner::TestRunner;
-    let cases: [(&str, Vec<Vec<&str>>); 2] = [
+    let cases: [(&str, Vec<Vec<&str>>); 3] = [
         (
             LOCK_FREE_LIST,
             vec![vec!["remove(1)"], vec!["remove(1)"], vec!["remove(1000)"]],
@@ -1197,6 +1197,19 @@ fn memoized_steps_replay_exactly_what_interpreting_them_does() {
                 vec!["hold()", "release()"],
                 vec!["inc()", "wait()"],
                 vec!["set(4)", "inc()"],
+            ],
+        ),
+        // Seven threads: a row keeps the last ones as an interned group.
+        (
+            LOCKED,
+            vec![
+                vec!["hold()", "release()"],
+                vec!["inc()"],
+                vec!["set(4)"],
+                vec!["inc()", "wait()"],
+                vec!["set(1)", "inc()"],
+                vec!["inc()"],
+                vec!["hold()", "release()", "inc()"],
             ],
         ),
     ];

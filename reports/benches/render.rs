@@ -91,7 +91,7 @@ fn drawing(options: &DrawOptions) -> TreeDrawing {
 }
 
 fn report_sizes(big: &Big) {
-    let nodes = big.tree.graph[big.tree.root].unfolded.nodes;
+    let nodes = big.tree.unfolded(big.tree.root).nodes;
     eprintln!(
         "tree: {nodes} nodes, {} failing leaves, {} CDRS groups",
         big.labeling.failing_leaves(),

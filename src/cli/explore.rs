@@ -288,7 +288,7 @@ fn path_report(
                     let _ = writeln!(
                         out,
                         "(not a leaf: {} leaves below)",
-                        tree.graph[end].unfolded.leaves()
+                        tree.unfolded(end).leaves()
                     );
                 }
             }

@@ -105,10 +105,7 @@ impl<F: FnMut(u64)> Progress for F {
 /// Explores every interleaving of `program`.
 ///
 /// Returns the fault of the serial `init` part if it fails before any interleaving exists.
-pub fn explore<P: Program>(program: &P, options: &ExploreOptions) -> Result<Tree, Fault>
-where
-    P::State: Send + 'static,
-{
+pub fn explore<P: Program>(program: &P, options: &ExploreOptions) -> Result<Tree, Fault> {
     explore_with_progress(program, options, &mut ())
 }
 
@@ -117,10 +114,7 @@ pub fn explore_with_progress<P: Program>(
     program: &P,
     options: &ExploreOptions,
     progress: &mut dyn Progress,
-) -> Result<Tree, Fault>
-where
-    P::State: Send + 'static,
-{
+) -> Result<Tree, Fault> {
     search(program, options, progress, None).map(|(tree, _)| tree)
 }
 
@@ -148,10 +142,7 @@ pub fn search_failing<P: Program>(
     program: &P,
     options: &ExploreOptions,
     fails: &mut dyn FnMut(&Leaf) -> bool,
-) -> Result<Search, Fault>
-where
-    P::State: Send + 'static,
-{
+) -> Result<Search, Fault> {
     let (mut tree, found) = search(program, options, &mut (), Some(fails))?;
     Ok(match found {
         Some(node) => Search::Found {
@@ -172,10 +163,7 @@ fn search<'a, P: Program>(
     options: &'a ExploreOptions,
     progress: &'a mut dyn Progress,
     watch: Option<&'a mut dyn FnMut(&Leaf) -> bool>,
-) -> Result<(Tree, Option<NodeId>), Fault>
-where
-    P::State: Send + 'static,
-{
+) -> Result<(Tree, Option<NodeId>), Fault> {
     let probe = options.max_memory.map(|budget| budget.used);
     let memory_before = probe.map(|used| used());
     let (initial, base) = program.initial_state()?;
@@ -202,25 +190,31 @@ where
         },
     };
     let root = explorer.run((initial, HistoryTree::ROOT));
+    // What the search holds at its end: the state table and the tree being built.
+    let held = probe.map(|used| used());
     let facts = Exploration {
         partial: explorer.partial,
         distinct_states: explorer.states.len() as u64,
         elapsed: explorer.started.elapsed(),
-        memory: probe
-            .zip(memory_before)
-            .map(|(used, before)| used().saturating_sub(before)),
+        memory: None,
     };
     let Explorer {
         tree,
         states,
         watch,
+        started,
         ..
     } = explorer;
-    // Freeing hundreds of thousands of stored states takes a noticeable share of a run (most
-    // of a second on large trees, past a `--timeout`); the caller needs only the tree, so they
-    // are freed beside it.
-    std::thread::spawn(move || drop(states));
-    Ok((tree.finish(root, facts), watch.found))
+    // Freed before the tree is finished, which then works out its counts: the peak is the
+    // larger of the two moments, not their sum.
+    drop(states);
+    let mut tree = tree.finish(root, facts);
+    tree.elapsed = started.elapsed();
+    tree.memory = probe
+        .zip(held)
+        .zip(memory_before)
+        .map(|((used, held), before)| held.max(used()).saturating_sub(before));
+    Ok((tree, watch.found))
 }
 
 /// What tells two states of the search apart: the program's state and the path's history.

@@ -120,12 +120,14 @@ impl fmt::Display for Bound {
 }
 
 /// What a node of the graph holds.
+///
+/// One word: the explorer stores a node per distinct state, hundreds of thousands of them, so
+/// what every node would carry lives beside the graph instead (the unfolded counts: see
+/// [`Tree::unfolded`]).
 #[derive(Clone, Debug)]
 pub struct Node {
     /// `Some` for a leaf (boxed: most nodes are inner nodes, and a leaf is large).
     pub leaf: Option<Box<Leaf>>,
-    /// Counts of the unfolded subtree below (and including) this node.
-    pub unfolded: Counts,
 }
 
 /// Counts over an unfolded (sub)tree.
@@ -300,14 +302,21 @@ pub struct Tree {
     pub distinct_states: u64,
     /// How long exploration took.
     pub elapsed: Duration,
-    /// Bytes exploration held at its end, when measured (see [`Exploration::memory`]).
+    /// Bytes exploration held at its peak, when measured (see [`Exploration::memory`]).
     pub memory: Option<usize>,
+    /// The counts of every node's unfolded subtree, by `NodeId::index()`.
+    unfolded: Vec<Counts>,
 }
 
 impl Tree {
+    /// Counts of the unfolded subtree below (and including) `node`.
+    pub fn unfolded(&self, node: NodeId) -> Counts {
+        self.unfolded[node.index()]
+    }
+
     /// Summary figures of the unfolded tree.
     pub fn stats(&self) -> Stats {
-        let c = self.graph[self.root].unfolded;
+        let c = self.unfolded(self.root);
         Stats {
             nodes: c.nodes,
             edges: c.nodes.saturating_sub(1),
@@ -420,7 +429,7 @@ impl Tree {
             }
             let mut chosen = None;
             for (event, child) in self.children(node) {
-                let leaves = self.graph[child].unfolded.leaves();
+                let leaves = self.unfolded(child).leaves();
                 if index < leaves {
                     chosen = Some((event, child));
                     break;
@@ -437,8 +446,8 @@ impl Tree {
 /// Builds a [`Tree`] bottom-up, whatever explores it.
 ///
 /// Every node is added after all its children (so descending node indices are a topological
-/// order from the root, which [`Tree::path_counts`] relies on), and gets the counts of its
-/// unfolded subtree as it is added. The state-space explorer uses it, and so can any other
+/// order from the root, which [`Tree::path_counts`] relies on); the counts of every node's
+/// unfolded subtree are worked out once, when the tree is finished. The state-space explorer uses it, and so can any other
 /// backend — one that re-executes schedule prefixes of a program whose state cannot be cloned
 /// or hashed, or a test that writes a tree by hand: the [`Tree`] does not record who built it.
 #[derive(Default)]
@@ -466,10 +475,8 @@ impl TreeBuilder {
 
     /// Adds a leaf.
     pub fn leaf(&mut self, leaf: Leaf) -> NodeId {
-        let unfolded = Counts::leaf(leaf.kind);
         self.graph.add_node(Node {
             leaf: Some(Box::new(leaf)),
-            unfolded,
         })
     }
 
@@ -486,17 +493,7 @@ impl TreeBuilder {
     /// [`TreeBuilder::node`] for steps already numbered ([`TreeBuilder::step_id`],
     /// [`TreeBuilder::event_id`]).
     pub(crate) fn node_of_steps(&mut self, children: &[(EventId, NodeId)]) -> NodeId {
-        let mut unfolded = Counts {
-            nodes: 1,
-            ..Counts::default()
-        };
-        for (_, child) in children {
-            unfolded.add_child(&self.graph[*child].unfolded);
-        }
-        let node = self.graph.add_node(Node {
-            leaf: None,
-            unfolded,
-        });
+        let node = self.graph.add_node(Node { leaf: None });
         for &(id, child) in children {
             self.graph.add_edge(node, child, id);
         }
@@ -560,7 +557,9 @@ impl TreeBuilder {
             })
             .collect();
         loops.sort_by_key(|l| (l.from, l.step.thread));
+        let unfolded = unfolded_counts(&self.graph);
         Tree {
+            unfolded,
             graph: self.graph,
             events,
             loops,
@@ -573,6 +572,30 @@ impl TreeBuilder {
     }
 }
 
+/// The counts of every node's unfolded subtree, by node index: in one pass up the graph, as
+/// every node was added after its children.
+fn unfolded_counts(graph: &DiGraph<Node, EventId>) -> Vec<Counts> {
+    let mut counts: Vec<Counts> = Vec::with_capacity(graph.node_count());
+    for node in graph.node_indices() {
+        let here = match &graph[node].leaf {
+            Some(leaf) => Counts::leaf(leaf.kind),
+            None => {
+                let mut here = Counts {
+                    nodes: 1,
+                    ..Counts::default()
+                };
+                for child in graph.neighbors_directed(node, Direction::Outgoing) {
+                    debug_assert!(child < node, "children are added first");
+                    here.add_child(&counts[child.index()]);
+                }
+                here
+            }
+        };
+        counts.push(here);
+    }
+    counts
+}
+
 /// What a backend knows about its exploration beyond the nodes it built.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Exploration {
@@ -582,8 +605,9 @@ pub struct Exploration {
     pub distinct_states: u64,
     /// How long exploration took.
     pub elapsed: Duration,
-    /// Bytes exploration held at its end (the tree and the search's maps), when the caller
-    /// gave a memory probe ([`crate::ExploreOptions::max_memory`]).
+    /// Bytes exploration held at its peak, when the caller gave a memory probe
+    /// ([`crate::ExploreOptions::max_memory`]): the larger of what the search held at its end
+    /// (the tree and the search's maps) and what the finished tree holds.
     pub memory: Option<usize>,
 }
 

@@ -371,10 +371,7 @@ impl<'a> Selector<'a> {
             leaves,
             if leaves == 1 { "leaf" } else { "leaves" }
         );
-        let hidden = self.input.tree.graph[node.node]
-            .unfolded
-            .nodes
-            .saturating_sub(1);
+        let hidden = self.input.tree.unfolded(node.node).nodes.saturating_sub(1);
         let slot = &mut self.cut[reason as usize];
         *slot = slot.saturating_add(hidden);
     }
@@ -416,7 +413,7 @@ impl<'a> Selector<'a> {
             label,
             leaf,
             collapsed: None,
-            leaves: tree.graph[node].unfolded.leaves(),
+            leaves: tree.unfolded(node).leaves(),
             race,
             witness: mask != 0,
             text,
@@ -493,7 +490,7 @@ impl<'a> Selector<'a> {
 /// The tooltip of a node: its state, label, counts and, for a leaf, its history.
 fn tooltip(input: &DrawInput<'_>, node: NodeId, schedule: Option<&[usize]>) -> String {
     let (tree, labeling) = (input.tree, input.labeling);
-    let counts = tree.graph[node].unfolded;
+    let counts = tree.unfolded(node);
     let mut s = format!("state {}", node.index());
     match (labeling.label(node), labeling.category(node)) {
         (Some(label), Some(category)) => {
