@@ -214,14 +214,17 @@ impl<P: Replay + ?Sized> Explorer<'_, P> {
                 continue;
             }
             prefix.push(thread);
-            let child = if run.steps[depth].thread == thread {
-                self.build(prefix, run)?
+            // The edge is the step as the execution that took it recorded it: a program that
+            // learns a step's value only by taking it (real code) offered it without one.
+            let (step, child) = if run.steps[depth].thread == thread {
+                (run.steps[depth].clone(), self.build(prefix, run)?)
             } else {
                 let other = self.run(prefix)?;
-                self.build(prefix, &other)?
+                let step = other.steps.get(depth).cloned().unwrap_or(event);
+                (step, self.build(prefix, &other)?)
             };
             prefix.pop();
-            children.push((event, child));
+            children.push((step, child));
         }
         Ok(self.builder.node(children))
     }

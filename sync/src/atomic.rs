@@ -1,0 +1,278 @@
+//! Atomics whose every operation is one step of the interleaving tree: drop-in for
+//! `std::sync::atomic`.
+//!
+//! Each call records its kind (read, write, CAS), the atomic's identity, the value it read or
+//! wrote and the caller's `file:line:col`. Every operation is sequentially consistent whatever
+//! `Ordering` is passed: fgvt explores interleavings, not weak-memory reorderings (a later
+//! step); the argument is taken so that code compiles unchanged.
+
+use std::fmt;
+use std::panic::Location;
+
+pub use std::sync::atomic::Ordering;
+
+use fgvt_tree::EventKind;
+
+use crate::runtime::{access, new_object, Acted, Pending};
+
+/// What a read-modify-write step records: a CAS's success, a swap's or fetch's write.
+fn acted(kind: EventKind, value: String) -> Acted {
+    Acted { kind, value }
+}
+
+macro_rules! common {
+    ($name:ident, $std:ty, $t:ty) => {
+        impl $name {
+            /// A new atomic holding `value`; its identity is its creation order in the test.
+            pub fn new(value: $t) -> Self {
+                $name {
+                    inner: <$std>::new(value),
+                    id: new_object(),
+                }
+            }
+
+            #[track_caller]
+            fn pending(&self, kind: EventKind) -> Pending {
+                Pending {
+                    kind,
+                    object: self.id,
+                    name: format!("{}#{}", stringify!($name), self.id),
+                    caller: Location::caller(),
+                }
+            }
+
+            /// Reads the value (one read step).
+            #[track_caller]
+            pub fn load(&self, _order: Ordering) -> $t {
+                access(self.pending(EventKind::Read), || {
+                    let v = self.inner.load(Ordering::SeqCst);
+                    (v, acted(EventKind::Read, format!("{v:?}")))
+                })
+            }
+
+            /// Writes `value` (one write step).
+            #[track_caller]
+            pub fn store(&self, value: $t, _order: Ordering) {
+                access(self.pending(EventKind::Write), || {
+                    self.inner.store(value, Ordering::SeqCst);
+                    ((), acted(EventKind::Write, format!("{value:?}")))
+                })
+            }
+
+            /// Writes `value` and returns the old one (one step).
+            #[track_caller]
+            pub fn swap(&self, value: $t, _order: Ordering) -> $t {
+                access(self.pending(EventKind::Write), || {
+                    let old = self.inner.swap(value, Ordering::SeqCst);
+                    (
+                        old,
+                        acted(EventKind::Write, format!("{old:?} -> {value:?}")),
+                    )
+                })
+            }
+
+            /// Writes `new` if the value is `current` (one CAS step, successful or not).
+            #[track_caller]
+            pub fn compare_exchange(
+                &self,
+                current: $t,
+                new: $t,
+                _success: Ordering,
+                _failure: Ordering,
+            ) -> Result<$t, $t> {
+                access(self.pending(EventKind::Cas { success: true }), || {
+                    let r = self.inner.compare_exchange(
+                        current,
+                        new,
+                        Ordering::SeqCst,
+                        Ordering::SeqCst,
+                    );
+                    let kind = EventKind::Cas { success: r.is_ok() };
+                    (r, acted(kind, format!("{current:?} -> {new:?}")))
+                })
+            }
+
+            /// As [`Self::compare_exchange`]: fgvt never fails a weak CAS spuriously.
+            #[track_caller]
+            pub fn compare_exchange_weak(
+                &self,
+                current: $t,
+                new: $t,
+                success: Ordering,
+                failure: Ordering,
+            ) -> Result<$t, $t> {
+                self.compare_exchange(current, new, success, failure)
+            }
+
+            /// The value, from an owned atomic (no step: nothing else can see it).
+            pub fn into_inner(self) -> $t {
+                self.inner.into_inner()
+            }
+
+            /// The value, through an exclusive reference (no step).
+            pub fn get_mut(&mut self) -> &mut $t {
+                self.inner.get_mut()
+            }
+        }
+
+        impl fmt::Debug for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                // Debug-printing is not a step of the test: read the value directly.
+                fmt::Debug::fmt(&self.inner, f)
+            }
+        }
+    };
+}
+
+macro_rules! fetch {
+    ($name:ident, $t:ty, $($op:ident),*) => {
+        impl $name {
+            $(
+                #[doc = concat!("`", stringify!($op), "` as one step; returns the old value.")]
+                #[track_caller]
+                pub fn $op(&self, value: $t, _order: Ordering) -> $t {
+                    access(self.pending(EventKind::Write), || {
+                        let old = self.inner.$op(value, Ordering::SeqCst);
+                        (old, acted(EventKind::Write, format!("{old:?} {} {value:?}", stringify!($op))))
+                    })
+                }
+            )*
+        }
+    };
+}
+
+macro_rules! atomic_int {
+    ($($name:ident($std:ty, $t:ty)),* $(,)?) => {
+        $(
+            #[doc = concat!("An instrumented `", stringify!($std), "`.")]
+            pub struct $name {
+                inner: $std,
+                id: u32,
+            }
+            common!($name, $std, $t);
+            fetch!($name, $t, fetch_add, fetch_sub, fetch_and, fetch_or, fetch_xor, fetch_max, fetch_min);
+
+            impl Default for $name {
+                fn default() -> Self {
+                    $name::new(0)
+                }
+            }
+        )*
+    };
+}
+
+atomic_int!(
+    AtomicUsize(std::sync::atomic::AtomicUsize, usize),
+    AtomicIsize(std::sync::atomic::AtomicIsize, isize),
+    AtomicU32(std::sync::atomic::AtomicU32, u32),
+    AtomicI32(std::sync::atomic::AtomicI32, i32),
+    AtomicU64(std::sync::atomic::AtomicU64, u64),
+    AtomicI64(std::sync::atomic::AtomicI64, i64),
+);
+
+/// An instrumented `std::sync::atomic::AtomicBool`.
+pub struct AtomicBool {
+    inner: std::sync::atomic::AtomicBool,
+    id: u32,
+}
+common!(AtomicBool, std::sync::atomic::AtomicBool, bool);
+fetch!(AtomicBool, bool, fetch_and, fetch_or, fetch_xor);
+
+impl Default for AtomicBool {
+    fn default() -> Self {
+        AtomicBool::new(false)
+    }
+}
+
+/// An instrumented `std::sync::atomic::AtomicPtr`. Its values are addresses, which differ
+/// between executions; reports show them as written.
+pub struct AtomicPtr<T> {
+    inner: std::sync::atomic::AtomicPtr<T>,
+    id: u32,
+}
+
+impl<T> AtomicPtr<T> {
+    /// A new atomic pointer holding `value`.
+    pub fn new(value: *mut T) -> Self {
+        AtomicPtr {
+            inner: std::sync::atomic::AtomicPtr::new(value),
+            id: new_object(),
+        }
+    }
+
+    #[track_caller]
+    fn pending(&self, kind: EventKind) -> Pending {
+        Pending {
+            kind,
+            object: self.id,
+            name: format!("AtomicPtr#{}", self.id),
+            caller: Location::caller(),
+        }
+    }
+
+    /// Reads the pointer (one read step).
+    #[track_caller]
+    pub fn load(&self, _order: Ordering) -> *mut T {
+        access(self.pending(EventKind::Read), || {
+            let v = self.inner.load(Ordering::SeqCst);
+            (v, acted(EventKind::Read, format!("{v:p}")))
+        })
+    }
+
+    /// Writes the pointer (one write step).
+    #[track_caller]
+    pub fn store(&self, value: *mut T, _order: Ordering) {
+        access(self.pending(EventKind::Write), || {
+            self.inner.store(value, Ordering::SeqCst);
+            ((), acted(EventKind::Write, format!("{value:p}")))
+        })
+    }
+
+    /// Writes `value` and returns the old pointer (one step).
+    #[track_caller]
+    pub fn swap(&self, value: *mut T, _order: Ordering) -> *mut T {
+        access(self.pending(EventKind::Write), || {
+            let old = self.inner.swap(value, Ordering::SeqCst);
+            (
+                old,
+                acted(EventKind::Write, format!("{old:p} -> {value:p}")),
+            )
+        })
+    }
+
+    /// Writes `new` if the pointer is `current` (one CAS step).
+    #[track_caller]
+    pub fn compare_exchange(
+        &self,
+        current: *mut T,
+        new: *mut T,
+        _success: Ordering,
+        _failure: Ordering,
+    ) -> Result<*mut T, *mut T> {
+        access(self.pending(EventKind::Cas { success: true }), || {
+            let r = self
+                .inner
+                .compare_exchange(current, new, Ordering::SeqCst, Ordering::SeqCst);
+            let kind = EventKind::Cas { success: r.is_ok() };
+            (r, acted(kind, format!("{current:p} -> {new:p}")))
+        })
+    }
+
+    /// As [`Self::compare_exchange`]: fgvt never fails a weak CAS spuriously.
+    #[track_caller]
+    pub fn compare_exchange_weak(
+        &self,
+        current: *mut T,
+        new: *mut T,
+        success: Ordering,
+        failure: Ordering,
+    ) -> Result<*mut T, *mut T> {
+        self.compare_exchange(current, new, success, failure)
+    }
+}
+
+impl<T> fmt::Debug for AtomicPtr<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.inner, f)
+    }
+}

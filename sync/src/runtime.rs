@@ -1,0 +1,556 @@
+//! The recording scheduler for real code: one execution of a test under shuttle's engine, with
+//! fgvt choosing every step.
+//!
+//! Shuttle runs every task of an execution as a coroutine on the calling OS thread, and asks a
+//! [`Scheduler`] which runnable task goes next. A scheduler cannot see what a task is about to
+//! do, so fgvt's instrumented types say it first: an access registers its pending step in the
+//! [`Recorder`] (kind, object, the caller's source position), then switches; the scheduler reads
+//! the pending step of every runnable task, offers those that can move to the explorer's
+//! [`Choose`] callback, and resumes the one chosen, which then acts and records the event with
+//! the value it saw. Only one task runs at a time, so an access is atomic by construction: the
+//! memory model is sequentially consistent.
+//!
+//! A task with no pending step (a thread starting, ending, or the main task spawning and
+//! joining) runs on without a choice: those points carry no event and do not branch.
+//!
+//! The recorder lives in a thread-local for the length of one execution; every task of the
+//! execution runs on this OS thread, so every access finds it. Outside an execution (the
+//! object's own serial runs, which the `self` spec makes) the types act at once.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::panic::Location;
+use std::sync::{Arc, Once};
+
+use fgvt_tree::replay::{Choose, Run, RunEnd};
+use fgvt_tree::{Bound, Call, Event, EventKind, Fault, History, Span, ThreadId, Value, Wait};
+use shuttle::scheduler::{Schedule, Scheduler, Task, TaskId};
+
+use crate::sources;
+
+thread_local! {
+    /// The execution running on this OS thread, if any.
+    static RECORDER: RefCell<Option<Recorder>> = const { RefCell::new(None) };
+}
+
+/// What a task is about to do: registered before it switches, read by the scheduler.
+#[derive(Clone, Debug)]
+pub(crate) struct Pending {
+    /// The kind of access (a lock's enables the task only while the lock is free).
+    pub kind: EventKind,
+    /// The object accessed, by its number in the execution.
+    pub object: u32,
+    /// Its name in reports (`AtomicUsize#0`).
+    pub name: String,
+    /// Where the access is in the user's source.
+    pub caller: &'static Location<'static>,
+}
+
+/// What an access saw or did, once it has acted.
+pub(crate) struct Acted {
+    /// The kind, now known exactly (a CAS's success).
+    pub kind: EventKind,
+    /// The value read or written, for reports.
+    pub value: String,
+}
+
+/// A test thread of the execution.
+#[derive(Default)]
+struct Lane {
+    /// Its step about to happen, if it has registered one.
+    pending: Option<Pending>,
+    /// The operation it is running.
+    op: Option<RunningOp>,
+}
+
+/// An operation being run by a thread.
+struct RunningOp {
+    index: usize,
+    call: Call,
+    /// Steps taken so far.
+    steps: usize,
+    /// The position in [`Recorder::steps`] of its last step.
+    last: Option<usize>,
+}
+
+/// Whether the accesses of the current task are steps of the tree.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Constructor, `init` or `final`: the main task alone, acting at once.
+    Serial,
+    /// The test threads run; their accesses are steps.
+    Concurrent,
+}
+
+/// The record of one execution.
+struct Recorder {
+    phase: Phase,
+    lanes: Vec<Lane>,
+    /// Test threads by shuttle task.
+    tasks: HashMap<TaskId, ThreadId>,
+    steps: Vec<Event>,
+    history: History,
+    /// Locks held, by object, with their holder.
+    locks: HashMap<u32, ThreadId>,
+    /// Objects created so far: the next object's number (stable across executions, as every
+    /// execution creates the same objects in the same order).
+    objects: u32,
+    /// How the execution ended, once it has.
+    end: Option<RunEnd>,
+    /// The explorer's choice of the next step; lent for the length of the execution.
+    choose: *mut Choose<'static>,
+    max_steps: usize,
+    /// Spans of source positions met so far.
+    spans: HashMap<(&'static str, u32, u32), Span>,
+}
+
+/// The limits of one execution.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Limits {
+    /// Most steps one operation may take before the execution ends bounded.
+    pub max_steps: usize,
+}
+
+/// Runs `body` once under the recording scheduler, for `threads` test threads, letting
+/// `choose` pick every step; the steps taken and how the execution ended.
+pub(crate) fn execute(
+    threads: usize,
+    limits: Limits,
+    choose: &mut Choose<'_>,
+    body: Arc<dyn Fn() + Send + Sync>,
+) -> Run {
+    install_panic_hook();
+    // SAFETY: the recorder, and the pointer with it, is removed before this function returns,
+    // and nothing else keeps it: the callback is used only while it is alive.
+    let choose: *mut Choose<'static> = unsafe { std::mem::transmute(choose) };
+    let recorder = Recorder {
+        phase: Phase::Serial,
+        lanes: (0..threads).map(|_| Lane::default()).collect(),
+        tasks: HashMap::new(),
+        steps: Vec::new(),
+        history: History::new(),
+        locks: HashMap::new(),
+        objects: 0,
+        end: None,
+        choose,
+        max_steps: limits.max_steps,
+        spans: HashMap::new(),
+    };
+    RECORDER.with(|r| *r.borrow_mut() = Some(recorder));
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        shuttle::Runner::new(OneExecution { started: false }, config()).run(move || body())
+    }));
+    let recorder = RECORDER
+        .with(|r| r.borrow_mut().take())
+        .expect("the recorder outlives its execution");
+    let end = match (recorder.end, outcome) {
+        (Some(end), _) => end,
+        (None, Err(payload)) => RunEnd::Fault {
+            history: recorder.history,
+            fault: Fault {
+                message: panic_message(payload.as_ref()),
+                span: None,
+            },
+        },
+        (None, Ok(_)) => RunEnd::Abandoned,
+    };
+    Run {
+        steps: recorder.steps,
+        end,
+    }
+}
+
+/// Shuttle's settings: no schedule files written on failure (fgvt reports faults itself), and
+/// no step limit of shuttle's own (fgvt bounds each operation).
+fn config() -> shuttle::Config {
+    let mut config = shuttle::Config::default();
+    config.failure_persistence = shuttle::FailurePersistence::None;
+    config.max_steps = shuttle::MaxSteps::None;
+    config
+}
+
+/// Shuttle's scheduler for one execution: the recorder decides.
+struct OneExecution {
+    started: bool,
+}
+
+impl Scheduler for OneExecution {
+    fn new_execution(&mut self) -> Option<Schedule> {
+        (!std::mem::replace(&mut self.started, true)).then(|| Schedule::new(0))
+    }
+
+    fn next_task(
+        &mut self,
+        runnable: &[&Task],
+        _current: Option<TaskId>,
+        _yielding: bool,
+    ) -> Option<TaskId> {
+        // Called while shuttle's engine is borrowed: no shuttle API in here.
+        RECORDER.with(|r| r.borrow_mut().as_mut()?.next_task(runnable))
+    }
+
+    fn next_u64(&mut self) -> u64 {
+        0
+    }
+}
+
+impl Recorder {
+    fn thread_of(&self, task: TaskId) -> Option<ThreadId> {
+        self.tasks.get(&task).copied()
+    }
+
+    fn pending_of(&self, task: TaskId) -> Option<&Pending> {
+        self.lanes[self.thread_of(task)?].pending.as_ref()
+    }
+
+    /// Whether a thread's pending step can happen now.
+    fn enabled(&self, pending: &Pending) -> bool {
+        pending.kind != EventKind::Lock || !self.locks.contains_key(&pending.object)
+    }
+
+    fn next_task(&mut self, runnable: &[&Task]) -> Option<TaskId> {
+        if self.end.is_some() {
+            return None;
+        }
+        // A task between steps runs on: starting, ending, spawning and joining do not branch.
+        if let Some(task) = runnable.iter().find(|t| self.pending_of(t.id()).is_none()) {
+            return Some(task.id());
+        }
+        let candidates: Vec<(ThreadId, Event, TaskId)> = runnable
+            .iter()
+            .filter_map(|task| {
+                let thread = self.thread_of(task.id())?;
+                let pending = self.lanes[thread].pending.as_ref()?;
+                self.enabled(pending)
+                    .then(|| (thread, self.pending_event(thread), task.id()))
+            })
+            .collect();
+        if candidates.is_empty() {
+            self.end = Some(self.stuck());
+            return None;
+        }
+        let offered: Vec<(ThreadId, Event)> =
+            candidates.iter().map(|(t, e, _)| (*t, e.clone())).collect();
+        // SAFETY: `execute` keeps the callback alive while the recorder exists.
+        let choose = unsafe { &mut *self.choose };
+        match choose(&offered) {
+            Some(thread) => candidates
+                .iter()
+                .find(|(t, _, _)| *t == thread)
+                .map(|(_, _, task)| *task),
+            None => {
+                self.end = Some(RunEnd::Abandoned);
+                None
+            }
+        }
+    }
+
+    /// The event `thread`'s pending step would be, before it acts (its value unknown).
+    fn pending_event(&mut self, thread: ThreadId) -> Event {
+        let pending = self.lanes[thread].pending.clone().expect("a pending step");
+        let acted = Acted {
+            kind: pending.kind,
+            value: String::new(),
+        };
+        self.event(thread, &pending, acted)
+    }
+
+    fn event(&mut self, thread: ThreadId, pending: &Pending, acted: Acted) -> Event {
+        let span = self.span(pending.caller);
+        let op = self.lanes[thread].op.as_ref();
+        Event {
+            thread,
+            op_index: op.map_or(0, |o| o.index),
+            op: op.map_or_else(String::new, |o| o.call.op.clone()),
+            kind: acted.kind,
+            location: pending.name.clone(),
+            value: acted.value,
+            span,
+            call: op.filter(|o| o.steps == 0).map(|o| o.call.clone()),
+            ret: None,
+        }
+    }
+
+    fn span(&mut self, caller: &'static Location<'static>) -> Span {
+        *self
+            .spans
+            .entry((caller.file(), caller.line(), caller.column()))
+            .or_insert_with(|| sources::span(caller.file(), caller.line(), caller.column()))
+    }
+
+    /// The end where no thread can move: the history with the calls about to be made, and
+    /// what each thread waits for.
+    fn stuck(&self) -> RunEnd {
+        let mut history = self.history.clone();
+        let mut waiting = Vec::new();
+        for (thread, lane) in self.lanes.iter().enumerate() {
+            let (Some(pending), Some(op)) = (&lane.pending, &lane.op) else {
+                continue;
+            };
+            if op.steps == 0 {
+                history.call(thread, op.call.clone());
+            }
+            let holder = self.locks.get(&pending.object);
+            waiting.push(Wait {
+                thread,
+                op: op.call.to_string(),
+                reason: match holder {
+                    Some(h) => format!("waits for {} held by T{h}", pending.name),
+                    None => format!("waits at {}", pending.name),
+                },
+                span: Some(sources::span(
+                    pending.caller.file(),
+                    pending.caller.line(),
+                    pending.caller.column(),
+                )),
+            });
+        }
+        history.stuck = true;
+        RunEnd::Stuck { history, waiting }
+    }
+}
+
+/// Runs `f` with the current execution's recorder, if there is one and the calling task is a
+/// test thread in the concurrent part.
+fn with_thread<R>(f: impl FnOnce(&mut Recorder, ThreadId) -> R) -> Option<R> {
+    RECORDER.with(|r| {
+        let mut r = r.borrow_mut();
+        let recorder = r.as_mut()?;
+        if recorder.phase != Phase::Concurrent {
+            return None;
+        }
+        let thread = recorder.thread_of(shuttle::current::me())?;
+        Some(f(recorder, thread))
+    })
+}
+
+/// The number of a new object: its identity across executions.
+pub(crate) fn new_object() -> u32 {
+    RECORDER
+        .with(|r| {
+            r.borrow_mut().as_mut().map(|rec| {
+                rec.objects += 1;
+                rec.objects - 1
+            })
+        })
+        .unwrap_or(0)
+}
+
+/// One shared access: registered, scheduled, then done by `act`, which says what it saw.
+/// Outside a test thread's concurrent part, `act` runs at once.
+pub(crate) fn access<R>(pending: Pending, act: impl FnOnce() -> (R, Acted)) -> R {
+    if std::thread::panicking() {
+        // A destructor while a panic unwinds (a guard's release): the execution ends at the
+        // panic, so this is no step; switching now would hand the unwinding task to shuttle.
+        return act().0;
+    }
+    let registered = with_thread(|rec, thread| {
+        let lane = &mut rec.lanes[thread];
+        let over = lane.op.as_ref().is_some_and(|op| op.steps >= rec.max_steps);
+        if over {
+            let op = lane.op.as_ref().expect("an operation");
+            let bound = Bound::MaxSteps {
+                thread,
+                op: op.call.to_string(),
+                max: rec.max_steps,
+            };
+            rec.end = Some(RunEnd::Bounded {
+                history: rec.history.clone(),
+                bound,
+            });
+        }
+        lane.pending = Some(pending.clone());
+    });
+    if registered.is_none() {
+        return act().0;
+    }
+    shuttle_engine::runtime::thread::switch();
+    let (result, acted) = act();
+    with_thread(|rec, thread| {
+        let pending = rec.lanes[thread].pending.take().expect("registered");
+        let event = rec.event(thread, &pending, acted);
+        match event.kind {
+            EventKind::Lock => {
+                rec.locks.insert(pending.object, thread);
+            }
+            EventKind::Unlock => {
+                rec.locks.remove(&pending.object);
+            }
+            _ => {}
+        }
+        let position = rec.steps.len();
+        let op = rec.lanes[thread].op.as_mut();
+        if let Some(op) = op {
+            if op.steps == 0 {
+                rec.history.call(thread, op.call.clone());
+            }
+            op.steps += 1;
+            op.last = Some(position);
+        }
+        rec.steps.push(event);
+    });
+    result
+}
+
+/// Marks the calling task as test thread `thread`.
+pub(crate) fn enter_thread(thread: ThreadId) {
+    let me = shuttle::current::me();
+    RECORDER.with(|r| {
+        if let Some(rec) = r.borrow_mut().as_mut() {
+            rec.tasks.insert(me, thread);
+        }
+    });
+}
+
+/// Starts the concurrent part (`true`) or ends it (`false`).
+pub(crate) fn concurrent(on: bool) {
+    RECORDER.with(|r| {
+        if let Some(rec) = r.borrow_mut().as_mut() {
+            rec.phase = if on { Phase::Concurrent } else { Phase::Serial };
+        }
+    });
+}
+
+/// `thread` starts its `index`-th operation, `call`.
+pub(crate) fn begin_op(thread: ThreadId, index: usize, call: &Call) {
+    with_thread(|rec, _| {
+        rec.lanes[thread].op = Some(RunningOp {
+            index,
+            call: call.clone(),
+            steps: 0,
+            last: None,
+        });
+    });
+}
+
+/// The calling thread's operation returned `value`. One that took no shared step takes a local
+/// one now, so that its call and return are events of the tree like every other operation's.
+#[track_caller]
+pub(crate) fn end_op(value: &Value) {
+    let caller = Location::caller();
+    let stepless = with_thread(|rec, thread| {
+        rec.lanes[thread]
+            .op
+            .as_ref()
+            .is_some_and(|op| op.steps == 0)
+    });
+    if stepless == Some(true) {
+        let pending = Pending {
+            kind: EventKind::Local,
+            object: u32::MAX,
+            name: String::new(),
+            caller,
+        };
+        access(pending, || {
+            (
+                (),
+                Acted {
+                    kind: EventKind::Local,
+                    value: String::new(),
+                },
+            )
+        });
+    }
+    with_thread(|rec, thread| {
+        if let Some(op) = rec.lanes[thread].op.take() {
+            if let Some(last) = op.last {
+                rec.steps[last].ret = Some(value.clone());
+            }
+            rec.history.ret(thread, value.clone());
+        }
+    });
+}
+
+/// Records a serial operation (`init` or `final`) on `lane`, outside the concurrent part.
+pub(crate) fn serial_op(lane: ThreadId, call: &Call, value: &Value) {
+    RECORDER.with(|r| {
+        if let Some(rec) = r.borrow_mut().as_mut() {
+            rec.history.call(lane, call.clone());
+            rec.history.ret(lane, value.clone());
+        }
+    });
+}
+
+/// Ends the execution as a fault (a panic, or an unknown operation), at `location` (file,
+/// line, column) when known.
+pub(crate) fn fault(message: String, location: Option<(String, u32, u32)>) {
+    RECORDER.with(|r| {
+        if let Some(rec) = r.borrow_mut().as_mut() {
+            if rec.end.is_none() {
+                let span = location.map(|(file, line, column)| sources::span(&file, line, column));
+                rec.end = Some(RunEnd::Fault {
+                    history: rec.history.clone(),
+                    fault: Fault { message, span },
+                });
+            }
+        }
+    });
+}
+
+/// Ends the execution complete, with its history.
+pub(crate) fn complete() {
+    RECORDER.with(|r| {
+        if let Some(rec) = r.borrow_mut().as_mut() {
+            if rec.end.is_none() {
+                rec.end = Some(RunEnd::Complete {
+                    history: rec.history.clone(),
+                });
+            }
+        }
+    });
+}
+
+/// Whether the execution has ended (a fault or a bound): the rest of a thread should not run.
+pub(crate) fn ended() -> bool {
+    RECORDER.with(|r| r.borrow().as_ref().is_some_and(|rec| rec.end.is_some()))
+}
+
+thread_local! {
+    /// Where the last panic of this OS thread happened (file, line, column), kept by fgvt's
+    /// panic hook.
+    static PANICKED_AT: RefCell<Option<(String, u32, u32)>> = const { RefCell::new(None) };
+}
+
+/// The location of the last panic caught in an execution on this thread.
+pub(crate) fn last_panic_location() -> Option<(String, u32, u32)> {
+    PANICKED_AT.with(|p| p.borrow_mut().take())
+}
+
+/// Installs fgvt's panic hook over shuttle's: a panic in user code during an execution is a
+/// fault leaf, caught and recorded, not a test failure to print.
+fn install_panic_hook() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        // Shuttle puts its hook over the one it finds at its first execution, and that hook
+        // reports every panic as a failed shuttle test. Run an empty execution so that it is
+        // installed now, then put fgvt's on top, which passes panics outside executions to the
+        // hook that was there before shuttle's.
+        let before = std::panic::take_hook();
+        shuttle::Runner::new(OneExecution { started: false }, config()).run(|| {});
+        drop(std::panic::take_hook());
+        std::panic::set_hook(Box::new(move |info| {
+            let recording = RECORDER
+                .try_with(|r| r.try_borrow().map(|r| r.is_some()).unwrap_or(true))
+                .unwrap_or(false);
+            if recording {
+                let location = info
+                    .location()
+                    .map(|l| (l.file().to_string(), l.line(), l.column()));
+                let _ = PANICKED_AT.try_with(|p| *p.borrow_mut() = location);
+            } else {
+                before(info);
+            }
+        }));
+    });
+}
+
+/// The message of a panic payload.
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic".to_string()
+    }
+}

@@ -1,0 +1,115 @@
+//! The user's source files, read once, so that reports quote the lines of their `.rs` files.
+//!
+//! `#[track_caller]` gives a file name as rustc saw it (relative to the directory cargo ran it
+//! in, the workspace root, for a workspace member), a line and a column. A test runs in its
+//! package's directory, so a relative name is looked for there and in every directory above.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
+
+use fgvt_tree::{SourceMap, Span};
+
+/// Every source file met, with its number in the map.
+#[derive(Default)]
+struct Sources {
+    map: SourceMap,
+    numbers: HashMap<String, u32>,
+    texts: Vec<String>,
+}
+
+fn sources() -> &'static Mutex<Sources> {
+    static SOURCES: OnceLock<Mutex<Sources>> = OnceLock::new();
+    SOURCES.get_or_init(Default::default)
+}
+
+/// The span of the expression at `line`:`column` (1-based) of `file`: from there to the end
+/// of its line, without a trailing `;`. A file that cannot be read gets an empty text (its
+/// positions then have no snippet).
+pub(crate) fn span(file: &str, line: u32, column: u32) -> Span {
+    let mut sources = sources().lock().unwrap_or_else(|e| e.into_inner());
+    let number = match sources.numbers.get(file) {
+        Some(&n) => n,
+        None => {
+            let text = read(file).unwrap_or_default();
+            let n = sources.map.add(file, text.clone());
+            sources.texts.push(text);
+            sources.numbers.insert(file.to_string(), n);
+            n
+        }
+    };
+    let text = &sources.texts[number as usize];
+    let start = offset(text, line, column);
+    let line_end = text[start..].find('\n').map_or(text.len(), |i| start + i);
+    let end = start + text[start..line_end].trim_end().trim_end_matches(';').len();
+    Span::new(number, start, end.max(start))
+}
+
+/// Every file met so far, to resolve the spans of a tree's events.
+pub(crate) fn map() -> SourceMap {
+    sources()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .map
+        .clone()
+}
+
+/// The byte offset of `line`:`column` (1-based, the column in characters) in `text`, clamped.
+fn offset(text: &str, line: u32, column: u32) -> usize {
+    let line_start = if line <= 1 {
+        0
+    } else {
+        text.match_indices('\n')
+            .nth(line as usize - 2)
+            .map_or(text.len(), |(i, _)| i + 1)
+    };
+    let rest = &text[line_start..];
+    let line_text = &rest[..rest.find('\n').unwrap_or(rest.len())];
+    line_start
+        + line_text
+            .char_indices()
+            .nth(column.saturating_sub(1) as usize)
+            .map_or(line_text.len(), |(i, _)| i)
+}
+
+/// The text of `file`, looked for as given, then under every directory above this one.
+fn read(file: &str) -> Option<String> {
+    let path = Path::new(file);
+    if path.is_absolute() {
+        return std::fs::read_to_string(path).ok();
+    }
+    let here = std::env::current_dir().ok()?;
+    here.ancestors()
+        .map(|dir| dir.join(path))
+        .find(|p: &PathBuf| p.is_file())
+        .and_then(|p| std::fs::read_to_string(p).ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_position_is_a_byte_offset_in_its_line() {
+        let text = "fn a() {}\n    let x = d.load();\nend";
+        assert_eq!(offset(text, 1, 1), 0);
+        assert_eq!(
+            &text[offset(text, 2, 13)..offset(text, 2, 13) + 6],
+            "d.load"
+        );
+        assert_eq!(offset(text, 9, 1), text.len(), "past the end: clamped");
+    }
+
+    #[test]
+    fn this_file_is_found_and_quoted() {
+        let (s, at) = (span(file!(), line!(), 9), line!());
+        let location = map().locate(s).expect("this file is read");
+        assert_eq!(location.line as u32, at);
+        assert_eq!(location.column, 9);
+        assert!(location.snippet.starts_with("let (s, at) = (span(file!()"));
+        assert!(
+            !location.snippet.ends_with(';'),
+            "up to the end of the statement"
+        );
+    }
+}

@@ -1,0 +1,326 @@
+//! A test of a Rust object, built in code: `init`, threads, `final`, limits; explored by
+//! re-execution and localized like a model's.
+
+use std::collections::HashMap;
+use std::marker::PhantomData;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use fgvt_checker::{check, CheckOptions, Verdict as CheckVerdict};
+use fgvt_labeling::cdrs::{find_cdrs, Cdrs, CdrsOptions};
+use fgvt_labeling::labels::{label_tree, Labeling, LeafOutcome};
+use fgvt_labeling::pattern::Pattern;
+use fgvt_reports::{build_report, Explanation, LocalizeReport, ReportInput, TestInfo, Verdict};
+use fgvt_tree::replay::{explore_replay, Choose, Replay, ReplayError, ReplayOptions, Run};
+use fgvt_tree::{Call, LeafKind, NodeId, Tree, FINAL_LANE, INIT_LANE};
+
+use crate::object::Object;
+use crate::runtime::{self, Limits};
+use crate::sources;
+use crate::spec::SelfSpec;
+
+/// The calls of a test: what every execution runs.
+#[derive(Clone, Debug, Default)]
+struct Plan {
+    init: Vec<Call>,
+    threads: Vec<Vec<Call>>,
+    finals: Vec<Call>,
+}
+
+/// A test of the object `O`: serial `init` calls, threads of calls run concurrently, serial
+/// `final` calls.
+///
+/// Calls are written as in `failing.json` (`"write(0, 2)"`) and run through
+/// [`Object::call`]. A call that does not parse panics at once, naming it: the builder is
+/// used in tests.
+pub struct Test<O: Object> {
+    name: String,
+    plan: Plan,
+    limits: Limits,
+    max_states: usize,
+    object: PhantomData<fn() -> O>,
+}
+
+/// What [`Test::localize`] found: the report, with the tree and labels it describes.
+pub struct Localized {
+    /// The report, as `fgvt localize` makes it for a model.
+    pub report: LocalizeReport,
+    /// The interleaving tree.
+    pub tree: Tree,
+    /// Its labels.
+    pub labeling: Labeling,
+    /// Its critical data race sequences.
+    pub cdrs: Cdrs,
+}
+
+impl<O: Object> Test<O> {
+    /// An empty test named `name` (reports and files under `target/fgvt/` use it).
+    pub fn new(name: &str) -> Self {
+        Test {
+            name: name.to_string(),
+            plan: Plan::default(),
+            limits: Limits { max_steps: 1_000 },
+            max_states: 1_000_000,
+            object: PhantomData,
+        }
+    }
+
+    /// Adds serial calls run before the threads start.
+    pub fn init(mut self, calls: &[&str]) -> Self {
+        self.plan.init.extend(calls.iter().map(|c| parse(c)));
+        self
+    }
+
+    /// Adds a thread running `calls` in order.
+    pub fn thread(mut self, calls: &[&str]) -> Self {
+        self.plan
+            .threads
+            .push(calls.iter().map(|c| parse(c)).collect());
+        self
+    }
+
+    /// Adds serial calls run after every thread has finished (`final` in test files).
+    pub fn finally(mut self, calls: &[&str]) -> Self {
+        self.plan.finals.extend(calls.iter().map(|c| parse(c)));
+        self
+    }
+
+    /// Most steps one operation may take on a path (an endless spin ends there, bounded).
+    pub fn max_steps(mut self, max: usize) -> Self {
+        self.limits.max_steps = max;
+        self
+    }
+
+    /// Most tree nodes before exploration stops (the result is then partial).
+    pub fn max_states(mut self, max: usize) -> Self {
+        self.max_states = max;
+        self
+    }
+
+    /// The interleaving tree, by re-executing the object under every schedule.
+    pub fn explore(&self) -> Result<Tree, ReplayError> {
+        let options = ReplayOptions {
+            max_states: self.max_states,
+            timeout: None,
+        };
+        explore_replay(self, &options)
+    }
+
+    /// Explores, judges every leaf against the `self` spec, labels the tree and finds its
+    /// critical data race sequences.
+    pub fn localize(&self) -> Result<Localized, ReplayError> {
+        let tree = self.explore()?;
+        let spec = SelfSpec::<O>::new();
+        let options = CheckOptions::default();
+        let mut verdicts: HashMap<NodeId, (LeafOutcome, Option<Explanation>)> = HashMap::new();
+        for (node, leaf, _) in tree.leaves() {
+            let judged = match leaf.kind {
+                LeafKind::Bounded => (LeafOutcome::Unknown, None),
+                LeafKind::Fault => {
+                    let message = leaf.fault.as_ref().map_or("", |f| f.message.as_str());
+                    let text = format!("the object panicked: {message}");
+                    (LeafOutcome::Fail, Some(explanation(text.clone(), text)))
+                }
+                LeafKind::Complete | LeafKind::Stuck => {
+                    match check(&spec, &leaf.history, &options).map(|o| o.verdict) {
+                        Ok(CheckVerdict::Linearizable { .. }) => (LeafOutcome::Pass, None),
+                        Ok(CheckVerdict::NotLinearizable(e)) => (
+                            LeafOutcome::Fail,
+                            Some(explanation(e.headline(), e.to_string())),
+                        ),
+                        Ok(CheckVerdict::Unknown) | Err(_) => (LeafOutcome::Unknown, None),
+                    }
+                }
+            };
+            verdicts.insert(node, judged);
+        }
+        let labeling = label_tree(&tree, |node, _| {
+            verdicts
+                .get(&node)
+                .map_or(LeafOutcome::Unknown, |(o, _)| *o)
+        });
+        let pattern = Pattern::default();
+        let cdrs = find_cdrs(&tree, &labeling, &pattern, &CdrsOptions::default());
+        let info = TestInfo {
+            file: self.name.clone(),
+            object: std::any::type_name::<O>().to_string(),
+            spec: "self".to_string(),
+            command: "cargo test".to_string(),
+        };
+        let sources = sources::map();
+        let input = ReportInput {
+            tree: &tree,
+            labeling: &labeling,
+            cdrs: &cdrs,
+            pattern: &pattern,
+            sources: &sources,
+            test: &info,
+            max_cdrs: 10,
+        };
+        let report = build_report(&input, |leaf| {
+            verdicts.get(&leaf).and_then(|(_, e)| e.clone())
+        });
+        Ok(Localized {
+            report,
+            tree,
+            labeling,
+            cdrs,
+        })
+    }
+
+    /// Localizes the test and panics unless the object is linearizable on it: the panic
+    /// message is the text report, and its Markdown and JSON are written under
+    /// `target/fgvt/<name>.md` and `.json` for a bug ticket.
+    #[track_caller]
+    pub fn assert_linearizable(&self) {
+        let localized = match self.localize() {
+            Ok(l) => l,
+            Err(e) => panic!("fgvt could not explore `{}`: {e}", self.name),
+        };
+        let report = &localized.report;
+        if report.verdict == Verdict::Linearizable {
+            return;
+        }
+        let written = self.write_reports(report);
+        let text = fgvt_reports::render_text(report, false);
+        panic!("{text}\n{written}");
+    }
+
+    /// Writes the Markdown and JSON of `report` under `target/fgvt/`; says where, or why not.
+    fn write_reports(&self, report: &LocalizeReport) -> String {
+        let dir = target_dir().join("fgvt");
+        let stem: String = self
+            .name
+            .chars()
+            .map(|c| {
+                if c.is_alphanumeric() || c == '-' || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let write = || -> std::io::Result<PathBuf> {
+            std::fs::create_dir_all(&dir)?;
+            let md = dir.join(format!("{stem}.md"));
+            std::fs::write(&md, fgvt_reports::render_markdown(report))?;
+            std::fs::write(
+                dir.join(format!("{stem}.json")),
+                fgvt_reports::render_json(report),
+            )?;
+            Ok(md)
+        };
+        match write() {
+            Ok(md) => format!("(Markdown and JSON written to {})", md.display()),
+            Err(e) => format!("(could not write the reports under {}: {e})", dir.display()),
+        }
+    }
+}
+
+impl<O: Object> Replay for Test<O> {
+    fn execute(&self, choose: &mut Choose<'_>) -> Run {
+        let plan = Arc::new(self.plan.clone());
+        let threads = plan.threads.len();
+        runtime::execute(
+            threads,
+            self.limits,
+            choose,
+            Arc::new(move || run_plan::<O>(&plan)),
+        )
+    }
+}
+
+/// One execution of the plan, inside shuttle: the object, `init`, the threads, `final`.
+fn run_plan<O: Object>(plan: &Arc<Plan>) {
+    let Some(object) = guarded(O::new) else {
+        return;
+    };
+    let object = Arc::new(object);
+    for call in &plan.init {
+        match guarded(|| object.call(call)) {
+            Some(Ok(value)) => runtime::serial_op(INIT_LANE, call, &value),
+            Some(Err(message)) => return runtime::fault(message, None),
+            None => return,
+        }
+    }
+    runtime::concurrent(true);
+    let handles: Vec<_> = (0..plan.threads.len())
+        .map(|thread| {
+            let object = Arc::clone(&object);
+            let plan = Arc::clone(plan);
+            shuttle::thread::spawn(move || run_thread(&*object, thread, &plan.threads[thread]))
+        })
+        .collect();
+    for handle in handles {
+        // A thread's panic is caught inside it (`guarded`): joining cannot fail.
+        let _ = handle.join();
+    }
+    runtime::concurrent(false);
+    if runtime::ended() {
+        return;
+    }
+    for call in &plan.finals {
+        match guarded(|| object.call(call)) {
+            Some(Ok(value)) => runtime::serial_op(FINAL_LANE, call, &value),
+            Some(Err(message)) => return runtime::fault(message, None),
+            None => return,
+        }
+    }
+    runtime::complete();
+}
+
+/// Test thread `thread`, running its calls.
+fn run_thread<O: Object>(object: &O, thread: usize, calls: &[Call]) {
+    runtime::enter_thread(thread);
+    for (index, call) in calls.iter().enumerate() {
+        if runtime::ended() {
+            return;
+        }
+        runtime::begin_op(thread, index, call);
+        match guarded(|| object.call(call)) {
+            Some(Ok(value)) => runtime::end_op(&value),
+            Some(Err(message)) => return runtime::fault(message, None),
+            None => return,
+        }
+    }
+}
+
+/// Runs user code; a panic becomes the execution's fault (and `None`).
+fn guarded<R>(f: impl FnOnce() -> R) -> Option<R> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(r) => Some(r),
+        Err(payload) => {
+            let message = runtime::panic_message(payload.as_ref());
+            runtime::fault(message, runtime::last_panic_location());
+            None
+        }
+    }
+}
+
+fn explanation(headline: String, text: String) -> Explanation {
+    Explanation {
+        headline,
+        text,
+        json: serde_json::Value::Null,
+    }
+}
+
+/// A call written in a test.
+fn parse(text: &str) -> Call {
+    fgvt_lang::parse_call(text)
+        .unwrap_or_else(|(at, message)| panic!("`{text}` is not a call (at byte {at}): {message}"))
+}
+
+/// Cargo's target directory: `CARGO_TARGET_DIR`, or `target` beside the workspace's
+/// `Cargo.lock`, looked for from the current directory up.
+fn target_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR") {
+        return PathBuf::from(dir);
+    }
+    let here = std::env::current_dir().unwrap_or_default();
+    here.ancestors()
+        .find(|d| d.join("Cargo.lock").is_file())
+        .unwrap_or(&here)
+        .join("target")
+}
