@@ -58,6 +58,8 @@
 
 pub mod atomic;
 mod cell;
+#[doc(hidden)]
+pub mod main_entry;
 mod mutex;
 mod object;
 mod runtime;

@@ -23,9 +23,8 @@ fn sources() -> &'static Mutex<Sources> {
     SOURCES.get_or_init(Default::default)
 }
 
-/// The span of the expression at `line`:`column` (1-based) of `file`: from there to the end
-/// of its line, without a trailing `;`. A file that cannot be read gets an empty text (its
-/// positions then have no snippet).
+/// The span of the expression at `line`:`column` (1-based) of `file` (see [`expression`]). A
+/// file that cannot be read gets an empty text (its positions then have no snippet).
 pub(crate) fn span(file: &str, line: u32, column: u32) -> Span {
     let mut sources = sources().lock().unwrap_or_else(|e| e.into_inner());
     let number = match sources.numbers.get(file) {
@@ -39,10 +38,70 @@ pub(crate) fn span(file: &str, line: u32, column: u32) -> Span {
         }
     };
     let text = &sources.texts[number as usize];
-    let start = offset(text, line, column);
-    let line_end = text[start..].find('\n').map_or(text.len(), |i| start + i);
-    let end = start + text[start..line_end].trim_end().trim_end_matches(';').len();
-    Span::new(number, start, end.max(start))
+    let at = offset(text, line, column);
+    let (start, end) = expression(text, at);
+    Span::new(number, start, end)
+}
+
+/// The expression a call at byte `at` belongs to: `#[track_caller]` points at a method's name
+/// (`load` in `self.d[0].load(SeqCst)`); the span reaches back over the receiver (names,
+/// fields, indexing) and on to the call's closing parenthesis. Where the text is not such a
+/// call, the rest of the line, without a trailing `;`.
+fn expression(text: &str, at: usize) -> (usize, usize) {
+    let bytes = text.as_bytes();
+    let line_end = text[at..].find('\n').map_or(text.len(), |i| at + i);
+    let rest_of_line = || {
+        let end = at + text[at..line_end].trim_end().trim_end_matches(';').len();
+        (at, end.max(at))
+    };
+    let name_end = at
+        + text[at..line_end]
+            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .unwrap_or(line_end - at);
+    if bytes.get(name_end) != Some(&b'(') {
+        return rest_of_line();
+    }
+    let mut depth = 0usize;
+    let mut end = None;
+    for (i, &b) in bytes[name_end..line_end].iter().enumerate() {
+        match b {
+            b'(' => depth += 1,
+            b')' => {
+                depth -= 1;
+                if depth == 0 {
+                    end = Some(name_end + i + 1);
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    let Some(end) = end else {
+        return rest_of_line();
+    };
+    let mut start = at;
+    let mut brackets = 0usize;
+    while start > 0 {
+        let b = bytes[start - 1];
+        let part_of_receiver = match b {
+            b']' => {
+                brackets += 1;
+                true
+            }
+            b'[' if brackets > 0 => {
+                brackets -= 1;
+                true
+            }
+            b'.' | b'_' => true,
+            _ if brackets > 0 => b != b'\n',
+            _ => b.is_ascii_alphanumeric(),
+        };
+        if !part_of_receiver {
+            break;
+        }
+        start -= 1;
+    }
+    (start, end)
 }
 
 /// Every file met so far, to resolve the spans of a tree's events.
@@ -110,6 +169,22 @@ mod tests {
         assert!(
             !location.snippet.ends_with(';'),
             "up to the end of the statement"
+        );
+    }
+
+    #[test]
+    fn a_method_call_spans_its_receiver_and_arguments() {
+        let text = "        if x == self.d[0].load(SeqCst) {\n            self.d[i].store(f(v), SeqCst);\n";
+        let quote = |line, column| {
+            let (start, end) = expression(text, offset(text, line, column));
+            &text[start..end]
+        };
+        assert_eq!(quote(1, 27), "self.d[0].load(SeqCst)");
+        assert_eq!(quote(2, 23), "self.d[i].store(f(v), SeqCst)");
+        assert_eq!(
+            quote(1, 9),
+            "if x == self.d[0].load(SeqCst) {",
+            "not a call: the line"
         );
     }
 }

@@ -67,23 +67,39 @@ impl<O: Object> Test<O> {
     }
 
     /// Adds serial calls run before the threads start.
-    pub fn init(mut self, calls: &[&str]) -> Self {
-        self.plan.init.extend(calls.iter().map(|c| parse(c)));
-        self
+    #[track_caller]
+    pub fn init(self, calls: &[&str]) -> Self {
+        self.try_init(calls).unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// Adds a thread running `calls` in order.
-    pub fn thread(mut self, calls: &[&str]) -> Self {
-        self.plan
-            .threads
-            .push(calls.iter().map(|c| parse(c)).collect());
-        self
+    #[track_caller]
+    pub fn thread(self, calls: &[&str]) -> Self {
+        self.try_thread(calls).unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// Adds serial calls run after every thread has finished (`final` in test files).
-    pub fn finally(mut self, calls: &[&str]) -> Self {
-        self.plan.finals.extend(calls.iter().map(|c| parse(c)));
-        self
+    #[track_caller]
+    pub fn finally(self, calls: &[&str]) -> Self {
+        self.try_finally(calls).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// [`Test::init`], saying which call does not parse instead of panicking.
+    pub fn try_init(mut self, calls: &[&str]) -> Result<Self, String> {
+        self.plan.init.extend(parse_all(calls)?);
+        Ok(self)
+    }
+
+    /// [`Test::thread`], saying which call does not parse instead of panicking.
+    pub fn try_thread(mut self, calls: &[&str]) -> Result<Self, String> {
+        self.plan.threads.push(parse_all(calls)?);
+        Ok(self)
+    }
+
+    /// [`Test::finally`], saying which call does not parse instead of panicking.
+    pub fn try_finally(mut self, calls: &[&str]) -> Result<Self, String> {
+        self.plan.finals.extend(parse_all(calls)?);
+        Ok(self)
     }
 
     /// Most steps one operation may take on a path (an endless spin ends there, bounded).
@@ -306,10 +322,16 @@ fn explanation(headline: String, text: String) -> Explanation {
     }
 }
 
-/// A call written in a test.
-fn parse(text: &str) -> Call {
-    fgvt_lang::parse_call(text)
-        .unwrap_or_else(|(at, message)| panic!("`{text}` is not a call (at byte {at}): {message}"))
+/// Calls written in a test, or which one does not parse and why.
+fn parse_all(calls: &[&str]) -> Result<Vec<Call>, String> {
+    calls
+        .iter()
+        .map(|text| {
+            fgvt_lang::parse_call(text).map_err(|(at, message)| {
+                format!("`{text}` is not a call (at byte {at}): {message}")
+            })
+        })
+        .collect()
 }
 
 /// Cargo's target directory: `CARGO_TARGET_DIR`, or `target` beside the workspace's

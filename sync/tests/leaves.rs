@@ -1,0 +1,162 @@
+//! A panic, a deadlock and an endless spin in real code each end their run as the leaf kind
+//! a model's would: fault, stuck, bounded.
+
+use fgvt_sync::atomic::{AtomicBool, AtomicI64, Ordering::SeqCst};
+use fgvt_sync::{unknown, Call, IntoValue, Mutex, Object, Test, Value};
+use fgvt_tree::{LeafKind, Tree};
+
+/// Kinds of the leaves of `tree` that some root path reaches, with their counts.
+fn kinds(tree: &Tree) -> Vec<(LeafKind, usize)> {
+    let mut out: Vec<(LeafKind, usize)> = Vec::new();
+    for (_, leaf, _) in tree.leaves() {
+        match out.iter_mut().find(|(k, _)| *k == leaf.kind) {
+            Some((_, n)) => *n += 1,
+            None => out.push((leaf.kind, 1)),
+        }
+    }
+    out.sort_by_key(|(k, _)| format!("{k:?}"));
+    out
+}
+
+/// `check()` panics when it sees the flag another thread set.
+struct Panicky(AtomicBool);
+
+impl Object for Panicky {
+    fn new() -> Self {
+        Panicky(AtomicBool::new(false))
+    }
+
+    fn call(&self, call: &Call) -> Result<Value, String> {
+        match call.op.as_str() {
+            "set" => Ok(self.0.store(true, SeqCst).into_value()),
+            "check" => {
+                if self.0.load(SeqCst) {
+                    panic!("the flag was set");
+                }
+                Ok(Value::Unit)
+            }
+            _ => Err(unknown(call)),
+        }
+    }
+}
+
+#[test]
+fn a_panic_is_a_fault_leaf_with_its_message_and_line() {
+    let test = Test::<Panicky>::new("panicky")
+        .thread(&["set()"])
+        .thread(&["check()"]);
+    let tree = test.explore().unwrap();
+    assert_eq!(
+        kinds(&tree),
+        vec![(LeafKind::Complete, 1), (LeafKind::Fault, 1)]
+    );
+    let (_, fault, _) = tree
+        .leaves()
+        .find(|(_, l, _)| l.kind == LeafKind::Fault)
+        .unwrap();
+    let fault = fault.fault.as_ref().unwrap();
+    assert_eq!(fault.message, "the flag was set");
+    assert!(fault.span.is_some(), "the panic's line is known");
+    let found = test.localize().unwrap();
+    assert_eq!(found.report.verdict, fgvt_reports::Verdict::NotLinearizable);
+}
+
+/// Two locks taken in opposite orders.
+struct TwoLocks {
+    a: Mutex<i64>,
+    b: Mutex<i64>,
+}
+
+impl Object for TwoLocks {
+    fn new() -> Self {
+        TwoLocks {
+            a: Mutex::new(0),
+            b: Mutex::new(0),
+        }
+    }
+
+    fn call(&self, call: &Call) -> Result<Value, String> {
+        let (first, second) = match call.op.as_str() {
+            "ab" => (&self.a, &self.b),
+            "ba" => (&self.b, &self.a),
+            _ => return Err(unknown(call)),
+        };
+        let mut x = first.lock();
+        let mut y = second.lock();
+        *x += 1;
+        *y += 1;
+        Ok(Value::Unit)
+    }
+}
+
+#[test]
+fn locks_taken_in_opposite_orders_deadlock_in_a_stuck_leaf() {
+    let tree = Test::<TwoLocks>::new("two_locks")
+        .thread(&["ab()"])
+        .thread(&["ba()"])
+        .explore()
+        .unwrap();
+    let kinds = kinds(&tree);
+    assert!(
+        kinds.iter().any(|(k, _)| *k == LeafKind::Complete),
+        "{kinds:?}"
+    );
+    let stuck: Vec<_> = tree
+        .leaves()
+        .filter(|(_, l, _)| l.kind == LeafKind::Stuck)
+        .collect();
+    assert!(!stuck.is_empty(), "{kinds:?}");
+    for (_, leaf, _) in stuck {
+        assert_eq!(
+            leaf.waiting.len(),
+            2,
+            "both threads wait: {:?}",
+            leaf.waiting
+        );
+        assert!(leaf.waiting.iter().all(|w| w.reason.contains("held by")));
+        assert!(leaf.history.stuck);
+    }
+}
+
+/// `wait()` spins until a flag that nothing sets.
+struct Spinner(AtomicI64);
+
+impl Object for Spinner {
+    fn new() -> Self {
+        Spinner(AtomicI64::new(0))
+    }
+
+    fn call(&self, call: &Call) -> Result<Value, String> {
+        match call.op.as_str() {
+            "wait" => {
+                while self.0.load(SeqCst) == 0 {}
+                Ok(Value::Unit)
+            }
+            "inc" => Ok(self.0.fetch_add(0, SeqCst).into_value()),
+            _ => Err(unknown(call)),
+        }
+    }
+}
+
+#[test]
+fn an_endless_spin_is_bounded_by_the_step_limit() {
+    let tree = Test::<Spinner>::new("spinner")
+        .thread(&["wait()"])
+        .max_steps(5)
+        .explore()
+        .unwrap();
+    let leaves: Vec<_> = tree.leaves().collect();
+    assert_eq!(leaves.len(), 1);
+    let leaf = leaves[0].1;
+    assert_eq!(leaf.kind, LeafKind::Bounded);
+    assert!(
+        leaf.bound
+            .as_ref()
+            .unwrap()
+            .to_string()
+            .contains("more than 5 steps"),
+        "{:?}",
+        leaf.bound
+    );
+    assert_eq!(tree.stats().max_depth, 5, "five steps, then the bound");
+}
