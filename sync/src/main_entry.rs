@@ -47,10 +47,13 @@ pub fn localize_file<O: Object>(name: &str, file: &TestFile) -> Result<Localized
     test.localize().map_err(|e| e.to_string())
 }
 
+/// How `main!` localizes a test file on one object: [`localize_file`] for that object.
+pub type LocalizeFile = fn(&str, &TestFile) -> Result<Localized, String>;
+
 /// Runs the program: `localize FILE`. `objects` names each object a file may ask for, with
 /// how to localize a test on it. Exit codes as `fgvt`'s: 0 linearizable, 1 not, 2 bad input,
 /// 3 inconclusive (a limit was hit).
-pub fn run(objects: &[(&str, fn(&str, &TestFile) -> Result<Localized, String>)]) -> ExitCode {
+pub fn run(objects: &[(&str, LocalizeFile)]) -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let usage = || {
         let names: Vec<&str> = objects.iter().map(|(n, _)| *n).collect();
@@ -124,9 +127,7 @@ macro_rules! main {
             $crate::main_entry::run(&[
                 $((
                     stringify!($object),
-                    $crate::main_entry::localize_file::<$object>
-                        as fn(&str, &$crate::main_entry::TestFile)
-                            -> ::std::result::Result<$crate::Localized, ::std::string::String>,
+                    $crate::main_entry::localize_file::<$object> as $crate::main_entry::LocalizeFile,
                 )),+
             ])
         }

@@ -160,7 +160,7 @@ impl<O: Object> Test<O> {
         let cdrs = find_cdrs(&tree, &labeling, &pattern, &CdrsOptions::default());
         let info = TestInfo {
             file: self.name.clone(),
-            object: std::any::type_name::<O>().to_string(),
+            object: short_type_name::<O>(),
             spec: "self".to_string(),
             command: "cargo test".to_string(),
         };
@@ -174,9 +174,16 @@ impl<O: Object> Test<O> {
             test: &info,
             max_cdrs: 10,
         };
-        let report = build_report(&input, |leaf| {
+        let mut report = build_report(&input, |leaf| {
             verdicts.get(&leaf).and_then(|(_, e)| e.clone())
         });
+        // `fgvt explore --schedule` replays a model's test file; a Rust test has no such
+        // command yet, so the witness names its schedule of thread choices only.
+        let witnesses = report.cdrs.iter_mut().map(|c| &mut c.witness);
+        for witness in witnesses.chain(report.failing_run.as_mut()) {
+            let schedule: Vec<String> = witness.schedule.iter().map(usize::to_string).collect();
+            witness.replay = format!("thread choices {}", schedule.join(","));
+        }
         Ok(Localized {
             report,
             tree,
@@ -320,6 +327,14 @@ fn explanation(headline: String, text: String) -> Explanation {
         text,
         json: serde_json::Value::Null,
     }
+}
+
+/// `O`'s name without its module path (`Counter`, not `counter::Counter`).
+fn short_type_name<O>() -> String {
+    let full = std::any::type_name::<O>();
+    let path = full.split('<').next().unwrap_or(full);
+    let start = path.rfind("::").map_or(0, |i| i + 2);
+    full[start..].to_string()
 }
 
 /// Calls written in a test, or which one does not parse and why.

@@ -2,7 +2,7 @@
 //! a model's would: fault, stuck, bounded.
 
 use fgvt_sync::atomic::{AtomicBool, AtomicI64, Ordering::SeqCst};
-use fgvt_sync::{unknown, Call, IntoValue, Mutex, Object, Test, Value};
+use fgvt_sync::{unknown, Call, Mutex, Object, Test, Value};
 use fgvt_tree::{LeafKind, Tree};
 
 /// Kinds of the leaves of `tree` that some root path reaches, with their counts.
@@ -28,7 +28,10 @@ impl Object for Panicky {
 
     fn call(&self, call: &Call) -> Result<Value, String> {
         match call.op.as_str() {
-            "set" => Ok(self.0.store(true, SeqCst).into_value()),
+            "set" => {
+                self.0.store(true, SeqCst);
+                Ok(Value::Unit)
+            }
             "check" => {
                 if self.0.load(SeqCst) {
                     panic!("the flag was set");
@@ -132,7 +135,6 @@ impl Object for Spinner {
                 while self.0.load(SeqCst) == 0 {}
                 Ok(Value::Unit)
             }
-            "inc" => Ok(self.0.fetch_add(0, SeqCst).into_value()),
             _ => Err(unknown(call)),
         }
     }
