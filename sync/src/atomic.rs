@@ -7,67 +7,56 @@
 //! step); the argument is taken so that code compiles unchanged.
 
 use std::fmt;
-use std::panic::Location;
 
 pub use std::sync::atomic::Ordering;
 
 use fgvt_tree::EventKind;
 
-use crate::runtime::{access, new_object, Acted, Pending};
+use crate::runtime::{access, Acted, ObjectId};
 
-/// What a read-modify-write step records: a CAS's success, a swap's or fetch's write.
+/// What a step records: its kind (a CAS's success) and the value it read or wrote.
 fn acted(kind: EventKind, value: String) -> Acted {
     Acted { kind, value }
 }
 
+/// The methods every atomic has: `[generics] Type, std type, value type, "name", "{:?}"` (how
+/// a value is shown in reports).
 macro_rules! common {
-    ($name:ident, $std:ty, $t:ty) => {
-        impl $name {
+    ([$($g:ident),*] $name:ty, $std:ty, $t:ty, $kind:expr, $show:literal) => {
+        impl<$($g),*> $name {
             /// A new atomic holding `value`; its identity is its creation order in the test.
             pub fn new(value: $t) -> Self {
-                $name {
+                Self {
                     inner: <$std>::new(value),
-                    id: new_object(),
-                }
-            }
-
-            #[track_caller]
-            fn pending(&self, kind: EventKind) -> Pending {
-                Pending {
-                    kind,
-                    object: self.id,
-                    name: format!("{}#{}", stringify!($name), self.id),
-                    caller: Location::caller(),
+                    id: ObjectId::new($kind),
                 }
             }
 
             /// Reads the value (one read step).
             #[track_caller]
             pub fn load(&self, _order: Ordering) -> $t {
-                access(self.pending(EventKind::Read), || {
+                access(self.id.pending(EventKind::Read), || {
                     let v = self.inner.load(Ordering::SeqCst);
-                    (v, acted(EventKind::Read, format!("{v:?}")))
+                    (v, acted(EventKind::Read, format!($show, v)))
                 })
             }
 
             /// Writes `value` (one write step).
             #[track_caller]
             pub fn store(&self, value: $t, _order: Ordering) {
-                access(self.pending(EventKind::Write), || {
+                access(self.id.pending(EventKind::Write), || {
                     self.inner.store(value, Ordering::SeqCst);
-                    ((), acted(EventKind::Write, format!("{value:?}")))
+                    ((), acted(EventKind::Write, format!($show, value)))
                 })
             }
 
             /// Writes `value` and returns the old one (one step).
             #[track_caller]
             pub fn swap(&self, value: $t, _order: Ordering) -> $t {
-                access(self.pending(EventKind::Write), || {
+                access(self.id.pending(EventKind::Write), || {
                     let old = self.inner.swap(value, Ordering::SeqCst);
-                    (
-                        old,
-                        acted(EventKind::Write, format!("{old:?} -> {value:?}")),
-                    )
+                    let shown = format!(concat!($show, " -> ", $show), old, value);
+                    (old, acted(EventKind::Write, shown))
                 })
             }
 
@@ -80,7 +69,7 @@ macro_rules! common {
                 _success: Ordering,
                 _failure: Ordering,
             ) -> Result<$t, $t> {
-                access(self.pending(EventKind::Cas { success: true }), || {
+                access(self.id.pending(EventKind::Cas { success: true }), || {
                     let r = self.inner.compare_exchange(
                         current,
                         new,
@@ -88,7 +77,7 @@ macro_rules! common {
                         Ordering::SeqCst,
                     );
                     let kind = EventKind::Cas { success: r.is_ok() };
-                    (r, acted(kind, format!("{current:?} -> {new:?}")))
+                    (r, acted(kind, format!(concat!($show, " -> ", $show), current, new)))
                 })
             }
 
@@ -115,7 +104,7 @@ macro_rules! common {
             }
         }
 
-        impl fmt::Debug for $name {
+        impl<$($g),*> fmt::Debug for $name {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 // Debug-printing is not a step of the test: read the value directly.
                 fmt::Debug::fmt(&self.inner, f)
@@ -131,7 +120,7 @@ macro_rules! fetch {
                 #[doc = concat!("`", stringify!($op), "` as one step; returns the old value.")]
                 #[track_caller]
                 pub fn $op(&self, value: $t, _order: Ordering) -> $t {
-                    access(self.pending(EventKind::Write), || {
+                    access(self.id.pending(EventKind::Write), || {
                         let old = self.inner.$op(value, Ordering::SeqCst);
                         (old, acted(EventKind::Write, format!("{old:?} {} {value:?}", stringify!($op))))
                     })
@@ -147,9 +136,9 @@ macro_rules! atomic_int {
             #[doc = concat!("An instrumented `", stringify!($std), "`.")]
             pub struct $name {
                 inner: $std,
-                id: u32,
+                id: ObjectId,
             }
-            common!($name, $std, $t);
+            common!([] $name, $std, $t, stringify!($name), "{:?}");
             fetch!($name, $t, fetch_add, fetch_sub, fetch_and, fetch_or, fetch_xor, fetch_max, fetch_min);
 
             impl Default for $name {
@@ -173,9 +162,9 @@ atomic_int!(
 /// An instrumented `std::sync::atomic::AtomicBool`.
 pub struct AtomicBool {
     inner: std::sync::atomic::AtomicBool,
-    id: u32,
+    id: ObjectId,
 }
-common!(AtomicBool, std::sync::atomic::AtomicBool, bool);
+common!([] AtomicBool, std::sync::atomic::AtomicBool, bool, "AtomicBool", "{:?}");
 fetch!(AtomicBool, bool, fetch_and, fetch_or, fetch_xor);
 
 impl Default for AtomicBool {
@@ -188,91 +177,6 @@ impl Default for AtomicBool {
 /// between executions; reports show them as written.
 pub struct AtomicPtr<T> {
     inner: std::sync::atomic::AtomicPtr<T>,
-    id: u32,
+    id: ObjectId,
 }
-
-impl<T> AtomicPtr<T> {
-    /// A new atomic pointer holding `value`.
-    pub fn new(value: *mut T) -> Self {
-        AtomicPtr {
-            inner: std::sync::atomic::AtomicPtr::new(value),
-            id: new_object(),
-        }
-    }
-
-    #[track_caller]
-    fn pending(&self, kind: EventKind) -> Pending {
-        Pending {
-            kind,
-            object: self.id,
-            name: format!("AtomicPtr#{}", self.id),
-            caller: Location::caller(),
-        }
-    }
-
-    /// Reads the pointer (one read step).
-    #[track_caller]
-    pub fn load(&self, _order: Ordering) -> *mut T {
-        access(self.pending(EventKind::Read), || {
-            let v = self.inner.load(Ordering::SeqCst);
-            (v, acted(EventKind::Read, format!("{v:p}")))
-        })
-    }
-
-    /// Writes the pointer (one write step).
-    #[track_caller]
-    pub fn store(&self, value: *mut T, _order: Ordering) {
-        access(self.pending(EventKind::Write), || {
-            self.inner.store(value, Ordering::SeqCst);
-            ((), acted(EventKind::Write, format!("{value:p}")))
-        })
-    }
-
-    /// Writes `value` and returns the old pointer (one step).
-    #[track_caller]
-    pub fn swap(&self, value: *mut T, _order: Ordering) -> *mut T {
-        access(self.pending(EventKind::Write), || {
-            let old = self.inner.swap(value, Ordering::SeqCst);
-            (
-                old,
-                acted(EventKind::Write, format!("{old:p} -> {value:p}")),
-            )
-        })
-    }
-
-    /// Writes `new` if the pointer is `current` (one CAS step).
-    #[track_caller]
-    pub fn compare_exchange(
-        &self,
-        current: *mut T,
-        new: *mut T,
-        _success: Ordering,
-        _failure: Ordering,
-    ) -> Result<*mut T, *mut T> {
-        access(self.pending(EventKind::Cas { success: true }), || {
-            let r = self
-                .inner
-                .compare_exchange(current, new, Ordering::SeqCst, Ordering::SeqCst);
-            let kind = EventKind::Cas { success: r.is_ok() };
-            (r, acted(kind, format!("{current:p} -> {new:p}")))
-        })
-    }
-
-    /// As [`Self::compare_exchange`]: fgvt never fails a weak CAS spuriously.
-    #[track_caller]
-    pub fn compare_exchange_weak(
-        &self,
-        current: *mut T,
-        new: *mut T,
-        success: Ordering,
-        failure: Ordering,
-    ) -> Result<*mut T, *mut T> {
-        self.compare_exchange(current, new, success, failure)
-    }
-}
-
-impl<T> fmt::Debug for AtomicPtr<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&self.inner, f)
-    }
-}
+common!([T] AtomicPtr<T>, std::sync::atomic::AtomicPtr<T>, *mut T, "AtomicPtr", "{:p}");

@@ -2,11 +2,10 @@
 //! visible as a race in the tree.
 
 use std::fmt;
-use std::panic::Location;
 
 use fgvt_tree::EventKind;
 
-use crate::runtime::{access, new_object, Acted, Pending};
+use crate::runtime::{access, Acted, ObjectId};
 
 /// Shared data read and written whole, without synchronization: what a plain field shared
 /// between threads is. Each [`get`](Shared::get) and [`set`](Shared::set) is one step.
@@ -14,7 +13,7 @@ pub struct Shared<T> {
     // A real lock keeps the cell sound if it is used outside fgvt's scheduler; under it, only
     // one task runs at a time, so the lock is never contended.
     inner: std::sync::Mutex<T>,
-    id: u32,
+    id: ObjectId,
 }
 
 impl<T: Clone + fmt::Debug> Shared<T> {
@@ -22,17 +21,7 @@ impl<T: Clone + fmt::Debug> Shared<T> {
     pub fn new(value: T) -> Self {
         Shared {
             inner: std::sync::Mutex::new(value),
-            id: new_object(),
-        }
-    }
-
-    #[track_caller]
-    fn pending(&self, kind: EventKind) -> Pending {
-        Pending {
-            kind,
-            object: self.id,
-            name: format!("Shared#{}", self.id),
-            caller: Location::caller(),
+            id: ObjectId::new("Shared"),
         }
     }
 
@@ -43,7 +32,7 @@ impl<T: Clone + fmt::Debug> Shared<T> {
     /// Reads the value (one read step).
     #[track_caller]
     pub fn get(&self) -> T {
-        access(self.pending(EventKind::Read), || {
+        access(self.id.pending(EventKind::Read), || {
             let v = self.lock().clone();
             let value = format!("{v:?}");
             (
@@ -59,7 +48,7 @@ impl<T: Clone + fmt::Debug> Shared<T> {
     /// Writes `value` (one write step).
     #[track_caller]
     pub fn set(&self, value: T) {
-        access(self.pending(EventKind::Write), || {
+        access(self.id.pending(EventKind::Write), || {
             let shown = format!("{value:?}");
             *self.lock() = value;
             (

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use fgvt_tree::EventKind;
 
-use crate::runtime::{access, new_object, Acted, Pending};
+use crate::runtime::{access, Acted, ObjectId};
 
 /// A lock protecting a `T`, drop-in for `std::sync::Mutex` (without poisoning: `lock` returns
 /// the guard itself).
@@ -20,7 +20,7 @@ use crate::runtime::{access, new_object, Acted, Pending};
 pub struct Mutex<T> {
     held: AtomicBool,
     data: UnsafeCell<T>,
-    id: u32,
+    id: ObjectId,
 }
 
 // SAFETY: `data` is reached only through a guard, and a guard exists only while `held` was
@@ -41,16 +41,7 @@ impl<T> Mutex<T> {
         Mutex {
             held: AtomicBool::new(false),
             data: UnsafeCell::new(value),
-            id: new_object(),
-        }
-    }
-
-    fn pending(&self, kind: EventKind, caller: &'static Location<'static>) -> Pending {
-        Pending {
-            kind,
-            object: self.id,
-            name: format!("Mutex#{}", self.id),
-            caller,
+            id: ObjectId::new("Mutex"),
         }
     }
 
@@ -58,11 +49,11 @@ impl<T> Mutex<T> {
     #[track_caller]
     pub fn lock(&self) -> MutexGuard<'_, T> {
         let caller = Location::caller();
-        access(self.pending(EventKind::Lock, caller), || {
+        access(self.id.pending_at(EventKind::Lock, caller), || {
             let was_held = self.held.swap(true, Ordering::SeqCst);
             assert!(
                 !was_held,
-                "Mutex#{} is already held: taking it again would block forever",
+                "{} is already held: taking it again would block forever",
                 self.id
             );
             (
@@ -87,16 +78,19 @@ impl<T> Mutex<T> {
 impl<T> Drop for MutexGuard<'_, T> {
     fn drop(&mut self) {
         let mutex = self.mutex;
-        access(mutex.pending(EventKind::Unlock, self.taken_at), || {
-            mutex.held.store(false, Ordering::SeqCst);
-            (
-                (),
-                Acted {
-                    kind: EventKind::Unlock,
-                    value: String::new(),
-                },
-            )
-        });
+        access(
+            mutex.id.pending_at(EventKind::Unlock, self.taken_at),
+            || {
+                mutex.held.store(false, Ordering::SeqCst);
+                (
+                    (),
+                    Acted {
+                        kind: EventKind::Unlock,
+                        value: String::new(),
+                    },
+                )
+            },
+        );
     }
 }
 
@@ -117,6 +111,6 @@ impl<T> DerefMut for MutexGuard<'_, T> {
 
 impl<T> fmt::Debug for Mutex<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Mutex#{}", self.id)
+        write!(f, "{}", self.id)
     }
 }

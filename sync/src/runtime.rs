@@ -23,7 +23,7 @@ use std::panic::Location;
 use std::sync::{Arc, Once};
 
 use fgvt_tree::replay::{Choose, Run, RunEnd};
-use fgvt_tree::{Bound, Call, Event, EventKind, Fault, History, Span, ThreadId, Value, Wait};
+use fgvt_tree::{Bound, Call, Event, EventKind, Fault, History, ThreadId, Value, Wait};
 use shuttle::scheduler::{Schedule, Scheduler, Task, TaskId};
 
 use crate::sources;
@@ -44,6 +44,50 @@ pub(crate) struct Pending {
     pub name: String,
     /// Where the access is in the user's source.
     pub caller: &'static Location<'static>,
+}
+
+/// An instrumented object's identity: its number in the execution (objects are created in the
+/// same order by every execution, so the number names the same object in all of them) and its
+/// type, which together name it in reports (`AtomicI64#0`).
+pub(crate) struct ObjectId {
+    number: u32,
+    kind: &'static str,
+}
+
+impl ObjectId {
+    /// The identity of a new object of type `kind`.
+    pub fn new(kind: &'static str) -> ObjectId {
+        let number = with_recorder(|rec| {
+            rec.objects += 1;
+            rec.objects - 1
+        });
+        ObjectId {
+            number: number.unwrap_or(0),
+            kind,
+        }
+    }
+
+    /// An access of kind `kind` to this object by the caller.
+    #[track_caller]
+    pub fn pending(&self, kind: EventKind) -> Pending {
+        self.pending_at(kind, Location::caller())
+    }
+
+    /// An access of kind `kind` to this object at `caller`.
+    pub fn pending_at(&self, kind: EventKind, caller: &'static Location<'static>) -> Pending {
+        Pending {
+            kind,
+            object: self.number,
+            name: format!("{self}"),
+            caller,
+        }
+    }
+}
+
+impl std::fmt::Display for ObjectId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}#{}", self.kind, self.number)
+    }
 }
 
 /// What an access saw or did, once it has acted.
@@ -100,8 +144,6 @@ struct Recorder {
     /// The explorer's choice of the next step; lent for the length of the execution.
     choose: *mut Choose<'static>,
     max_steps: usize,
-    /// Spans of source positions met so far.
-    spans: HashMap<(&'static str, u32, u32), Span>,
 }
 
 /// The limits of one execution.
@@ -134,7 +176,6 @@ pub(crate) fn execute(
         end: None,
         choose,
         max_steps: limits.max_steps,
-        spans: HashMap::new(),
     };
     RECORDER.with(|r| *r.borrow_mut() = Some(recorder));
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -246,7 +287,7 @@ impl Recorder {
     }
 
     /// The event `thread`'s pending step would be, before it acts (its value unknown).
-    fn pending_event(&mut self, thread: ThreadId) -> Event {
+    fn pending_event(&self, thread: ThreadId) -> Event {
         let pending = self.lanes[thread].pending.clone().expect("a pending step");
         let acted = Acted {
             kind: pending.kind,
@@ -255,8 +296,8 @@ impl Recorder {
         self.event(thread, &pending, acted)
     }
 
-    fn event(&mut self, thread: ThreadId, pending: &Pending, acted: Acted) -> Event {
-        let span = self.span(pending.caller);
+    fn event(&self, thread: ThreadId, pending: &Pending, acted: Acted) -> Event {
+        let span = sources::span_at(pending.caller);
         let op = self.lanes[thread].op.as_ref();
         Event {
             thread,
@@ -269,13 +310,6 @@ impl Recorder {
             call: op.filter(|o| o.steps == 0).map(|o| o.call.clone()),
             ret: None,
         }
-    }
-
-    fn span(&mut self, caller: &'static Location<'static>) -> Span {
-        *self
-            .spans
-            .entry((caller.file(), caller.line(), caller.column()))
-            .or_insert_with(|| sources::span(caller.file(), caller.line(), caller.column()))
     }
 
     /// The end where no thread can move: the history with the calls about to be made, and
@@ -298,11 +332,7 @@ impl Recorder {
                     Some(h) => format!("waits for {} held by T{h}", pending.name),
                     None => format!("waits at {}", pending.name),
                 },
-                span: Some(sources::span(
-                    pending.caller.file(),
-                    pending.caller.line(),
-                    pending.caller.column(),
-                )),
+                span: Some(sources::span_at(pending.caller)),
             });
         }
         history.stuck = true;
@@ -310,30 +340,22 @@ impl Recorder {
     }
 }
 
+/// Runs `f` with the current execution's recorder, if an execution runs on this thread.
+fn with_recorder<R>(f: impl FnOnce(&mut Recorder) -> R) -> Option<R> {
+    RECORDER.with(|r| r.borrow_mut().as_mut().map(f))
+}
+
 /// Runs `f` with the current execution's recorder, if there is one and the calling task is a
 /// test thread in the concurrent part.
 fn with_thread<R>(f: impl FnOnce(&mut Recorder, ThreadId) -> R) -> Option<R> {
-    RECORDER.with(|r| {
-        let mut r = r.borrow_mut();
-        let recorder = r.as_mut()?;
+    with_recorder(|recorder| {
         if recorder.phase != Phase::Concurrent {
             return None;
         }
         let thread = recorder.thread_of(shuttle::current::me())?;
         Some(f(recorder, thread))
     })
-}
-
-/// The number of a new object: its identity across executions.
-pub(crate) fn new_object() -> u32 {
-    RECORDER
-        .with(|r| {
-            r.borrow_mut().as_mut().map(|rec| {
-                rec.objects += 1;
-                rec.objects - 1
-            })
-        })
-        .unwrap_or(0)
+    .flatten()
 }
 
 /// One shared access: registered, scheduled, then done by `act`, which says what it saw.
@@ -395,20 +417,12 @@ pub(crate) fn access<R>(pending: Pending, act: impl FnOnce() -> (R, Acted)) -> R
 /// Marks the calling task as test thread `thread`.
 pub(crate) fn enter_thread(thread: ThreadId) {
     let me = shuttle::current::me();
-    RECORDER.with(|r| {
-        if let Some(rec) = r.borrow_mut().as_mut() {
-            rec.tasks.insert(me, thread);
-        }
-    });
+    with_recorder(|rec| rec.tasks.insert(me, thread));
 }
 
 /// Starts the concurrent part (`true`) or ends it (`false`).
 pub(crate) fn concurrent(on: bool) {
-    RECORDER.with(|r| {
-        if let Some(rec) = r.borrow_mut().as_mut() {
-            rec.phase = if on { Phase::Concurrent } else { Phase::Serial };
-        }
-    });
+    with_recorder(|rec| rec.phase = if on { Phase::Concurrent } else { Phase::Serial });
 }
 
 /// `thread` starts its `index`-th operation, `call`.
@@ -463,10 +477,17 @@ pub(crate) fn end_op(value: &Value) {
 
 /// Records a serial operation (`init` or `final`) on `lane`, outside the concurrent part.
 pub(crate) fn serial_op(lane: ThreadId, call: &Call, value: &Value) {
-    RECORDER.with(|r| {
-        if let Some(rec) = r.borrow_mut().as_mut() {
-            rec.history.call(lane, call.clone());
-            rec.history.ret(lane, value.clone());
+    with_recorder(|rec| {
+        rec.history.call(lane, call.clone());
+        rec.history.ret(lane, value.clone());
+    });
+}
+
+/// Ends the execution, unless it has ended already, as `end` makes it from the history.
+fn end_with(end: impl FnOnce(History) -> RunEnd) {
+    with_recorder(|rec| {
+        if rec.end.is_none() {
+            rec.end = Some(end(rec.history.clone()));
         }
     });
 }
@@ -474,35 +495,21 @@ pub(crate) fn serial_op(lane: ThreadId, call: &Call, value: &Value) {
 /// Ends the execution as a fault (a panic, or an unknown operation), at `location` (file,
 /// line, column) when known.
 pub(crate) fn fault(message: String, location: Option<(String, u32, u32)>) {
-    RECORDER.with(|r| {
-        if let Some(rec) = r.borrow_mut().as_mut() {
-            if rec.end.is_none() {
-                let span = location.map(|(file, line, column)| sources::span(&file, line, column));
-                rec.end = Some(RunEnd::Fault {
-                    history: rec.history.clone(),
-                    fault: Fault { message, span },
-                });
-            }
-        }
+    let span = location.map(|(file, line, column)| sources::span(&file, line, column));
+    end_with(|history| RunEnd::Fault {
+        history,
+        fault: Fault { message, span },
     });
 }
 
 /// Ends the execution complete, with its history.
 pub(crate) fn complete() {
-    RECORDER.with(|r| {
-        if let Some(rec) = r.borrow_mut().as_mut() {
-            if rec.end.is_none() {
-                rec.end = Some(RunEnd::Complete {
-                    history: rec.history.clone(),
-                });
-            }
-        }
-    });
+    end_with(|history| RunEnd::Complete { history });
 }
 
 /// Whether the execution has ended (a fault or a bound): the rest of a thread should not run.
 pub(crate) fn ended() -> bool {
-    RECORDER.with(|r| r.borrow().as_ref().is_some_and(|rec| rec.end.is_some()))
+    with_recorder(|rec| rec.end.is_some()).unwrap_or(false)
 }
 
 thread_local! {

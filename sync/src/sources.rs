@@ -5,17 +5,19 @@
 //! package's directory, so a relative name is looked for there and in every directory above.
 
 use std::collections::HashMap;
+use std::panic::Location;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
 use fgvt_tree::{SourceMap, Span};
 
-/// Every source file met, with its number in the map.
+/// Every source file met, with its number in the map, and the spans of positions met.
 #[derive(Default)]
 struct Sources {
     map: SourceMap,
     numbers: HashMap<String, u32>,
-    texts: Vec<String>,
+    /// Spans by `#[track_caller]` position: every execution of a test meets the same ones.
+    spans: HashMap<(&'static str, u32, u32), Span>,
 }
 
 fn sources() -> &'static Mutex<Sources> {
@@ -23,24 +25,42 @@ fn sources() -> &'static Mutex<Sources> {
     SOURCES.get_or_init(Default::default)
 }
 
+/// The span of the expression at a caller's position ([`span`]), worked out once per position.
+pub(crate) fn span_at(caller: &'static Location<'static>) -> Span {
+    let key = (caller.file(), caller.line(), caller.column());
+    let mut sources = sources().lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(&span) = sources.spans.get(&key) {
+        return span;
+    }
+    let span = sources.span(key.0, key.1, key.2);
+    sources.spans.insert(key, span);
+    span
+}
+
 /// The span of the expression at `line`:`column` (1-based) of `file` (see [`expression`]). A
 /// file that cannot be read gets an empty text (its positions then have no snippet).
 pub(crate) fn span(file: &str, line: u32, column: u32) -> Span {
-    let mut sources = sources().lock().unwrap_or_else(|e| e.into_inner());
-    let number = match sources.numbers.get(file) {
-        Some(&n) => n,
-        None => {
-            let text = read(file).unwrap_or_default();
-            let n = sources.map.add(file, text.clone());
-            sources.texts.push(text);
-            sources.numbers.insert(file.to_string(), n);
-            n
-        }
-    };
-    let text = &sources.texts[number as usize];
-    let at = offset(text, line, column);
-    let (start, end) = expression(text, at);
-    Span::new(number, start, end)
+    sources()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .span(file, line, column)
+}
+
+impl Sources {
+    fn span(&mut self, file: &str, line: u32, column: u32) -> Span {
+        let number = match self.numbers.get(file) {
+            Some(&n) => n,
+            None => {
+                let n = self.map.add(file, read(file).unwrap_or_default());
+                self.numbers.insert(file.to_string(), n);
+                n
+            }
+        };
+        let (_, text) = self.map.file(number).expect("a file just added");
+        let at = offset(text, line, column);
+        let (start, end) = expression(text, at);
+        Span::new(number, start, end)
+    }
 }
 
 /// The expression a call at byte `at` belongs to: `#[track_caller]` points at a method's name

@@ -7,7 +7,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use fgvt_checker::{check, CheckOptions, Verdict as CheckVerdict};
+use fgvt_checker::{CheckOptions, Verdict as CheckVerdict, VerdictCache};
 use fgvt_labeling::cdrs::{find_cdrs, Cdrs, CdrsOptions};
 use fgvt_labeling::labels::{label_tree, Labeling, LeafOutcome};
 use fgvt_labeling::pattern::Pattern;
@@ -127,8 +127,8 @@ impl<O: Object> Test<O> {
     /// critical data race sequences.
     pub fn localize(&self) -> Result<Localized, ReplayError> {
         let tree = self.explore()?;
-        let spec = SelfSpec::<O>::new();
-        let options = CheckOptions::default();
+        // Many leaves of an unfolded tree share a history: each is checked once.
+        let checker = VerdictCache::new(SelfSpec::<O>::new(), CheckOptions::default());
         let mut verdicts: HashMap<NodeId, (LeafOutcome, Option<Explanation>)> = HashMap::new();
         for (node, leaf, _) in tree.leaves() {
             let judged = match leaf.kind {
@@ -139,7 +139,7 @@ impl<O: Object> Test<O> {
                     (LeafOutcome::Fail, Some(explanation(text.clone(), text)))
                 }
                 LeafKind::Complete | LeafKind::Stuck => {
-                    match check(&spec, &leaf.history, &options).map(|o| o.verdict) {
+                    match checker.check(&leaf.history).as_deref().map(|o| &o.verdict) {
                         Ok(CheckVerdict::Linearizable { .. }) => (LeafOutcome::Pass, None),
                         Ok(CheckVerdict::NotLinearizable(e)) => (
                             LeafOutcome::Fail,
