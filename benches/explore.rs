@@ -19,9 +19,8 @@ const SEQLOCK: &str = "benches/seqlock/seqlock.json";
 fn main() {
     {
         let test = load_file(SEQLOCK);
-        // The probe makes the explorer measure what it holds at its end, before its table of
-        // states is freed (on a thread of its own, so measuring after `explore` returns would
-        // race with that); the budget itself never stops it.
+        // The probe makes the explorer measure its peak: what it holds at its end and what the
+        // finished tree holds (`Tree::memory`); the budget itself never stops it.
         let probe = MemoryBudget {
             bytes: usize::MAX,
             used: fgvt::memory::allocated,

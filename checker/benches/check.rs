@@ -77,11 +77,7 @@ fn jepsen_all(bencher: divan::Bencher) {
 
 /// [`generate_set_history`] with the draws of proptest's deterministic generator seeded by `seed`.
 fn set_history(threads: usize, ops_per_thread: usize, seed: u64) -> History {
-    use proptest::prelude::RngExt;
-    use proptest::test_runner::{RngAlgorithm, TestRng};
-    let bytes = [seed.to_le_bytes(), seed.rotate_left(32).to_le_bytes()].concat();
-    let mut rng = TestRng::from_seed(RngAlgorithm::XorShift, &bytes);
-    generate_set_history(threads, ops_per_thread, &mut |n| rng.random_range(0..n))
+    generate_set_history(threads, ops_per_thread, &mut draws(seed))
 }
 
 const KV_FILES: &[&str] = &["c01-ok.txt", "c01-bad.txt", "c10-ok.txt", "c10-bad.txt"];

@@ -11,8 +11,11 @@
 //!   child takes that child's label (one continuation is not a race); otherwise the label is
 //!   given by the set of its counted children's categories (see [`Label::of_categories`]).
 //!
-//! The tree may be a DAG (memoized states share one node). Each graph node is labeled once;
-//! counts over the *unfolded* tree multiply a node by the number of root paths reaching it.
+//! The tree may be a DAG (memoized states share one node) with loop edges back to states on
+//! the path (spin and retry loops): a node's children include the targets of its loop edges,
+//! and the categories of the nodes of a loop are closed over it (`close_over_loops`). Each
+//! graph node is labeled once; counts over the *unfolded* tree multiply a node by the number
+//! of root paths reaching it.
 
 use std::fmt;
 
@@ -253,7 +256,7 @@ impl Labeling {
         info.counted_children >= 2 && info.label.is_some_and(Label::is_decisive)
     }
 
-    /// Number of children of `node` that have a category.
+    /// Number of successors of `node` (children and loop-edge targets) that have a category.
     pub fn counted_children(&self, node: NodeId) -> usize {
         self.info(node).counted_children
     }

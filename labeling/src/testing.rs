@@ -3,8 +3,8 @@
 //! [`Builder`] builds a small interleaving tree (or DAG) bottom-up, leaf by leaf and node by
 //! node, remembering each leaf's [`LeafOutcome`] so that it can be labeled without a spec; or
 //! [`parse`] reads one from a nested description such as `(P (F P) U)`. Nothing of the real
-//! explorer is involved: nodes get the unfolded counts the explorer would have given them, and
-//! the edges get made-up events.
+//! explorer is involved: the tree gets the unfolded counts the explorer's would have, and the
+//! edges get made-up events.
 
 use std::collections::HashMap;
 

@@ -77,7 +77,6 @@ pub(crate) struct StepKey {
 pub(crate) struct StepEffect([u32; 4]);
 
 /// Every part met so far.
-#[derive(Clone)]
 pub(crate) struct Parts {
     /// Threads in the test: rows wider than [`INLINE_THREADS`] keep a group of them apart.
     width: usize,
@@ -87,6 +86,8 @@ pub(crate) struct Parts {
     threads: Interner<Arc<ThreadState>>,
     /// Wide tests: the numbers of the threads a row does not hold, as groups.
     rests: Interner<Box<[u32]>>,
+    /// A group being made, kept to reuse its allocation.
+    scratch: Vec<u32>,
 }
 
 impl std::fmt::Debug for Parts {
@@ -111,6 +112,7 @@ impl Parts {
             locks: Interner::new(),
             threads: Interner::new(),
             rests: Interner::new(),
+            scratch: Vec::new(),
         }
     }
 
@@ -139,9 +141,16 @@ impl Parts {
         if thread < own {
             row.0[THREADS + thread] = number;
         } else {
-            let mut rest = self.rests.key(row.0[WORDS - 1]).clone();
-            rest[thread - own] = number;
-            row.0[WORDS - 1] = self.rests.intern(rest, || ());
+            // Built in a kept buffer and looked up by reference: a group met before (a memoized
+            // step replayed) costs no allocation.
+            let scratch = &mut self.scratch;
+            scratch.clear();
+            scratch.extend_from_slice(self.rests.key(row.0[WORDS - 1]));
+            scratch[thread - own] = number;
+            let (group, _) = self
+                .rests
+                .intern_with(&scratch[..], || (scratch.as_slice().into(), ()));
+            row.0[WORDS - 1] = group;
         }
         row
     }

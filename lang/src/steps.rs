@@ -28,7 +28,7 @@ pub(crate) enum Known {
 
 /// The steps taken so far. Faults and bounded steps are not kept: they end a path, and are
 /// rare.
-#[derive(Clone, Default)]
+#[derive(Default)]
 pub(crate) struct Steps {
     known: HashMap<StepKey, Known, foldhash::fast::FixedState>,
 }

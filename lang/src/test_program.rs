@@ -25,7 +25,7 @@ pub struct TestState {
 }
 
 /// A test of a model: serial `init`, concurrent threads, serial `final`.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct TestProgram {
     model: Arc<Model>,
     init: Vec<Call>,

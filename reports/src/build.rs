@@ -165,6 +165,14 @@ pub fn loops_note(loop_edges: u64) -> String {
     )
 }
 
+/// What a saturated count means, for people.
+pub fn saturated_note() -> String {
+    format!(
+        "the unfolded tree is too large to count: a count of {} means more than that",
+        u64::MAX
+    )
+}
+
 fn notes(
     input: &ReportInput<'_>,
     summary: &TreeSummary,
@@ -185,10 +193,7 @@ fn notes(
         notes.push(loops_note(summary.loop_edges));
     }
     if input.tree.stats().saturated {
-        notes.push(format!(
-            "the unfolded tree is too large to count: a count of {} means more than that",
-            u64::MAX
-        ));
+        notes.push(saturated_note());
     }
     if summary.unknown_leaves > 0 {
         notes.push(format!(

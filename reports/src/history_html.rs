@@ -27,9 +27,9 @@ pub struct PictureOp {
     pub lane: String,
     /// The call with its result, e.g. `read() → 2`.
     pub label: String,
-    /// Where it starts and ends on the time axis (event positions); `None`: pending.
+    /// Where it starts on the time axis (an event position).
     pub start: usize,
-    /// Where it returned, if it did.
+    /// Where it returned on the time axis; `None`: pending.
     pub end: Option<usize>,
     /// What the checker made of it.
     pub role: Role,
@@ -53,7 +53,7 @@ const LEFT: usize = 70;
 /// The page.
 pub fn render_history_html(picture: &HistoryPicture) -> String {
     let mut lanes: Vec<&str> = picture.operations.iter().map(|o| o.lane.as_str()).collect();
-    lanes.sort_by_key(|l| (l.len(), *l));
+    lanes.sort_by_key(|l| crate::timeline::lane_order(l));
     lanes.dedup();
     let horizon = picture
         .operations

@@ -56,8 +56,8 @@ mod text;
 mod timeline;
 
 pub use build::{
-    build_report, history_data, loops_note, option as limit_option, replay_command, shell_quote,
-    trace_steps, ReportInput,
+    build_report, history_data, loops_note, option as limit_option, replay_command, saturated_note,
+    shell_quote, trace_steps, ReportInput,
 };
 pub use check_report::{CheckReport, CheckReports, CheckSummary, CheckVerdict, CHECK_SCHEMA_ID};
 pub use dot::render_dot;

@@ -142,11 +142,7 @@ fn summary_text(test: &TestCase, tree: &Tree, judgement: &Judgement) -> String {
         let _ = writeln!(out, "  ({})", fgvt_reports::loops_note(s.loop_edges));
     }
     if s.saturated {
-        let _ = writeln!(
-            out,
-            "  (the unfolded tree is too large to count: {} means more than that)",
-            u64::MAX
-        );
+        let _ = writeln!(out, "  ({})", fgvt_reports::saturated_note());
     }
     let _ = writeln!(
         out,

@@ -11,62 +11,55 @@ use fgvt_tree::Lane;
 /// every operation, numbered in the witness order when there is one.
 pub fn picture(title: String, history: &History, outcome: &Outcome) -> HistoryPicture {
     let operations = history.operations().unwrap_or_default();
-    let (shown, roles, verdict, explanation): (Vec<usize>, Vec<Role>, String, Option<String>) =
-        match &outcome.verdict {
-            Verdict::NotLinearizable(e) => {
-                let notes = e.obstacle_notes();
-                // What happened after the conflict does not explain it: draw the operations
-                // called before the last of the prefix and the obstacles returned.
-                let returned = |op: usize| {
-                    operations
-                        .get(op)
-                        .map(|o| o.ret.as_ref().map_or(o.call_index, |r| r.index))
-                };
-                let horizon = e
-                    .prefix
-                    .iter()
-                    .map(|s| s.op.op)
-                    .chain(notes.iter().map(|(op, _)| *op))
-                    .filter_map(returned)
-                    .max()
-                    .unwrap_or(usize::MAX);
-                let shown: Vec<usize> = e
-                    .operations
-                    .iter()
-                    .map(|o| o.op)
-                    .filter(|&op| operations.get(op).is_some_and(|o| o.call_index <= horizon))
-                    .collect();
-                let mut roles: HashMap<usize, Role> = notes
-                    .into_iter()
-                    .map(|(op, why)| (op, Role::Obstacle(why)))
-                    .collect();
-                roles.extend(positions(e.prefix.iter().map(|s| s.op.op)));
-                let roles = shown.iter().map(|op| role(&mut roles, *op)).collect();
-                (
-                    shown,
-                    roles,
-                    format!("NOT linearizable: {}", e.headline()),
-                    Some(e.to_string()),
-                )
-            }
-            Verdict::Linearizable { order } => {
-                let shown: Vec<usize> = (0..operations.len()).collect();
-                let mut roles: HashMap<usize, Role> = positions(order.iter().copied()).collect();
-                let roles = shown.iter().map(|op| role(&mut roles, *op)).collect();
-                (
-                    shown,
-                    roles,
-                    "linearizable: the numbers give a witness order".into(),
-                    None,
-                )
-            }
-            Verdict::Unknown => (
-                (0..operations.len()).collect(),
-                vec![Role::Other; operations.len()],
-                "unknown: the check timed out".into(),
-                None,
-            ),
-        };
+    let (shown, mut roles, verdict, explanation) = match &outcome.verdict {
+        Verdict::NotLinearizable(e) => {
+            let notes = e.obstacle_notes();
+            // What happened after the conflict does not explain it: draw the operations
+            // called before the last of the prefix and the obstacles returned.
+            let returned = |op: usize| {
+                operations
+                    .get(op)
+                    .map(|o| o.ret.as_ref().map_or(o.call_index, |r| r.index))
+            };
+            let horizon = e
+                .prefix
+                .iter()
+                .map(|s| s.op.op)
+                .chain(notes.iter().map(|(op, _)| *op))
+                .filter_map(returned)
+                .max()
+                .unwrap_or(usize::MAX);
+            let shown: Vec<usize> = e
+                .operations
+                .iter()
+                .map(|o| o.op)
+                .filter(|&op| operations.get(op).is_some_and(|o| o.call_index <= horizon))
+                .collect();
+            let mut roles: HashMap<usize, Role> = notes
+                .into_iter()
+                .map(|(op, why)| (op, Role::Obstacle(why)))
+                .collect();
+            roles.extend(positions(e.prefix.iter().map(|s| s.op.op)));
+            (
+                shown,
+                roles,
+                format!("NOT linearizable: {}", e.headline()),
+                Some(e.to_string()),
+            )
+        }
+        Verdict::Linearizable { order } => (
+            (0..operations.len()).collect(),
+            positions(order.iter().copied()).collect(),
+            "linearizable: the numbers give a witness order".into(),
+            None,
+        ),
+        Verdict::Unknown => (
+            (0..operations.len()).collect(),
+            HashMap::new(),
+            "unknown: the check timed out".into(),
+            None,
+        ),
+    };
     // The time axis counts only the events of the operations shown, so that a partition of a
     // long history is drawn compactly.
     let mut times: Vec<usize> = shown
@@ -79,9 +72,10 @@ pub fn picture(title: String, history: &History, outcome: &Outcome) -> HistoryPi
     let at = |t: usize| times.binary_search(&t).unwrap_or_else(|i| i);
     let ops = shown
         .iter()
-        .zip(roles)
-        .filter_map(|(&op, role)| {
+        .filter_map(|&op| {
             let o = operations.get(op)?;
+            // Every operation not given a role above is an other one.
+            let role = roles.remove(&op).unwrap_or(Role::Other);
             let result = match &o.ret {
                 Some(r) => r.value.as_ref().map_or("?".to_string(), |v| v.to_string()),
                 None => "pending".to_string(),
@@ -106,9 +100,4 @@ pub fn picture(title: String, history: &History, outcome: &Outcome) -> HistoryPi
 /// Each operation of a linearization with its position in it.
 fn positions(order: impl Iterator<Item = usize>) -> impl Iterator<Item = (usize, Role)> {
     order.enumerate().map(|(i, op)| (op, Role::Linearized(i)))
-}
-
-/// The role given to `op`, or [`Role::Other`].
-fn role(roles: &mut HashMap<usize, Role>, op: usize) -> Role {
-    roles.remove(&op).unwrap_or(Role::Other)
 }

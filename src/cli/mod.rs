@@ -297,7 +297,8 @@ pub enum HistoryFormat {
     Jepsen,
     /// EDN-like key/value store lines (kv spec).
     Kv,
-    /// Jepsen EDN operation maps (register, queue, mutex or set, inferred or `--spec`).
+    /// Jepsen EDN operation maps (register, queue, mutex, set or multi-register, inferred or
+    /// `--spec`).
     Edn,
 }
 
@@ -359,7 +360,7 @@ pub struct CheckHistoryArgs {
     #[arg(long, value_enum, default_value_t = HistoryFormat::Auto)]
     pub input_format: HistoryFormat,
     /// The spec: a built-in name (register, counter, set, map, queue, stack, deque, snapshot,
-    /// kv) or a model `file.fgv#Name`. Needed for JSON histories that name none.
+    /// kv, mutex, multi-register) or a model `file.fgv#Name`. Needed for JSON histories that name none.
     #[arg(long)]
     pub spec: Option<String>,
     /// Check the history whole even when the spec partitions it (per key).

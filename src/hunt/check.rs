@@ -14,12 +14,13 @@ use crate::testcase::{SpecSource, TestCase};
 pub enum TestVerdict {
     /// No leaf fails (some may be unknown when a limit cut the tree: see [`TestReport::partial`]).
     Passes,
-    /// Some leaves fail: `not_linearizable` leaves of the unfolded tree are not linearizable and
-    /// `faults` leaves end in a fault of the model.
+    /// Some leaf fails. A verdict-only search stops at the first failing leaf, which is then
+    /// counted alone (a 1 in one of the two); a test explored whole has only faults left to
+    /// count (see [`search_leaves`]). At least one of the two is positive.
     Fails {
-        /// Leaves whose history is not linearizable.
+        /// Failing leaves whose history is not linearizable.
         not_linearizable: u64,
-        /// Leaves where the model faulted.
+        /// Failing leaves where the model faulted.
         faults: u64,
     },
     /// The object's serial runs disagree: it is not deterministic, so its own serial runs are
@@ -39,13 +40,11 @@ impl TestVerdict {
 pub struct TestReport {
     /// The verdict.
     pub verdict: TestVerdict,
-    /// Leaves of the unfolded interleaving tree (0 when phase 1 already failed).
-    pub leaves: u64,
     /// The limit that cut exploration short, if one did.
     pub partial: Option<Limit>,
     /// Set when a verdict-only search ([`search_leaves`]) stopped at the first failing leaf,
-    /// to the distinct states it had met: the verdict's counts are then of that one leaf, and
-    /// `leaves` is 0 (the rest of the tree was never built).
+    /// to the distinct states it had met: the verdict's counts are then of that one leaf (the
+    /// rest of the tree was never built).
     pub stopped_at_first: Option<u64>,
 }
 
@@ -54,7 +53,6 @@ impl TestReport {
     fn nondeterministic(found: Nondeterminism) -> TestReport {
         TestReport {
             verdict: TestVerdict::Nondeterministic(found),
-            leaves: 0,
             partial: None,
             stopped_at_first: None,
         }
@@ -113,7 +111,6 @@ pub fn search_leaves(
                         not_linearizable: u64::from(!fault),
                         faults: u64::from(fault),
                     },
-                    leaves: 0,
                     partial: None,
                     stopped_at_first: Some(distinct_states),
                 }
@@ -131,7 +128,6 @@ pub fn search_leaves(
                     } else {
                         TestVerdict::Passes
                     },
-                    leaves: stats.leaves,
                     partial: tree.partial,
                     stopped_at_first: None,
                 }

@@ -111,16 +111,10 @@ pub fn minimize_test(
         // Verdict only: a candidate fails as soon as one leaf does.
         let candidate = subject.test(m, path.clone(), None);
         match search_leaves(&candidate, options, deadline, needs_violation).map(|r| r.verdict) {
+            // A failing test has a failing leaf; only a violation will do when one is needed.
             Ok(TestVerdict::Fails {
-                not_linearizable,
-                faults,
-            }) => {
-                if needs_violation {
-                    not_linearizable > 0
-                } else {
-                    not_linearizable + faults > 0
-                }
-            }
+                not_linearizable, ..
+            }) => !needs_violation || not_linearizable > 0,
             _ => false,
         }
     };

@@ -3,9 +3,9 @@
 //! * [`file`](mod@file) loads a hunt file (`hunt.json`): an object, a spec, the invocations to draw from,
 //!   and the dimensions of the test matrices.
 //! * [`sample`] draws uniform random test matrices (Line-Up's RandomCheck), checks each over
-//!   every interleaving, in parallel and reproducibly, and stops at the first failing test.
+//!   its interleavings, in parallel and reproducibly, and stops at the first failing test.
 //! * [`check`] judges one test: Line-Up's phase 1 ([`nondet`], the serial runs must be
-//!   deterministic), then every leaf of the interleaving tree.
+//!   deterministic), then its leaves as they are explored, stopping at the first that fails.
 //! * [`minimize`](mod@minimize) shrinks a failing test greedily while it keeps failing the same way.
 //! * [`write`](mod@write) renders a test as a `failing.json` with model paths relative to where it goes.
 

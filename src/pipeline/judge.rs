@@ -8,7 +8,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Instant;
 
-use fgvt_checker::{check, CheckError, CheckOptions, Outcome, Spec, Verdict};
+use fgvt_checker::{check, CheckError, CheckOptions, Outcome, Spec, Verdict, VerdictCache};
 use fgvt_tree::{ExploreOptions, Fault, History, Leaf, LeafKind, NodeId, Search, Tree};
 use rayon::prelude::*;
 
@@ -94,66 +94,41 @@ pub fn search(
     };
     let program = test.program();
     match test.spec_source() {
-        SpecSource::Serial(model) => {
-            let spec = test.self_spec(model);
-            search_with(
-                &program,
-                explore,
-                &|h| violates(&spec, h, &options),
-                violations_only,
-            )
-        }
-        SpecSource::Builtin(name) => {
-            let spec = builtin(name);
-            search_with(
-                &program,
-                explore,
-                &|h| violates(&spec, h, &options),
-                violations_only,
-            )
-        }
+        SpecSource::Serial(model) => search_with(
+            &program,
+            explore,
+            &VerdictCache::new(test.self_spec(model), options),
+            violations_only,
+        ),
+        SpecSource::Builtin(name) => search_with(
+            &program,
+            explore,
+            &VerdictCache::new(builtin(name), options),
+            violations_only,
+        ),
     }
 }
 
-/// Whether `history` is certainly not linearizable (an unknown verdict is not a violation).
-fn violates<S: Spec>(
-    spec: &S,
-    history: &History,
-    options: &CheckOptions,
-) -> Result<bool, CheckError> {
-    Ok(matches!(
-        check(spec, history, options)?.verdict,
-        Verdict::NotLinearizable(_)
-    ))
-}
-
-fn search_with(
+/// [`search`] against the spec of `checker`, which judges each distinct history once.
+fn search_with<S: Spec>(
     program: &fgvt_lang::TestProgram,
     explore: &ExploreOptions,
-    violates: &dyn Fn(&History) -> Result<bool, CheckError>,
+    checker: &VerdictCache<S>,
     violations_only: bool,
 ) -> Result<Result<Search, Fault>, CheckError> {
-    let mut verdicts: HashMap<History, bool> = HashMap::new();
     let mut error = None;
     let mut fails = |leaf: &Leaf| match leaf.kind {
         LeafKind::Fault => !violations_only,
         LeafKind::Bounded => false,
-        LeafKind::Complete | LeafKind::Stuck => {
-            if let Some(&verdict) = verdicts.get(&leaf.history) {
-                return verdict;
+        // An unknown verdict is not a violation.
+        LeafKind::Complete | LeafKind::Stuck => match checker.check(&leaf.history) {
+            Ok(outcome) => matches!(outcome.verdict, Verdict::NotLinearizable(_)),
+            Err(e) => {
+                // The spec cannot judge: stop, and say so.
+                error = Some(e);
+                true
             }
-            match violates(&leaf.history) {
-                Ok(verdict) => {
-                    verdicts.insert(leaf.history.clone(), verdict);
-                    verdict
-                }
-                Err(e) => {
-                    // The spec cannot judge: stop, and say so.
-                    error = Some(e);
-                    true
-                }
-            }
-        }
+        },
     };
     let searched = fgvt_tree::search_failing(program, explore, &mut fails);
     match error {

@@ -14,8 +14,9 @@ pub struct Limits {
     pub max_steps: usize,
     /// Stop exploring (and checking) after this long.
     pub timeout: Option<Duration>,
-    /// Share the node of identical states (the counts are the same either way; sharing is
-    /// much faster).
+    /// Explore the state graph, each distinct state once (much faster); `false` unfolds every
+    /// path. The counts agree on loop-free tests; with spin loops they can differ (see
+    /// `fgvt_tree::explore`).
     pub memoize: bool,
     /// Stop exploring when the process uses this many bytes (see [`crate::memory`]).
     pub max_memory: Option<usize>,

@@ -8,7 +8,9 @@
 //!
 //! * [`explore_test`] builds the interleaving tree of a test;
 //! * [`judge_test`] gives every leaf its verdict against the test's spec ([`judge`] module);
-//! * [`localize`] does both, then labels the tree, finds the CDRS and builds the report.
+//! * [`localize`] does both, then labels the tree, finds the CDRS and builds the report;
+//! * [`search_test`] explores only until a leaf fails, judging leaves as they are made (the
+//!   verdict-only exploration of `hunt` and `minimize`).
 
 mod error;
 pub mod judge;

@@ -41,7 +41,7 @@ use std::time::{Duration, Instant};
 use crate::event::Event;
 use crate::history::{History, ThreadId};
 use crate::history_tree::{HistoryId, HistoryTree};
-use crate::model::{Bound, EventId, Exploration, Leaf, LeafKind, Limit, NodeId, Tree, TreeBuilder};
+use crate::model::{Bound, EventId, Exploration, Leaf, Limit, NodeId, Tree, TreeBuilder};
 use crate::program::{Fault, Program, Step};
 use crate::source::Span;
 use crate::states::{Slot, StateId, States};
@@ -115,7 +115,10 @@ pub fn explore_with_progress<P: Program>(
     options: &ExploreOptions,
     progress: &mut dyn Progress,
 ) -> Result<Tree, Fault> {
-    search(program, options, progress, None).map(|(tree, _)| tree)
+    match search(program, options, progress, None)? {
+        Search::Explored(tree) => Ok(tree),
+        Search::Found { .. } => unreachable!("without a watcher no leaf is found"),
+    }
 }
 
 /// What a search for a failing leaf found.
@@ -143,27 +146,17 @@ pub fn search_failing<P: Program>(
     options: &ExploreOptions,
     fails: &mut dyn FnMut(&Leaf) -> bool,
 ) -> Result<Search, Fault> {
-    let (mut tree, found) = search(program, options, &mut (), Some(fails))?;
-    Ok(match found {
-        Some(node) => Search::Found {
-            leaf: *tree.graph[node]
-                .leaf
-                .take()
-                .expect("the watcher sees leaves only"),
-            distinct_states: tree.distinct_states,
-        },
-        None => Search::Explored(tree),
-    })
+    search(program, options, &mut (), Some(fails))
 }
 
-/// The search behind [`explore_with_progress`] and [`search_failing`]: the tree, and the
-/// first leaf `watch` failed (the tree is then cut short: only that leaf means anything).
+/// The search behind [`explore_with_progress`] and [`search_failing`]: the whole tree, or the
+/// first leaf `watch` failed (and nothing else of the tree, which is cut short there).
 fn search<'a, P: Program>(
     program: &'a P,
     options: &'a ExploreOptions,
     progress: &'a mut dyn Progress,
     watch: Option<&'a mut dyn FnMut(&Leaf) -> bool>,
-) -> Result<(Tree, Option<NodeId>), Fault> {
+) -> Result<Search, Fault> {
     let probe = options.max_memory.map(|budget| budget.used);
     let memory_before = probe.map(|used| used());
     let (initial, base) = program.initial_state()?;
@@ -178,7 +171,6 @@ fn search<'a, P: Program>(
         children: Vec::new(),
         edges: Vec::new(),
         op_steps: Vec::new(),
-        scratch_steps: Vec::new(),
         members: Vec::new(),
         discovered: 0,
         partial: None,
@@ -192,29 +184,41 @@ fn search<'a, P: Program>(
     let root = explorer.run((initial, HistoryTree::ROOT));
     // What the search holds at its end: the state table and the tree being built.
     let held = probe.map(|used| used());
-    let facts = Exploration {
-        partial: explorer.partial,
-        distinct_states: explorer.states.len() as u64,
-        elapsed: explorer.started.elapsed(),
-        memory: None,
-    };
     let Explorer {
-        tree,
+        mut tree,
         states,
+        histories,
+        real,
         watch,
+        partial,
         started,
         ..
     } = explorer;
+    let distinct_states = states.len() as u64;
     // Freed before the tree is finished, which then works out its counts: the peak is the
     // larger of the two moments, not their sum.
-    drop(states);
+    drop((states, histories, real));
+    if let Some(found) = watch.found {
+        // A finding needs its leaf only: the rest of the tree is not finished.
+        let leaf = tree.take_leaf(found).expect("the watcher sees leaves only");
+        return Ok(Search::Found {
+            leaf,
+            distinct_states,
+        });
+    }
+    let facts = Exploration {
+        partial,
+        distinct_states,
+        elapsed: started.elapsed(),
+    };
     let mut tree = tree.finish(root, facts);
+    // The counts worked out by `finish` are part of exploring.
     tree.elapsed = started.elapsed();
     tree.memory = probe
         .zip(held)
         .zip(memory_before)
         .map(|((used, held), before)| held.max(used()).saturating_sub(before));
-    Ok((tree, watch.found))
+    Ok(Search::Explored(tree))
 }
 
 /// What tells two states of the search apart: the program's state and the path's history.
@@ -223,8 +227,9 @@ type Key<S> = (S, HistoryId);
 /// A node of the search that is being explored.
 ///
 /// Its pending children, the edges it has found and its step counts live on the explorer's
-/// shared stacks (`children`, `edges`, `op_steps`), from the positions it records: a frame
-/// allocates nothing of its own, and the search opens one per state.
+/// shared stacks (`children`, `edges`, `op_steps`), from the positions it records: the search
+/// opens one per state, and a frame allocates only for loop edges (`loops`, `incoming`), which
+/// few states have.
 struct Frame {
     id: StateId,
     /// The history of the path that opened this state, as it happened.
@@ -246,7 +251,7 @@ struct Frame {
     /// Graph mode: whether an edge from this node's component, found so far, leaves it.
     exits: bool,
     /// Graph mode: steps back to a state on the path, by that state's depth (loop edges).
-    /// Path mode: whether some continuation was cut there.
+    /// Path mode: the continuations cut there (a node with no edge must have one).
     loops: Vec<(EventId, usize)>,
     /// Graph mode: loop edges into this state from nodes closed below it.
     incoming: Vec<(NodeId, EventId)>,
@@ -280,10 +285,8 @@ struct Explorer<'a, P: Program> {
     /// and the child's node.
     edges: Vec<(EventId, NodeId)>,
     /// Steps taken by each thread in its current operation, along the path: one row of
-    /// `threads` counts per open frame.
+    /// `threads` counts per open frame (and, while a state is being opened, its own on top).
     op_steps: Vec<u32>,
-    /// A row of step counts being made, kept to reuse its allocation.
-    scratch_steps: Vec<u32>,
     /// Graph mode: closed states whose strongly connected component is not finished yet, in
     /// the order they closed (Tarjan's stack), so a finished component pops its members.
     members: Vec<StateId>,
@@ -328,7 +331,8 @@ impl<P: Program> Explorer<'_, P> {
         let threads = self.program.threads();
         let mut stack: Vec<Frame> = Vec::new();
         let root = self.states.intern(initial);
-        match self.open(root, HistoryTree::ROOT, 0, &vec![0; threads]) {
+        self.op_steps.resize(threads, 0);
+        match self.open(root, HistoryTree::ROOT, 0) {
             Ok(frame) => stack.push(frame),
             Err(node) => return node,
         }
@@ -409,22 +413,16 @@ impl<P: Program> Explorer<'_, P> {
             Slot::Member { node, index } => Visit::Shared(node, Some(index as usize)),
             Slot::Done(node) => Visit::Shared(node, None),
             Slot::Unexplored => {
-                // The child's step counts: its parent's, after `step`.
+                // The child's step counts, on top of the stack: its parent's, after `step`.
                 let threads = self.program.threads();
-                let mut op_steps = std::mem::take(&mut self.scratch_steps);
-                op_steps.clear();
-                op_steps.extend_from_slice(&self.op_steps[self.op_steps.len() - threads..]);
-                op_steps[step.thread] = if step.ret.is_some() {
-                    0
-                } else {
-                    op_steps[step.thread] + 1
-                };
+                let parent = self.op_steps.len() - threads;
+                self.op_steps.extend_from_within(parent..);
+                let own = &mut self.op_steps[parent + threads + step.thread];
+                *own = if step.ret.is_some() { 0 } else { *own + 1 };
                 // Only a state opened here needs its path's history as it happened: most
                 // children are shared or loop back.
                 let real = self.real.after(parent_real, step);
-                let opened = self.open(id, real, depth, &op_steps);
-                self.scratch_steps = op_steps;
-                match opened {
+                match self.open(id, real, depth) {
                     Ok(frame) => Visit::Open(frame),
                     Err(leaf) => Visit::Leaf(leaf),
                 }
@@ -432,14 +430,19 @@ impl<P: Program> Explorer<'_, P> {
         }
     }
 
-    /// Takes every thread's step from a state: a frame to explore, or a leaf right away.
-    fn open(
-        &mut self,
-        id: StateId,
-        real: HistoryId,
-        depth: usize,
-        op_steps: &[u32],
-    ) -> Result<Frame, NodeId> {
+    /// Takes every thread's step from a state: a frame to explore, or a leaf right away. The
+    /// state's step counts are the top row of `op_steps`: the frame keeps them, a leaf drops
+    /// them.
+    fn open(&mut self, id: StateId, real: HistoryId, depth: usize) -> Result<Frame, NodeId> {
+        let opened = self.open_frame(id, real, depth);
+        if opened.is_err() {
+            self.op_steps
+                .truncate(self.op_steps.len() - self.program.threads());
+        }
+        opened
+    }
+
+    fn open_frame(&mut self, id: StateId, real: HistoryId, depth: usize) -> Result<Frame, NodeId> {
         // Leaves carry the history as this path took it.
         let history = real;
         if let Some(limit) = self.limit_hit() {
@@ -456,7 +459,9 @@ impl<P: Program> Explorer<'_, P> {
         let children_from = self.children.len();
         let edges_from = self.edges.len();
         let mut all_done = true;
-        for (thread, &steps_in_op) in op_steps.iter().enumerate() {
+        let counts = self.op_steps.len() - self.program.threads();
+        for thread in 0..self.program.threads() {
+            let steps_in_op = self.op_steps[counts + thread];
             match self.program.step(state, thread) {
                 Step::Done => continue,
                 Step::Blocked => {}
@@ -482,13 +487,7 @@ impl<P: Program> Explorer<'_, P> {
                 Step::Fault { event, fault } => {
                     let leaf = self.watch.leaf(
                         &mut self.tree,
-                        Leaf {
-                            kind: LeafKind::Fault,
-                            history: self.real.history(history),
-                            fault: Some(fault.clone()),
-                            bound: None,
-                            waiting: Vec::new(),
-                        },
+                        Leaf::fault(self.real.history(history), fault.clone()),
                     );
                     let step = match event {
                         Some(event) => self.tree.event_id(event),
@@ -520,7 +519,6 @@ impl<P: Program> Explorer<'_, P> {
         }
         // The next child is taken from the top.
         self.children[children_from..].reverse();
-        self.op_steps.extend_from_slice(op_steps);
         let index = self.discovered;
         self.discovered += 1;
         self.states.set(
@@ -640,21 +638,9 @@ impl<P: Program> Explorer<'_, P> {
         match self.program.finish(state) {
             Ok(finals) => {
                 path.events.extend(finals.events);
-                Leaf {
-                    kind: LeafKind::Complete,
-                    history: path,
-                    fault: None,
-                    bound: None,
-                    waiting: Vec::new(),
-                }
+                Leaf::complete(path)
             }
-            Err(fault) => Leaf {
-                kind: LeafKind::Fault,
-                history: path,
-                fault: Some(fault),
-                bound: None,
-                waiting: Vec::new(),
-            },
+            Err(fault) => Leaf::fault(path, fault),
         }
     }
 
@@ -669,13 +655,7 @@ impl<P: Program> Explorer<'_, P> {
             history.call(thread, call);
         }
         history.stuck = true;
-        Leaf {
-            kind: LeafKind::Stuck,
-            history,
-            fault: None,
-            bound: None,
-            waiting,
-        }
+        Leaf::stuck(history, waiting)
     }
 
     /// A bounded leaf; over the two fields it needs, so that it can be made while the state

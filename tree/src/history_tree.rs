@@ -15,10 +15,9 @@
 //! only in such an order carries the history of the first path that reached it (the
 //! depth-first one, which is also the one reports follow).
 
-use std::collections::HashMap;
-
 use crate::event::Event;
 use crate::history::{CoarseEvent, History};
+use crate::interner::Interner;
 
 /// A history of the prefix tree: the base history followed by the events on the way to it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -28,13 +27,11 @@ pub(crate) struct HistoryId(u32);
 pub(crate) struct HistoryTree {
     /// The history every path starts from (the serial `init` part).
     base: History,
-    /// Entry `i` is history `i + 1`: its prefix and its last event.
-    entries: Vec<(HistoryId, CoarseEvent)>,
+    /// Entry `i` is history `i + 1`: its prefix and its last event, each stored once.
+    entries: Interner<(HistoryId, CoarseEvent)>,
     /// Whether histories are kept in canonical form (for telling states apart) or as they
     /// happened (for leaves).
     canonical: bool,
-    /// The history reached from a prefix by one more event.
-    index: HashMap<(HistoryId, CoarseEvent), HistoryId, foldhash::fast::FixedState>,
 }
 
 impl HistoryTree {
@@ -44,8 +41,7 @@ impl HistoryTree {
         HistoryTree {
             base,
             canonical,
-            entries: Vec::new(),
-            index: HashMap::default(),
+            entries: Interner::new(),
         }
     }
 
@@ -54,15 +50,13 @@ impl HistoryTree {
 
     /// `history` followed by `event`.
     fn push(&mut self, history: HistoryId, event: CoarseEvent) -> HistoryId {
-        let next =
-            HistoryId(u32::try_from(self.entries.len() + 1).expect("fewer than 2^32 histories"));
-        *self
-            .index
-            .entry((history, event))
-            .or_insert_with_key(|(prefix, event)| {
-                self.entries.push((*prefix, event.clone()));
-                next
-            })
+        let number = self.entries.intern((history, event), || ());
+        HistoryId(number.checked_add(1).expect("fewer than 2^32 histories"))
+    }
+
+    /// The prefix and last event of `id`, which is not the root.
+    fn entry(&self, id: HistoryId) -> &(HistoryId, CoarseEvent) {
+        self.entries.key(id.0 - 1)
     }
 
     /// `history` followed by the call and the return that `step` emits, if any; in canonical
@@ -100,7 +94,7 @@ impl HistoryTree {
         let mut moved = Vec::new();
         let mut at = history;
         while at != Self::ROOT {
-            let (prefix, last) = &self.entries[at.0 as usize - 1];
+            let (prefix, last) = self.entry(at);
             let same_run = matches!(
                 (last, &event),
                 (CoarseEvent::Call { .. }, CoarseEvent::Call { .. })
@@ -124,7 +118,7 @@ impl HistoryTree {
         let mut tail = Vec::new();
         let mut at = id;
         while at != Self::ROOT {
-            let (prefix, event) = &self.entries[at.0 as usize - 1];
+            let (prefix, event) = self.entry(at);
             tail.push(event.clone());
             at = *prefix;
         }

@@ -63,6 +63,40 @@ impl Leaf {
             waiting: Vec::new(),
         }
     }
+
+    /// A fault leaf: the program failed with `fault` on the path whose history is `history`.
+    pub fn fault(history: History, fault: Fault) -> Leaf {
+        Leaf {
+            kind: LeafKind::Fault,
+            history,
+            fault: Some(fault),
+            bound: None,
+            waiting: Vec::new(),
+        }
+    }
+
+    /// A complete leaf: every operation returned; `history` includes the `final` part's.
+    pub fn complete(history: History) -> Leaf {
+        Leaf {
+            kind: LeafKind::Complete,
+            history,
+            fault: None,
+            bound: None,
+            waiting: Vec::new(),
+        }
+    }
+
+    /// A stuck leaf: no thread can move; `history` ends with the blocked calls, and `waiting`
+    /// says what each blocked thread waits for.
+    pub fn stuck(history: History, waiting: Vec<Wait>) -> Leaf {
+        Leaf {
+            kind: LeafKind::Stuck,
+            history,
+            fault: None,
+            bound: None,
+            waiting,
+        }
+    }
 }
 
 /// Why a bounded leaf ends its path: which limit, and what hit it.
@@ -73,7 +107,8 @@ impl Leaf {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "bound", rename_all = "kebab-case")]
 pub enum Bound {
-    /// Exploration stopped (too many states, or out of time) before this state was explored.
+    /// Exploration stopped (too many states, out of time or out of memory) before this state
+    /// was explored.
     Stopped {
         /// The limit that stopped it: [`Limit::MaxStates`] or [`Limit::Timeout`].
         limit: Limit,
@@ -302,7 +337,10 @@ pub struct Tree {
     pub distinct_states: u64,
     /// How long exploration took.
     pub elapsed: Duration,
-    /// Bytes exploration held at its peak, when measured (see [`Exploration::memory`]).
+    /// Bytes exploration held at its peak, when the caller gave a memory probe
+    /// ([`crate::ExploreOptions::max_memory`]): the larger of what the search held at its end
+    /// (the tree and the search's maps) and what the finished tree holds. `None` otherwise, and
+    /// for trees built by other backends.
     pub memory: Option<usize>,
     /// The counts of every node's unfolded subtree, by `NodeId::index()`.
     unfolded: Vec<Counts>,
@@ -539,6 +577,11 @@ impl TreeBuilder {
         self.graph.node_count()
     }
 
+    /// Takes the leaf data out of node `id` (a search that stops at a leaf needs only it).
+    pub(crate) fn take_leaf(&mut self, id: NodeId) -> Option<Leaf> {
+        self.graph[id].leaf.take().map(|leaf| *leaf)
+    }
+
     /// The node `id`, already added.
     pub fn get(&self, id: NodeId) -> &Node {
         &self.graph[id]
@@ -567,7 +610,7 @@ impl TreeBuilder {
             partial: facts.partial,
             distinct_states: facts.distinct_states,
             elapsed: facts.elapsed,
-            memory: facts.memory,
+            memory: None,
         }
     }
 }
@@ -605,10 +648,6 @@ pub struct Exploration {
     pub distinct_states: u64,
     /// How long exploration took.
     pub elapsed: Duration,
-    /// Bytes exploration held at its peak, when the caller gave a memory probe
-    /// ([`crate::ExploreOptions::max_memory`]): the larger of what the search held at its end
-    /// (the tree and the search's maps) and what the finished tree holds.
-    pub memory: Option<usize>,
 }
 
 #[cfg(test)]

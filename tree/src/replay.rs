@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use crate::event::Event;
 use crate::history::{History, ThreadId};
-use crate::model::{Bound, Exploration, Leaf, LeafKind, Limit, NodeId, Tree, TreeBuilder};
+use crate::model::{Bound, Exploration, Leaf, Limit, NodeId, Tree, TreeBuilder};
 use crate::program::{Fault, Wait};
 
 /// The scheduler callback of [`Replay::execute`]: given each enabled thread with its next
@@ -143,7 +143,6 @@ pub fn explore_replay<P: Replay + ?Sized>(
         partial: explorer.stopped,
         distinct_states: explorer.builder.node_count() as u64,
         elapsed: explorer.start.elapsed(),
-        memory: None,
     };
     Ok(explorer.builder.finish(root, facts))
 }
@@ -207,10 +206,11 @@ impl<P: Replay + ?Sized> Explorer<'_, P> {
             return Ok(self.leaf(&run.end));
         }
         let mut children = Vec::new();
-        for (thread, event) in run.enabled[depth].clone() {
+        for (thread, event) in &run.enabled[depth] {
+            let thread = *thread;
             if self.out_of_budget() {
                 let limit = self.stopped.unwrap_or(Limit::MaxStates);
-                children.push((event, self.stopped_leaf(limit)));
+                children.push((event.clone(), self.stopped_leaf(limit)));
                 continue;
             }
             prefix.push(thread);
@@ -220,7 +220,7 @@ impl<P: Replay + ?Sized> Explorer<'_, P> {
                 (run.steps[depth].clone(), self.build(prefix, run)?)
             } else {
                 let other = self.run(prefix)?;
-                let step = other.steps.get(depth).cloned().unwrap_or(event);
+                let step = other.steps.get(depth).unwrap_or(event).clone();
                 (step, self.build(prefix, &other)?)
             };
             prefix.pop();
@@ -231,34 +231,10 @@ impl<P: Replay + ?Sized> Explorer<'_, P> {
 
     fn leaf(&mut self, end: &RunEnd) -> NodeId {
         let leaf = match end {
-            RunEnd::Complete { history } => Leaf {
-                kind: LeafKind::Complete,
-                history: history.clone(),
-                fault: None,
-                bound: None,
-                waiting: Vec::new(),
-            },
-            RunEnd::Stuck { history, waiting } => Leaf {
-                kind: LeafKind::Stuck,
-                history: history.clone(),
-                fault: None,
-                bound: None,
-                waiting: waiting.clone(),
-            },
-            RunEnd::Fault { history, fault } => Leaf {
-                kind: LeafKind::Fault,
-                history: history.clone(),
-                fault: Some(fault.clone()),
-                bound: None,
-                waiting: Vec::new(),
-            },
-            RunEnd::Bounded { history, bound } => Leaf {
-                kind: LeafKind::Bounded,
-                history: history.clone(),
-                fault: None,
-                bound: Some(bound.clone()),
-                waiting: Vec::new(),
-            },
+            RunEnd::Complete { history } => Leaf::complete(history.clone()),
+            RunEnd::Stuck { history, waiting } => Leaf::stuck(history.clone(), waiting.clone()),
+            RunEnd::Fault { history, fault } => Leaf::fault(history.clone(), fault.clone()),
+            RunEnd::Bounded { history, bound } => Leaf::bounded(history.clone(), bound.clone()),
             RunEnd::Abandoned => {
                 let limit = self.stopped.unwrap_or(Limit::MaxStates);
                 return self.stopped_leaf(limit);

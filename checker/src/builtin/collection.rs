@@ -1,4 +1,5 @@
-//! Specs over keyed collections: set and map. Both partition by key (the first argument).
+//! Specs over keyed collections: set and map, which partition by key (the first argument),
+//! and Jepsen's multi-register, whose transactions span keys (it does not partition).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -29,7 +30,7 @@ pub(super) const MAP_KEYED: &[&str] = &[
     "put_if_absent",
 ];
 
-/// `add`/`insert`, `remove`/`delete`, `contains`, `size`.
+/// `add`/`insert`, `remove`/`delete`, `contains`, `size`, and `read` of the whole set.
 pub(super) fn set(ops: &OpTable<'_>, state: &SetState) -> Apply<SetState> {
     checked(|| {
         Ok(match ops.op() {
@@ -78,31 +79,27 @@ pub(super) fn multi_register(ops: &OpTable<'_>, state: &MapState) -> Apply<MapSt
         if ops.op() != "txn" {
             return Err(ops.unknown("txn"));
         }
-        let [Value::Tuple(steps)] = ops.args::<1>()? else {
-            return Err(ops.bad_arg(
-                "a tuple of [:read k v] / [:write k v]",
-                &ops.args::<1>()?[0],
-            ));
+        let [arg] = ops.args::<1>()?;
+        let Value::Tuple(steps) = arg else {
+            return Err(ops.bad_arg("a tuple of [:read k v] / [:write k v]", arg));
         };
         let mut next = state.clone();
         let mut done = Vec::with_capacity(steps.len());
         for step in steps {
-            match step {
-                Value::Tuple(parts) if parts.len() == 3 => {
-                    let (kind, key) = (&parts[0], &parts[1]);
-                    match kind {
-                        Value::Str(k) if &**k == ":read" => {
-                            let value = next.get(key).cloned().unwrap_or(Value::Null);
-                            done.push(Value::Tuple(vec![kind.clone(), key.clone(), value]));
-                        }
-                        Value::Str(k) if &**k == ":write" => {
-                            next.insert(key.clone(), parts[2].clone());
-                            done.push(step.clone());
-                        }
-                        other => return Err(ops.bad_arg(":read or :write", other)),
-                    }
+            let Value::Tuple(parts) = step else {
+                return Err(ops.bad_arg("[:read k v] or [:write k v]", step));
+            };
+            match parts.as_slice() {
+                [kind @ Value::Str(k), key, _] if &**k == ":read" => {
+                    let value = next.get(key).cloned().unwrap_or(Value::Null);
+                    done.push(Value::Tuple(vec![kind.clone(), key.clone(), value]));
                 }
-                other => return Err(ops.bad_arg("[:read k v] or [:write k v]", other)),
+                [Value::Str(k), key, value] if &**k == ":write" => {
+                    next.insert(key.clone(), value.clone());
+                    done.push(step.clone());
+                }
+                [other, _, _] => return Err(ops.bad_arg(":read or :write", other)),
+                _ => return Err(ops.bad_arg("[:read k v] or [:write k v]", step)),
             }
         }
         Ok(ret(Value::Tuple(done), next))

@@ -67,24 +67,13 @@ pub fn parse(text: &str, spec: Option<&str>) -> Result<Parsed, ParseError> {
     let mut recorder = Recorder::default();
     for (line, op) in &ops {
         let Some(thread) = op.process else { continue };
-        match op.kind.as_str() {
-            "invoke" => recorder.call(*line, thread, model.call(*line, op)?)?,
-            "ok" => {
-                recorder.pending_call(*line, thread, &format!(":{}", op.f))?;
-                recorder.ret(*line, thread, model.result(op));
-            }
-            "fail" => {
-                recorder.pending_call(*line, thread, &format!(":{}", op.f))?;
-                recorder.withdraw(thread);
-            }
-            "info" => recorder.abandon(thread),
-            other => {
-                return Err(ParseError::new(
-                    *line,
-                    format!("unknown :type :{other} (expected :invoke, :ok, :fail or :info)"),
-                ))
-            }
-        }
+        recorder.jepsen_event(
+            *line,
+            thread,
+            (&op.kind, &op.f),
+            || model.call(*line, op),
+            |_| Ok(model.result(op)),
+        )?;
     }
     let (history, lines) =
         recorder.finish(text.lines().count(), "the history has no operations")?;
@@ -182,7 +171,8 @@ impl Model {
         }
     }
 
-    /// The model whose operations these are, when only one has them all.
+    /// The first model, in the order below, that has every operation of the clients (a history
+    /// of reads only, or of nemesis events only, is a register's).
     fn infer(ops: &[(usize, Op)]) -> Result<Model, ParseError> {
         // The nemesis's operations (`:start`, `:stop`, ...) are not the object's.
         let mut names: Vec<&str> = ops

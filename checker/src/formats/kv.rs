@@ -49,71 +49,50 @@ pub(crate) fn parse_with_lines(text: &str) -> Result<(History, Vec<usize>), Pars
         };
         let (kind, f) = (keyword("type")?, keyword("f")?);
         let value = get("value").unwrap_or(&Edn::Nil);
-        match kind {
-            "invoke" => {
-                let key = match require("key")? {
-                    Edn::Str(s) => Value::Str(s.as_str().into()),
-                    Edn::Int(i) => Value::Int(*i),
-                    other => {
-                        return Err(ParseError::new(
-                            line,
-                            format!(":key must be a string or an integer, found {other:?}"),
-                        ))
-                    }
-                };
-                let call = match f {
-                    "get" => Call::new("get", vec![key]),
-                    "put" | "append" => match value {
-                        Edn::Str(v) => Call::new(f, vec![key, Value::Str(v.as_str().into())]),
-                        other => {
-                            return Err(ParseError::new(
-                                line,
-                                format!(":value of :{f} must be a string, found {other:?}"),
-                            ))
-                        }
-                    },
-                    other => {
-                        return Err(ParseError::new(
-                            line,
-                            format!("unknown operation :{other} (expected :get, :put or :append)"),
-                        ))
-                    }
-                };
-                recorder.call(line, thread, call)?;
-            }
-            "ok" => {
-                let call = recorder.pending_call(line, thread, &format!(":{f}"))?;
-                if call.op != f {
+        let call = || {
+            let key = match require("key")? {
+                Edn::Str(s) => Value::Str(s.as_str().into()),
+                Edn::Int(i) => Value::Int(*i),
+                other => {
                     return Err(ParseError::new(
                         line,
-                        format!("process {thread} completes :{f} but its pending call is {call}"),
-                    ));
+                        format!(":key must be a string or an integer, found {other:?}"),
+                    ))
                 }
-                let result = match (f, value) {
-                    ("get", Edn::Str(s)) => Value::Str(s.as_str().into()),
-                    ("get", Edn::Nil) => Value::Str("".into()),
-                    ("get", other) => {
-                        return Err(ParseError::new(
-                            line,
-                            format!(":value of :ok :get must be a string, found {other:?}"),
-                        ))
-                    }
-                    _ => Value::Unit,
-                };
-                recorder.ret(line, thread, Some(result));
+            };
+            match f {
+                "get" => Ok(Call::new("get", vec![key])),
+                "put" | "append" => match value {
+                    Edn::Str(v) => Ok(Call::new(f, vec![key, Value::Str(v.as_str().into())])),
+                    other => Err(ParseError::new(
+                        line,
+                        format!(":value of :{f} must be a string, found {other:?}"),
+                    )),
+                },
+                other => Err(ParseError::new(
+                    line,
+                    format!("unknown operation :{other} (expected :get, :put or :append)"),
+                )),
             }
-            "fail" => {
-                recorder.pending_call(line, thread, &format!(":{f}"))?;
-                recorder.withdraw(thread);
-            }
-            "info" => recorder.abandon(thread),
-            other => {
+        };
+        let result = |call: &Call| {
+            if call.op != f {
                 return Err(ParseError::new(
                     line,
-                    format!("unknown :type :{other} (expected :invoke, :ok, :fail or :info)"),
-                ))
+                    format!("process {thread} completes :{f} but its pending call is {call}"),
+                ));
             }
-        }
+            match (f, value) {
+                ("get", Edn::Str(s)) => Ok(Some(Value::Str(s.as_str().into()))),
+                ("get", Edn::Nil) => Ok(Some(Value::Str("".into()))),
+                ("get", other) => Err(ParseError::new(
+                    line,
+                    format!(":value of :ok :get must be a string, found {other:?}"),
+                )),
+                _ => Ok(Some(Value::Unit)),
+            }
+        };
+        recorder.jepsen_event(line, thread, (kind, f), call, result)?;
     }
     recorder.finish(text.lines().count(), "the file has no events")
 }

@@ -6,6 +6,9 @@
 //!   checked against the built-in `kv` spec; see [`kv`].
 //! * [`Format::Json`]: fgvt's own JSON history format (`"schema": "fgvt.history/1"`), which names
 //!   its spec; see [`json`].
+//! * [`Format::Edn`]: Jepsen's EDN operation maps (`{:type :invoke, :f :cas, :value [1 2],
+//!   :process 3}`), as a vector or one per line; the model is inferred from the operations or
+//!   named; see [`edn`].
 //!
 //! Every parse error carries the 1-based line number of the offending line.
 
@@ -35,9 +38,6 @@ pub enum Format {
 }
 
 impl Format {
-    /// Every format, in the order [`detect_format`] tries them.
-    pub const ALL: [Format; 4] = [Format::Jepsen, Format::Kv, Format::Json, Format::Edn];
-
     /// The format's name: `jepsen`, `kv`, `json`, `edn`.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -116,7 +116,8 @@ impl ParseError {
 pub struct Parsed {
     /// The history.
     pub history: History,
-    /// The spec's name: implied by the format, or named by a JSON file (`None` if it names none).
+    /// The spec's name: implied by the format (jepsen, kv), inferred from or given for an EDN
+    /// history, or named by a JSON file (`None` if it names none).
     pub spec: Option<String>,
     /// The 1-based line of each event of `history`, to point at an event the spec rejects.
     pub lines: Vec<usize>,
@@ -331,6 +332,38 @@ impl Recorder {
     /// Leaves `thread`'s pending call pending for good (an indeterminate outcome).
     pub(crate) fn abandon(&mut self, thread: usize) {
         self.pending.remove(&thread);
+    }
+
+    /// One event of a Jepsen history, `{:type kind, :f f}` of `thread` on `line`: `:invoke`
+    /// records `call()`, `:ok` returns the pending call with `result(call)`, `:fail` withdraws
+    /// it (it did not happen), `:info` leaves it pending for good (it may have happened).
+    pub(crate) fn jepsen_event(
+        &mut self,
+        line: usize,
+        thread: usize,
+        (kind, f): (&str, &str),
+        call: impl FnOnce() -> Result<fgvt_tree::Call, ParseError>,
+        result: impl FnOnce(&fgvt_tree::Call) -> Result<Option<fgvt_tree::Value>, ParseError>,
+    ) -> Result<(), ParseError> {
+        match kind {
+            "invoke" => self.call(line, thread, call()?)?,
+            "ok" => {
+                let value = result(self.pending_call(line, thread, &format!(":{f}"))?)?;
+                self.ret(line, thread, value);
+            }
+            "fail" => {
+                self.pending_call(line, thread, &format!(":{f}"))?;
+                self.withdraw(thread);
+            }
+            "info" => self.abandon(thread),
+            other => {
+                return Err(ParseError::new(
+                    line,
+                    format!("unknown :type :{other} (expected :invoke, :ok, :fail or :info)"),
+                ))
+            }
+        }
+        Ok(())
     }
 
     /// The history with the line of each event, or an error on `last_line` if it has none.
