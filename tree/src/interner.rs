@@ -10,7 +10,8 @@
 //! value may carry data of its own beside it (`V`), read and written by number: what the
 //! explorer knows of a state sits in the same cache line as the state.
 //!
-//! The explorer's states, the tree's steps and `fgvt-lang`'s state parts all use it.
+//! The explorer's states and histories, the tree's steps and `fgvt-lang`'s state parts all use
+//! it.
 
 use std::borrow::Borrow;
 use std::hash::{BuildHasher, Hash};
