@@ -12,17 +12,22 @@ pub use std::sync::atomic::Ordering;
 
 use fgvt_tree::EventKind;
 
-use crate::runtime::{access, Acted, ObjectId};
+use crate::runtime::{access, pointer_name, Acted, ObjectId};
 
-/// What a step records: its kind (a CAS's success) and the value it read or wrote.
-fn acted(kind: EventKind, value: String) -> Acted {
-    Acted { kind, value }
+/// How an integer or boolean value is shown in reports.
+fn show<V: fmt::Debug>(value: &V) -> String {
+    format!("{value:?}")
 }
 
-/// The methods every atomic has: `[generics] Type, std type, value type, "name", "{:?}"` (how
-/// a value is shown in reports).
+/// How a pointer value is shown in reports: `null` or `ptr#n`, numbered per execution.
+fn show_ptr<T>(value: &*mut T) -> String {
+    pointer_name(*value as usize, std::mem::align_of::<T>())
+}
+
+/// The methods every atomic has: `[generics] Type, std type, value type, "name", show` (how a
+/// value is shown in reports).
 macro_rules! common {
-    ([$($g:ident),*] $name:ty, $std:ty, $t:ty, $kind:expr, $show:literal) => {
+    ([$($g:ident),*] $name:ty, $std:ty, $t:ty, $kind:expr, $show:expr) => {
         impl<$($g),*> $name {
             /// A new atomic holding `value`; its identity is its creation order in the test.
             pub fn new(value: $t) -> Self {
@@ -35,29 +40,31 @@ macro_rules! common {
             /// Reads the value (one read step).
             #[track_caller]
             pub fn load(&self, _order: Ordering) -> $t {
-                access(self.id.pending(EventKind::Read), || {
-                    let v = self.inner.load(Ordering::SeqCst);
-                    (v, acted(EventKind::Read, format!($show, v)))
-                })
+                access(
+                    self.id.pending(EventKind::Read),
+                    || self.inner.load(Ordering::SeqCst),
+                    |v| Acted::new(EventKind::Read, $show(v)),
+                )
             }
 
             /// Writes `value` (one write step).
             #[track_caller]
             pub fn store(&self, value: $t, _order: Ordering) {
-                access(self.id.pending(EventKind::Write), || {
-                    self.inner.store(value, Ordering::SeqCst);
-                    ((), acted(EventKind::Write, format!($show, value)))
-                })
+                access(
+                    self.id.pending(EventKind::Write),
+                    || self.inner.store(value, Ordering::SeqCst),
+                    |()| Acted::new(EventKind::Write, $show(&value)),
+                )
             }
 
             /// Writes `value` and returns the old one (one step).
             #[track_caller]
             pub fn swap(&self, value: $t, _order: Ordering) -> $t {
-                access(self.id.pending(EventKind::Write), || {
-                    let old = self.inner.swap(value, Ordering::SeqCst);
-                    let shown = format!(concat!($show, " -> ", $show), old, value);
-                    (old, acted(EventKind::Write, shown))
-                })
+                access(
+                    self.id.pending(EventKind::Write),
+                    || self.inner.swap(value, Ordering::SeqCst),
+                    |old| Acted::new(EventKind::Write, format!("{} -> {}", $show(old), $show(&value))),
+                )
             }
 
             /// Writes `new` if the value is `current` (one CAS step, successful or not).
@@ -69,16 +76,17 @@ macro_rules! common {
                 _success: Ordering,
                 _failure: Ordering,
             ) -> Result<$t, $t> {
-                access(self.id.pending(EventKind::Cas { success: true }), || {
-                    let r = self.inner.compare_exchange(
-                        current,
-                        new,
-                        Ordering::SeqCst,
-                        Ordering::SeqCst,
-                    );
-                    let kind = EventKind::Cas { success: r.is_ok() };
-                    (r, acted(kind, format!(concat!($show, " -> ", $show), current, new)))
-                })
+                access(
+                    self.id.pending(EventKind::Cas { success: true }),
+                    || {
+                        self.inner
+                            .compare_exchange(current, new, Ordering::SeqCst, Ordering::SeqCst)
+                    },
+                    |r| {
+                        let kind = EventKind::Cas { success: r.is_ok() };
+                        Acted::new(kind, format!("{} -> {}", $show(&current), $show(&new)))
+                    },
+                )
             }
 
             /// As [`Self::compare_exchange`]: fgvt never fails a weak CAS spuriously.
@@ -120,10 +128,11 @@ macro_rules! fetch {
                 #[doc = concat!("`", stringify!($op), "` as one step; returns the old value.")]
                 #[track_caller]
                 pub fn $op(&self, value: $t, _order: Ordering) -> $t {
-                    access(self.id.pending(EventKind::Write), || {
-                        let old = self.inner.$op(value, Ordering::SeqCst);
-                        (old, acted(EventKind::Write, format!("{old:?} {} {value:?}", stringify!($op))))
-                    })
+                    access(
+                        self.id.pending(EventKind::Write),
+                        || self.inner.$op(value, Ordering::SeqCst),
+                        |old| Acted::new(EventKind::Write, format!("{old:?} {} {value:?}", stringify!($op))),
+                    )
                 }
             )*
         }
@@ -138,7 +147,7 @@ macro_rules! atomic_int {
                 inner: $std,
                 id: ObjectId,
             }
-            common!([] $name, $std, $t, stringify!($name), "{:?}");
+            common!([] $name, $std, $t, stringify!($name), show);
             fetch!($name, $t, fetch_add, fetch_sub, fetch_and, fetch_or, fetch_xor, fetch_max, fetch_min);
 
             impl Default for $name {
@@ -164,7 +173,7 @@ pub struct AtomicBool {
     inner: std::sync::atomic::AtomicBool,
     id: ObjectId,
 }
-common!([] AtomicBool, std::sync::atomic::AtomicBool, bool, "AtomicBool", "{:?}");
+common!([] AtomicBool, std::sync::atomic::AtomicBool, bool, "AtomicBool", show);
 fetch!(AtomicBool, bool, fetch_and, fetch_or, fetch_xor);
 
 impl Default for AtomicBool {
@@ -174,9 +183,10 @@ impl Default for AtomicBool {
 }
 
 /// An instrumented `std::sync::atomic::AtomicPtr`. Its values are addresses, which differ
-/// between executions; reports show them as written.
+/// between executions: reports show `null` or `ptr#n`, the addresses of one execution numbered
+/// in the order they first appear in it, with a tag in the low bits as `ptr#n|1`.
 pub struct AtomicPtr<T> {
     inner: std::sync::atomic::AtomicPtr<T>,
     id: ObjectId,
 }
-common!([T] AtomicPtr<T>, std::sync::atomic::AtomicPtr<T>, *mut T, "AtomicPtr", "{:p}");
+common!([T] AtomicPtr<T>, std::sync::atomic::AtomicPtr<T>, *mut T, "AtomicPtr", show_ptr::<T>);

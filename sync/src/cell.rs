@@ -32,33 +32,22 @@ impl<T: Clone + fmt::Debug> Shared<T> {
     /// Reads the value (one read step).
     #[track_caller]
     pub fn get(&self) -> T {
-        access(self.id.pending(EventKind::Read), || {
-            let v = self.lock().clone();
-            let value = format!("{v:?}");
-            (
-                v,
-                Acted {
-                    kind: EventKind::Read,
-                    value,
-                },
-            )
-        })
+        access(
+            self.id.pending(EventKind::Read),
+            || self.lock().clone(),
+            |v| Acted::new(EventKind::Read, format!("{v:?}")),
+        )
     }
 
     /// Writes `value` (one write step).
     #[track_caller]
     pub fn set(&self, value: T) {
-        access(self.id.pending(EventKind::Write), || {
-            let shown = format!("{value:?}");
-            *self.lock() = value;
-            (
-                (),
-                Acted {
-                    kind: EventKind::Write,
-                    value: shown,
-                },
-            )
-        })
+        access(
+            self.id.pending(EventKind::Write),
+            || *self.lock() = value,
+            // The cell holds the value just written.
+            |()| Acted::new(EventKind::Write, format!("{:?}", *self.lock())),
+        )
     }
 }
 

@@ -49,24 +49,22 @@ impl<T> Mutex<T> {
     #[track_caller]
     pub fn lock(&self) -> MutexGuard<'_, T> {
         let caller = Location::caller();
-        access(self.id.pending_at(EventKind::Lock, caller), || {
-            let was_held = self.held.swap(true, Ordering::SeqCst);
-            assert!(
-                !was_held,
-                "{} is already held: taking it again would block forever",
-                self.id
-            );
-            (
+        access(
+            self.id.pending_at(EventKind::Lock, caller),
+            || {
+                let was_held = self.held.swap(true, Ordering::SeqCst);
+                assert!(
+                    !was_held,
+                    "{} is already held: taking it again would block forever",
+                    self.id
+                );
                 MutexGuard {
                     mutex: self,
                     taken_at: caller,
-                },
-                Acted {
-                    kind: EventKind::Lock,
-                    value: String::new(),
-                },
-            )
-        })
+                }
+            },
+            |_| Acted::new(EventKind::Lock, String::new()),
+        )
     }
 
     /// The value, from an owned lock.
@@ -80,16 +78,8 @@ impl<T> Drop for MutexGuard<'_, T> {
         let mutex = self.mutex;
         access(
             mutex.id.pending_at(EventKind::Unlock, self.taken_at),
-            || {
-                mutex.held.store(false, Ordering::SeqCst);
-                (
-                    (),
-                    Acted {
-                        kind: EventKind::Unlock,
-                        value: String::new(),
-                    },
-                )
-            },
+            || mutex.held.store(false, Ordering::SeqCst),
+            |()| Acted::new(EventKind::Unlock, String::new()),
         );
     }
 }

@@ -16,12 +16,25 @@
 //! The recorder lives in a thread-local for the length of one execution; every task of the
 //! execution runs on this OS thread, so every access finds it. Outside an execution (the
 //! object's own serial runs, which the `self` spec makes) the types act at once.
+//!
+//! One shuttle runner serves a whole exploration (the [`Engine`]): shuttle keeps the task
+//! stacks of one runner for reuse, and making them anew for every execution cost more than the
+//! execution itself. The runner lives in a coroutine of its own, which suspends between two
+//! executions, where shuttle asks its scheduler for the next one, so that the explorer can
+//! drive executions one at a time.
+//!
+//! An execution that ends before its threads do (a fault, a deadlock, a bound, the explorer
+//! abandoning it) is not stopped in shuttle, which would leak the stacks of the unfinished
+//! tasks: each thread left is resumed once more, and its pending access unwinds it with
+//! [`Cancelled`] instead of acting, so every execution finishes and gives its stacks back.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::panic::Location;
 use std::sync::{Arc, Once};
 
+use corosensei::stack::DefaultStack;
+use corosensei::{Coroutine, CoroutineResult, Yielder};
 use fgvt_tree::replay::{Choose, Run, RunEnd};
 use fgvt_tree::{Bound, Call, Event, EventKind, Fault, History, ThreadId, Value, Wait};
 use shuttle::scheduler::{Schedule, Scheduler, Task, TaskId};
@@ -34,16 +47,31 @@ thread_local! {
 }
 
 /// What a task is about to do: registered before it switches, read by the scheduler.
-#[derive(Clone, Debug)]
+///
+/// It is built on every access, recorded or not (the `self` spec's serial runs go through the
+/// same code), so it holds no allocation: the object's name is made only for an event.
+#[derive(Clone, Copy, Debug)]
 pub(crate) struct Pending {
     /// The kind of access (a lock's enables the task only while the lock is free).
     pub kind: EventKind,
     /// The object accessed, by its number in the execution.
     pub object: u32,
-    /// Its name in reports (`AtomicUsize#0`).
-    pub name: String,
+    /// The object's type, which with its number names it in reports (`AtomicUsize#0`); empty
+    /// for a step that accesses nothing.
+    pub type_name: &'static str,
     /// Where the access is in the user's source.
     pub caller: &'static Location<'static>,
+}
+
+impl Pending {
+    /// The accessed object's name in reports.
+    fn name(&self) -> String {
+        if self.type_name.is_empty() {
+            String::new()
+        } else {
+            format!("{}#{}", self.type_name, self.object)
+        }
+    }
 }
 
 /// An instrumented object's identity: its number in the execution (objects are created in the
@@ -78,7 +106,7 @@ impl ObjectId {
         Pending {
             kind,
             object: self.number,
-            name: format!("{self}"),
+            type_name: self.kind,
             caller,
         }
     }
@@ -96,6 +124,38 @@ pub(crate) struct Acted {
     pub kind: EventKind,
     /// The value read or written, for reports.
     pub value: String,
+}
+
+impl Acted {
+    /// An access of `kind` that saw or wrote `value`.
+    pub fn new(kind: EventKind, value: String) -> Acted {
+        Acted { kind, value }
+    }
+}
+
+/// How a pointer value is shown: `null`, or `ptr#n` numbering the addresses of the current
+/// execution by first appearance (addresses differ between executions; their order does not),
+/// with the low bits an aligned pointer cannot have shown as a tag (`ptr#1|1`, a mark).
+pub(crate) fn pointer_name(address: usize, align: usize) -> String {
+    let tag = address % align.max(1);
+    let base = address - tag;
+    let name = if base == 0 {
+        "null".to_string()
+    } else {
+        let number = with_recorder(|rec| {
+            let next = u32::try_from(rec.pointers.len()).unwrap_or(u32::MAX);
+            *rec.pointers.entry(base).or_insert(next)
+        });
+        match number {
+            Some(n) => format!("ptr#{n}"),
+            None => format!("{base:#x}"),
+        }
+    };
+    if tag == 0 {
+        name
+    } else {
+        format!("{name}|{tag}")
+    }
 }
 
 /// A test thread of the execution.
@@ -139,12 +199,24 @@ struct Recorder {
     /// Objects created so far: the next object's number (stable across executions, as every
     /// execution creates the same objects in the same order).
     objects: u32,
+    /// Addresses seen in pointer values, numbered in order of first appearance: reports show
+    /// `ptr#2` where the run had an address that differs between executions.
+    pointers: HashMap<usize, u32>,
     /// How the execution ended, once it has.
     end: Option<RunEnd>,
     /// The explorer's choice of the next step; lent for the length of the execution.
     choose: *mut Choose<'static>,
     max_steps: usize,
+    /// What the execution runs: the test's plan on a fresh object.
+    body: Body,
 }
+
+/// What an execution runs, in shuttle's main task.
+pub(crate) type Body = Arc<dyn Fn() + Send + Sync>;
+
+/// The unwinding payload that ends a test thread whose execution has ended (see the module
+/// docs): not a panic of the object, so nothing reports it.
+pub(crate) struct Cancelled;
 
 /// The limits of one execution.
 #[derive(Clone, Copy, Debug)]
@@ -153,13 +225,14 @@ pub(crate) struct Limits {
     pub max_steps: usize,
 }
 
-/// Runs `body` once under the recording scheduler, for `threads` test threads, letting
-/// `choose` pick every step; the steps taken and how the execution ended.
+/// Runs `body` once on `engine`, for `threads` test threads, letting `choose` pick every
+/// step; the steps taken and how the execution ended.
 pub(crate) fn execute(
+    engine: &mut Engine,
     threads: usize,
     limits: Limits,
     choose: &mut Choose<'_>,
-    body: Arc<dyn Fn() + Send + Sync>,
+    body: Body,
 ) -> Run {
     install_panic_hook();
     // SAFETY: the recorder, and the pointer with it, is removed before this function returns,
@@ -173,14 +246,14 @@ pub(crate) fn execute(
         history: History::new(),
         locks: HashMap::new(),
         objects: 0,
+        pointers: HashMap::new(),
         end: None,
         choose,
         max_steps: limits.max_steps,
+        body,
     };
     RECORDER.with(|r| *r.borrow_mut() = Some(recorder));
-    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        shuttle::Runner::new(OneExecution { started: false }, config()).run(move || body())
-    }));
+    let outcome = engine.run_one();
     let recorder = RECORDER
         .with(|r| r.borrow_mut().take())
         .expect("the recorder outlives its execution");
@@ -193,7 +266,7 @@ pub(crate) fn execute(
                 span: None,
             },
         },
-        (None, Ok(_)) => RunEnd::Abandoned,
+        (None, Ok(())) => RunEnd::Abandoned,
     };
     Run {
         steps: recorder.steps,
@@ -210,14 +283,109 @@ fn config() -> shuttle::Config {
     config
 }
 
-/// Shuttle's scheduler for one execution: the recorder decides.
-struct OneExecution {
+/// What the explorer asks of the runner's coroutine when it resumes it.
+enum Job {
+    /// Run one more execution (the recorder is set up for it).
+    Run,
+    /// Return: the exploration is over.
+    Stop,
+}
+
+/// One shuttle runner for a whole exploration, suspended in its own coroutine between
+/// executions (see the module docs).
+pub(crate) struct Engine {
+    runner: Option<Coroutine<Job, (), ()>>,
+}
+
+/// The runner coroutine's stack: shuttle's loop and scheduler calls, not the tasks' stacks.
+const RUNNER_STACK: usize = 256 * 1024;
+
+impl Engine {
+    /// An engine; its runner starts with the first execution.
+    pub(crate) fn new() -> Engine {
+        Engine { runner: None }
+    }
+
+    /// Runs one execution of the recorder's body; `Err` carries a panic that escaped shuttle,
+    /// after which the next execution starts a new runner.
+    fn run_one(&mut self) -> Result<(), Box<dyn std::any::Any + Send>> {
+        let runner = match &mut self.runner {
+            Some(runner) => runner,
+            None => self.runner.insert(Engine::start()?),
+        };
+        let resumed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| runner.resume(Job::Run)));
+        match resumed {
+            Ok(CoroutineResult::Yield(())) => Ok(()),
+            Ok(CoroutineResult::Return(())) => {
+                self.runner = None;
+                Ok(())
+            }
+            Err(payload) => {
+                self.runner = None;
+                Err(payload)
+            }
+        }
+    }
+
+    /// A runner coroutine, not yet started.
+    fn start() -> Result<Coroutine<Job, (), ()>, Box<dyn std::any::Any + Send>> {
+        let stack = DefaultStack::new(RUNNER_STACK).map_err(|e| {
+            Box::new(format!("cannot allocate a stack for shuttle's runner: {e}"))
+                as Box<dyn std::any::Any + Send>
+        })?;
+        Ok(Coroutine::with_stack(stack, |yielder: &Yielder<Job, ()>, first: Job| {
+            if matches!(first, Job::Stop) {
+                return;
+            }
+            let scheduler = Inverted {
+                yielder: std::ptr::from_ref(yielder),
+                started: false,
+            };
+            shuttle::Runner::new(scheduler, config()).run(run_body);
+        }))
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        if let Some(runner) = &mut self.runner {
+            if runner.started() && !runner.done() {
+                // Let shuttle's loop return, rather than unwinding its stack from outside.
+                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    runner.resume(Job::Stop)
+                }));
+            }
+        }
+    }
+}
+
+/// Shuttle's main task: the current execution's body.
+fn run_body() {
+    if let Some(body) = with_recorder(|rec| Arc::clone(&rec.body)) {
+        body();
+    }
+}
+
+/// Shuttle's scheduler: between executions it hands control back to the explorer; within one,
+/// the recorder decides.
+struct Inverted {
+    /// The runner coroutine's yielder.
+    yielder: *const Yielder<Job, ()>,
+    /// Whether the first execution has been started.
     started: bool,
 }
 
-impl Scheduler for OneExecution {
+impl Scheduler for Inverted {
     fn new_execution(&mut self) -> Option<Schedule> {
-        (!std::mem::replace(&mut self.started, true)).then(|| Schedule::new(0))
+        if std::mem::replace(&mut self.started, true) {
+            // SAFETY: the yielder belongs to the coroutine this runs in, which outlives the
+            // runner and this scheduler with it.
+            let yielder = unsafe { &*self.yielder };
+            if let Job::Stop = yielder.suspend(()) {
+                return None;
+            }
+        }
+        Some(Schedule::new(0))
     }
 
     fn next_task(
@@ -250,11 +418,12 @@ impl Recorder {
     }
 
     fn next_task(&mut self, runnable: &[&Task]) -> Option<TaskId> {
-        if self.end.is_some() {
-            return None;
-        }
         // A task between steps runs on: starting, ending, spawning and joining do not branch.
-        if let Some(task) = runnable.iter().find(|t| self.pending_of(t.id()).is_none()) {
+        // Once the execution has ended, every task runs on, to be cancelled at its next access.
+        if let Some(task) = runnable
+            .iter()
+            .find(|t| self.end.is_some() || self.pending_of(t.id()).is_none())
+        {
             return Some(task.id());
         }
         let candidates: Vec<(ThreadId, Event, TaskId)> = runnable
@@ -268,7 +437,7 @@ impl Recorder {
             .collect();
         if candidates.is_empty() {
             self.end = Some(self.stuck());
-            return None;
+            return runnable.first().map(|t| t.id());
         }
         let offered: Vec<(ThreadId, Event)> =
             candidates.iter().map(|(t, e, _)| (*t, e.clone())).collect();
@@ -281,14 +450,14 @@ impl Recorder {
                 .map(|(_, _, task)| *task),
             None => {
                 self.end = Some(RunEnd::Abandoned);
-                None
+                candidates.first().map(|(_, _, task)| *task)
             }
         }
     }
 
     /// The event `thread`'s pending step would be, before it acts (its value unknown).
     fn pending_event(&self, thread: ThreadId) -> Event {
-        let pending = self.lanes[thread].pending.clone().expect("a pending step");
+        let pending = self.lanes[thread].pending.expect("a pending step");
         let acted = Acted {
             kind: pending.kind,
             value: String::new(),
@@ -304,7 +473,7 @@ impl Recorder {
             op_index: op.map_or(0, |o| o.index),
             op: op.map_or_else(String::new, |o| o.call.op.clone()),
             kind: acted.kind,
-            location: pending.name.clone(),
+            location: pending.name(),
             value: acted.value,
             span,
             call: op.filter(|o| o.steps == 0).map(|o| o.call.clone()),
@@ -329,8 +498,8 @@ impl Recorder {
                 thread,
                 op: op.call.to_string(),
                 reason: match holder {
-                    Some(h) => format!("waits for {} held by T{h}", pending.name),
-                    None => format!("waits at {}", pending.name),
+                    Some(h) => format!("waits for {} held by T{h}", pending.name()),
+                    None => format!("waits at {}", pending.name()),
                 },
                 span: Some(sources::span_at(pending.caller)),
             });
@@ -358,15 +527,23 @@ fn with_thread<R>(f: impl FnOnce(&mut Recorder, ThreadId) -> R) -> Option<R> {
     .flatten()
 }
 
-/// One shared access: registered, scheduled, then done by `act`, which says what it saw.
-/// Outside a test thread's concurrent part, `act` runs at once.
-pub(crate) fn access<R>(pending: Pending, act: impl FnOnce() -> (R, Acted)) -> R {
+/// One shared access: registered, scheduled, then done by `act`; `describe` says what it saw
+/// for the event. Outside a test thread's concurrent part, `act` runs at once and nothing is
+/// described.
+pub(crate) fn access<R>(
+    pending: Pending,
+    act: impl FnOnce() -> R,
+    describe: impl FnOnce(&R) -> Acted,
+) -> R {
     if std::thread::panicking() {
         // A destructor while a panic unwinds (a guard's release): the execution ends at the
         // panic, so this is no step; switching now would hand the unwinding task to shuttle.
-        return act().0;
+        return act();
     }
     let registered = with_thread(|rec, thread| {
+        if rec.end.is_some() {
+            return false;
+        }
         let lane = &mut rec.lanes[thread];
         let over = lane.op.as_ref().is_some_and(|op| op.steps >= rec.max_steps);
         if over {
@@ -380,14 +557,22 @@ pub(crate) fn access<R>(pending: Pending, act: impl FnOnce() -> (R, Acted)) -> R
                 history: rec.history.clone(),
                 bound,
             });
+            return false;
         }
-        lane.pending = Some(pending.clone());
+        lane.pending = Some(pending);
+        true
     });
-    if registered.is_none() {
-        return act().0;
+    match registered {
+        None => return act(),
+        Some(false) => cancel(),
+        Some(true) => {}
     }
     shuttle_engine::runtime::thread::switch();
-    let (result, acted) = act();
+    if ended() {
+        cancel();
+    }
+    let result = act();
+    let acted = describe(&result);
     with_thread(|rec, thread| {
         let pending = rec.lanes[thread].pending.take().expect("registered");
         let event = rec.event(thread, &pending, acted);
@@ -412,6 +597,11 @@ pub(crate) fn access<R>(pending: Pending, act: impl FnOnce() -> (R, Acted)) -> R
         rec.steps.push(event);
     });
     result
+}
+
+/// Unwinds the calling test thread: its execution has ended (see the module docs).
+fn cancel() -> ! {
+    std::panic::resume_unwind(Box::new(Cancelled))
 }
 
 /// Marks the calling task as test thread `thread`.
@@ -452,18 +642,10 @@ pub(crate) fn end_op(value: &Value) {
         let pending = Pending {
             kind: EventKind::Local,
             object: u32::MAX,
-            name: String::new(),
+            type_name: "",
             caller,
         };
-        access(pending, || {
-            (
-                (),
-                Acted {
-                    kind: EventKind::Local,
-                    value: String::new(),
-                },
-            )
-        });
+        access(pending, || (), |()| Acted::new(EventKind::Local, String::new()));
     }
     with_thread(|rec, thread| {
         if let Some(op) = rec.lanes[thread].op.take() {
@@ -533,7 +715,8 @@ fn install_panic_hook() {
         // installed now, then put fgvt's on top, which passes panics outside executions to the
         // hook that was there before shuttle's.
         let before = std::panic::take_hook();
-        shuttle::Runner::new(OneExecution { started: false }, config()).run(|| {});
+        let one = shuttle::scheduler::RoundRobinScheduler::new(1);
+        shuttle::Runner::new(one, config()).run(|| {});
         drop(std::panic::take_hook());
         std::panic::set_hook(Box::new(move |info| {
             let recording = RECORDER

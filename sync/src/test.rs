@@ -1,6 +1,7 @@
 //! A test of a Rust object, built in code: `init`, threads, `final`, limits; explored by
 //! re-execution and localized like a model's.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::marker::PhantomData;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -16,7 +17,7 @@ use fgvt_tree::replay::{explore_replay, Choose, Replay, ReplayError, ReplayOptio
 use fgvt_tree::{Call, LeafKind, NodeId, Tree, FINAL_LANE, INIT_LANE};
 
 use crate::object::Object;
-use crate::runtime::{self, Limits};
+use crate::runtime::{self, Cancelled, Engine, Limits};
 use crate::sources;
 use crate::spec::SelfSpec;
 
@@ -120,7 +121,11 @@ impl<O: Object> Test<O> {
             max_states: self.max_states,
             timeout: None,
         };
-        explore_replay(self, &options)
+        let runs = Runs {
+            test: self,
+            engine: RefCell::new(Engine::new()),
+        };
+        explore_replay(&runs, &options)
     }
 
     /// Explores, judges every leaf against the `self` spec, labels the tree and finds its
@@ -241,13 +246,20 @@ impl<O: Object> Test<O> {
     }
 }
 
-impl<O: Object> Replay for Test<O> {
+/// The executions of one exploration of a test, on one engine.
+struct Runs<'a, O: Object> {
+    test: &'a Test<O>,
+    engine: RefCell<Engine>,
+}
+
+impl<O: Object> Replay for Runs<'_, O> {
     fn execute(&self, choose: &mut Choose<'_>) -> Run {
-        let plan = Arc::new(self.plan.clone());
+        let plan = Arc::new(self.test.plan.clone());
         let threads = plan.threads.len();
         runtime::execute(
+            &mut self.engine.borrow_mut(),
             threads,
-            self.limits,
+            self.test.limits,
             choose,
             Arc::new(move || run_plan::<O>(&plan)),
         )
@@ -309,10 +321,12 @@ fn run_thread<O: Object>(object: &O, thread: usize, calls: &[Call]) {
     }
 }
 
-/// Runs user code; a panic becomes the execution's fault (and `None`).
+/// Runs user code; a panic becomes the execution's fault (and `None`), and so does the end
+/// of an execution that has ended already (without a fault: see [`Cancelled`]).
 fn guarded<R>(f: impl FnOnce() -> R) -> Option<R> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(r) => Some(r),
+        Err(payload) if payload.is::<Cancelled>() => None,
         Err(payload) => {
             let message = runtime::panic_message(payload.as_ref());
             runtime::fault(message, runtime::last_panic_location());
