@@ -38,7 +38,9 @@ pub fn localize_file<O: Object>(name: &str, file: &TestFile) -> Result<Localized
     fn strs(calls: &[String]) -> Vec<&str> {
         calls.iter().map(String::as_str).collect()
     }
+    let program = std::env::args().next().unwrap_or_else(|| "program".into());
     let mut test = Test::<O>::new(name)
+        .reproduce_with(&format!("{program} localize {name}"))
         .try_init(&strs(&file.init))?
         .try_finally(&strs(&file.finals))?;
     for thread in &file.threads {
@@ -101,14 +103,15 @@ pub fn run(objects: &[(&str, LocalizeFile)]) -> ExitCode {
             names.join(", ")
         ));
     };
-    let name = path
-        .file_stem()
-        .map_or("test".into(), |s| s.to_string_lossy().into_owned());
+    let name = path.display().to_string();
     match localize(&name, &file) {
         Ok(found) => {
             let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
             print!("{}", fgvt_reports::render_text(&found.report, color));
-            match found.report.verdict {
+            let verdict = found.report.verdict;
+            // The process ends here: freeing a tree of a million nodes would only delay it.
+            std::mem::forget(found);
+            match verdict {
                 fgvt_reports::Verdict::Linearizable => ExitCode::SUCCESS,
                 fgvt_reports::Verdict::NotLinearizable => ExitCode::from(1),
                 fgvt_reports::Verdict::Inconclusive => ExitCode::from(3),

@@ -190,8 +190,8 @@ enum Phase {
 struct Recorder {
     phase: Phase,
     lanes: Vec<Lane>,
-    /// Test threads by shuttle task.
-    tasks: HashMap<TaskId, ThreadId>,
+    /// Test threads by shuttle task number.
+    tasks: Vec<Option<ThreadId>>,
     steps: Vec<Event>,
     history: History,
     /// Locks held, by object, with their holder.
@@ -201,7 +201,7 @@ struct Recorder {
     objects: u32,
     /// Addresses seen in pointer values, numbered in order of first appearance: reports show
     /// `ptr#2` where the run had an address that differs between executions.
-    pointers: HashMap<usize, u32>,
+    pointers: HashMap<usize, u32, foldhash::fast::RandomState>,
     /// How the execution ended, once it has.
     end: Option<RunEnd>,
     /// The explorer's choice of the next step; lent for the length of the execution.
@@ -209,6 +209,8 @@ struct Recorder {
     max_steps: usize,
     /// What the execution runs: the test's plan on a fresh object.
     body: Body,
+    /// The threads offered to `choose` at the current step (kept to reuse its allocation).
+    offered: Vec<ThreadId>,
 }
 
 /// What an execution runs, in shuttle's main task.
@@ -241,16 +243,17 @@ pub(crate) fn execute(
     let recorder = Recorder {
         phase: Phase::Serial,
         lanes: (0..threads).map(|_| Lane::default()).collect(),
-        tasks: HashMap::new(),
+        tasks: Vec::new(),
         steps: Vec::new(),
         history: History::new(),
         locks: HashMap::new(),
         objects: 0,
-        pointers: HashMap::new(),
+        pointers: HashMap::default(),
         end: None,
         choose,
         max_steps: limits.max_steps,
         body,
+        offered: Vec::with_capacity(threads),
     };
     RECORDER.with(|r| *r.borrow_mut() = Some(recorder));
     let outcome = engine.run_one();
@@ -405,7 +408,7 @@ impl Scheduler for Inverted {
 
 impl Recorder {
     fn thread_of(&self, task: TaskId) -> Option<ThreadId> {
-        self.tasks.get(&task).copied()
+        self.tasks.get(usize::from(task)).copied().flatten()
     }
 
     fn pending_of(&self, task: TaskId) -> Option<&Pending> {
@@ -426,43 +429,33 @@ impl Recorder {
         {
             return Some(task.id());
         }
-        let candidates: Vec<(ThreadId, Event, TaskId)> = runnable
+        let mut candidates: Vec<(ThreadId, TaskId)> = runnable
             .iter()
             .filter_map(|task| {
                 let thread = self.thread_of(task.id())?;
                 let pending = self.lanes[thread].pending.as_ref()?;
-                self.enabled(pending)
-                    .then(|| (thread, self.pending_event(thread), task.id()))
+                self.enabled(pending).then_some((thread, task.id()))
             })
             .collect();
         if candidates.is_empty() {
             self.end = Some(self.stuck());
             return runnable.first().map(|t| t.id());
         }
-        let offered: Vec<(ThreadId, Event)> =
-            candidates.iter().map(|(t, e, _)| (*t, e.clone())).collect();
+        candidates.sort_unstable();
+        self.offered.clear();
+        self.offered.extend(candidates.iter().map(|(thread, _)| *thread));
         // SAFETY: `execute` keeps the callback alive while the recorder exists.
         let choose = unsafe { &mut *self.choose };
-        match choose(&offered) {
+        match choose(&self.offered) {
             Some(thread) => candidates
                 .iter()
-                .find(|(t, _, _)| *t == thread)
-                .map(|(_, _, task)| *task),
+                .find(|(t, _)| *t == thread)
+                .map(|(_, task)| *task),
             None => {
                 self.end = Some(RunEnd::Abandoned);
-                candidates.first().map(|(_, _, task)| *task)
+                candidates.first().map(|(_, task)| *task)
             }
         }
-    }
-
-    /// The event `thread`'s pending step would be, before it acts (its value unknown).
-    fn pending_event(&self, thread: ThreadId) -> Event {
-        let pending = self.lanes[thread].pending.expect("a pending step");
-        let acted = Acted {
-            kind: pending.kind,
-            value: String::new(),
-        };
-        self.event(thread, &pending, acted)
     }
 
     fn event(&self, thread: ThreadId, pending: &Pending, acted: Acted) -> Event {
@@ -607,7 +600,13 @@ fn cancel() -> ! {
 /// Marks the calling task as test thread `thread`.
 pub(crate) fn enter_thread(thread: ThreadId) {
     let me = shuttle::current::me();
-    with_recorder(|rec| rec.tasks.insert(me, thread));
+    with_recorder(|rec| {
+        let number = usize::from(me);
+        if rec.tasks.len() <= number {
+            rec.tasks.resize(number + 1, None);
+        }
+        rec.tasks[number] = Some(thread);
+    });
 }
 
 /// Starts the concurrent part (`true`) or ends it (`false`).

@@ -16,8 +16,9 @@ use fgvt_tree::{SourceMap, Span};
 struct Sources {
     map: SourceMap,
     numbers: HashMap<String, u32>,
-    /// Spans by `#[track_caller]` position: every execution of a test meets the same ones.
-    spans: HashMap<(&'static str, u32, u32), Span>,
+    /// Spans by `#[track_caller]` position, keyed by the position's address: every execution
+    /// of a test meets the same ones, and comparing addresses is cheaper than file names.
+    spans: HashMap<usize, Span, foldhash::fast::RandomState>,
 }
 
 fn sources() -> &'static Mutex<Sources> {
@@ -27,12 +28,12 @@ fn sources() -> &'static Mutex<Sources> {
 
 /// The span of the expression at a caller's position ([`span`]), worked out once per position.
 pub(crate) fn span_at(caller: &'static Location<'static>) -> Span {
-    let key = (caller.file(), caller.line(), caller.column());
+    let key = std::ptr::from_ref(caller) as usize;
     let mut sources = sources().lock().unwrap_or_else(|e| e.into_inner());
     if let Some(&span) = sources.spans.get(&key) {
         return span;
     }
-    let span = sources.span(key.0, key.1, key.2);
+    let span = sources.span(caller.file(), caller.line(), caller.column());
     sources.spans.insert(key, span);
     span
 }

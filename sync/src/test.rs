@@ -8,7 +8,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use fgvt_checker::{CheckOptions, Verdict as CheckVerdict, VerdictCache};
+use fgvt_checker::{CheckOptions, Outcome as CheckOutcome, Verdict as CheckVerdict, VerdictCache};
 use fgvt_labeling::cdrs::{find_cdrs, Cdrs, CdrsOptions};
 use fgvt_labeling::labels::{label_tree, Labeling, LeafOutcome};
 use fgvt_labeling::pattern::Pattern;
@@ -40,6 +40,8 @@ pub struct Test<O: Object> {
     plan: Plan,
     limits: Limits,
     max_states: usize,
+    /// The command a report gives to run the test again.
+    reproduce: String,
     object: PhantomData<fn() -> O>,
 }
 
@@ -63,6 +65,7 @@ impl<O: Object> Test<O> {
             plan: Plan::default(),
             limits: Limits { max_steps: 1_000 },
             max_states: 1_000_000,
+            reproduce: format!("cargo test {name}"),
             object: PhantomData,
         }
     }
@@ -115,6 +118,12 @@ impl<O: Object> Test<O> {
         self
     }
 
+    /// The command a report gives to run the test again (by default `cargo test <name>`).
+    pub fn reproduce_with(mut self, command: &str) -> Self {
+        self.reproduce = command.to_string();
+        self
+    }
+
     /// The interleaving tree, by re-executing the object under every schedule.
     pub fn explore(&self) -> Result<Tree, ReplayError> {
         let options = ReplayOptions {
@@ -134,25 +143,28 @@ impl<O: Object> Test<O> {
         let tree = self.explore()?;
         // Many leaves of an unfolded tree share a history: each is checked once.
         let checker = VerdictCache::new(SelfSpec::<O>::new(), CheckOptions::default());
-        let mut verdicts: HashMap<NodeId, (LeafOutcome, Option<Explanation>)> = HashMap::new();
+        // A leaf's explanation is written only if a report shows it: most failing leaves are
+        // only counted.
+        let mut verdicts: HashMap<NodeId, (LeafOutcome, Why), foldhash::fast::RandomState> =
+            HashMap::default();
         for (node, leaf, _) in tree.leaves() {
             let judged = match leaf.kind {
-                LeafKind::Bounded => (LeafOutcome::Unknown, None),
+                LeafKind::Bounded => (LeafOutcome::Unknown, Why::Nothing),
                 LeafKind::Fault => {
                     let message = leaf.fault.as_ref().map_or("", |f| f.message.as_str());
-                    let text = format!("the object panicked: {message}");
-                    (LeafOutcome::Fail, Some(explanation(text.clone(), text)))
+                    let why = Why::Panicked(message.to_string());
+                    (LeafOutcome::Fail, why)
                 }
-                LeafKind::Complete | LeafKind::Stuck => {
-                    match checker.check(&leaf.history).as_deref().map(|o| &o.verdict) {
-                        Ok(CheckVerdict::Linearizable { .. }) => (LeafOutcome::Pass, None),
-                        Ok(CheckVerdict::NotLinearizable(e)) => (
-                            LeafOutcome::Fail,
-                            Some(explanation(e.headline(), e.to_string())),
-                        ),
-                        Ok(CheckVerdict::Unknown) | Err(_) => (LeafOutcome::Unknown, None),
-                    }
-                }
+                LeafKind::Complete | LeafKind::Stuck => match checker.check(&leaf.history) {
+                    Ok(outcome) => match &outcome.verdict {
+                        CheckVerdict::Linearizable { .. } => (LeafOutcome::Pass, Why::Nothing),
+                        CheckVerdict::NotLinearizable(_) => {
+                            (LeafOutcome::Fail, Why::NotLinearizable(outcome))
+                        }
+                        CheckVerdict::Unknown => (LeafOutcome::Unknown, Why::Nothing),
+                    },
+                    Err(_) => (LeafOutcome::Unknown, Why::Nothing),
+                },
             };
             verdicts.insert(node, judged);
         }
@@ -167,7 +179,7 @@ impl<O: Object> Test<O> {
             file: self.name.clone(),
             object: short_type_name::<O>(),
             spec: "self".to_string(),
-            command: "cargo test".to_string(),
+            command: self.reproduce.clone(),
         };
         let sources = sources::map();
         let input = ReportInput {
@@ -177,10 +189,11 @@ impl<O: Object> Test<O> {
             pattern: &pattern,
             sources: &sources,
             test: &info,
-            max_cdrs: 10,
+            // As `fgvt localize`: the best three in full, all counted.
+            max_cdrs: 3,
         };
         let mut report = build_report(&input, |leaf| {
-            verdicts.get(&leaf).and_then(|(_, e)| e.clone())
+            verdicts.get(&leaf).and_then(|(_, why)| why.explanation())
         });
         // `fgvt explore --schedule` replays a model's test file; a Rust test has no such
         // command yet, so the witness names its schedule of thread choices only.
@@ -335,11 +348,35 @@ fn guarded<R>(f: impl FnOnce() -> R) -> Option<R> {
     }
 }
 
-fn explanation(headline: String, text: String) -> Explanation {
-    Explanation {
-        headline,
-        text,
-        json: serde_json::Value::Null,
+/// Why a leaf failed, kept as found: its text is written only for the leaves a report shows.
+enum Why {
+    /// The leaf passed, or its verdict is unknown.
+    Nothing,
+    /// The object panicked, with this message.
+    Panicked(String),
+    /// The checker's outcome, a non-linearizable verdict with its explanation.
+    NotLinearizable(Arc<CheckOutcome>),
+}
+
+impl Why {
+    /// The explanation a report shows for the leaf.
+    fn explanation(&self) -> Option<Explanation> {
+        let (headline, text) = match self {
+            Why::Nothing => return None,
+            Why::Panicked(message) => {
+                let text = format!("the object panicked: {message}");
+                (text.clone(), text)
+            }
+            Why::NotLinearizable(outcome) => match &outcome.verdict {
+                CheckVerdict::NotLinearizable(e) => (e.headline(), e.to_string()),
+                _ => return None,
+            },
+        };
+        Some(Explanation {
+            headline,
+            text,
+            json: serde_json::Value::Null,
+        })
     }
 }
 

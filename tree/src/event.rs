@@ -99,6 +99,24 @@ pub struct Event {
     pub ret: Option<Value>,
 }
 
+impl Event {
+    /// The edge to a branch that exploration left unexplored (a budget ran out before it was
+    /// taken): it names the thread, and nothing of a step that never happened.
+    pub fn unexplored(thread: ThreadId) -> Event {
+        Event {
+            thread,
+            op_index: 0,
+            op: String::new(),
+            kind: EventKind::Local,
+            location: String::new(),
+            value: String::new(),
+            span: Span::default(),
+            call: None,
+            ret: None,
+        }
+    }
+}
+
 impl fmt::Display for Event {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "T{} {} {}", self.thread, self.kind, self.location)?;

@@ -16,16 +16,19 @@ use crate::history::{History, ThreadId};
 use crate::model::{Bound, Exploration, Leaf, Limit, NodeId, Tree, TreeBuilder};
 use crate::program::{Fault, Wait};
 
-/// The scheduler callback of [`Replay::execute`]: given each enabled thread with its next
-/// step, the thread to run, or `None` to abandon the execution.
-pub type Choose<'a> = dyn FnMut(&[(ThreadId, Event)]) -> Option<ThreadId> + 'a;
+/// The scheduler callback of [`Replay::execute`]: given the enabled threads, in increasing
+/// order, the thread to run, or `None` to abandon the execution.
+///
+/// Only threads are offered: a step's event is what the execution that takes it records (real
+/// code learns a step's value only by taking it), and building events for the threads not
+/// chosen would cost more than the step itself.
+pub type Choose<'a> = dyn FnMut(&[ThreadId]) -> Option<ThreadId> + 'a;
 
 /// A program explored by re-execution: each [`execute`](Replay::execute) runs it from scratch.
 pub trait Replay {
-    /// Runs the program once. Before every step, `choose` is given each enabled thread with
-    /// the step it would take next (its event already known: threads register an operation
-    /// before they wait for their turn) and returns the thread to run, or `None` to abandon
-    /// the execution there (which then ends [`RunEnd::Abandoned`]).
+    /// Runs the program once. Before every step, `choose` is given the enabled threads and
+    /// returns the thread to run, or `None` to abandon the execution there (which then ends
+    /// [`RunEnd::Abandoned`]).
     ///
     /// Two executions that receive the same choices must take the same steps: the explorer
     /// relies on it to reach a node again.
@@ -111,7 +114,7 @@ pub enum ReplayError {
 /// One recorded execution: its steps, the enabled threads before each step, and its end.
 struct Recorded {
     steps: Vec<Event>,
-    enabled: Vec<Vec<(ThreadId, Event)>>,
+    enabled: Vec<Vec<ThreadId>>,
     end: RunEnd,
 }
 
@@ -156,12 +159,12 @@ impl<P: Replay + ?Sized> Explorer<'_, P> {
             let step = enabled.len();
             enabled.push(candidates.to_vec());
             match prefix.get(step) {
-                Some(&t) if candidates.iter().any(|(c, _)| *c == t) => Some(t),
+                Some(&t) if candidates.contains(&t) => Some(t),
                 Some(&t) => {
                     diverged = Some((step, t));
                     None
                 }
-                None => candidates.iter().map(|(c, _)| *c).min(),
+                None => candidates.iter().copied().min(),
             }
         });
         if let Some((step, thread)) = diverged {
@@ -206,11 +209,14 @@ impl<P: Replay + ?Sized> Explorer<'_, P> {
             return Ok(self.leaf(&run.end));
         }
         let mut children = Vec::new();
-        for (thread, event) in &run.enabled[depth] {
-            let thread = *thread;
+        for &thread in &run.enabled[depth] {
             if self.out_of_budget() {
                 let limit = self.stopped.unwrap_or(Limit::MaxStates);
-                children.push((event.clone(), self.stopped_leaf(limit)));
+                let step = match &run.steps[depth] {
+                    taken if taken.thread == thread => taken.clone(),
+                    _ => Event::unexplored(thread),
+                };
+                children.push((step, self.stopped_leaf(limit)));
                 continue;
             }
             prefix.push(thread);
@@ -220,7 +226,10 @@ impl<P: Replay + ?Sized> Explorer<'_, P> {
                 (run.steps[depth].clone(), self.build(prefix, run)?)
             } else {
                 let other = self.run(prefix)?;
-                let step = other.steps.get(depth).unwrap_or(event).clone();
+                let step = other
+                    .steps
+                    .get(depth)
+                    .map_or_else(|| Event::unexplored(thread), Event::clone);
                 (step, self.build(prefix, &other)?)
             };
             prefix.pop();
@@ -283,7 +292,6 @@ mod tests {
             loop {
                 let enabled: Vec<_> = (0..self.threads)
                     .filter(|&t| done[t] < self.steps)
-                    .map(|t| (t, event(t, done[t])))
                     .collect();
                 if enabled.is_empty() {
                     let mut history = History::new();
@@ -372,9 +380,9 @@ mod tests {
     impl Replay for Flaky {
         fn execute(&self, choose: &mut Choose<'_>) -> Run {
             self.0.set(self.0.get() + 1);
-            let mut enabled = vec![(0, event(0, 0))];
+            let mut enabled = vec![0];
             if self.0.get() % 2 == 1 {
-                enabled.push((1, event(1, 0)));
+                enabled.push(1);
             }
             let steps = choose(&enabled).map(|t| event(t, 0)).into_iter().collect();
             Run {
