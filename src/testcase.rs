@@ -27,7 +27,9 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
 use crate::json_pos::{self, JsonPath};
-use fgvt_lang::{parse_call, LangError, Model, SelfSpec, TestProgram, DEFAULT_BUDGET};
+use fgvt_lang::{
+    parse_call, CallSyntaxError, LangError, Model, SelfSpec, TestProgram, DEFAULT_BUDGET,
+};
 
 /// The raw JSON document, exactly as a user writes it.
 #[derive(Debug, Deserialize)]
@@ -590,7 +592,7 @@ pub(crate) fn parse_checked_call(
     // The call's text starts one byte into the JSON string, after the quote; escapes are rare
     // in calls, so offsets inside the string map one to one.
     let inner = start + 1;
-    let call = parse_call(text).map_err(|(offset, message)| {
+    let call = parse_call(text).map_err(|CallSyntaxError { offset, message }| {
         let pos = (inner + offset).min(end.saturating_sub(1));
         errors.at(
             pos,

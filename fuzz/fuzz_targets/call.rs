@@ -5,8 +5,8 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(text) = std::str::from_utf8(data) {
-        if let Err((offset, _)) = fgvt_lang::parse_call(text) {
-            assert!(offset <= text.len(), "the error points past the text");
+        if let Err(e) = fgvt_tree::parse_call(text) {
+            assert!(e.offset <= text.len(), "the error points past the text");
         }
     }
 });

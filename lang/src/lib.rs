@@ -73,7 +73,6 @@
 
 mod ast;
 mod bytecode;
-mod call;
 mod compile;
 mod error;
 mod interp;
@@ -90,8 +89,9 @@ mod value;
 #[cfg(test)]
 mod tests;
 
-pub use call::parse_call;
 pub use error::{ErrorKind, LangError};
+/// Calls in tests are parsed by the tree crate, which Rust objects use without this language.
+pub use fgvt_tree::{parse_call, CallSyntaxError};
 pub use interp::{Memory, DEFAULT_BUDGET};
 pub use model::{Model, OpSignature};
 pub use parser::MAX_NESTING;

@@ -901,14 +901,4 @@ impl<'a> Parser<'a> {
             _ => Err(self.expected("an expression")),
         }
     }
-
-    /// Whether all tokens were consumed.
-    pub fn at_end(&self) -> bool {
-        self.peek() == Tok::Eof
-    }
-
-    /// The byte offset of the current token.
-    pub fn offset(&self) -> usize {
-        self.toks[self.pos].start
-    }
 }

@@ -350,9 +350,12 @@ fn parses_calls_with_literal_arguments() {
         )
     );
     assert_eq!(parse_call("read()").unwrap(), Call::new("read", vec![]));
-    assert_eq!(parse_call("write(0, x)").unwrap_err().0, 9);
-    assert_eq!(parse_call("write(0, 1) x").unwrap_err().0, 12);
-    assert!(parse_call("write(0,").unwrap_err().1.contains("expected"));
+    assert_eq!(parse_call("write(0, x)").unwrap_err().offset, 9);
+    assert_eq!(parse_call("write(0, 1) x").unwrap_err().offset, 12);
+    assert!(parse_call("write(0,")
+        .unwrap_err()
+        .message
+        .contains("expected"));
 }
 
 // ----- diagnostics -----
@@ -1048,7 +1051,7 @@ fn nesting_past_the_bound_is_an_error_at_the_place() {
         format!("nested more than {} levels deep", MAX_NESTING)
     );
     let deep_call = format!("get({}1{})", "(".repeat(200_000), ")".repeat(200_000));
-    let (_, message) = parse_call(&deep_call).unwrap_err();
+    let message = parse_call(&deep_call).unwrap_err().message;
     assert!(message.starts_with("nested more than"), "{message}");
 }
 
@@ -1096,8 +1099,8 @@ mod fuzz {
 
         #[test]
         fn arbitrary_calls(text in "[a-z(),\"0-9 -]{0,40}|\\PC{0,40}") {
-            if let Err((offset, _)) = parse_call(&text) {
-                prop_assert!(offset <= text.len());
+            if let Err(e) = parse_call(&text) {
+                prop_assert!(e.offset <= text.len());
             }
         }
     }

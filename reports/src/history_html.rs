@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use crate::draw::canvas::escape;
+use crate::xml::escape;
 
 /// What the picture shows.
 #[derive(Clone, Debug)]

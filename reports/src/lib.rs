@@ -6,7 +6,8 @@
 //!   of `fgvt check-history` (`fgvt.check/1`), also in `SCHEMA.md`;
 //! * [`build_report`]: makes a report from the tree, its labeling, its CDRS and the sources;
 //! * [`render_text`], [`render_markdown`], [`render_json`]: the renderings;
-//! * [`draw`]: what to draw of the labeled tree, and [`render_dot`], [`render_svg`] to draw it.
+//! * [`draw`]: what to draw of the labeled tree, and `render_dot`, `render_svg` to draw it
+//!   (with the default feature `graph`, which brings the Graphviz crates and layout-rs).
 //!
 //! The report depends on neither the checker nor the modeling language: the checker's
 //! explanation of a witness arrives already rendered, as an [`Explanation`].
@@ -43,6 +44,7 @@
 mod build;
 pub mod check_report;
 mod columns;
+#[cfg(feature = "graph")]
 pub mod dot;
 pub mod draw;
 pub mod explore_report;
@@ -51,15 +53,18 @@ mod json;
 mod markdown;
 pub mod model;
 mod style;
+#[cfg(feature = "graph")]
 pub mod svg;
 mod text;
 mod timeline;
+mod xml;
 
 pub use build::{
     build_report, history_data, loops_note, option as limit_option, replay_command, saturated_note,
     shell_quote, trace_steps, ReportInput,
 };
 pub use check_report::{CheckReport, CheckReports, CheckSummary, CheckVerdict, CHECK_SCHEMA_ID};
+#[cfg(feature = "graph")]
 pub use dot::render_dot;
 pub use draw::{select, shorten, DrawInput, DrawOptions, Focus, TreeDrawing};
 pub use explore_report::{
@@ -70,6 +75,7 @@ pub use history_html::{render_history_html, HistoryPicture, PictureOp, Role};
 pub use json::{parse_json, render_json};
 pub use markdown::render_markdown;
 pub use model::{Explanation, LocalizeReport, TestInfo, Verdict, SCHEMA_ID};
+#[cfg(feature = "graph")]
 pub use svg::{render_svg, SvgEngine, SvgError};
 pub use text::{render_path_text, render_text};
 

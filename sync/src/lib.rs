@@ -58,10 +58,13 @@
 
 pub mod atomic;
 mod cell;
+#[cfg(feature = "cli")]
 #[doc(hidden)]
 pub mod main_entry;
 mod mutex;
 mod object;
+#[cfg(feature = "svg")]
+mod picture;
 mod runtime;
 mod sources;
 mod spec;

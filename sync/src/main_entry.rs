@@ -1,13 +1,19 @@
-//! The binary entry point: [`main!`](crate::main) turns Rust objects into a program that
-//! localizes the usual test files, as `fgvt localize` does for models.
+//! The binary entry point: [`main!`](crate::main) turns Rust objects into a program with fgvt's
+//! subcommands over the usual test files (`localize`, `explore`, `render`), as `fgvt` has for
+//! models. Built only with the `cli` feature, which brings clap and the tree drawings.
 
-use std::io::IsTerminal;
-use std::path::Path;
+use std::io::{IsTerminal, Write as _};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use fgvt_reports::Verdict;
+use fgvt_tree::replay::ReplayError;
+use fgvt_tree::Tree;
 use serde::Deserialize;
 
 use crate::object::Object;
+use crate::picture::{drawing, Format};
 use crate::test::{Localized, Test};
 
 /// A test file, as `fgvt localize` reads them: the object by name, serial `init`, the threads'
@@ -33,96 +39,314 @@ pub struct TestFile {
     pub finals: Vec<String>,
 }
 
-/// Localizes `file`'s test on `O`: the test built from the file, localized.
-pub fn localize_file<O: Object>(name: &str, file: &TestFile) -> Result<Localized, String> {
+/// The test `file` on `O`, named `name`.
+pub fn test_from_file<O: Object>(name: &str, file: &TestFile) -> Result<Test<O>, String> {
     fn strs(calls: &[String]) -> Vec<&str> {
         calls.iter().map(String::as_str).collect()
     }
-    let program = std::env::args().next().unwrap_or_else(|| "program".into());
     let mut test = Test::<O>::new(name)
-        .reproduce_with(&format!("{program} localize {name}"))
         .try_init(&strs(&file.init))?
         .try_finally(&strs(&file.finals))?;
     for thread in &file.threads {
         test = test.try_thread(&strs(thread))?;
     }
-    test.localize().map_err(|e| e.to_string())
+    Ok(test)
 }
 
-/// How `main!` localizes a test file on one object: [`localize_file`] for that object.
-pub type LocalizeFile = fn(&str, &TestFile) -> Result<Localized, String>;
+/// Localizes `file`'s test on `O`: the test built from the file, localized.
+pub fn localize_file<O: Object>(name: &str, file: &TestFile) -> Result<Localized, String> {
+    test_from_file::<O>(name, file)?
+        .localize()
+        .map_err(|e| e.to_string())
+}
 
-/// Runs the program: `localize FILE`. `objects` names each object a file may ask for, with
-/// how to localize a test on it. Exit codes as `fgvt`'s: 0 linearizable, 1 not, 2 bad input,
-/// 3 inconclusive (a limit was hit).
-pub fn run(objects: &[(&str, LocalizeFile)]) -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let usage = || {
-        let names: Vec<&str> = objects.iter().map(|(n, _)| *n).collect();
-        eprintln!(
-            "usage: localize FILE.json\n  (objects: {})",
-            names.join(", ")
-        );
-        ExitCode::from(2)
-    };
-    let [command, path] = args.as_slice() else {
-        return usage();
-    };
-    if command != "localize" {
-        return usage();
+/// A test of one of the program's objects, whichever it is.
+pub trait AnyTest {
+    /// [`Test::localize`].
+    fn localize(&self) -> Result<Localized, ReplayError>;
+    /// [`Test::explore`].
+    fn explore(&self) -> Result<Tree, ReplayError>;
+}
+
+impl<O: Object> AnyTest for Test<O> {
+    fn localize(&self) -> Result<Localized, ReplayError> {
+        Test::localize(self)
     }
-    let path = Path::new(path);
-    let fail = |message: String| {
-        eprintln!("error: {}: {message}", path.display());
-        ExitCode::from(2)
-    };
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) => return fail(format!("cannot read it ({e}); check the path")),
-    };
-    let file: TestFile = match serde_json::from_str(&text) {
-        Ok(f) => f,
-        Err(e) => {
-            return fail(format!(
-                "{}:{}: {e} (a test file has \"object\", \"init\", \"threads\" and \"final\")",
-                e.line(),
-                e.column()
-            ))
+
+    fn explore(&self) -> Result<Tree, ReplayError> {
+        Test::explore(self)
+    }
+}
+
+/// How `main!` makes a test of one object from a file and the command line's limits.
+pub type MakeTest = fn(&str, &TestFile, &Limits, &str) -> Result<Box<dyn AnyTest>, String>;
+
+/// [`MakeTest`] for `O`.
+pub fn make_test<O: Object>(
+    name: &str,
+    file: &TestFile,
+    limits: &Limits,
+    reproduce: &str,
+) -> Result<Box<dyn AnyTest>, String> {
+    let test = test_from_file::<O>(name, file)?
+        .max_steps(limits.max_steps)
+        .max_states(limits.max_states)
+        .reproduce_with(reproduce);
+    Ok(Box::new(test))
+}
+
+/// The program's command line.
+#[derive(Debug, Parser)]
+#[command(
+    about = "fgvt on this program's Rust objects: explore every interleaving of a test file, \
+             check every run for linearizability and report the races that decide it",
+    after_help = "Exit codes: 0 linearizable, 1 not linearizable, 2 bad input, 3 inconclusive \
+                  (a limit was hit)."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Localize a failing test: the verdict, the tree, and the critical data race sequences.
+    Localize(LocalizeArgs),
+    /// Explore a test's interleavings and print the size of the tree and its leaves.
+    Explore(ExploreArgs),
+    /// Draw the labeled interleaving tree as SVG or DOT.
+    Render(RenderArgs),
+}
+
+/// The limits of an exploration.
+#[derive(Debug, Clone, Args)]
+pub struct Limits {
+    /// Most steps one operation may take on a path (an endless spin ends there, bounded).
+    #[arg(long, default_value_t = 1_000)]
+    pub max_steps: usize,
+    /// Most tree nodes before exploration stops (the result is then partial, exit 3).
+    #[arg(long, default_value_t = 1_000_000)]
+    pub max_states: usize,
+}
+
+#[derive(Debug, Args)]
+struct LocalizeArgs {
+    /// The test file (`failing.json`).
+    test: PathBuf,
+    /// Report format.
+    #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+    format: ReportFormat,
+    /// Write the report to this file (atomically) instead of stdout.
+    #[arg(short = 'o', long = "output")]
+    output: Option<PathBuf>,
+    /// Also draw the labeled tree as SVG to this file.
+    #[arg(long, value_name = "FILE")]
+    svg: Option<PathBuf>,
+    #[command(flatten)]
+    limits: Limits,
+}
+
+#[derive(Debug, Args)]
+struct ExploreArgs {
+    /// The test file.
+    test: PathBuf,
+    #[command(flatten)]
+    limits: Limits,
+}
+
+#[derive(Debug, Args)]
+struct RenderArgs {
+    /// The test file.
+    test: PathBuf,
+    /// Write the drawing to this file (atomically); `.svg` or `.dot` chooses the format.
+    #[arg(short = 'o', long = "output")]
+    output: Option<PathBuf>,
+    #[command(flatten)]
+    limits: Limits,
+}
+
+/// The formats of a report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ReportFormat {
+    /// For a terminal.
+    Text,
+    /// For a bug ticket.
+    Markdown,
+    /// For programs (schema `fgvt.localize/1`).
+    Json,
+}
+
+/// What went wrong, to print on stderr with exit code 2.
+struct BadInput(String);
+
+/// Runs the program. `objects` names each object a test file may ask for, with how to make a
+/// test of it. Exit codes as `fgvt`'s: 0 linearizable, 1 not, 2 bad input, 3 inconclusive.
+pub fn run(objects: &[(&str, MakeTest)]) -> ExitCode {
+    let cli = Cli::parse();
+    match dispatch(objects, &cli.command) {
+        Ok(code) => code,
+        Err(BadInput(message)) => {
+            eprintln!("error: {message}");
+            ExitCode::from(2)
         }
-    };
-    if let Some(spec) = file.spec.as_deref().filter(|s| *s != "self") {
-        return fail(format!(
-            "spec `{spec}`: a Rust object is checked against its own serial runs, write \"spec\": \"self\""
-        ));
     }
-    let Some((_, localize)) = objects.iter().find(|(n, _)| *n == file.object) else {
+}
+
+fn dispatch(objects: &[(&str, MakeTest)], command: &Command) -> Result<ExitCode, BadInput> {
+    match command {
+        Command::Localize(args) => {
+            let found = load(objects, &args.test, &args.limits, "localize")?
+                .localize()
+                .map_err(|e| BadInput(format!("{}: {e}", args.test.display())))?;
+            let report = &found.report;
+            let text = match args.format {
+                ReportFormat::Text => fgvt_reports::render_text(report, color(&args.output)),
+                ReportFormat::Markdown => fgvt_reports::render_markdown(report),
+                ReportFormat::Json => fgvt_reports::render_json(report),
+            };
+            if let Some(svg) = &args.svg {
+                let picture = drawing(&found, Format::Svg).map_err(BadInput)?;
+                write_atomically(svg, picture.as_bytes())?;
+            }
+            emit(args.output.as_deref(), &text)?;
+            let code = exit_code(report.verdict);
+            // The process ends here: freeing a tree of a million nodes would only delay it.
+            std::mem::forget(found);
+            Ok(code)
+        }
+        Command::Explore(args) => {
+            let tree = load(objects, &args.test, &args.limits, "explore")?
+                .explore()
+                .map_err(|e| BadInput(format!("{}: {e}", args.test.display())))?;
+            let s = tree.stats();
+            let mut text = format!(
+                "{}: {} nodes, {} leaves (complete {}, stuck {}, fault {}, bounded {}), depth {}\n",
+                args.test.display(),
+                s.nodes,
+                s.leaves,
+                s.complete,
+                s.stuck,
+                s.fault,
+                s.bounded,
+                s.max_depth
+            );
+            if let Some(limit) = tree.partial {
+                text.push_str(&format!(
+                    "partial: exploration stopped at the {} limit (raise --max-states)\n",
+                    limit.name()
+                ));
+            }
+            emit(None, &text)?;
+            Ok(ExitCode::from(if tree.partial.is_some() { 3 } else { 0 }))
+        }
+        Command::Render(args) => {
+            let format = match args.output.as_deref().and_then(Path::extension) {
+                Some(ext) if ext == "svg" => Format::Svg,
+                Some(ext) if ext == "dot" || ext == "gv" => Format::Dot,
+                None => Format::Dot,
+                Some(ext) => {
+                    return Err(BadInput(format!(
+                        "cannot tell the format of `.{}`: name the output `.svg` or `.dot`",
+                        ext.to_string_lossy()
+                    )))
+                }
+            };
+            let found = load(objects, &args.test, &args.limits, "render")?
+                .localize()
+                .map_err(|e| BadInput(format!("{}: {e}", args.test.display())))?;
+            let text = drawing(&found, format).map_err(BadInput)?;
+            emit(args.output.as_deref(), &text)?;
+            // The picture is what was asked for; the verdict is `localize`'s to give.
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// The exit code of a verdict.
+fn exit_code(verdict: Verdict) -> ExitCode {
+    match verdict {
+        Verdict::Linearizable => ExitCode::SUCCESS,
+        Verdict::NotLinearizable => ExitCode::from(1),
+        Verdict::Inconclusive => ExitCode::from(3),
+    }
+}
+
+/// Whether text output gets colour: only on a terminal, and never with `NO_COLOR`.
+fn color(output: &Option<PathBuf>) -> bool {
+    output.is_none() && std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+}
+
+/// The test of `path` on the object it names, for `subcommand`.
+fn load(
+    objects: &[(&str, MakeTest)],
+    path: &Path,
+    limits: &Limits,
+    subcommand: &str,
+) -> Result<Box<dyn AnyTest>, BadInput> {
+    let fail = |message: String| BadInput(format!("{}: {message}", path.display()));
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| fail(format!("cannot read it ({e}); check the path")))?;
+    let file: TestFile = serde_json::from_str(&text).map_err(|e| {
+        fail(format!(
+            "{}:{}: {e} (a test file has \"object\", \"init\", \"threads\" and \"final\")",
+            e.line(),
+            e.column()
+        ))
+    })?;
+    if let Some(spec) = file.spec.as_deref().filter(|s| *s != "self") {
+        return Err(fail(format!(
+            "spec `{spec}`: a Rust object is checked against its own serial runs, write \"spec\": \"self\""
+        )));
+    }
+    let Some((_, make)) = objects.iter().find(|(n, _)| *n == file.object) else {
         let names: Vec<&str> = objects.iter().map(|(n, _)| *n).collect();
-        return fail(format!(
+        return Err(fail(format!(
             "unknown object `{}`; this program has: {}",
             file.object,
             names.join(", ")
-        ));
+        )));
     };
+    let program = std::env::args().next().unwrap_or_else(|| "program".into());
     let name = path.display().to_string();
-    match localize(&name, &file) {
-        Ok(found) => {
-            let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-            print!("{}", fgvt_reports::render_text(&found.report, color));
-            let verdict = found.report.verdict;
-            // The process ends here: freeing a tree of a million nodes would only delay it.
-            std::mem::forget(found);
-            match verdict {
-                fgvt_reports::Verdict::Linearizable => ExitCode::SUCCESS,
-                fgvt_reports::Verdict::NotLinearizable => ExitCode::from(1),
-                fgvt_reports::Verdict::Inconclusive => ExitCode::from(3),
-            }
+    let reproduce = format!("{program} {subcommand} {name}");
+    make(&name, &file, limits, &reproduce).map_err(fail)
+}
+
+/// Prints `text`, or writes it to `output` atomically.
+fn emit(output: Option<&Path>, text: &str) -> Result<(), BadInput> {
+    match output {
+        Some(path) => write_atomically(path, text.as_bytes()),
+        None => {
+            // A closed pipe (`| head`) is no error of the test.
+            let _ = std::io::stdout().write_all(text.as_bytes());
+            Ok(())
         }
-        Err(message) => fail(message),
     }
 }
 
+/// Writes `contents` to `path` through a temporary file beside it, so that no partial file is
+/// ever left behind.
+fn write_atomically(path: &Path, contents: &[u8]) -> Result<(), BadInput> {
+    let fail = |e: std::io::Error| BadInput(format!("cannot write `{}`: {e}", path.display()));
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let name = path
+        .file_name()
+        .map_or("out".into(), |n| n.to_string_lossy());
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let written = std::fs::write(&tmp, contents).and_then(|()| std::fs::rename(&tmp, path));
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(fail(e));
+    }
+    Ok(())
+}
+
 /// A `main` for Rust objects: `fgvt_sync::main!(PairSnapshot, FixedPairSnapshot);` makes a
-/// program whose `localize FILE.json` runs the file's test on the object it names.
+/// program whose `localize FILE.json` (and `explore`, `render`) runs the file's test on the
+/// object it names. Needs the `cli` feature of `fgvt-sync`.
 #[macro_export]
 macro_rules! main {
     ($($object:ty),+ $(,)?) => {
@@ -130,7 +354,7 @@ macro_rules! main {
             $crate::main_entry::run(&[
                 $((
                     stringify!($object),
-                    $crate::main_entry::localize_file::<$object> as $crate::main_entry::LocalizeFile,
+                    $crate::main_entry::make_test::<$object> as $crate::main_entry::MakeTest,
                 )),+
             ])
         }

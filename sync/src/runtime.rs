@@ -316,7 +316,8 @@ impl Engine {
             Some(runner) => runner,
             None => self.runner.insert(Engine::start()?),
         };
-        let resumed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| runner.resume(Job::Run)));
+        let resumed =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| runner.resume(Job::Run)));
         match resumed {
             Ok(CoroutineResult::Yield(())) => Ok(()),
             Ok(CoroutineResult::Return(())) => {
@@ -336,16 +337,19 @@ impl Engine {
             Box::new(format!("cannot allocate a stack for shuttle's runner: {e}"))
                 as Box<dyn std::any::Any + Send>
         })?;
-        Ok(Coroutine::with_stack(stack, |yielder: &Yielder<Job, ()>, first: Job| {
-            if matches!(first, Job::Stop) {
-                return;
-            }
-            let scheduler = Inverted {
-                yielder: std::ptr::from_ref(yielder),
-                started: false,
-            };
-            shuttle::Runner::new(scheduler, config()).run(run_body);
-        }))
+        Ok(Coroutine::with_stack(
+            stack,
+            |yielder: &Yielder<Job, ()>, first: Job| {
+                if matches!(first, Job::Stop) {
+                    return;
+                }
+                let scheduler = Inverted {
+                    yielder: std::ptr::from_ref(yielder),
+                    started: false,
+                };
+                shuttle::Runner::new(scheduler, config()).run(run_body);
+            },
+        ))
     }
 }
 
@@ -443,7 +447,8 @@ impl Recorder {
         }
         candidates.sort_unstable();
         self.offered.clear();
-        self.offered.extend(candidates.iter().map(|(thread, _)| *thread));
+        self.offered
+            .extend(candidates.iter().map(|(thread, _)| *thread));
         // SAFETY: `execute` keeps the callback alive while the recorder exists.
         let choose = unsafe { &mut *self.choose };
         match choose(&self.offered) {
@@ -644,7 +649,11 @@ pub(crate) fn end_op(value: &Value) {
             type_name: "",
             caller,
         };
-        access(pending, || (), |()| Acted::new(EventKind::Local, String::new()));
+        access(
+            pending,
+            || (),
+            |()| Acted::new(EventKind::Local, String::new()),
+        );
     }
     with_thread(|rec, thread| {
         if let Some(op) = rec.lanes[thread].op.take() {

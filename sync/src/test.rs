@@ -212,7 +212,8 @@ impl<O: Object> Test<O> {
 
     /// Localizes the test and panics unless the object is linearizable on it: the panic
     /// message is the text report, and its Markdown and JSON are written under
-    /// `target/fgvt/<name>.md` and `.json` for a bug ticket.
+    /// `target/fgvt/<name>.md` and `.json` for a bug ticket (and the labeled tree as `.svg`
+    /// with the `svg` feature).
     #[track_caller]
     pub fn assert_linearizable(&self) {
         let localized = match self.localize() {
@@ -223,13 +224,15 @@ impl<O: Object> Test<O> {
         if report.verdict == Verdict::Linearizable {
             return;
         }
-        let written = self.write_reports(report);
+        let written = self.write_reports(&localized);
         let text = fgvt_reports::render_text(report, false);
         panic!("{text}\n{written}");
     }
 
-    /// Writes the Markdown and JSON of `report` under `target/fgvt/`; says where, or why not.
-    fn write_reports(&self, report: &LocalizeReport) -> String {
+    /// Writes the Markdown and JSON of `localized`'s report under `target/fgvt/` (and its
+    /// tree as SVG with the `svg` feature); says where, or why not.
+    fn write_reports(&self, localized: &Localized) -> String {
+        let report = &localized.report;
         let dir = target_dir().join("fgvt");
         let stem: String = self
             .name
@@ -250,10 +253,22 @@ impl<O: Object> Test<O> {
                 dir.join(format!("{stem}.json")),
                 fgvt_reports::render_json(report),
             )?;
+            #[cfg(feature = "svg")]
+            if let Ok(svg) = crate::picture::drawing(localized, crate::picture::Format::Svg) {
+                std::fs::write(dir.join(format!("{stem}.svg")), svg)?;
+            }
             Ok(md)
         };
         match write() {
-            Ok(md) => format!("(Markdown and JSON written to {})", md.display()),
+            Ok(md) => format!(
+                "(the report is written to {}, with its .json{})",
+                md.display(),
+                if cfg!(feature = "svg") {
+                    " and the tree's .svg"
+                } else {
+                    ""
+                }
+            ),
             Err(e) => format!("(could not write the reports under {}: {e})", dir.display()),
         }
     }
@@ -393,8 +408,11 @@ fn parse_all(calls: &[&str]) -> Result<Vec<Call>, String> {
     calls
         .iter()
         .map(|text| {
-            fgvt_lang::parse_call(text).map_err(|(at, message)| {
-                format!("`{text}` is not a call (at byte {at}): {message}")
+            fgvt_tree::parse_call(text).map_err(|e| {
+                format!(
+                    "`{text}` is not a call (at byte {}): {}",
+                    e.offset, e.message
+                )
             })
         })
         .collect()

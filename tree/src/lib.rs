@@ -81,6 +81,7 @@
 
 #![warn(missing_docs)]
 
+mod call_text;
 pub mod event;
 pub mod explore;
 pub mod history;
@@ -93,6 +94,7 @@ pub mod source;
 mod states;
 pub mod value;
 
+pub use call_text::{parse_call, CallSyntaxError, MAX_CALL_NESTING};
 pub use event::{Event, EventKind};
 pub use explore::{
     explore, explore_with_progress, search_failing, ExploreOptions, MemoryBudget, Progress, Search,

@@ -19,6 +19,7 @@ use layout::topo::layout::VisualGraph;
 
 use super::style::{edge_look, legend, node_look, text_on};
 use super::TreeDrawing;
+use crate::xml::escape;
 
 /// Above this many nodes, `layout-rs`'s crossing optimizer is switched off: it is quadratic
 /// and would take minutes, while the placement stays readable without it.
@@ -466,23 +467,4 @@ fn web(color: Option<Color>) -> String {
         }
         None => "none".to_string(),
     }
-}
-
-/// `text` escaped for XML character data and attribute values.
-pub(crate) fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            // XML 1.0 allows no other control characters, not even escaped.
-            '\n' | '\t' => out.push(c),
-            c if c.is_control() => out.push(' '),
-            c => out.push(c),
-        }
-    }
-    out
 }

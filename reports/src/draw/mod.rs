@@ -15,7 +15,9 @@
 //! The tree may be a memoized DAG: it is drawn unfolded (a shared node once per path reaching
 //! it) or, with [`DrawOptions::dag`], as the DAG itself.
 
+#[cfg(feature = "graph")]
 pub(crate) mod canvas;
+#[cfg(feature = "graph")]
 pub(crate) mod style;
 
 use std::collections::{HashMap, HashSet, VecDeque};
