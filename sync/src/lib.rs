@@ -66,6 +66,7 @@ mod object;
 #[cfg(feature = "svg")]
 mod picture;
 mod runtime;
+mod rwlock;
 mod sources;
 mod spec;
 mod test;
@@ -73,6 +74,7 @@ mod test;
 pub use cell::Shared;
 pub use fgvt_tree::{Call, Value};
 pub use mutex::{Mutex, MutexGuard};
+pub use rwlock::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 pub use object::{unknown, Arg, IntoValue, Object};
 pub use std::sync::Arc;
 pub use test::{Localized, Test};

@@ -61,6 +61,9 @@ pub(crate) struct Pending {
     pub type_name: &'static str,
     /// Where the access is in the user's source.
     pub caller: &'static Location<'static>,
+    /// For a lock or unlock: whether the lock is taken shared (a read lock, which other
+    /// readers may hold at the same time) rather than exclusive.
+    pub shared: bool,
 }
 
 impl Pending {
@@ -108,6 +111,7 @@ impl ObjectId {
             object: self.number,
             type_name: self.kind,
             caller,
+            shared: false,
         }
     }
 }
@@ -194,8 +198,8 @@ struct Recorder {
     tasks: Vec<Option<ThreadId>>,
     steps: Vec<Event>,
     history: History,
-    /// Locks held, by object, with their holder.
-    locks: HashMap<u32, ThreadId>,
+    /// Locks held, by object, with their holders.
+    locks: HashMap<u32, Held>,
     /// Objects created so far: the next object's number (stable across executions, as every
     /// execution creates the same objects in the same order).
     objects: u32,
@@ -219,6 +223,28 @@ pub(crate) type Body = Arc<dyn Fn() + Send + Sync>;
 /// The unwinding payload that ends a test thread whose execution has ended (see the module
 /// docs): not a panic of the object, so nothing reports it.
 pub(crate) struct Cancelled;
+
+/// Who holds a lock.
+#[derive(Debug)]
+enum Held {
+    /// One thread, exclusively (a mutex, or a write lock).
+    Exclusive(ThreadId),
+    /// Readers, at least one (a read lock).
+    Shared(Vec<ThreadId>),
+}
+
+impl Held {
+    /// "T0", or "readers T0, T2": the holders, for a stuck leaf.
+    fn holders(&self) -> String {
+        match self {
+            Held::Exclusive(t) => format!("T{t}"),
+            Held::Shared(readers) => {
+                let names: Vec<String> = readers.iter().map(|t| format!("T{t}")).collect();
+                format!("readers {}", names.join(", "))
+            }
+        }
+    }
+}
 
 /// The limits of one execution.
 #[derive(Clone, Copy, Debug)]
@@ -421,7 +447,14 @@ impl Recorder {
 
     /// Whether a thread's pending step can happen now.
     fn enabled(&self, pending: &Pending) -> bool {
-        pending.kind != EventKind::Lock || !self.locks.contains_key(&pending.object)
+        if pending.kind != EventKind::Lock {
+            return true;
+        }
+        match self.locks.get(&pending.object) {
+            None => true,
+            Some(Held::Shared(_)) => pending.shared,
+            Some(Held::Exclusive(_)) => false,
+        }
     }
 
     fn next_task(&mut self, runnable: &[&Task]) -> Option<TaskId> {
@@ -496,7 +529,7 @@ impl Recorder {
                 thread,
                 op: op.call.to_string(),
                 reason: match holder {
-                    Some(h) => format!("waits for {} held by T{h}", pending.name()),
+                    Some(h) => format!("waits for {} held by {}", pending.name(), h.holders()),
                     None => format!("waits at {}", pending.name()),
                 },
                 span: Some(sources::span_at(pending.caller)),
@@ -575,11 +608,27 @@ pub(crate) fn access<R>(
         let pending = rec.lanes[thread].pending.take().expect("registered");
         let event = rec.event(thread, &pending, acted);
         match event.kind {
+            EventKind::Lock if pending.shared => {
+                match rec.locks.entry(pending.object).or_insert(Held::Shared(Vec::new())) {
+                    Held::Shared(readers) => readers.push(thread),
+                    // Not enabled while held exclusively: the scheduler never ran it.
+                    Held::Exclusive(_) => unreachable!("a read lock taken while held exclusively"),
+                }
+            }
             EventKind::Lock => {
-                rec.locks.insert(pending.object, thread);
+                rec.locks.insert(pending.object, Held::Exclusive(thread));
             }
             EventKind::Unlock => {
-                rec.locks.remove(&pending.object);
+                let emptied = match rec.locks.get_mut(&pending.object) {
+                    Some(Held::Shared(readers)) => {
+                        readers.retain(|t| *t != thread);
+                        readers.is_empty()
+                    }
+                    _ => true,
+                };
+                if emptied {
+                    rec.locks.remove(&pending.object);
+                }
             }
             _ => {}
         }
@@ -648,6 +697,7 @@ pub(crate) fn end_op(value: &Value) {
             object: u32::MAX,
             type_name: "",
             caller,
+            shared: false,
         };
         access(
             pending,
