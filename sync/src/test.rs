@@ -17,7 +17,7 @@ use fgvt_tree::replay::{explore_replay, Choose, Replay, ReplayError, ReplayOptio
 use fgvt_tree::{Call, LeafKind, NodeId, Tree, FINAL_LANE, INIT_LANE};
 
 use crate::object::Object;
-use crate::runtime::{self, Cancelled, Engine, Limits};
+use crate::runtime::{self, Body, Cancelled, Engine, Limits};
 use crate::sources;
 use crate::spec::SelfSpec;
 
@@ -130,8 +130,10 @@ impl<O: Object> Test<O> {
             max_states: self.max_states,
             timeout: None,
         };
+        let plan = Arc::new(self.plan.clone());
         let runs = Runs {
             test: self,
+            body: Arc::new(move || run_plan::<O>(&plan)),
             engine: RefCell::new(Engine::new()),
         };
         explore_replay(&runs, &options)
@@ -277,19 +279,19 @@ impl<O: Object> Test<O> {
 /// The executions of one exploration of a test, on one engine.
 struct Runs<'a, O: Object> {
     test: &'a Test<O>,
+    /// What every execution runs: the plan on a fresh object.
+    body: Body,
     engine: RefCell<Engine>,
 }
 
 impl<O: Object> Replay for Runs<'_, O> {
     fn execute(&self, choose: &mut Choose<'_>) -> Run {
-        let plan = Arc::new(self.test.plan.clone());
-        let threads = plan.threads.len();
         runtime::execute(
             &mut self.engine.borrow_mut(),
-            threads,
+            self.test.plan.threads.len(),
             self.test.limits,
             choose,
-            Arc::new(move || run_plan::<O>(&plan)),
+            Arc::clone(&self.body),
         )
     }
 }
