@@ -74,7 +74,7 @@ mod test;
 pub use cell::Shared;
 pub use fgvt_tree::{Call, Value};
 pub use mutex::{Mutex, MutexGuard};
-pub use rwlock::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 pub use object::{unknown, Arg, IntoValue, Object};
+pub use rwlock::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 pub use std::sync::Arc;
 pub use test::{Localized, Test};

@@ -609,7 +609,11 @@ pub(crate) fn access<R>(
         let event = rec.event(thread, &pending, acted);
         match event.kind {
             EventKind::Lock if pending.shared => {
-                match rec.locks.entry(pending.object).or_insert(Held::Shared(Vec::new())) {
+                match rec
+                    .locks
+                    .entry(pending.object)
+                    .or_insert(Held::Shared(Vec::new()))
+                {
                     Held::Shared(readers) => readers.push(thread),
                     // Not enabled while held exclusively: the scheduler never ran it.
                     Held::Exclusive(_) => unreachable!("a read lock taken while held exclusively"),

@@ -61,9 +61,13 @@ fn increments_under_the_write_lock_are_linearizable() {
 
 #[test]
 fn a_mutation_under_the_read_lock_loses_an_update() {
-    let found = test("rw_inc_shared", &[&["inc_shared()"], &["inc_shared()"]], &["get()"])
-        .localize()
-        .unwrap();
+    let found = test(
+        "rw_inc_shared",
+        &[&["inc_shared()"], &["inc_shared()"]],
+        &["get()"],
+    )
+    .localize()
+    .unwrap();
     assert_eq!(found.report.verdict, Verdict::NotLinearizable);
     // Both readers hold the lock at once: T0 then T1 take it before anyone releases it.
     let (steps, _) = found.tree.follow(&[0, 1]).unwrap();
@@ -86,17 +90,27 @@ fn a_writer_waits_for_a_reader_and_readers_for_a_writer() {
         .unwrap();
     // Once T0 holds the write lock, only T0 can move until it releases it.
     let (_, after_write) = tree.follow(&[0]).unwrap();
-    let movers: Vec<usize> = tree.children(after_write).iter().map(|(e, _)| e.thread).collect();
+    let movers: Vec<usize> = tree
+        .children(after_write)
+        .iter()
+        .map(|(e, _)| e.thread)
+        .collect();
     assert_eq!(movers, [0]);
     // Once T1 holds a read lock, T0's write lock waits too.
     let (_, after_read) = tree.follow(&[1]).unwrap();
-    let movers: Vec<usize> = tree.children(after_read).iter().map(|(e, _)| e.thread).collect();
+    let movers: Vec<usize> = tree
+        .children(after_read)
+        .iter()
+        .map(|(e, _)| e.thread)
+        .collect();
     assert_eq!(movers, [1]);
 }
 
 #[test]
 fn upgrading_a_read_lock_is_a_stuck_leaf_naming_the_reader() {
-    let tree = test("rw_upgrade", &[&["upgrade()"]], &[]).explore().unwrap();
+    let tree = test("rw_upgrade", &[&["upgrade()"]], &[])
+        .explore()
+        .unwrap();
     let (_, leaf, _) = tree.leaves().next().unwrap();
     assert_eq!(leaf.kind, LeafKind::Stuck);
     let reason = &leaf.waiting[0].reason;
