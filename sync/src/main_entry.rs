@@ -16,8 +16,8 @@ use crate::object::Object;
 use crate::picture::{drawing, Format};
 use crate::test::{Localized, Test};
 
-/// A test file, as `fgvt localize` reads them: the object by name, serial `init`, the threads'
-/// calls, serial `final`. Only the spec `self` is known for Rust objects so far.
+/// A test file, as `fgvt localize` reads them: the object by name, the spec, serial `init`,
+/// the threads' calls, serial `final`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TestFile {
@@ -26,7 +26,7 @@ pub struct TestFile {
     pub description: Option<String>,
     /// The object's name, as given to `main!`.
     pub object: String,
-    /// The spec: `self`.
+    /// The spec: `self` (the default) or a built-in one's name.
     #[serde(default)]
     pub spec: Option<String>,
     /// Serial calls before the threads.
@@ -45,6 +45,7 @@ pub fn test_from_file<O: Object>(name: &str, file: &TestFile) -> Result<Test<O>,
         calls.iter().map(String::as_str).collect()
     }
     let mut test = Test::<O>::new(name)
+        .try_spec(file.spec.as_deref().unwrap_or("self"))?
         .try_init(&strs(&file.init))?
         .try_finally(&strs(&file.finals))?;
     for thread in &file.threads {
@@ -293,11 +294,6 @@ fn load(
             e.column()
         ))
     })?;
-    if let Some(spec) = file.spec.as_deref().filter(|s| *s != "self") {
-        return Err(fail(format!(
-            "spec `{spec}`: a Rust object is checked against its own serial runs, write \"spec\": \"self\""
-        )));
-    }
     let Some((_, make)) = objects.iter().find(|(n, _)| *n == file.object) else {
         let names: Vec<&str> = objects.iter().map(|(n, _)| *n).collect();
         return Err(fail(format!(

@@ -8,7 +8,10 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use fgvt_checker::{CheckOptions, Outcome as CheckOutcome, Verdict as CheckVerdict, VerdictCache};
+use fgvt_checker::{
+    builtin, BuiltinSpec, CheckOptions, Outcome as CheckOutcome, Spec, Verdict as CheckVerdict,
+    VerdictCache, BUILTIN_NAMES,
+};
 use fgvt_labeling::cdrs::{find_cdrs, Cdrs, CdrsOptions};
 use fgvt_labeling::labels::{label_tree, Labeling, LeafOutcome};
 use fgvt_labeling::pattern::Pattern;
@@ -42,6 +45,7 @@ pub struct Test<O: Object> {
     max_states: usize,
     /// The command a report gives to run the test again.
     reproduce: String,
+    spec: SpecChoice,
     object: PhantomData<fn() -> O>,
 }
 
@@ -66,6 +70,7 @@ impl<O: Object> Test<O> {
             limits: Limits { max_steps: 1_000 },
             max_states: 1_000_000,
             reproduce: format!("cargo test {name}"),
+            spec: SpecChoice::Serial,
             object: PhantomData,
         }
     }
@@ -118,6 +123,30 @@ impl<O: Object> Test<O> {
         self
     }
 
+    /// Checks the runs against the spec named `name`: `self` (the default: the object's own
+    /// serial runs) or a built-in one (`register`, `counter`, `set`, `map`, `queue`, `stack`,
+    /// `deque`, …, as `fgvt localize` knows them).
+    #[track_caller]
+    pub fn spec(self, name: &str) -> Self {
+        self.try_spec(name).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// [`Test::spec`], saying why a name is unknown instead of panicking.
+    pub fn try_spec(mut self, name: &str) -> Result<Self, String> {
+        self.spec = if name == "self" {
+            SpecChoice::Serial
+        } else {
+            let spec = builtin(name).ok_or_else(|| {
+                format!(
+                    "unknown spec `{name}`: use \"self\" or a built-in one ({})",
+                    BUILTIN_NAMES.join(", ")
+                )
+            })?;
+            SpecChoice::Builtin(spec)
+        };
+        Ok(self)
+    }
+
     /// The command a report gives to run the test again (by default `cargo test <name>`).
     pub fn reproduce_with(mut self, command: &str) -> Self {
         self.reproduce = command.to_string();
@@ -139,37 +168,14 @@ impl<O: Object> Test<O> {
         explore_replay(&runs, &options)
     }
 
-    /// Explores, judges every leaf against the `self` spec, labels the tree and finds its
-    /// critical data race sequences.
+    /// Explores, judges every leaf against the spec (by default `self`), labels the tree and
+    /// finds its critical data race sequences.
     pub fn localize(&self) -> Result<Localized, ReplayError> {
         let tree = self.explore()?;
-        // Many leaves of an unfolded tree share a history: each is checked once.
-        let checker = VerdictCache::new(SelfSpec::<O>::new(), CheckOptions::default());
-        // A leaf's explanation is written only if a report shows it: most failing leaves are
-        // only counted.
-        let mut verdicts: HashMap<NodeId, (LeafOutcome, Why), foldhash::fast::RandomState> =
-            HashMap::default();
-        for (node, leaf, _) in tree.leaves() {
-            let judged = match leaf.kind {
-                LeafKind::Bounded => (LeafOutcome::Unknown, Why::Nothing),
-                LeafKind::Fault => {
-                    let message = leaf.fault.as_ref().map_or("", |f| f.message.as_str());
-                    let why = Why::Panicked(message.to_string());
-                    (LeafOutcome::Fail, why)
-                }
-                LeafKind::Complete | LeafKind::Stuck => match checker.check(&leaf.history) {
-                    Ok(outcome) => match &outcome.verdict {
-                        CheckVerdict::Linearizable { .. } => (LeafOutcome::Pass, Why::Nothing),
-                        CheckVerdict::NotLinearizable(_) => {
-                            (LeafOutcome::Fail, Why::NotLinearizable(outcome))
-                        }
-                        CheckVerdict::Unknown => (LeafOutcome::Unknown, Why::Nothing),
-                    },
-                    Err(_) => (LeafOutcome::Unknown, Why::Nothing),
-                },
-            };
-            verdicts.insert(node, judged);
-        }
+        let verdicts = match self.spec {
+            SpecChoice::Serial => judge(&tree, SelfSpec::<O>::new()),
+            SpecChoice::Builtin(spec) => judge(&tree, spec),
+        };
         let labeling = label_tree(&tree, |node, _| {
             verdicts
                 .get(&node)
@@ -180,7 +186,7 @@ impl<O: Object> Test<O> {
         let info = TestInfo {
             file: self.name.clone(),
             object: short_type_name::<O>(),
-            spec: "self".to_string(),
+            spec: self.spec.name(),
             command: self.reproduce.clone(),
         };
         let sources = sources::map();
@@ -361,6 +367,58 @@ fn guarded<R>(f: impl FnOnce() -> R) -> Option<R> {
             let message = runtime::panic_message(payload.as_ref());
             runtime::fault(message, runtime::last_panic_location());
             None
+        }
+    }
+}
+
+/// Every leaf's outcome, and why it failed, by node.
+type Verdicts = HashMap<NodeId, (LeafOutcome, Why), foldhash::fast::RandomState>;
+
+/// Judges every leaf of `tree` against `spec`.
+fn judge<S: Spec>(tree: &Tree, spec: S) -> Verdicts {
+    // Many leaves of an unfolded tree share a history: each is checked once.
+    let checker = VerdictCache::new(spec, CheckOptions::default());
+    // A leaf's explanation is written only if a report shows it: most failing leaves are only
+    // counted.
+    let mut verdicts = Verdicts::default();
+    for (node, leaf, _) in tree.leaves() {
+        let judged = match leaf.kind {
+            LeafKind::Bounded => (LeafOutcome::Unknown, Why::Nothing),
+            LeafKind::Fault => {
+                let message = leaf.fault.as_ref().map_or("", |f| f.message.as_str());
+                (LeafOutcome::Fail, Why::Panicked(message.to_string()))
+            }
+            LeafKind::Complete | LeafKind::Stuck => match checker.check(&leaf.history) {
+                Ok(outcome) => match &outcome.verdict {
+                    CheckVerdict::Linearizable { .. } => (LeafOutcome::Pass, Why::Nothing),
+                    CheckVerdict::NotLinearizable(_) => {
+                        (LeafOutcome::Fail, Why::NotLinearizable(outcome))
+                    }
+                    CheckVerdict::Unknown => (LeafOutcome::Unknown, Why::Nothing),
+                },
+                Err(_) => (LeafOutcome::Unknown, Why::Nothing),
+            },
+        };
+        verdicts.insert(node, judged);
+    }
+    verdicts
+}
+
+/// The spec a test's runs are checked against.
+#[derive(Clone, Copy, Debug)]
+enum SpecChoice {
+    /// `self`: the object's own serial runs on a fresh object (Line-Up's).
+    Serial,
+    /// One of the checker's built-in specs (`queue`, `stack`, `set`, …).
+    Builtin(BuiltinSpec),
+}
+
+impl SpecChoice {
+    /// Its name in reports and test files.
+    fn name(self) -> String {
+        match self {
+            SpecChoice::Serial => "self".to_string(),
+            SpecChoice::Builtin(spec) => spec.name(),
         }
     }
 }
