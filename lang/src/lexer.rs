@@ -282,22 +282,7 @@ pub fn lex(text: &str) -> Result<Vec<Token>, (usize, usize)> {
     Ok(out)
 }
 
-/// The value of a [`Tok::Str`] token's text (quotes removed, escapes resolved).
+/// The value of a [`Tok::Str`] token's text (quotes removed, escapes resolved as in test calls).
 pub fn unquote(text: &str) -> String {
-    let inner = &text[1..text.len() - 1];
-    let mut out = String::with_capacity(inner.len());
-    let mut chars = inner.chars();
-    while let Some(c) = chars.next() {
-        if c == '\\' {
-            match chars.next() {
-                Some('n') => out.push('\n'),
-                Some('t') => out.push('\t'),
-                Some(other) => out.push(other),
-                None => {}
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    out
+    fgvt_tree::unescape(&text[1..text.len() - 1])
 }

@@ -112,7 +112,7 @@ fn legend_table() -> Id {
             format!(
                 "<font color=\"{}\" point-size=\"10\">{}</font>",
                 text_on(entry.fill),
-                html_escape(entry.text)
+                crate::xml::escape(entry.text)
             )
         };
         html.push_str(&format!(
@@ -120,18 +120,11 @@ fn legend_table() -> Id {
             entry.fill,
             entry.stroke,
             entry.stroke_width.min(3),
-            html_escape(entry.meaning)
+            crate::xml::escape(entry.meaning)
         ));
     }
     html.push_str("</table>>");
     Id::Html(html)
-}
-
-fn html_escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
 }
 
 /// Title, summary and notes, one per line (centred: Graphviz 2.43 crops long `\l` lines).

@@ -58,6 +58,7 @@
 
 pub mod atomic;
 mod cell;
+mod lock;
 #[cfg(feature = "cli")]
 #[doc(hidden)]
 pub mod main_entry;

@@ -5,11 +5,8 @@ use std::cell::UnsafeCell;
 use std::fmt;
 use std::ops::{Deref, DerefMut};
 use std::panic::Location;
-use std::sync::atomic::{AtomicBool, Ordering};
 
-use fgvt_tree::EventKind;
-
-use crate::runtime::{access, Acted, ObjectId};
+use crate::lock::RawLock;
 
 /// A lock protecting a `T`, drop-in for `std::sync::Mutex` (without poisoning: `lock` returns
 /// the guard itself).
@@ -18,13 +15,12 @@ use crate::runtime::{access, Acted, ObjectId};
 /// thread can, the run is a *stuck* leaf saying who waits for what. Outside it (the object's
 /// own serial runs), taking a held lock panics: a serial run has no one to release it.
 pub struct Mutex<T> {
-    held: AtomicBool,
+    raw: RawLock,
     data: UnsafeCell<T>,
-    id: ObjectId,
 }
 
-// SAFETY: `data` is reached only through a guard, and a guard exists only while `held` was
-// swapped from false to true by its `lock`: one at a time, as with any mutex.
+// SAFETY: `data` is reached only through a guard, and a guard exists only while its `lock`
+// holds the raw lock alone: one at a time, as with any mutex.
 unsafe impl<T: Send> Sync for Mutex<T> {}
 unsafe impl<T: Send> Send for Mutex<T> {}
 
@@ -39,9 +35,8 @@ impl<T> Mutex<T> {
     /// A new, free lock around `value`.
     pub fn new(value: T) -> Self {
         Mutex {
-            held: AtomicBool::new(false),
+            raw: RawLock::new("Mutex"),
             data: UnsafeCell::new(value),
-            id: ObjectId::new("Mutex"),
         }
     }
 
@@ -49,22 +44,11 @@ impl<T> Mutex<T> {
     #[track_caller]
     pub fn lock(&self) -> MutexGuard<'_, T> {
         let caller = Location::caller();
-        access(
-            self.id.pending_at(EventKind::Lock, caller),
-            || {
-                let was_held = self.held.swap(true, Ordering::SeqCst);
-                assert!(
-                    !was_held,
-                    "{} is already held: taking it again would block forever",
-                    self.id
-                );
-                MutexGuard {
-                    mutex: self,
-                    taken_at: caller,
-                }
-            },
-            |_| Acted::new(EventKind::Lock, String::new()),
-        )
+        self.raw.acquire(false, caller, "");
+        MutexGuard {
+            mutex: self,
+            taken_at: caller,
+        }
     }
 
     /// The value, from an owned lock.
@@ -75,12 +59,7 @@ impl<T> Mutex<T> {
 
 impl<T> Drop for MutexGuard<'_, T> {
     fn drop(&mut self) {
-        let mutex = self.mutex;
-        access(
-            mutex.id.pending_at(EventKind::Unlock, self.taken_at),
-            || mutex.held.store(false, Ordering::SeqCst),
-            |()| Acted::new(EventKind::Unlock, String::new()),
-        );
+        self.mutex.raw.release(false, self.taken_at, "");
     }
 }
 
@@ -101,6 +80,6 @@ impl<T> DerefMut for MutexGuard<'_, T> {
 
 impl<T> fmt::Debug for Mutex<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.id)
+        write!(f, "{}", self.raw.id())
     }
 }

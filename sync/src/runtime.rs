@@ -54,11 +54,9 @@ thread_local! {
 pub(crate) struct Pending {
     /// The kind of access (a lock's enables the task only while the lock is free).
     pub kind: EventKind,
-    /// The object accessed, by its number in the execution.
-    pub object: u32,
-    /// The object's type, which with its number names it in reports (`AtomicUsize#0`); empty
-    /// for a step that accesses nothing.
-    pub type_name: &'static str,
+    /// The object accessed; `None` for a step that accesses nothing (an operation's only
+    /// step, see [`end_op`]).
+    pub object: Option<ObjectId>,
     /// Where the access is in the user's source.
     pub caller: &'static Location<'static>,
     /// For a lock or unlock: whether the lock is taken shared (a read lock, which other
@@ -67,19 +65,21 @@ pub(crate) struct Pending {
 }
 
 impl Pending {
-    /// The accessed object's name in reports.
+    /// The accessed object's name in reports (`AtomicUsize#0`), empty for a local step.
     fn name(&self) -> String {
-        if self.type_name.is_empty() {
-            String::new()
-        } else {
-            format!("{}#{}", self.type_name, self.object)
-        }
+        self.object.map(|o| o.to_string()).unwrap_or_default()
+    }
+
+    /// The accessed lock's number, for a lock or unlock.
+    fn lock(&self) -> Option<u32> {
+        self.object.map(|o| o.number)
     }
 }
 
 /// An instrumented object's identity: its number in the execution (objects are created in the
 /// same order by every execution, so the number names the same object in all of them) and its
 /// type, which together name it in reports (`AtomicI64#0`).
+#[derive(Clone, Copy, Debug)]
 pub(crate) struct ObjectId {
     number: u32,
     kind: &'static str,
@@ -108,8 +108,7 @@ impl ObjectId {
     pub fn pending_at(&self, kind: EventKind, caller: &'static Location<'static>) -> Pending {
         Pending {
             kind,
-            object: self.number,
-            type_name: self.kind,
+            object: Some(*self),
             caller,
             shared: false,
         }
@@ -165,6 +164,8 @@ pub(crate) fn pointer_name(address: usize, align: usize) -> String {
 /// A test thread of the execution.
 #[derive(Default)]
 struct Lane {
+    /// The shuttle task running it, once it has started.
+    task: Option<TaskId>,
     /// Its step about to happen, if it has registered one.
     pending: Option<Pending>,
     /// The operation it is running.
@@ -198,8 +199,8 @@ struct Recorder {
     tasks: Vec<Option<ThreadId>>,
     steps: Vec<Event>,
     history: History,
-    /// Locks held, by object, with their holders.
-    locks: HashMap<u32, Held>,
+    /// Locks held, by object number, with their holders.
+    locks: HashMap<u32, Held, foldhash::fast::RandomState>,
     /// Objects created so far: the next object's number (stable across executions, as every
     /// execution creates the same objects in the same order).
     objects: u32,
@@ -224,24 +225,22 @@ pub(crate) type Body = Arc<dyn Fn() + Send + Sync>;
 /// docs): not a panic of the object, so nothing reports it.
 pub(crate) struct Cancelled;
 
-/// Who holds a lock.
+/// Who holds a lock: one thread exclusively (a mutex, a write lock), or readers.
 #[derive(Debug)]
-enum Held {
-    /// One thread, exclusively (a mutex, or a write lock).
-    Exclusive(ThreadId),
-    /// Readers, at least one (a read lock).
-    Shared(Vec<ThreadId>),
+struct Held {
+    exclusive: bool,
+    /// At least one: a lock nobody holds has no entry.
+    holders: Vec<ThreadId>,
 }
 
 impl Held {
     /// "T0", or "readers T0, T2": the holders, for a stuck leaf.
     fn holders(&self) -> String {
-        match self {
-            Held::Exclusive(t) => format!("T{t}"),
-            Held::Shared(readers) => {
-                let names: Vec<String> = readers.iter().map(|t| format!("T{t}")).collect();
-                format!("readers {}", names.join(", "))
-            }
+        let names: Vec<String> = self.holders.iter().map(|t| format!("T{t}")).collect();
+        if self.exclusive {
+            names.join(", ")
+        } else {
+            format!("readers {}", names.join(", "))
         }
     }
 }
@@ -272,7 +271,7 @@ pub(crate) fn execute(
         tasks: Vec::new(),
         steps: Vec::new(),
         history: History::new(),
-        locks: HashMap::new(),
+        locks: HashMap::default(),
         objects: 0,
         pointers: HashMap::default(),
         end: None,
@@ -441,59 +440,48 @@ impl Recorder {
         self.tasks.get(usize::from(task)).copied().flatten()
     }
 
-    fn pending_of(&self, task: TaskId) -> Option<&Pending> {
-        self.lanes[self.thread_of(task)?].pending.as_ref()
-    }
-
-    /// Whether a thread's pending step can happen now.
+    /// Whether a thread's pending step can happen now: a lock waits while it is held,
+    /// unless both the holders and the asker read.
     fn enabled(&self, pending: &Pending) -> bool {
         if pending.kind != EventKind::Lock {
             return true;
         }
-        match self.locks.get(&pending.object) {
-            None => true,
-            Some(Held::Shared(_)) => pending.shared,
-            Some(Held::Exclusive(_)) => false,
-        }
+        let held = pending.lock().and_then(|n| self.locks.get(&n));
+        held.is_none_or(|held| pending.shared && !held.exclusive)
     }
 
     fn next_task(&mut self, runnable: &[&Task]) -> Option<TaskId> {
-        // A task between steps runs on: starting, ending, spawning and joining do not branch.
-        // Once the execution has ended, every task runs on, to be cancelled at its next access.
-        if let Some(task) = runnable
-            .iter()
-            .find(|t| self.end.is_some() || self.pending_of(t.id()).is_none())
-        {
-            return Some(task.id());
+        let mut offered = std::mem::take(&mut self.offered);
+        offered.clear();
+        for task in runnable {
+            let lane = self.thread_of(task.id()).map(|t| (t, &self.lanes[t]));
+            match lane.and_then(|(t, lane)| Some((t, lane.pending.as_ref()?))) {
+                // A task between steps runs on: starting, ending, spawning and joining do not
+                // branch. Once the execution has ended, every task runs on, to be cancelled at
+                // its next access.
+                None => return Some(task.id()),
+                Some(_) if self.end.is_some() => return Some(task.id()),
+                Some((thread, pending)) => {
+                    if self.enabled(pending) {
+                        offered.push(thread);
+                    }
+                }
+            }
         }
-        let mut candidates: Vec<(ThreadId, TaskId)> = runnable
-            .iter()
-            .filter_map(|task| {
-                let thread = self.thread_of(task.id())?;
-                let pending = self.lanes[thread].pending.as_ref()?;
-                self.enabled(pending).then_some((thread, task.id()))
-            })
-            .collect();
-        if candidates.is_empty() {
+        if offered.is_empty() {
+            self.offered = offered;
             self.end = Some(self.stuck());
             return runnable.first().map(|t| t.id());
         }
-        candidates.sort_unstable();
-        self.offered.clear();
-        self.offered
-            .extend(candidates.iter().map(|(thread, _)| *thread));
+        offered.sort_unstable();
         // SAFETY: `execute` keeps the callback alive while the recorder exists.
         let choose = unsafe { &mut *self.choose };
-        match choose(&self.offered) {
-            Some(thread) => candidates
-                .iter()
-                .find(|(t, _)| *t == thread)
-                .map(|(_, task)| *task),
-            None => {
-                self.end = Some(RunEnd::Abandoned);
-                candidates.first().map(|(_, task)| *task)
-            }
-        }
+        let chosen = choose(&offered).unwrap_or_else(|| {
+            self.end = Some(RunEnd::Abandoned);
+            offered[0]
+        });
+        self.offered = offered;
+        self.lanes.get(chosen).and_then(|lane| lane.task)
     }
 
     fn event(&self, thread: ThreadId, pending: &Pending, acted: Acted) -> Event {
@@ -524,7 +512,7 @@ impl Recorder {
             if op.steps == 0 {
                 history.call(thread, op.call.clone());
             }
-            let holder = self.locks.get(&pending.object);
+            let holder = pending.lock().and_then(|n| self.locks.get(&n));
             waiting.push(Wait {
                 thread,
                 op: op.call.to_string(),
@@ -573,7 +561,7 @@ pub(crate) fn access<R>(
     }
     let registered = with_thread(|rec, thread| {
         if rec.end.is_some() {
-            return false;
+            return None;
         }
         let lane = &mut rec.lanes[thread];
         let over = lane.op.as_ref().is_some_and(|op| op.steps >= rec.max_steps);
@@ -588,53 +576,46 @@ pub(crate) fn access<R>(
                 history: rec.history.clone(),
                 bound,
             });
-            return false;
+            return None;
         }
         lane.pending = Some(pending);
-        true
+        Some(thread)
     });
-    match registered {
+    let thread = match registered {
         None => return act(),
-        Some(false) => cancel(),
-        Some(true) => {}
-    }
+        Some(None) => cancel(),
+        Some(Some(thread)) => thread,
+    };
     shuttle_engine::runtime::thread::switch();
     if ended() {
         cancel();
     }
     let result = act();
     let acted = describe(&result);
-    with_thread(|rec, thread| {
+    with_recorder(|rec| {
         let pending = rec.lanes[thread].pending.take().expect("registered");
         let event = rec.event(thread, &pending, acted);
-        match event.kind {
-            EventKind::Lock if pending.shared => {
-                match rec
+        if let Some(lock) = pending.lock() {
+            match event.kind {
+                EventKind::Lock => rec
                     .locks
-                    .entry(pending.object)
-                    .or_insert(Held::Shared(Vec::new()))
-                {
-                    Held::Shared(readers) => readers.push(thread),
-                    // Not enabled while held exclusively: the scheduler never ran it.
-                    Held::Exclusive(_) => unreachable!("a read lock taken while held exclusively"),
-                }
-            }
-            EventKind::Lock => {
-                rec.locks.insert(pending.object, Held::Exclusive(thread));
-            }
-            EventKind::Unlock => {
-                let emptied = match rec.locks.get_mut(&pending.object) {
-                    Some(Held::Shared(readers)) => {
-                        readers.retain(|t| *t != thread);
-                        readers.is_empty()
+                    .entry(lock)
+                    .or_insert(Held {
+                        exclusive: !pending.shared,
+                        holders: Vec::new(),
+                    })
+                    .holders
+                    .push(thread),
+                EventKind::Unlock => {
+                    if let Some(held) = rec.locks.get_mut(&lock) {
+                        held.holders.retain(|t| *t != thread);
+                        if held.holders.is_empty() {
+                            rec.locks.remove(&lock);
+                        }
                     }
-                    _ => true,
-                };
-                if emptied {
-                    rec.locks.remove(&pending.object);
                 }
+                _ => {}
             }
-            _ => {}
         }
         let position = rec.steps.len();
         let op = rec.lanes[thread].op.as_mut();
@@ -664,6 +645,7 @@ pub(crate) fn enter_thread(thread: ThreadId) {
             rec.tasks.resize(number + 1, None);
         }
         rec.tasks[number] = Some(thread);
+        rec.lanes[thread].task = Some(me);
     });
 }
 
@@ -674,13 +656,15 @@ pub(crate) fn concurrent(on: bool) {
 
 /// `thread` starts its `index`-th operation, `call`.
 pub(crate) fn begin_op(thread: ThreadId, index: usize, call: &Call) {
-    with_thread(|rec, _| {
-        rec.lanes[thread].op = Some(RunningOp {
-            index,
-            call: call.clone(),
-            steps: 0,
-            last: None,
-        });
+    with_recorder(|rec| {
+        if rec.phase == Phase::Concurrent {
+            rec.lanes[thread].op = Some(RunningOp {
+                index,
+                call: call.clone(),
+                steps: 0,
+                last: None,
+            });
+        }
     });
 }
 
@@ -698,8 +682,7 @@ pub(crate) fn end_op(value: &Value) {
     if stepless == Some(true) {
         let pending = Pending {
             kind: EventKind::Local,
-            object: u32::MAX,
-            type_name: "",
+            object: None,
             caller,
             shared: false,
         };

@@ -6,11 +6,8 @@ use std::cell::UnsafeCell;
 use std::fmt;
 use std::ops::{Deref, DerefMut};
 use std::panic::Location;
-use std::sync::atomic::{AtomicIsize, Ordering};
 
-use fgvt_tree::EventKind;
-
-use crate::runtime::{access, Acted, ObjectId, Pending};
+use crate::lock::RawLock;
 
 /// A reader-writer lock protecting a `T`, drop-in for `std::sync::RwLock` (without poisoning:
 /// `read` and `write` return the guards themselves).
@@ -20,15 +17,13 @@ use crate::runtime::{access, Acted, ObjectId, Pending};
 /// Outside it (the object's own serial runs), taking the lock in a conflicting mode panics: a
 /// serial run has no one to release it.
 pub struct RwLock<T> {
-    /// Readers holding the lock, or -1 while a writer does.
-    state: AtomicIsize,
+    raw: RawLock,
     data: UnsafeCell<T>,
-    id: ObjectId,
 }
 
-// SAFETY: `data` is reached only through guards. A write guard exists only while `state` went
-// from 0 to -1 by its `write`, so it is alone; read guards exist only while `state` counts
-// them, and give shared references only (hence `T: Sync`).
+// SAFETY: `data` is reached only through guards. A write guard exists only while its `write`
+// holds the raw lock alone; read guards exist only while the raw lock counts them, and give
+// shared references only (hence `T: Sync`).
 unsafe impl<T: Send + Sync> Sync for RwLock<T> {}
 unsafe impl<T: Send> Send for RwLock<T> {}
 
@@ -49,17 +44,8 @@ impl<T> RwLock<T> {
     /// A new, free lock around `value`.
     pub fn new(value: T) -> Self {
         RwLock {
-            state: AtomicIsize::new(0),
+            raw: RawLock::new("RwLock"),
             data: UnsafeCell::new(value),
-            id: ObjectId::new("RwLock"),
-        }
-    }
-
-    /// The step of taking (`EventKind::Lock`) or releasing the lock, shared or not.
-    fn step(&self, kind: EventKind, shared: bool, at: &'static Location<'static>) -> Pending {
-        Pending {
-            shared,
-            ..self.id.pending_at(kind, at)
         }
     }
 
@@ -67,46 +53,22 @@ impl<T> RwLock<T> {
     #[track_caller]
     pub fn read(&self) -> RwLockReadGuard<'_, T> {
         let caller = Location::caller();
-        access(
-            self.step(EventKind::Lock, true, caller),
-            || {
-                let before = self.state.fetch_add(1, Ordering::SeqCst);
-                assert!(
-                    before >= 0,
-                    "{} is held for writing: reading it would block forever",
-                    self.id
-                );
-                RwLockReadGuard {
-                    lock: self,
-                    taken_at: caller,
-                }
-            },
-            |_| Acted::new(EventKind::Lock, "read".into()),
-        )
+        self.raw.acquire(true, caller, "read");
+        RwLockReadGuard {
+            lock: self,
+            taken_at: caller,
+        }
     }
 
     /// Takes the lock exclusively (one step, which waits while anyone holds it).
     #[track_caller]
     pub fn write(&self) -> RwLockWriteGuard<'_, T> {
         let caller = Location::caller();
-        access(
-            self.step(EventKind::Lock, false, caller),
-            || {
-                let free = self
-                    .state
-                    .compare_exchange(0, -1, Ordering::SeqCst, Ordering::SeqCst);
-                assert!(
-                    free.is_ok(),
-                    "{} is held: writing it would block forever",
-                    self.id
-                );
-                RwLockWriteGuard {
-                    lock: self,
-                    taken_at: caller,
-                }
-            },
-            |_| Acted::new(EventKind::Lock, "write".into()),
-        )
+        self.raw.acquire(false, caller, "write");
+        RwLockWriteGuard {
+            lock: self,
+            taken_at: caller,
+        }
     }
 
     /// The value, from an owned lock.
@@ -117,23 +79,13 @@ impl<T> RwLock<T> {
 
 impl<T> Drop for RwLockReadGuard<'_, T> {
     fn drop(&mut self) {
-        let lock = self.lock;
-        access(
-            lock.step(EventKind::Unlock, true, self.taken_at),
-            || lock.state.fetch_sub(1, Ordering::SeqCst),
-            |_| Acted::new(EventKind::Unlock, "read".into()),
-        );
+        self.lock.raw.release(true, self.taken_at, "read");
     }
 }
 
 impl<T> Drop for RwLockWriteGuard<'_, T> {
     fn drop(&mut self) {
-        let lock = self.lock;
-        access(
-            lock.step(EventKind::Unlock, false, self.taken_at),
-            || lock.state.store(0, Ordering::SeqCst),
-            |()| Acted::new(EventKind::Unlock, "write".into()),
-        );
+        self.lock.raw.release(false, self.taken_at, "write");
     }
 }
 
@@ -148,14 +100,14 @@ impl<T> Deref for RwLockReadGuard<'_, T> {
 impl<T> Deref for RwLockWriteGuard<'_, T> {
     type Target = T;
     fn deref(&self) -> &T {
-        // SAFETY: the guard holds the lock exclusively (see `Sync for RwLock`).
+        // SAFETY: the guard holds the lock alone (see `Sync for RwLock`).
         unsafe { &*self.lock.data.get() }
     }
 }
 
 impl<T> DerefMut for RwLockWriteGuard<'_, T> {
     fn deref_mut(&mut self) -> &mut T {
-        // SAFETY: the guard holds the lock exclusively, and `&mut self` makes this the only
+        // SAFETY: the guard holds the lock alone, and `&mut self` makes this the only
         // reference.
         unsafe { &mut *self.lock.data.get() }
     }
@@ -163,6 +115,6 @@ impl<T> DerefMut for RwLockWriteGuard<'_, T> {
 
 impl<T> fmt::Debug for RwLock<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.id)
+        write!(f, "{}", self.raw.id())
     }
 }

@@ -184,29 +184,42 @@ impl<'a> Cursor<'a> {
 
     /// A double-quoted string.
     fn string(&mut self) -> Result<Value, CallSyntaxError> {
-        let start = self.at;
-        self.at += 1;
-        let mut out = String::new();
-        let mut chars = self.text[self.at..].char_indices();
+        let body = self.at + 1;
+        let mut chars = self.text[body..].char_indices();
         while let Some((i, c)) = chars.next() {
             match c {
                 '"' => {
-                    self.at += i + 1;
-                    return Ok(Value::Str(out.into()));
+                    self.at = body + i + 1;
+                    return Ok(Value::Str(unescape(&self.text[body..body + i]).into()));
                 }
-                '\\' => match chars.next() {
-                    Some((_, 'n')) => out.push('\n'),
-                    Some((_, 't')) => out.push('\t'),
-                    Some((_, other)) => out.push(other),
-                    None => break,
-                },
+                '\\' if chars.next().is_none() => break,
                 '\n' => break,
-                c => out.push(c),
+                _ => {}
             }
         }
-        self.at = start;
         Err(self.error("unterminated string: it needs a closing `\"` on the same line"))
     }
+}
+
+/// The text of a double-quoted string between its quotes, escapes resolved: `\n` and `\t`,
+/// and a backslash before any other character stands for that character (`\"`, `\\`). Test
+/// calls and model literals share it, so a string means the same in both.
+pub fn unescape(inner: &str) -> String {
+    let mut out = String::with_capacity(inner.len());
+    let mut chars = inner.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            match chars.next() {
+                Some('n') => out.push('\n'),
+                Some('t') => out.push('\t'),
+                Some(other) => out.push(other),
+                None => {}
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// What an argument may be.

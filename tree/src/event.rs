@@ -103,14 +103,20 @@ impl Event {
     /// The edge to a branch that exploration left unexplored (a budget ran out before it was
     /// taken): it names the thread, and nothing of a step that never happened.
     pub fn unexplored(thread: ThreadId) -> Event {
+        Event::local(thread, String::new(), Span::default())
+    }
+
+    /// A step of `thread` that touches no shared location (an operation's only step, a bound
+    /// reached), showing `value`.
+    pub(crate) fn local(thread: ThreadId, value: String, span: Span) -> Event {
         Event {
             thread,
             op_index: 0,
             op: String::new(),
             kind: EventKind::Local,
             location: String::new(),
-            value: String::new(),
-            span: Span::default(),
+            value,
+            span,
             call: None,
             ret: None,
         }

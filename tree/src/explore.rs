@@ -43,7 +43,6 @@ use crate::history::{History, ThreadId};
 use crate::history_tree::{HistoryId, HistoryTree};
 use crate::model::{Bound, EventId, Exploration, Leaf, Limit, NodeId, Tree, TreeBuilder};
 use crate::program::{Fault, Program, Step};
-use crate::source::Span;
 use crate::states::{Slot, StateId, States};
 
 /// How to explore.
@@ -721,7 +720,7 @@ enum Visit {
 
 /// The edge to a fault leaf when the program reported no event for the failing step.
 fn fault_event(thread: ThreadId, fault: &Fault) -> Event {
-    local_event(
+    Event::local(
         thread,
         fault.message.clone(),
         fault.span.unwrap_or_default(),
@@ -730,20 +729,5 @@ fn fault_event(thread: ThreadId, fault: &Fault) -> Event {
 
 /// The edge to a bounded leaf when a step ran out of its local budget.
 fn bounded_event(thread: ThreadId) -> Event {
-    local_event(thread, "bounded".into(), Default::default())
-}
-
-/// A local step of `thread` for an edge the program reported no event for: `value` says why.
-fn local_event(thread: ThreadId, value: String, span: Span) -> Event {
-    Event {
-        thread,
-        op_index: 0,
-        op: String::new(),
-        kind: crate::event::EventKind::Local,
-        location: String::new(),
-        value,
-        span,
-        call: None,
-        ret: None,
-    }
+    Event::local(thread, "bounded".into(), Default::default())
 }

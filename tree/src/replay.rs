@@ -111,11 +111,32 @@ pub enum ReplayError {
     },
 }
 
-/// One recorded execution: its steps, the enabled threads before each step, and its end.
+/// One recorded execution: its steps, the enabled threads before each step past the prefix
+/// it followed, and its end.
+///
+/// Each step becomes exactly one edge of the tree and the end one leaf, so building moves
+/// them out rather than copying them.
 struct Recorded {
     steps: Vec<Event>,
+    /// The length of the prefix the execution followed: `enabled` starts there, as the
+    /// branches before it belong to the executions that built those nodes.
+    first: usize,
     enabled: Vec<Vec<ThreadId>>,
     end: RunEnd,
+}
+
+impl Recorded {
+    /// The threads enabled before step `depth` (at least the prefix's length), moved out:
+    /// the node at that depth is built once.
+    fn take_enabled(&mut self, depth: usize) -> Vec<ThreadId> {
+        std::mem::take(&mut self.enabled[depth - self.first])
+    }
+
+    /// Step `depth`, moved out (the execution's edge at that depth is built once).
+    fn take_step(&mut self, depth: usize) -> Event {
+        let thread = self.steps[depth].thread;
+        std::mem::replace(&mut self.steps[depth], Event::unexplored(thread))
+    }
 }
 
 struct Explorer<'a, P: Replay + ?Sized> {
@@ -139,9 +160,9 @@ pub fn explore_replay<P: Replay + ?Sized>(
         start: Instant::now(),
         stopped: None,
     };
-    let first = explorer.run(&[])?;
+    let mut first = explorer.run(&[])?;
     let mut prefix = Vec::new();
-    let root = explorer.build(&mut prefix, &first)?;
+    let root = explorer.build(&mut prefix, &mut first)?;
     let facts = Exploration {
         partial: explorer.stopped,
         distinct_states: explorer.builder.node_count() as u64,
@@ -154,14 +175,18 @@ impl<P: Replay + ?Sized> Explorer<'_, P> {
     /// Executes once, following `prefix` and then the lowest enabled thread.
     fn run(&mut self, prefix: &[ThreadId]) -> Result<Recorded, ReplayError> {
         let mut enabled = Vec::new();
+        let mut step = 0;
         let mut diverged = None;
         let run = self.program.execute(&mut |candidates| {
-            let step = enabled.len();
-            enabled.push(candidates.to_vec());
-            match prefix.get(step) {
+            let this = step;
+            step += 1;
+            if this >= prefix.len() {
+                enabled.push(candidates.to_vec());
+            }
+            match prefix.get(this) {
                 Some(&t) if candidates.contains(&t) => Some(t),
                 Some(&t) => {
-                    diverged = Some((step, t));
+                    diverged = Some((this, t));
                     None
                 }
                 None => candidates.iter().copied().min(),
@@ -176,6 +201,7 @@ impl<P: Replay + ?Sized> Explorer<'_, P> {
         }
         Ok(Recorded {
             steps: run.steps,
+            first: prefix.len(),
             enabled,
             end: run.end,
         })
@@ -203,18 +229,26 @@ impl<P: Replay + ?Sized> Explorer<'_, P> {
 
     /// Builds the node reached by `prefix`, given an execution `run` whose schedule starts
     /// with `prefix`.
-    fn build(&mut self, prefix: &mut Vec<ThreadId>, run: &Recorded) -> Result<NodeId, ReplayError> {
+    fn build(
+        &mut self,
+        prefix: &mut Vec<ThreadId>,
+        run: &mut Recorded,
+    ) -> Result<NodeId, ReplayError> {
         let depth = prefix.len();
         if depth == run.steps.len() {
-            return Ok(self.leaf(&run.end));
+            // An execution ends at one leaf only.
+            return Ok(self.leaf(std::mem::replace(&mut run.end, RunEnd::Abandoned)));
         }
-        let mut children = Vec::new();
-        for &thread in &run.enabled[depth] {
+        let taken = run.steps[depth].thread;
+        let threads = run.take_enabled(depth);
+        let mut children = Vec::with_capacity(threads.len());
+        for thread in threads {
             if self.out_of_budget() {
                 let limit = self.stopped.unwrap_or(Limit::MaxStates);
-                let step = match &run.steps[depth] {
-                    taken if taken.thread == thread => taken.clone(),
-                    _ => Event::unexplored(thread),
+                let step = if thread == taken {
+                    run.take_step(depth)
+                } else {
+                    Event::unexplored(thread)
                 };
                 children.push((step, self.stopped_leaf(limit)));
                 continue;
@@ -222,15 +256,16 @@ impl<P: Replay + ?Sized> Explorer<'_, P> {
             prefix.push(thread);
             // The edge is the step as the execution that took it recorded it: a program that
             // learns a step's value only by taking it (real code) offered it without one.
-            let (step, child) = if run.steps[depth].thread == thread {
-                (run.steps[depth].clone(), self.build(prefix, run)?)
+            let (step, child) = if thread == taken {
+                (run.take_step(depth), self.build(prefix, run)?)
             } else {
-                let other = self.run(prefix)?;
-                let step = other
-                    .steps
-                    .get(depth)
-                    .map_or_else(|| Event::unexplored(thread), Event::clone);
-                (step, self.build(prefix, &other)?)
+                let mut other = self.run(prefix)?;
+                let step = if depth < other.steps.len() {
+                    other.take_step(depth)
+                } else {
+                    Event::unexplored(thread)
+                };
+                (step, self.build(prefix, &mut other)?)
             };
             prefix.pop();
             children.push((step, child));
@@ -238,12 +273,12 @@ impl<P: Replay + ?Sized> Explorer<'_, P> {
         Ok(self.builder.node(children))
     }
 
-    fn leaf(&mut self, end: &RunEnd) -> NodeId {
+    fn leaf(&mut self, end: RunEnd) -> NodeId {
         let leaf = match end {
-            RunEnd::Complete { history } => Leaf::complete(history.clone()),
-            RunEnd::Stuck { history, waiting } => Leaf::stuck(history.clone(), waiting.clone()),
-            RunEnd::Fault { history, fault } => Leaf::fault(history.clone(), fault.clone()),
-            RunEnd::Bounded { history, bound } => Leaf::bounded(history.clone(), bound.clone()),
+            RunEnd::Complete { history } => Leaf::complete(history),
+            RunEnd::Stuck { history, waiting } => Leaf::stuck(history, waiting),
+            RunEnd::Fault { history, fault } => Leaf::fault(history, fault),
+            RunEnd::Bounded { history, bound } => Leaf::bounded(history, bound),
             RunEnd::Abandoned => {
                 let limit = self.stopped.unwrap_or(Limit::MaxStates);
                 return self.stopped_leaf(limit);
