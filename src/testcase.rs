@@ -31,25 +31,53 @@ use fgvt_lang::{
     parse_call, CallSyntaxError, LangError, Model, SelfSpec, TestProgram, DEFAULT_BUDGET,
 };
 
-/// The raw JSON document, exactly as a user writes it.
+/// A test file as a user writes it, before its object is loaded: what `fgvt` and a program
+/// of Rust objects (`fgvt_sync::main!`) both read.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawTest {
-    object: String,
+pub struct TestFile {
+    /// The object: a model (`pair_snapshot.fgv#PairSnapshot`), or a Rust object's name.
+    pub object: String,
+    /// The spec: `self` (the default), a built-in one's name, or a model.
     #[serde(default)]
-    spec: Option<String>,
+    pub spec: Option<String>,
+    /// Serial calls before the threads.
     #[serde(default)]
-    init: Vec<String>,
-    threads: Vec<Vec<String>>,
+    pub init: Vec<String>,
+    /// Each thread's calls.
+    pub threads: Vec<Vec<String>>,
+    /// Serial calls after the threads.
     #[serde(default, rename = "final")]
-    finals: Vec<String>,
+    pub finals: Vec<String>,
     /// Free text for people; ignored by fgvt.
     #[serde(default)]
-    #[allow(dead_code)]
-    description: Option<String>,
+    pub description: Option<String>,
     /// The seed `fgvt hunt` drew the test with, kept for the record.
     #[serde(default)]
-    seed: Option<u64>,
+    pub seed: Option<u64>,
+}
+
+/// Reads the test file at `path` as written, without loading its object; errors name the
+/// file, line and column.
+pub fn read_test_file(path: &Path) -> Result<TestFile, LoadError> {
+    parse_test_file(&Document::read(path, "test file")?.errors())
+}
+
+/// The test file of `errors`' document.
+fn parse_test_file(errors: &Errors<'_>) -> Result<TestFile, LoadError> {
+    errors.parse(&JsonHelp {
+        unknown_field:
+            "a test has the keys object, spec, init, threads, final (and description, seed)",
+        missing_field:
+            "add the missing key; see fixtures/pair_snapshot/failing.json for a complete test",
+        wrong_type: None,
+        other_kind: Some(OtherKind {
+            list_key: "operations",
+            it_is: "a hunt file",
+            expected: "a test",
+            command: "fgvt hunt",
+        }),
+    })
 }
 
 /// Which sequential specification leaf histories are checked against.
@@ -470,19 +498,7 @@ pub(crate) fn offset_of(text: &str, line: usize, column: usize) -> usize {
 pub fn load(path: &Path) -> Result<TestCase, LoadError> {
     let document = Document::read(path, "test file")?;
     let errors = document.errors();
-    let raw: RawTest = errors.parse(&JsonHelp {
-        unknown_field:
-            "a test has the keys object, spec, init, threads, final (and description, seed)",
-        missing_field:
-            "add the missing key; see fixtures/pair_snapshot/failing.json for a complete test",
-        wrong_type: None,
-        other_kind: Some(OtherKind {
-            list_key: "operations",
-            it_is: "a hunt file",
-            expected: "a test",
-            command: "fgvt hunt",
-        }),
-    })?;
+    let raw = parse_test_file(&errors)?;
     let root = JsonPath::default();
     let Subject {
         model,

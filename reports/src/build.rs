@@ -1,7 +1,7 @@
 //! Building a [`LocalizeReport`] from the tree, its labeling and its CDRS.
 
-use fgvt_labeling::cdrs::{Cdrs, CdrsGroup, RaceNode};
-use fgvt_labeling::labels::{Label, Labeling};
+use fgvt_labeling::cdrs::{find_cdrs, Cdrs, CdrsGroup, CdrsOptions, RaceNode};
+use fgvt_labeling::labels::{label_tree, Label, Labeling, LeafOutcome};
 use fgvt_labeling::pattern::Pattern;
 use fgvt_tree::{
     Bound, CoarseEvent, Event, History, Lane, LeafKind, Limit, NodeId, SourceMap, Span, Tree,
@@ -30,6 +30,86 @@ pub struct ReportInput<'a> {
     pub test: &'a TestInfo,
     /// Report at most this many CDRS (the best ones).
     pub max_cdrs: usize,
+    /// How a witness is replayed.
+    pub replay: Replay,
+}
+
+/// How a report tells its reader to replay a witness.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Replay {
+    /// `fgvt explore TEST --schedule 0,1,1` ([`replay_command`]): a model's test file.
+    #[default]
+    Explore,
+    /// `thread choices 0,1,1`: a Rust test, which has no replay command yet.
+    ThreadChoices,
+}
+
+impl Replay {
+    /// What to tell the reader for the witness of `test_file` that follows `schedule`.
+    fn command(self, test_file: &str, schedule: &[usize]) -> String {
+        match self {
+            Replay::Explore => replay_command(test_file, schedule),
+            Replay::ThreadChoices => {
+                let choices: Vec<String> = schedule.iter().map(usize::to_string).collect();
+                format!("thread choices {}", choices.join(","))
+            }
+        }
+    }
+}
+
+/// What a localization reports about its test besides the tree: the input of
+/// [`localize_tree`].
+#[derive(Clone, Copy)]
+pub struct ReportContext<'a> {
+    /// The pattern a CDRS's word of decisive labels must match.
+    pub pattern: &'a Pattern,
+    /// The sources, to resolve event spans.
+    pub sources: &'a SourceMap,
+    /// What was tested.
+    pub test: &'a TestInfo,
+    /// Report at most this many CDRS in full (all are found and counted).
+    pub max_cdrs: usize,
+    /// How a witness is replayed.
+    pub replay: Replay,
+}
+
+/// A judged tree's labels, CDRS and report.
+pub struct Localization {
+    /// The report.
+    pub report: LocalizeReport,
+    /// The tree's labels.
+    pub labeling: Labeling,
+    /// Its critical data race sequences.
+    pub cdrs: Cdrs,
+}
+
+/// The last stages of every localization, for models and Rust objects alike: labels the tree
+/// from its leaves' outcomes (`outcome` is asked for leaves only), finds the CDRS, and builds
+/// the report, with `explain` giving a failing leaf's explanation.
+pub fn localize_tree(
+    tree: &Tree,
+    outcome: impl Fn(NodeId) -> LeafOutcome,
+    explain: impl Fn(NodeId) -> Option<Explanation>,
+    context: &ReportContext<'_>,
+) -> Localization {
+    let labeling = label_tree(tree, |node, _| outcome(node));
+    let cdrs = find_cdrs(tree, &labeling, context.pattern, &CdrsOptions::default());
+    let input = ReportInput {
+        tree,
+        labeling: &labeling,
+        cdrs: &cdrs,
+        pattern: context.pattern,
+        sources: context.sources,
+        test: context.test,
+        max_cdrs: context.max_cdrs,
+        replay: context.replay,
+    };
+    let report = build_report(&input, explain);
+    Localization {
+        report,
+        labeling,
+        cdrs,
+    }
 }
 
 /// Builds the report. `explain` gives the checker's explanation of a failing leaf (called once
@@ -416,7 +496,7 @@ fn run_report(
         .unwrap_or_else(|| history_report(&History::new()));
     WitnessReport {
         schedule: schedule.to_vec(),
-        replay: replay_command(&input.test.file, schedule),
+        replay: input.replay.command(&input.test.file, schedule),
         leaf: leaf_kind_name(kind).to_string(),
         fault,
         waiting,

@@ -60,8 +60,8 @@ mod timeline;
 mod xml;
 
 pub use build::{
-    build_report, history_data, loops_note, option as limit_option, replay_command, saturated_note,
-    shell_quote, trace_steps, ReportInput,
+    build_report, history_data, localize_tree, loops_note, option as limit_option, replay_command,
+    saturated_note, shell_quote, trace_steps, Localization, Replay, ReportContext, ReportInput,
 };
 pub use check_report::{CheckReport, CheckReports, CheckSummary, CheckVerdict, CHECK_SCHEMA_ID};
 #[cfg(feature = "graph")]

@@ -143,6 +143,7 @@ fn report(atomic: bool) -> LocalizeReport {
         sources: &sources,
         test: &test,
         max_cdrs: 3,
+        replay: Default::default(),
     };
     build_report(&input, |_| {
         Some(Explanation {

@@ -168,6 +168,7 @@ fn a_report_of_an_explored_tree_renders() {
         sources: &sources,
         test: &test,
         max_cdrs: 5,
+        replay: Default::default(),
     };
     let report = build_report(&input, |_| None);
     assert_eq!(report.verdict, Verdict::NotLinearizable);

@@ -7,7 +7,7 @@ mod hunt;
 mod jobs;
 mod localize;
 mod minimize;
-mod output;
+pub mod output;
 mod render;
 mod written;
 

@@ -143,7 +143,7 @@ impl fgvt_tree::explore::Progress for Progress {
 }
 
 /// The exit code of a localization (design.md): 1 for a violation, 3 when partial.
-pub(super) fn exit_code(report: &fgvt_reports::LocalizeReport) -> Exit {
+pub fn exit_code(report: &fgvt_reports::LocalizeReport) -> Exit {
     match report.verdict {
         // A limit makes the run partial whatever was found: the CDRS may change with the rest
         // of the tree.

@@ -4,10 +4,12 @@
 use std::time::Instant;
 
 use fgvt_checker::Verdict as CheckVerdict;
-use fgvt_labeling::cdrs::{find_cdrs, Cdrs, CdrsOptions};
-use fgvt_labeling::labels::{label_tree, Labeling, LeafOutcome};
+use fgvt_labeling::cdrs::Cdrs;
+use fgvt_labeling::labels::{Labeling, LeafOutcome};
 use fgvt_labeling::pattern::Pattern;
-use fgvt_reports::{build_report, Explanation, LocalizeReport, ReportInput, TestInfo};
+use fgvt_reports::{
+    localize_tree, Explanation, Localization, LocalizeReport, Replay, ReportContext, TestInfo,
+};
 use fgvt_tree::{ExploreOptions, NodeId, Progress, Search, Tree};
 
 use super::error::PipelineError;
@@ -110,8 +112,6 @@ pub fn localize(
     let started = Instant::now();
     let tree = explore_test(test, &limits.explore_options(), progress)?;
     let judgement = judge_test(test, &tree, limits.check_deadline(started))?;
-    let labeling = label_tree(&tree, |node, _| outcome(&judgement, node));
-    let cdrs = find_cdrs(&tree, &labeling, &options.pattern, &CdrsOptions::default());
     let info = TestInfo {
         file: test.path.display().to_string(),
         object: test.model.name().to_string(),
@@ -121,16 +121,23 @@ pub fn localize(
             fgvt_reports::shell_quote(&test.path.display().to_string())
         ),
     };
-    let input = ReportInput {
-        tree: &tree,
-        labeling: &labeling,
-        cdrs: &cdrs,
+    let context = ReportContext {
         pattern: &options.pattern,
         sources: &test.sources,
         test: &info,
         max_cdrs: options.max_cdrs,
+        replay: Replay::Explore,
     };
-    let mut report = build_report(&input, |leaf| explanation(&judgement, &tree, leaf));
+    let Localization {
+        mut report,
+        labeling,
+        cdrs,
+    } = localize_tree(
+        &tree,
+        |node| outcome(&judgement, node),
+        |leaf| explanation(&judgement, &tree, leaf),
+        &context,
+    );
     report.notes.extend(spec_notes(&judgement));
     Ok(Localized {
         report,

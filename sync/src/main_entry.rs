@@ -2,42 +2,21 @@
 //! subcommands over the usual test files (`localize`, `explore`, `render`), as `fgvt` has for
 //! models. Built only with the `cli` feature, which brings clap and the tree drawings.
 
-use std::io::{IsTerminal, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use fgvt_reports::Verdict;
+use fgvt::cli::output::{
+    emit, exit_code, install_error_hook, stdout_color, write_atomically, Exit,
+};
+pub use fgvt::testcase::TestFile;
 use fgvt_tree::replay::ReplayError;
 use fgvt_tree::Tree;
-use serde::Deserialize;
+use miette::miette;
 
 use crate::object::Object;
 use crate::picture::{drawing, Format};
 use crate::test::{Localized, Test};
-
-/// A test file, as `fgvt localize` reads them: the object by name, the spec, serial `init`,
-/// the threads' calls, serial `final`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TestFile {
-    /// What the test is about (shown by nobody; kept for the reader of the file).
-    #[serde(default)]
-    pub description: Option<String>,
-    /// The object's name, as given to `main!`.
-    pub object: String,
-    /// The spec: `self` (the default) or a built-in one's name.
-    #[serde(default)]
-    pub spec: Option<String>,
-    /// Serial calls before the threads.
-    #[serde(default)]
-    pub init: Vec<String>,
-    /// Each thread's calls.
-    pub threads: Vec<Vec<String>>,
-    /// Serial calls after the threads.
-    #[serde(default, rename = "final")]
-    pub finals: Vec<String>,
-}
 
 /// The test `file` on `O`, named `name`.
 pub fn test_from_file<O: Object>(name: &str, file: &TestFile) -> Result<Test<O>, String> {
@@ -177,48 +156,49 @@ enum ReportFormat {
     Json,
 }
 
-/// What went wrong, to print on stderr with exit code 2.
-struct BadInput(String);
-
 /// Runs the program. `objects` names each object a test file may ask for, with how to make a
-/// test of it. Exit codes as `fgvt`'s: 0 linearizable, 1 not, 2 bad input, 3 inconclusive.
+/// test of it. Exit codes and error rendering are `fgvt`'s (`fgvt::cli::output`): 0
+/// linearizable, 1 not, 2 bad input, 3 inconclusive.
 pub fn run(objects: &[(&str, MakeTest)]) -> ExitCode {
     let cli = Cli::parse();
+    install_error_hook();
     match dispatch(objects, &cli.command) {
-        Ok(code) => code,
-        Err(BadInput(message)) => {
-            eprintln!("error: {message}");
-            ExitCode::from(2)
+        Ok(exit) => exit.into(),
+        Err(report) => {
+            eprintln!("{report:?}");
+            Exit::BadInput.into()
         }
     }
 }
 
-fn dispatch(objects: &[(&str, MakeTest)], command: &Command) -> Result<ExitCode, BadInput> {
+fn dispatch(objects: &[(&str, MakeTest)], command: &Command) -> miette::Result<Exit> {
     match command {
         Command::Localize(args) => {
             let found = load(objects, &args.test, &args.limits, "localize")?
                 .localize()
-                .map_err(|e| BadInput(format!("{}: {e}", args.test.display())))?;
+                .map_err(|e| miette!("{}: {e}", args.test.display()))?;
             let report = &found.report;
             let text = match args.format {
-                ReportFormat::Text => fgvt_reports::render_text(report, color(&args.output)),
+                ReportFormat::Text => {
+                    fgvt_reports::render_text(report, args.output.is_none() && stdout_color())
+                }
                 ReportFormat::Markdown => fgvt_reports::render_markdown(report),
                 ReportFormat::Json => fgvt_reports::render_json(report),
             };
             if let Some(svg) = &args.svg {
-                let picture = drawing(&found, Format::Svg).map_err(BadInput)?;
+                let picture = drawing(&found, Format::Svg).map_err(|e| miette!("{e}"))?;
                 write_atomically(svg, picture.as_bytes())?;
             }
-            emit(args.output.as_deref(), &text)?;
-            let code = exit_code(report.verdict);
+            output(args.output.as_deref(), &text)?;
+            let exit = exit_code(report);
             // The process ends here: freeing a tree of a million nodes would only delay it.
             std::mem::forget(found);
-            Ok(code)
+            Ok(exit)
         }
         Command::Explore(args) => {
             let tree = load(objects, &args.test, &args.limits, "explore")?
                 .explore()
-                .map_err(|e| BadInput(format!("{}: {e}", args.test.display())))?;
+                .map_err(|e| miette!("{}: {e}", args.test.display()))?;
             let s = tree.stats();
             let mut text = format!(
                 "{}: {} nodes, {} leaves (complete {}, stuck {}, fault {}, bounded {}), depth {}\n",
@@ -237,8 +217,12 @@ fn dispatch(objects: &[(&str, MakeTest)], command: &Command) -> Result<ExitCode,
                     limit.name()
                 ));
             }
-            emit(None, &text)?;
-            Ok(ExitCode::from(if tree.partial.is_some() { 3 } else { 0 }))
+            emit(&text)?;
+            Ok(if tree.partial.is_some() {
+                Exit::Inconclusive
+            } else {
+                Exit::Ok
+            })
         }
         Command::Render(args) => {
             let format = match args.output.as_deref().and_then(Path::extension) {
@@ -246,35 +230,21 @@ fn dispatch(objects: &[(&str, MakeTest)], command: &Command) -> Result<ExitCode,
                 Some(ext) if ext == "dot" || ext == "gv" => Format::Dot,
                 None => Format::Dot,
                 Some(ext) => {
-                    return Err(BadInput(format!(
+                    return Err(miette!(
                         "cannot tell the format of `.{}`: name the output `.svg` or `.dot`",
                         ext.to_string_lossy()
-                    )))
+                    ))
                 }
             };
             let found = load(objects, &args.test, &args.limits, "render")?
                 .localize()
-                .map_err(|e| BadInput(format!("{}: {e}", args.test.display())))?;
-            let text = drawing(&found, format).map_err(BadInput)?;
-            emit(args.output.as_deref(), &text)?;
+                .map_err(|e| miette!("{}: {e}", args.test.display()))?;
+            let text = drawing(&found, format).map_err(|e| miette!("{e}"))?;
+            output(args.output.as_deref(), &text)?;
             // The picture is what was asked for; the verdict is `localize`'s to give.
-            Ok(ExitCode::SUCCESS)
+            Ok(Exit::Ok)
         }
     }
-}
-
-/// The exit code of a verdict.
-fn exit_code(verdict: Verdict) -> ExitCode {
-    match verdict {
-        Verdict::Linearizable => ExitCode::SUCCESS,
-        Verdict::NotLinearizable => ExitCode::from(1),
-        Verdict::Inconclusive => ExitCode::from(3),
-    }
-}
-
-/// Whether text output gets colour: only on a terminal, and never with `NO_COLOR`.
-fn color(output: &Option<PathBuf>) -> bool {
-    output.is_none() && std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
 }
 
 /// The test of `path` on the object it names, for `subcommand`.
@@ -283,17 +253,9 @@ fn load(
     path: &Path,
     limits: &Limits,
     subcommand: &str,
-) -> Result<Box<dyn AnyTest>, BadInput> {
-    let fail = |message: String| BadInput(format!("{}: {message}", path.display()));
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| fail(format!("cannot read it ({e}); check the path")))?;
-    let file: TestFile = serde_json::from_str(&text).map_err(|e| {
-        fail(format!(
-            "{}:{}: {e} (a test file has \"object\", \"init\", \"threads\" and \"final\")",
-            e.line(),
-            e.column()
-        ))
-    })?;
+) -> miette::Result<Box<dyn AnyTest>> {
+    let file = fgvt::testcase::read_test_file(path)?;
+    let fail = |message: String| miette!("{}: {message}", path.display());
     let Some((_, make)) = objects.iter().find(|(n, _)| *n == file.object) else {
         let names: Vec<&str> = objects.iter().map(|(n, _)| *n).collect();
         return Err(fail(format!(
@@ -304,40 +266,20 @@ fn load(
     };
     let program = std::env::args().next().unwrap_or_else(|| "program".into());
     let name = path.display().to_string();
-    let reproduce = format!("{program} {subcommand} {name}");
+    let reproduce = format!(
+        "{} {subcommand} {}",
+        fgvt_reports::shell_quote(&program),
+        fgvt_reports::shell_quote(&name)
+    );
     make(&name, &file, limits, &reproduce).map_err(fail)
 }
 
 /// Prints `text`, or writes it to `output` atomically.
-fn emit(output: Option<&Path>, text: &str) -> Result<(), BadInput> {
+fn output(output: Option<&Path>, text: &str) -> miette::Result<()> {
     match output {
         Some(path) => write_atomically(path, text.as_bytes()),
-        None => {
-            // A closed pipe (`| head`) is no error of the test.
-            let _ = std::io::stdout().write_all(text.as_bytes());
-            Ok(())
-        }
+        None => emit(text),
     }
-}
-
-/// Writes `contents` to `path` through a temporary file beside it, so that no partial file is
-/// ever left behind.
-fn write_atomically(path: &Path, contents: &[u8]) -> Result<(), BadInput> {
-    let fail = |e: std::io::Error| BadInput(format!("cannot write `{}`: {e}", path.display()));
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let name = path
-        .file_name()
-        .map_or("out".into(), |n| n.to_string_lossy());
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let written = std::fs::write(&tmp, contents).and_then(|()| std::fs::rename(&tmp, path));
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(fail(e));
-    }
-    Ok(())
 }
 
 /// A `main` for Rust objects: `fgvt_sync::main!(PairSnapshot, FixedPairSnapshot);` makes a

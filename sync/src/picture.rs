@@ -40,13 +40,6 @@ pub(crate) fn drawing(found: &Localized, format: Format) -> Result<String, Strin
     let picture = select(&input, &options);
     match format {
         Format::Dot => Ok(render_dot(&picture)),
-        Format::Svg => {
-            let engine = if fgvt_reports::svg::graphviz_available() {
-                SvgEngine::Graphviz
-            } else {
-                SvgEngine::Builtin
-            };
-            render_svg(&picture, engine).map_err(|e| e.to_string())
-        }
+        Format::Svg => render_svg(&picture, SvgEngine::detect()).map_err(|e| e.to_string()),
     }
 }

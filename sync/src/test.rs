@@ -12,10 +12,12 @@ use fgvt_checker::{
     builtin, BuiltinSpec, CheckOptions, Outcome as CheckOutcome, Spec, Verdict as CheckVerdict,
     VerdictCache, BUILTIN_NAMES,
 };
-use fgvt_labeling::cdrs::{find_cdrs, Cdrs, CdrsOptions};
-use fgvt_labeling::labels::{label_tree, Labeling, LeafOutcome};
+use fgvt_labeling::cdrs::Cdrs;
+use fgvt_labeling::labels::{Labeling, LeafOutcome};
 use fgvt_labeling::pattern::Pattern;
-use fgvt_reports::{build_report, Explanation, LocalizeReport, ReportInput, TestInfo, Verdict};
+use fgvt_reports::{
+    localize_tree, Explanation, Localization, LocalizeReport, ReportContext, TestInfo, Verdict,
+};
 use fgvt_tree::replay::{explore_replay, Choose, Replay, ReplayError, ReplayOptions, Run};
 use fgvt_tree::{Call, LeafKind, NodeId, Tree, FINAL_LANE, INIT_LANE};
 
@@ -176,13 +178,6 @@ impl<O: Object> Test<O> {
             SpecChoice::Serial => judge(&tree, SelfSpec::<O>::new()),
             SpecChoice::Builtin(spec) => judge(&tree, spec),
         };
-        let labeling = label_tree(&tree, |node, _| {
-            verdicts
-                .get(&node)
-                .map_or(LeafOutcome::Unknown, |(o, _)| *o)
-        });
-        let pattern = Pattern::default();
-        let cdrs = find_cdrs(&tree, &labeling, &pattern, &CdrsOptions::default());
         let info = TestInfo {
             file: self.name.clone(),
             object: short_type_name::<O>(),
@@ -190,26 +185,28 @@ impl<O: Object> Test<O> {
             command: self.reproduce.clone(),
         };
         let sources = sources::map();
-        let input = ReportInput {
-            tree: &tree,
-            labeling: &labeling,
-            cdrs: &cdrs,
-            pattern: &pattern,
+        let context = ReportContext {
+            pattern: &Pattern::default(),
             sources: &sources,
             test: &info,
             // As `fgvt localize`: the best three in full, all counted.
             max_cdrs: 3,
+            replay: fgvt_reports::Replay::ThreadChoices,
         };
-        let mut report = build_report(&input, |leaf| {
-            verdicts.get(&leaf).and_then(|(_, why)| why.explanation())
-        });
-        // `fgvt explore --schedule` replays a model's test file; a Rust test has no such
-        // command yet, so the witness names its schedule of thread choices only.
-        let witnesses = report.cdrs.iter_mut().map(|c| &mut c.witness);
-        for witness in witnesses.chain(report.failing_run.as_mut()) {
-            let schedule: Vec<String> = witness.schedule.iter().map(usize::to_string).collect();
-            witness.replay = format!("thread choices {}", schedule.join(","));
-        }
+        let Localization {
+            report,
+            labeling,
+            cdrs,
+        } = localize_tree(
+            &tree,
+            |node| {
+                verdicts
+                    .get(&node)
+                    .map_or(LeafOutcome::Unknown, |(o, _)| *o)
+            },
+            |leaf| verdicts.get(&leaf).and_then(|(_, why)| why.explanation()),
+            &context,
+        );
         Ok(Localized {
             report,
             tree,
@@ -434,24 +431,27 @@ enum Why {
 }
 
 impl Why {
-    /// The explanation a report shows for the leaf.
+    /// The explanation a report shows for the leaf, with the same JSON as a model's.
     fn explanation(&self) -> Option<Explanation> {
-        let (headline, text) = match self {
-            Why::Nothing => return None,
+        match self {
+            Why::Nothing => None,
             Why::Panicked(message) => {
                 let text = format!("the object panicked: {message}");
-                (text.clone(), text)
+                Some(Explanation {
+                    headline: text.clone(),
+                    text,
+                    json: serde_json::json!({ "fault": message }),
+                })
             }
             Why::NotLinearizable(outcome) => match &outcome.verdict {
-                CheckVerdict::NotLinearizable(e) => (e.headline(), e.to_string()),
-                _ => return None,
+                CheckVerdict::NotLinearizable(e) => Some(Explanation {
+                    headline: e.headline(),
+                    text: e.to_string(),
+                    json: serde_json::to_value(e).unwrap_or_default(),
+                }),
+                _ => None,
             },
-        };
-        Some(Explanation {
-            headline,
-            text,
-            json: serde_json::Value::Null,
-        })
+        }
     }
 }
 
