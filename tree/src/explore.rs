@@ -595,14 +595,14 @@ impl<P: Program> Explorer<'_, P> {
         for (step, depth) in frame.loops {
             if depth == frame.depth {
                 if !livelock {
-                    self.tree.loop_edge_of_step(node, node, step);
+                    self.tree.loop_edge(node, node, step);
                 }
             } else {
                 stack[depth].incoming.push((node, step));
             }
         }
         for (from, step) in frame.incoming {
-            self.tree.loop_edge_of_step(from, node, step);
+            self.tree.loop_edge(from, node, step);
         }
         if is_root {
             for member in self.members.drain(frame.members_from..) {

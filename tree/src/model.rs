@@ -559,16 +559,10 @@ impl TreeBuilder {
         self.events.intern(event, || ())
     }
 
-    /// Adds a loop edge: a step from `from` back to `to`, a state on the path that reached
-    /// `from` (`to` may be `from` itself: a step that changes nothing). `to` is added after
-    /// `from` (it closes later), which is why loop edges are not children.
-    pub fn loop_edge(&mut self, from: NodeId, to: NodeId, step: Event) {
-        let step = self.event_id(step);
-        self.loop_edge_of_step(from, to, step);
-    }
-
-    /// [`TreeBuilder::loop_edge`] for a step already numbered.
-    pub(crate) fn loop_edge_of_step(&mut self, from: NodeId, to: NodeId, step: EventId) {
+    /// Adds a loop edge: the numbered step `step` from `from` back to `to`, a state on the
+    /// path that reached `from` (`to` may be `from` itself: a step that changes nothing). `to`
+    /// is added after `from` (it closes later), which is why loop edges are not children.
+    pub(crate) fn loop_edge(&mut self, from: NodeId, to: NodeId, step: EventId) {
         self.loops.push((from, to, step));
     }
 

@@ -23,6 +23,8 @@
 
 use std::time::Instant;
 
+use fgvt_tree::interner::Interner;
+
 use super::hash::{FxHashMap, FxHashSet};
 use super::SearchStats;
 use crate::op::{CheckError, OpView};
@@ -96,54 +98,6 @@ struct Frame {
     k: u32,
 }
 
-/// Spec states, each stored once and named by its index.
-///
-/// A state is stored once, in `states`; the table maps its hash to its id (and to the ids of
-/// the rare other states with the same hash), so interning neither clones a state nor keeps a
-/// second copy to drop at the end: with long states (a kv store's strings) that halved the
-/// memory and the time spent freeing it.
-struct Interner<T> {
-    states: Vec<T>,
-    by_hash: FxHashMap<u64, u32>,
-    /// Further ids for hashes shared by several states.
-    collisions: FxHashMap<u64, Vec<u32>>,
-}
-
-impl<T: Eq + std::hash::Hash> Interner<T> {
-    fn new() -> Self {
-        Interner {
-            states: Vec::new(),
-            by_hash: FxHashMap::default(),
-            collisions: FxHashMap::default(),
-        }
-    }
-
-    fn intern(&mut self, state: T) -> u32 {
-        use std::hash::BuildHasher;
-        let hash =
-            std::hash::BuildHasherDefault::<super::hash::FxHasher>::default().hash_one(&state);
-        let id = u32::try_from(self.states.len()).expect("fewer than 2^32 spec states");
-        match self.by_hash.entry(hash) {
-            std::collections::hash_map::Entry::Vacant(slot) => {
-                slot.insert(id);
-            }
-            std::collections::hash_map::Entry::Occupied(first) => {
-                let first = *first.get();
-                if self.states[first as usize] == state {
-                    return first;
-                }
-                let others = self.collisions.entry(hash).or_default();
-                if let Some(&same) = others.iter().find(|&&o| self.states[o as usize] == state) {
-                    return same;
-                }
-                others.push(id);
-            }
-        }
-        self.states.push(state);
-        id
-    }
-}
-
 /// The search over one (sub-)history.
 pub(crate) struct Search<'a, 'h, S: Spec> {
     spec: &'a S,
@@ -163,6 +117,7 @@ pub(crate) struct Search<'a, 'h, S: Spec> {
     open: Vec<u32>,
     open_at: Vec<usize>,
     linearized: Vec<u64>,
+    /// Spec states, each stored once and named by its number.
     states: Interner<S::State>,
     transitions: FxHashMap<(u32, u32), Transition>,
     cache: FxHashSet<Config>,
@@ -260,7 +215,7 @@ impl<'a, 'h, S: Spec> Search<'a, 'h, S> {
         let mut states = Interner::new();
         let first = entries[HEAD as usize].next;
         let cursor = Cursor {
-            state: states.intern(spec.initial()),
+            state: states.intern(spec.initial(), || ()),
             k: 0,
             stack: Vec::new(),
             best: Vec::new(),
@@ -371,7 +326,7 @@ impl<'a, 'h, S: Spec> Search<'a, 'h, S> {
         };
         self.stats.steps = steps;
         self.stats.cache_entries = self.cache.len();
-        self.stats.states = self.states.states.len();
+        self.stats.states = self.states.len();
         Ok(Some(result))
     }
 
@@ -428,11 +383,11 @@ impl<'a, 'h, S: Spec> Search<'a, 'h, S> {
         let view = self.ops[op as usize];
         let t = match self
             .spec
-            .apply(&self.states.states[state as usize], view.thread, view.call)
+            .apply(self.states.key(state), view.thread, view.call)
         {
             Apply::Returns { value, state: next } => {
                 if view.accepts(self.spec, &value) {
-                    Transition::Next(self.states.intern(next))
+                    Transition::Next(self.states.intern(next, || ()))
                 } else {
                     Transition::Wrong
                 }
