@@ -96,7 +96,7 @@ pub struct Progress {
 
 impl Progress {
     /// How long a run goes before the spinner appears.
-    const DELAY: std::time::Duration = std::time::Duration::from_millis(400);
+    pub const DELAY: std::time::Duration = std::time::Duration::from_millis(400);
 
     /// A spinner labelled `what`, hidden until the run has lasted [`Progress::DELAY`].
     pub fn new(what: &str) -> Progress {
