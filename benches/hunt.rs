@@ -32,8 +32,8 @@ fn hunt_file(fixture: &str, threads: usize, ops: usize) -> HuntFile {
         .join("fixtures")
         .join(fixture);
     let mut file = hunt::load(&path).expect("fixture hunt file loads");
-    file.threads = threads;
-    file.ops_per_thread = ops;
+    file.plan.threads = threads;
+    file.plan.ops_per_thread = ops;
     file
 }
 
@@ -47,8 +47,9 @@ fn run(bencher: divan::Bencher, fixture: &str, threads: usize, ops: usize) {
         explore: ExploreOptions::default(),
         deadline: None,
     };
+    let judge = hunt::ModelJudge::of_hunt(&file, options.seed);
     bencher.counter(ItemsCount::new(SAMPLES)).bench_local(|| {
-        let result = hunt::hunt(&file, &options, &|| {}).expect("hunt runs");
+        let result = hunt::hunt(&file.plan, &judge, &options, &|| {}).expect("hunt runs");
         assert!(result.findings.is_empty(), "{fixture} is correct");
         result.drawn
     });

@@ -12,43 +12,99 @@ use super::jobs::with_jobs;
 use super::output::{emit, stdout_color, write_atomically, Exit};
 use super::pipeline_error;
 use super::written::{directory_of, summary, write_test};
-use super::{HuntArgs, ReportFormat};
+use super::{HuntArgs, HuntFlags, ReportFormat};
 use crate::hunt::{
-    self, HuntError, HuntFile, HuntOptions, MinimizeOutcome, ModelRefs, Sample, Subject,
-    TestVerdict,
+    self, HuntError, HuntOptions, HuntPlan, Judge, Matrix, MinimizeOutcome, ModelJudge, ModelRefs,
+    Sample, TestVerdict,
 };
 use crate::pipeline::{self, LocalizeOptions};
+use fgvt_reports::LocalizeReport;
+use fgvt_tree::ExploreOptions;
 
 /// How many CDRS the `--localize` report shows, as `fgvt localize` does by default.
 const MAX_CDRS: usize = 3;
 
 /// Runs `fgvt hunt`.
 pub fn run(args: &HuntArgs) -> miette::Result<Exit> {
-    let mut file = hunt::load(&args.hunt)?;
+    let mut file = hunt::load(&args.flags.hunt)?;
     file.local_budget = args.limits.max_local_steps;
-    if args.samples == Some(0) || args.jobs == Some(0) {
+    let started = Instant::now();
+    let judge = ModelJudge::of_hunt(&file, args.flags.seed);
+    let limits = args.limits.limits();
+    let localize = |matrix: &Matrix, path: &Path| {
+        let test = judge
+            .subject
+            .test(matrix, path.to_path_buf(), Some(args.flags.seed));
+        let options = LocalizeOptions {
+            pattern: Pattern::default(),
+            max_cdrs: MAX_CDRS,
+        };
+        pipeline::localize(&test, &limits, &options, &mut ())
+            .map(|localized| localized.report)
+            .map_err(pipeline_error)
+    };
+    let mut explore = limits.explore_options();
+    // The deadline bounds the whole hunt; each test gets what is left of it.
+    explore.timeout = None;
+    hunt_with(
+        &args.flags,
+        &HuntSubject {
+            plan: &file.plan,
+            object: file.model.name().to_string(),
+            judge: &judge,
+            explore,
+            started,
+            deadline: args.limits.timeout.map(|t| started + t),
+            localize: &localize,
+            program: "fgvt".to_string(),
+        },
+    )
+}
+
+/// What one hunt needs beside its flags, whatever the object is written in (a model here, a
+/// Rust object in `fgvt_sync::main!`).
+pub struct HuntSubject<'a> {
+    /// The hunt file, as read.
+    pub plan: &'a HuntPlan,
+    /// The object's name, for the header.
+    pub object: String,
+    /// Whether a test fails.
+    pub judge: &'a dyn Judge,
+    /// The limits of each test (without a timeout: `deadline` bounds the whole hunt).
+    pub explore: ExploreOptions,
+    /// When the hunt started.
+    pub started: Instant,
+    /// When the whole hunt (and its minimizing) must stop.
+    pub deadline: Option<Instant>,
+    /// Localizes the test with these operations written at this path (`--localize`).
+    pub localize: &'a (dyn Fn(&Matrix, &Path) -> miette::Result<LocalizeReport> + Sync),
+    /// The program that runs the hunt again, for the descriptions of the tests it writes:
+    /// `fgvt`, or a `main!` program's path.
+    pub program: String,
+}
+
+/// Runs a hunt as `flags` ask: draws tests until one fails, and writes it, or all of them
+/// (`--all`), or minimizes and localizes it (`--localize`).
+pub fn hunt_with(flags: &HuntFlags, subject: &HuntSubject<'_>) -> miette::Result<Exit> {
+    let plan = subject.plan;
+    if flags.samples == Some(0) || flags.jobs == Some(0) {
         return Err(miette::miette!(
             help = "give a positive number",
             "--samples and --jobs must be at least 1"
         ));
     }
-    let started = Instant::now();
-    let deadline = args.limits.timeout.map(|t| started + t);
-    let mut explore = args.limits.limits().explore_options();
-    // The deadline bounds the whole hunt; each test gets what is left of it.
-    explore.timeout = None;
     let options = HuntOptions {
-        seed: args.seed,
-        samples: args.samples.unwrap_or(file.samples),
-        jobs: args
+        seed: flags.seed,
+        samples: flags.samples.unwrap_or(plan.samples),
+        jobs: flags
             .jobs
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
-        all: args.all,
-        explore,
-        deadline,
+        all: flags.all,
+        explore: subject.explore.clone(),
+        deadline: subject.deadline,
     };
     let bar = progress_bar(options.samples);
-    let result = hunt::hunt(&file, &options, &|| {
+    let result = hunt::hunt(plan, subject.judge, &options, &|| {
         if let Some(bar) = &bar {
             bar.inc(1);
         }
@@ -61,25 +117,25 @@ pub fn run(args: &HuntArgs) -> miette::Result<Exit> {
             let report = pipeline_error(source);
             miette::miette!("{report} (sample {index})")
         }
-        other => miette::miette!("{}: {other}", args.hunt.display()),
+        other => miette::miette!("{}: {other}", flags.hunt.display()),
     })?;
 
     let refs = ModelRefs {
-        object: file.object_ref.clone(),
-        spec: file.spec_ref.clone(),
-        base: file.base().to_path_buf(),
+        object: plan.object_ref.clone(),
+        spec: plan.spec_ref.clone(),
+        base: plan.base().to_path_buf(),
     };
     let header = format!(
         "{}: {} — {} of {} tests drawn ({}×{} matrices of {} operations, seed {}) in {:.1?}",
-        args.hunt.display(),
-        file.model.name(),
+        flags.hunt.display(),
+        subject.object,
         result.drawn,
         options.samples,
-        file.threads,
-        file.ops_per_thread,
-        file.operations.len(),
+        plan.threads,
+        plan.ops_per_thread,
+        plan.operations.len(),
         options.seed,
-        started.elapsed(),
+        subject.started.elapsed(),
     );
     let Some(first) = result.findings.first() else {
         let mut out = format!("{header}\nno failing test found\n");
@@ -101,12 +157,17 @@ pub fn run(args: &HuntArgs) -> miette::Result<Exit> {
         });
     };
 
-    if args.localize {
+    let written = Written {
+        subject,
+        refs: &refs,
+        seed: options.seed,
+    };
+    if flags.localize {
         eprintln!("{header}");
         eprint!("{}", describe(first));
-        return pipeline(args, &file, &refs, first, &options, deadline);
+        return pipeline(flags, &written, first, &options);
     }
-    if args.all {
+    if flags.all {
         emit(&format!("{header}\n"))?;
         // Different samples can draw the same test: list and write each test once.
         let mut seen: Vec<&Sample> = Vec::new();
@@ -120,28 +181,64 @@ pub fn run(args: &HuntArgs) -> miette::Result<Exit> {
             }
             seen.push(sample);
             emit(&describe(sample))?;
-            if let Some(output) = &args.output {
+            if let Some(output) = &flags.output {
                 let path = numbered(output, sample.index);
-                write_finding(&file, &refs, sample, &path, options.seed)?;
+                written.finding(sample, &path)?;
                 emit(&format!("wrote {}\n", path.display()))?;
             }
         }
-        if args.output.is_none() {
+        if flags.output.is_none() {
             emit("(write the tests with -o FILE: sample N goes to FILE-N.json)\n")?;
         }
         return Ok(Exit::Violation);
     }
     let summary = format!("{header}\n{}", describe(first));
-    let description = found_description(&args.hunt, &file, first.index, options.seed);
     write_test(
         &first.matrix,
         &refs,
-        args.output.as_deref(),
-        &description,
+        flags.output.as_deref(),
+        &written.description(first.index),
         Some(options.seed),
         &summary,
     )?;
     Ok(Exit::Violation)
+}
+
+/// How a hunt's tests are written: their references, and where they came from.
+struct Written<'a> {
+    subject: &'a HuntSubject<'a>,
+    refs: &'a ModelRefs,
+    seed: u64,
+}
+
+impl Written<'_> {
+    /// The description of the test the hunt found at sample `index`.
+    fn description(&self, index: usize) -> String {
+        let plan = self.subject.plan;
+        let mut text = format!(
+            "Found by `{} hunt {} --seed {}` (sample {index}).",
+            self.subject.program,
+            plan.path.display(),
+            self.seed
+        );
+        if let Some(d) = &plan.description {
+            text.push(' ');
+            text.push_str(d);
+        }
+        text
+    }
+
+    /// Writes `sample` to `path`, as found.
+    fn finding(&self, sample: &Sample, path: &Path) -> miette::Result<()> {
+        let text = hunt::render_test(
+            &sample.matrix,
+            self.refs,
+            &directory_of(path),
+            Some(&self.description(sample.index)),
+            Some(self.seed),
+        );
+        write_atomically(path, text.as_bytes())
+    }
 }
 
 /// Where `hunt --localize` writes the test it found, next to the minimal test at `minimal`:
@@ -161,29 +258,26 @@ fn found_path(minimal: &Path) -> PathBuf {
 
 /// Stages B and C on the hunt's finding: minimize it, write it and the finding, localize it.
 fn pipeline(
-    args: &HuntArgs,
-    file: &HuntFile,
-    refs: &ModelRefs,
+    flags: &HuntFlags,
+    written: &Written<'_>,
     found: &Sample,
     options: &HuntOptions,
-    deadline: Option<Instant>,
 ) -> miette::Result<Exit> {
     if let TestVerdict::Nondeterministic(_) = found.report.verdict {
         eprintln!("not minimized nor localized: a nondeterministic object has no spec to localize against");
         return Ok(Exit::Violation);
     }
-    let subject = Subject::of_hunt(file);
-    let path = args
+    let subject = written.subject;
+    let path = flags
         .output
         .clone()
         .unwrap_or_else(|| PathBuf::from("minimal.json"));
     let outcome = with_jobs(Some(options.jobs), || {
         hunt::minimize_test(
-            &subject,
+            subject.judge,
             &found.matrix,
-            path.clone(),
-            &args.limits.limits().explore_options(),
-            deadline,
+            &subject.explore,
+            subject.deadline,
         )
     })?
     .map_err(pipeline_error)?;
@@ -197,7 +291,7 @@ fn pipeline(
         return Err(miette::miette!(
             help = "raise --timeout",
             "{}: the failing test no longer fails when minimized (a time limit?)",
-            args.hunt.display()
+            flags.hunt.display()
         ));
     };
     eprint!(
@@ -210,21 +304,22 @@ fn pipeline(
         )
     );
     let description = format!(
-        "{} Minimized by `fgvt minimize`.",
-        found_description(&args.hunt, file, found.index, options.seed)
+        "{} Minimized by `{} minimize`.",
+        written.description(found.index),
+        subject.program
     );
     // Every command printed below names a file that exists: the minimal test goes to `-o`
     // (or `minimal.json`), the test the hunt found next to it.
     let text = hunt::render_test(
         &minimized.matrix,
-        refs,
+        written.refs,
         &directory_of(&path),
         Some(&description),
         Some(options.seed),
     );
     write_atomically(&path, text.as_bytes())?;
     let found_path = found_path(&path);
-    write_finding(file, refs, found, &found_path, options.seed)?;
+    written.finding(found, &found_path)?;
     eprintln!(
         "wrote {} (sample {}, as found) and {} (minimized)",
         found_path.display(),
@@ -232,19 +327,13 @@ fn pipeline(
         path.display()
     );
 
-    let test = subject.test(&minimized.matrix, path.clone(), Some(options.seed));
-    let localize = LocalizeOptions {
-        pattern: Pattern::default(),
-        max_cdrs: MAX_CDRS,
-    };
-    let localized = with_jobs(Some(options.jobs), || {
-        pipeline::localize(&test, &args.limits.limits(), &localize, &mut ())
-    })?
-    .map_err(pipeline_error)?;
-    let text = match args.format {
-        ReportFormat::Text => fgvt_reports::render_text(&localized.report, stdout_color()),
-        ReportFormat::Markdown => fgvt_reports::render_markdown(&localized.report),
-        ReportFormat::Json => fgvt_reports::render_json(&localized.report),
+    let report = with_jobs(Some(options.jobs), || {
+        (subject.localize)(&minimized.matrix, &path)
+    })??;
+    let text = match flags.format {
+        ReportFormat::Text => fgvt_reports::render_text(&report, stdout_color()),
+        ReportFormat::Markdown => fgvt_reports::render_markdown(&report),
+        ReportFormat::Json => fgvt_reports::render_json(&report),
     };
     emit(&text)?;
     Ok(Exit::Violation)
@@ -254,14 +343,22 @@ fn pipeline(
 fn describe(sample: &Sample) -> String {
     let what = match &sample.report.verdict {
         // A hunt's search stops at the first failing leaf (`hunt::check_test`).
-        TestVerdict::Fails { faults, .. } => format!(
-            "FAILING test at sample {}: a leaf {} (the search stopped at the first failing leaf{})",
+        TestVerdict::Fails {
+            not_linearizable, ..
+        } => format!(
+            "FAILING test at sample {}: a leaf {}{}",
             sample.index,
-            if *faults > 0 { "faults" } else { "is not linearizable" },
+            if *not_linearizable > 0 {
+                "is not linearizable"
+            } else {
+                "faults"
+            },
             sample
                 .report
                 .stopped_at_first
-                .map(|states| format!(", after {states} states"))
+                .map(|states| format!(
+                    " (the search stopped at the first failing leaf, after {states} states)"
+                ))
                 .unwrap_or_default()
         ),
         TestVerdict::Nondeterministic(found) => format!(
@@ -272,38 +369,6 @@ fn describe(sample: &Sample) -> String {
         TestVerdict::Passes => format!("test at sample {} passes", sample.index),
     };
     format!("{what}\n{}", sample.matrix)
-}
-
-/// The description of a test the hunt found.
-fn found_description(hunt_path: &Path, file: &HuntFile, index: usize, seed: u64) -> String {
-    let mut text = format!(
-        "Found by `fgvt hunt {} --seed {seed}` (sample {index}).",
-        hunt_path.display()
-    );
-    if let Some(d) = &file.description {
-        text.push(' ');
-        text.push_str(d);
-    }
-    text
-}
-
-/// Writes `sample` to `path`.
-fn write_finding(
-    file: &HuntFile,
-    refs: &ModelRefs,
-    sample: &Sample,
-    path: &Path,
-    seed: u64,
-) -> miette::Result<()> {
-    let description = found_description(&file.path, file, sample.index, seed);
-    let text = hunt::render_test(
-        &sample.matrix,
-        refs,
-        &directory_of(path),
-        Some(&description),
-        Some(seed),
-    );
-    write_atomically(path, text.as_bytes())
 }
 
 /// `found.json` with sample 7 → `found-7.json`.

@@ -10,21 +10,64 @@ use super::output::{emit, Exit};
 use super::pipeline_error;
 use super::written::{summary, write_test};
 use super::MinimizeArgs;
-use crate::hunt::{minimize_test, Matrix, MinimizeOutcome, ModelRefs, Subject};
+use crate::hunt::{
+    minimize_test, Judge, Matrix, MinimizeOutcome, ModelJudge, ModelRefs, Subject,
+};
+use fgvt_tree::ExploreOptions;
 
 /// Runs `fgvt minimize`.
 pub fn run(args: &MinimizeArgs) -> miette::Result<Exit> {
     let test = args.limits.load_test(&args.test)?;
-    let refs = test_refs(&args.test)?;
-    let deadline = args.limits.timeout.map(|t| Instant::now() + t);
-    let start = Matrix::of(&test);
-    let outcome = with_jobs(args.jobs, || {
+    let judge = ModelJudge {
+        subject: Subject::of(&test),
+        path: test.path.clone(),
+        seed: None,
+    };
+    minimize_with(&MinimizeSubject {
+        test: &args.test,
+        start: Matrix::of(&test),
+        seed: test.seed,
+        judge: &judge,
+        explore: args.limits.limits().explore_options(),
+        deadline: args.limits.timeout.map(|t| Instant::now() + t),
+        jobs: args.jobs,
+        output: args.output.as_deref(),
+        program: "fgvt",
+    })
+}
+
+/// One shrinking, whatever the object is written in (a model here, a Rust object in
+/// `fgvt_sync::main!`).
+pub struct MinimizeSubject<'a> {
+    /// The failing test file.
+    pub test: &'a Path,
+    /// Its operations.
+    pub start: Matrix,
+    /// The seed it was drawn with, kept in the minimal test.
+    pub seed: Option<u64>,
+    /// Whether a candidate fails.
+    pub judge: &'a dyn Judge,
+    /// The limits of each candidate.
+    pub explore: ExploreOptions,
+    /// When the whole search must stop.
+    pub deadline: Option<Instant>,
+    /// Worker threads (default: one per core).
+    pub jobs: Option<usize>,
+    /// Where the minimal test goes (stdout without).
+    pub output: Option<&'a Path>,
+    /// The program, for the minimal test's description: `fgvt` or a `main!` program's path.
+    pub program: &'a str,
+}
+
+/// Shrinks `subject`'s test while it keeps failing, and writes the smallest one.
+pub fn minimize_with(subject: &MinimizeSubject<'_>) -> miette::Result<Exit> {
+    let refs = test_refs(subject.test)?;
+    let outcome = with_jobs(subject.jobs, || {
         minimize_test(
-            &Subject::of(&test),
-            &start,
-            test.path.clone(),
-            &args.limits.limits().explore_options(),
-            deadline,
+            subject.judge,
+            &subject.start,
+            &subject.explore,
+            subject.deadline,
         )
     })?
     .map_err(pipeline_error)?;
@@ -32,7 +75,7 @@ pub fn run(args: &MinimizeArgs) -> miette::Result<Exit> {
         MinimizeOutcome::NotFailing(report) => {
             emit(&format!(
                 "{}: the test does not fail; nothing to minimize\n",
-                args.test.display()
+                subject.test.display()
             ))?;
             if let Some(limit) = report.partial {
                 emit(&format!(
@@ -50,25 +93,26 @@ pub fn run(args: &MinimizeArgs) -> miette::Result<Exit> {
         } => (minimized, timed_out),
     };
     let description = format!(
-        "Minimized by `fgvt minimize` from {}.{}",
-        args.test.display(),
+        "Minimized by `{} minimize` from {}.{}",
+        subject.program,
+        subject.test.display(),
         refs.description
             .as_deref()
             .map(|d| format!(" {d}"))
             .unwrap_or_default()
     );
     let summary = summary(
-        &args.test.display().to_string(),
-        &start,
+        &subject.test.display().to_string(),
+        &subject.start,
         &minimized,
         timed_out,
     );
     write_test(
         &minimized.matrix,
         &refs.models,
-        args.output.as_deref(),
+        subject.output,
         &description,
-        test.seed,
+        subject.seed,
         &summary,
     )?;
     Ok(Exit::Violation)

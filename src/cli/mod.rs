@@ -3,10 +3,10 @@
 mod check_history;
 mod explore;
 mod history_picture;
-mod hunt;
+pub mod hunt;
 mod jobs;
 mod localize;
-mod minimize;
+pub mod minimize;
 pub mod output;
 mod render;
 mod written;
@@ -128,7 +128,8 @@ fn localize_with_progress(
     localized.map_err(pipeline_error)
 }
 
-fn parse_seconds(s: &str) -> Result<Duration, String> {
+/// `--timeout`: a positive number of seconds.
+pub fn parse_seconds(s: &str) -> Result<Duration, String> {
     let secs: f64 = s
         .parse()
         .map_err(|_| format!("`{s}` is not a number of seconds"))?;
@@ -305,6 +306,17 @@ pub enum HistoryFormat {
 /// Arguments of `fgvt hunt`.
 #[derive(Debug, Args)]
 pub struct HuntArgs {
+    /// What to hunt and what to do with a finding.
+    #[command(flatten)]
+    pub flags: HuntFlags,
+    /// Limits of each test (`--timeout` bounds the whole hunt).
+    #[command(flatten)]
+    pub limits: LimitArgs,
+}
+
+/// The arguments of a hunt other than its limits, shared with `fgvt_sync::main!` programs.
+#[derive(Debug, Args)]
+pub struct HuntFlags {
     /// The hunt file (`hunt.json`): object, spec, operations, threads, ops_per_thread.
     pub hunt: PathBuf,
     /// Seed of the random tests; the same seed finds the same test whatever `--jobs`.
@@ -329,9 +341,6 @@ pub struct HuntArgs {
     /// Report format with `--localize`.
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     pub format: ReportFormat,
-    /// Limits of each test (`--timeout` bounds the whole hunt).
-    #[command(flatten)]
-    pub limits: LimitArgs,
 }
 
 /// Arguments of `fgvt minimize`.

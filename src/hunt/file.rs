@@ -26,8 +26,8 @@ use serde::Deserialize;
 
 use crate::json_pos::JsonPath;
 use crate::testcase::{
-    load_subject, parse_checked_calls, Document, JsonHelp, LoadError, OtherKind, SpecChoice,
-    Subject,
+    load_subject, parse_checked_calls, Document, Errors, JsonHelp, LoadError, OtherKind,
+    SpecChoice, Subject,
 };
 use fgvt_lang::Model;
 
@@ -55,20 +55,19 @@ struct RawHunt {
     description: Option<String>,
 }
 
-/// A loaded, checked hunt file.
-pub struct HuntFile {
+/// What a hunt draws its tests from, as the hunt file says it: everything but the object
+/// itself, so that the same file serves a model and a Rust object.
+#[derive(Clone, Debug)]
+pub struct HuntPlan {
     /// The hunt file as the user named it.
     pub path: PathBuf,
-    /// The `object` value as written (`file.fgv#Name`), relative to the hunt file.
+    /// The `object` value as written: `file.fgv#Name` relative to the hunt file, or a Rust
+    /// object's name.
     pub object_ref: String,
     /// The `spec` value as written, if any.
     pub spec_ref: Option<String>,
     /// The hunt file's `description`, if any.
     pub description: Option<String>,
-    /// The compiled object under test.
-    pub model: Arc<Model>,
-    /// The spec to check against.
-    pub spec: SpecChoice,
     /// The invocations test matrices are drawn from.
     pub operations: Vec<Call>,
     /// Operations run serially before every test's threads.
@@ -81,6 +80,23 @@ pub struct HuntFile {
     pub ops_per_thread: usize,
     /// How many tests to draw unless the command line says otherwise.
     pub samples: usize,
+}
+
+impl HuntPlan {
+    /// The directory `object` and `spec` paths are relative to.
+    pub fn base(&self) -> &Path {
+        self.path.parent().unwrap_or(Path::new(""))
+    }
+}
+
+/// A loaded, checked hunt file of a model.
+pub struct HuntFile {
+    /// What the file says, its calls checked against the model.
+    pub plan: HuntPlan,
+    /// The compiled object under test.
+    pub model: Arc<Model>,
+    /// The spec to check against.
+    pub spec: SpecChoice,
     /// The model's source files, to resolve event spans.
     pub sources: SourceMap,
     /// Most instructions an operation may execute between two shared-memory accesses (and in
@@ -88,18 +104,38 @@ pub struct HuntFile {
     pub local_budget: u64,
 }
 
-impl HuntFile {
-    /// The directory `object` and `spec` paths are relative to.
-    pub fn base(&self) -> &Path {
-        self.path.parent().unwrap_or(Path::new(""))
-    }
+/// Reads the hunt file at `path` without loading its object: its calls are checked for syntax
+/// only (what a Rust object's hunt needs; its operations are known when it runs).
+pub fn read_plan(path: &Path) -> Result<HuntPlan, LoadError> {
+    let document = Document::read(path, "hunt file")?;
+    let errors = document.errors();
+    let raw = parse_raw(&errors)?;
+    plan(&errors, path, raw, None)
 }
 
-/// Loads and checks the hunt file at `path`.
+/// Loads and checks the hunt file at `path`, and the model it names.
 pub fn load(path: &Path) -> Result<HuntFile, LoadError> {
     let document = Document::read(path, "hunt file")?;
     let errors = document.errors();
-    let raw: RawHunt = errors.parse(&JsonHelp {
+    let raw = parse_raw(&errors)?;
+    let Subject {
+        model,
+        spec,
+        sources,
+    } = load_subject(&errors, path, &raw.object, raw.spec.as_deref())?;
+    let plan = plan(&errors, path, raw, Some(&model))?;
+    Ok(HuntFile {
+        plan,
+        model,
+        spec,
+        sources,
+        local_budget: fgvt_lang::DEFAULT_BUDGET,
+    })
+}
+
+/// The hunt file of `errors`' document, as written.
+fn parse_raw(errors: &Errors<'_>) -> Result<RawHunt, LoadError> {
+    errors.parse(&JsonHelp {
         unknown_field: "a hunt file has the keys object, spec, operations, init, final, threads, ops_per_thread, samples (and description)",
         missing_field: "add the missing key; see fixtures/pair_snapshot/hunt.json for a complete hunt file",
         wrong_type: Some("threads, ops_per_thread and samples are positive integers; the other keys are strings or lists of strings"),
@@ -109,14 +145,19 @@ pub fn load(path: &Path) -> Result<HuntFile, LoadError> {
             expected: "a hunt file",
             command: "fgvt localize",
         }),
-    })?;
+    })
+}
+
+/// The plan of `raw`, its calls parsed (and checked against `model`, if given) and its
+/// counts checked, with mistakes located in `errors`' document.
+fn plan(
+    errors: &Errors<'_>,
+    path: &Path,
+    raw: RawHunt,
+    model: Option<&Model>,
+) -> Result<HuntPlan, LoadError> {
     let root = JsonPath::default();
-    let Subject {
-        model,
-        spec,
-        sources,
-    } = load_subject(&errors, path, &raw.object, raw.spec.as_deref())?;
-    let calls = |list: &[String], at: JsonPath| parse_checked_calls(&errors, &model, &at, list);
+    let calls = |list: &[String], at: JsonPath| parse_checked_calls(errors, model, &at, list);
     let operations = calls(&raw.operations, root.key("operations"))?;
     let init = calls(&raw.init, root.key("init"))?;
     let finals = calls(&raw.finals, root.key("final"))?;
@@ -152,20 +193,16 @@ pub fn load(path: &Path) -> Result<HuntFile, LoadError> {
         Some(n) => positive(n, "samples", "tests to draw")?,
         None => DEFAULT_SAMPLES,
     };
-    Ok(HuntFile {
+    Ok(HuntPlan {
         path: path.to_path_buf(),
         object_ref: raw.object,
         spec_ref: raw.spec,
         description: raw.description,
-        model,
-        spec,
         operations,
         init,
         finals,
         threads,
         ops_per_thread,
         samples,
-        sources,
-        local_budget: fgvt_lang::DEFAULT_BUDGET,
     })
 }

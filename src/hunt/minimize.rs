@@ -16,14 +16,13 @@
 //! parallel, and the lowest-ranked failing one is taken, so the result does not depend on the
 //! number of threads.
 
-use std::path::PathBuf;
 use std::time::Instant;
 
 use fgvt_tree::{Call, ExploreOptions, Value};
 use rayon::prelude::*;
 
-use super::check::{search_leaves, TestReport, TestVerdict};
-use super::{Matrix, Subject};
+use super::check::{TestReport, TestVerdict};
+use super::{Judge, Matrix};
 use crate::pipeline::PipelineError;
 
 /// A shrunk test and what it took.
@@ -78,25 +77,19 @@ pub enum MinimizeOutcome {
     },
 }
 
-/// Shrinks the test of `subject` with `start`'s operations while it keeps failing the same
-/// way: if it has non-linearizable leaves, every candidate must have some too (a candidate
+/// Shrinks the test with `start`'s operations, judged by `judge`, while it keeps failing the
+/// same way: if it has non-linearizable leaves, every candidate must have some too (a candidate
 /// that only faults, say a `remove` on an empty list that dereferences null, is a different
 /// bug); if it only faults, a fault suffices. A candidate whose init part fails, or that the
 /// spec cannot judge, does not fail. Checks stop at `deadline`.
 pub fn minimize_test(
-    subject: &Subject,
+    judge: &dyn Judge,
     start: &Matrix,
-    path: PathBuf,
     options: &ExploreOptions,
     deadline: Option<Instant>,
 ) -> Result<MinimizeOutcome, PipelineError> {
     // Verdict only, for violations: one stops the search, and decides how candidates must fail.
-    let original = search_leaves(
-        &subject.test(start, path.clone(), None),
-        options,
-        deadline,
-        true,
-    )?;
+    let original = judge.search(start, options, deadline, true)?;
     let needs_violation = match original.verdict {
         TestVerdict::Fails {
             not_linearizable, ..
@@ -109,8 +102,7 @@ pub fn minimize_test(
             return false;
         }
         // Verdict only: a candidate fails as soon as one leaf does.
-        let candidate = subject.test(m, path.clone(), None);
-        match search_leaves(&candidate, options, deadline, needs_violation).map(|r| r.verdict) {
+        match judge.search(m, options, deadline, needs_violation).map(|r| r.verdict) {
             // A failing test has a failing leaf; only a violation will do when one is needed.
             Ok(TestVerdict::Fails {
                 not_linearizable, ..

@@ -20,14 +20,17 @@ pub mod write;
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Instant;
 
-use fgvt_tree::{Call, SourceMap};
+use fgvt_tree::{Call, ExploreOptions, SourceMap};
+
+use crate::pipeline::PipelineError;
 
 use crate::testcase::{SpecChoice, TestCase};
 use fgvt_lang::Model;
 
 pub use check::{check_test, phase1, search_leaves, TestReport, TestVerdict};
-pub use file::{load, HuntFile, DEFAULT_SAMPLES};
+pub use file::{load, read_plan, HuntFile, HuntPlan, DEFAULT_SAMPLES};
 pub use minimize::{minimize, minimize_test, MinimizeOutcome, Minimized};
 pub use nondet::{serial_nondeterminism, Nondeterminism};
 pub use sample::{draw, hunt, HuntError, HuntOptions, HuntResult, Sample};
@@ -112,7 +115,7 @@ impl Subject {
         }
     }
 
-    /// The subject of a hunt file.
+    /// The subject of a model's hunt file.
     pub fn of_hunt(file: &HuntFile) -> Subject {
         Subject {
             model: file.model.clone(),
@@ -135,5 +138,74 @@ impl Subject {
             sources: self.sources.clone(),
             local_budget: self.local_budget,
         }
+    }
+}
+
+/// What hunting and shrinking need of an object under test, whatever it is written in:
+/// whether the test with some operations fails. A model's is [`ModelJudge`]; a Rust object's
+/// lives in `fgvt-sync`.
+pub trait Judge: Sync {
+    /// Line-Up's check, verdict only: phase 1 where the object has it (its serial runs are
+    /// deterministic), then the leaves until the first failing one. What a hunt asks of each
+    /// sample.
+    fn check(
+        &self,
+        matrix: &Matrix,
+        options: &ExploreOptions,
+        deadline: Option<Instant>,
+    ) -> Result<TestReport, PipelineError>;
+
+    /// Phase 2 only, verdict only; with `violations_only`, leaves where the object faults do
+    /// not count as failing (see [`search_leaves`]). What shrinking asks of each candidate.
+    fn search(
+        &self,
+        matrix: &Matrix,
+        options: &ExploreOptions,
+        deadline: Option<Instant>,
+        violations_only: bool,
+    ) -> Result<TestReport, PipelineError>;
+}
+
+/// The [`Judge`] of a model: its tests are [`Subject::test`]s named `path` in errors.
+pub struct ModelJudge {
+    /// The model, its spec and sources.
+    pub subject: Subject,
+    /// The file the tests are named after (the hunt file, or the test being shrunk).
+    pub path: PathBuf,
+    /// The seed the tests were drawn with, kept in them for the record.
+    pub seed: Option<u64>,
+}
+
+impl ModelJudge {
+    /// The judge of the tests a hunt of `file` seeded with `seed` draws.
+    pub fn of_hunt(file: &HuntFile, seed: u64) -> ModelJudge {
+        ModelJudge {
+            subject: Subject::of_hunt(file),
+            path: file.plan.path.clone(),
+            seed: Some(seed),
+        }
+    }
+}
+
+impl Judge for ModelJudge {
+    fn check(
+        &self,
+        matrix: &Matrix,
+        options: &ExploreOptions,
+        deadline: Option<Instant>,
+    ) -> Result<TestReport, PipelineError> {
+        let test = self.subject.test(matrix, self.path.clone(), self.seed);
+        check_test(&test, options, deadline)
+    }
+
+    fn search(
+        &self,
+        matrix: &Matrix,
+        options: &ExploreOptions,
+        deadline: Option<Instant>,
+        violations_only: bool,
+    ) -> Result<TestReport, PipelineError> {
+        let test = self.subject.test(matrix, self.path.clone(), self.seed);
+        search_leaves(&test, options, deadline, violations_only)
     }
 }

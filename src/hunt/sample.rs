@@ -14,9 +14,9 @@ use std::time::{Duration, Instant};
 use super::rng::SplitMix64;
 use fgvt_tree::{Call, ExploreOptions};
 
-use super::check::{check_test, TestReport};
-use super::file::HuntFile;
-use super::{Matrix, Subject};
+use super::check::TestReport;
+use super::file::HuntPlan;
+use super::{Judge, Matrix};
 use crate::pipeline::exploration_budget;
 use crate::pipeline::PipelineError;
 
@@ -64,7 +64,7 @@ pub struct HuntResult {
 
 /// Draws the operations of sample `index` of a hunt seeded with `seed`: `init` and `final` as
 /// the hunt file says, and each thread's operations uniformly from its `operations`.
-pub fn draw(file: &HuntFile, seed: u64, index: usize) -> Matrix {
+pub fn draw(file: &HuntPlan, seed: u64, index: usize) -> Matrix {
     let mut rng = SplitMix64::for_sample(seed, index as u64);
     let mut pick = || -> Call { file.operations[rng.below(file.operations.len())].clone() };
     let threads = (0..file.threads)
@@ -77,15 +77,16 @@ pub fn draw(file: &HuntFile, seed: u64, index: usize) -> Matrix {
     }
 }
 
-/// Runs the hunt: draws `options.samples` tests and checks each, in parallel on
-/// `options.jobs` threads, calling `progress` once per checked sample. An error (the init part
-/// fails, the spec cannot judge) ends the hunt like a finding would, lowest index first.
+/// Runs the hunt: draws `options.samples` tests from `file` and checks each with `judge`, in
+/// parallel on `options.jobs` threads, calling `progress` once per checked sample. An error
+/// (the init part fails, the spec cannot judge) ends the hunt like a finding would, lowest
+/// index first.
 pub fn hunt(
-    file: &HuntFile,
+    file: &HuntPlan,
+    judge: &dyn Judge,
     options: &HuntOptions,
     progress: &(dyn Fn() + Sync),
 ) -> Result<HuntResult, HuntError> {
-    let subject = Subject::of_hunt(file);
     let next = AtomicUsize::new(0);
     // The lowest index with a finding or an error so far; samples above it need no check.
     let stop_at = AtomicUsize::new(usize::MAX);
@@ -112,8 +113,7 @@ pub fn hunt(
             None => None,
         };
         let matrix = draw(file, options.seed, index);
-        let test = subject.test(&matrix, file.path.clone(), Some(options.seed));
-        let outcome = check_test(&test, &explore, options.deadline).map(|report| Sample {
+        let outcome = judge.check(&matrix, &explore, options.deadline).map(|report| Sample {
             index,
             matrix,
             report,
@@ -186,7 +186,7 @@ mod tests {
     /// A counter whose increment is a read then a write: two increments can lose one.
     const RACY: &str = "object Racy {\n    shared int x = 0;\n    op inc() {\n        int v = x;\n        x = v + 1;\n    }\n    op get() {\n        return x;\n    }\n}\n";
 
-    fn hunt_file(dir: &std::path::Path) -> HuntFile {
+    fn hunt_file(dir: &std::path::Path) -> super::super::HuntFile {
         std::fs::write(dir.join("racy.fgv"), RACY).unwrap();
         let text = r#"{"object": "racy.fgv", "operations": ["inc()", "get()"], "threads": 2, "ops_per_thread": 2, "final": ["get()"], "samples": 40}"#;
         std::fs::write(dir.join("hunt.json"), text).unwrap();
@@ -208,30 +208,33 @@ mod tests {
     fn draws_depend_only_on_seed_and_index() {
         let dir = tempfile::tempdir().unwrap();
         let file = hunt_file(dir.path());
-        assert_eq!(draw(&file, 1, 5), draw(&file, 1, 5));
+        let file = &file.plan;
+        assert_eq!(draw(file, 1, 5), draw(file, 1, 5));
         let distinct: std::collections::HashSet<Matrix> =
-            (0..40).map(|i| draw(&file, 1, i)).collect();
+            (0..40).map(|i| draw(file, 1, i)).collect();
         assert!(
             distinct.len() > 8,
             "{} distinct tests of 16 possible",
             distinct.len()
         );
-        assert!(draw(&file, 1, 0).finals == vec![Call::new("get", vec![])]);
+        assert!(draw(file, 1, 0).finals == vec![Call::new("get", vec![])]);
     }
 
     #[test]
     fn the_first_finding_is_the_same_whatever_the_number_of_jobs() {
         let dir = tempfile::tempdir().unwrap();
         let file = hunt_file(dir.path());
-        let one = hunt(&file, &options(1, false), &|| {}).unwrap();
-        let two = hunt(&file, &options(2, false), &|| {}).unwrap();
+        let judge = super::super::ModelJudge::of_hunt(&file, 3);
+        let hunt = |options: &HuntOptions| hunt(&file.plan, &judge, options, &|| {});
+        let one = hunt(&options(1, false)).unwrap();
+        let two = hunt(&options(2, false)).unwrap();
         assert_eq!(one.findings.len(), 1);
         assert_eq!(one.findings[0].index, two.findings[0].index);
         assert_eq!(one.findings[0].matrix, two.findings[0].matrix);
         assert_eq!(one.drawn, one.findings[0].index + 1);
         assert_eq!(one.drawn, two.drawn);
         // With --all every sample is checked, and the first finding is the same.
-        let all = hunt(&file, &options(2, true), &|| {}).unwrap();
+        let all = hunt(&options(2, true)).unwrap();
         assert_eq!(all.drawn, 40);
         assert_eq!(all.findings[0].index, one.findings[0].index);
         assert!(all.findings.windows(2).all(|w| w[0].index < w[1].index));

@@ -14,7 +14,7 @@ use fgvt_tree::Call;
 /// relative to.
 #[derive(Clone, Debug)]
 pub struct ModelRefs {
-    /// `object` as written: `file.fgv` or `file.fgv#Name`.
+    /// `object` as written: `file.fgv` or `file.fgv#Name`, or a Rust object's name.
     pub object: String,
     /// `spec` as written, if any: `self`, a built-in name, or `file.fgv#Name`.
     pub spec: Option<String>,
@@ -23,9 +23,14 @@ pub struct ModelRefs {
 }
 
 impl ModelRefs {
-    /// `object` relative to `dir` (where the written test goes).
+    /// `object` relative to `dir` (where the written test goes); a Rust object's name (no
+    /// `.` nor `/` in it) is kept.
     pub fn object_from(&self, dir: &Path) -> String {
-        relocate(&self.object, &self.base, dir)
+        if self.object.contains(['.', '/', '\\']) {
+            relocate(&self.object, &self.base, dir)
+        } else {
+            self.object.clone()
+        }
     }
 
     /// `spec` relative to `dir`: model files are rewritten, names kept.

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use fgvt_checker::CheckError;
+use fgvt_tree::replay::ReplayError;
 
 /// A test that cannot be explored or judged: bad input rather than a verdict.
 #[derive(Debug, thiserror::Error)]
@@ -27,6 +28,15 @@ pub enum PipelineError {
         /// What the checker said (boxed: the error travels in the `Result`s of hot paths).
         source: Box<CheckError>,
     },
+    /// A Rust object ran differently when a schedule was replayed: it depends on something
+    /// other than the scheduler's choices.
+    #[error("{}: {source}", .test.display())]
+    Replay {
+        /// The test file.
+        test: PathBuf,
+        /// What the replay found.
+        source: ReplayError,
+    },
 }
 
 impl PipelineError {
@@ -39,6 +49,10 @@ impl PipelineError {
             PipelineError::Spec { .. } => {
                 "the spec must know every operation of the test with its arguments, and each \
                  must finish when run alone (raise --max-local-steps if one only needs longer)"
+            }
+            PipelineError::Replay { .. } => {
+                "every execution must depend only on the schedule: no clocks, no randomness, \
+                 no `thread_local!` or static state kept between executions"
             }
         }
     }

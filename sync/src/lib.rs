@@ -78,4 +78,5 @@ pub use mutex::{Mutex, MutexGuard};
 pub use object::{unknown, Arg, IntoValue, Object};
 pub use rwlock::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 pub use std::sync::Arc;
-pub use test::{Localized, Test};
+pub use spec::Sequential;
+pub use test::{Checked, Localized, SpecType, Test};

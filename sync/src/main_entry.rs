@@ -1,30 +1,44 @@
 //! The binary entry point: [`main!`](crate::main) turns Rust objects into a program with fgvt's
-//! subcommands over the usual test files (`localize`, `explore`, `render`), as `fgvt` has for
-//! models. Built only with the `cli` feature, which brings clap and the tree drawings.
+//! subcommands over the usual test and hunt files (`localize`, `explore`, `render`, `hunt`,
+//! `minimize`), as `fgvt` has for models. Built only with the `cli` feature, which brings clap
+//! and the tree drawings.
+//!
+//! Hunting and shrinking are `fgvt`'s own (`fgvt::cli::hunt`, `fgvt::cli::minimize`), given a
+//! [`Judge`] that runs a Rust test: only how a test is made and judged is here.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand};
+use fgvt::cli::hunt::{hunt_with, HuntSubject};
+use fgvt::cli::minimize::{minimize_with, MinimizeSubject};
 use fgvt::cli::output::{
     emit, exit_code, install_error_hook, stdout_color, write_atomically, Exit,
 };
+use fgvt::cli::{parse_seconds, HuntFlags, ReportFormat};
+use fgvt::hunt::{Judge, Matrix, TestReport, TestVerdict};
+use fgvt::pipeline::PipelineError;
 pub use fgvt::testcase::TestFile;
 use fgvt_tree::replay::ReplayError;
-use fgvt_tree::Tree;
+use fgvt_tree::{Call, ExploreOptions, Tree};
 use miette::miette;
 
 use crate::object::Object;
 use crate::picture::{drawing, Format};
-use crate::test::{Localized, Test};
+use crate::test::{Checked, Localized, SpecType, Test};
 
-/// The test `file` on `O`, named `name`.
-pub fn test_from_file<O: Object>(name: &str, file: &TestFile) -> Result<Test<O>, String> {
+/// The test `file` on `O`, named `name`; its `"spec"` may name one of the sequential `specs`.
+pub fn test_from_file<O: Object>(
+    name: &str,
+    file: &TestFile,
+    specs: &[SpecType],
+) -> Result<Test<O>, String> {
     fn strs(calls: &[String]) -> Vec<&str> {
         calls.iter().map(String::as_str).collect()
     }
     let mut test = Test::<O>::new(name)
-        .try_spec(file.spec.as_deref().unwrap_or("self"))?
+        .try_spec_among(file.spec.as_deref().unwrap_or("self"), specs)?
         .try_init(&strs(&file.init))?
         .try_finally(&strs(&file.finals))?;
     for thread in &file.threads {
@@ -34,8 +48,12 @@ pub fn test_from_file<O: Object>(name: &str, file: &TestFile) -> Result<Test<O>,
 }
 
 /// Localizes `file`'s test on `O`: the test built from the file, localized.
-pub fn localize_file<O: Object>(name: &str, file: &TestFile) -> Result<Localized, String> {
-    test_from_file::<O>(name, file)?
+pub fn localize_file<O: Object>(
+    name: &str,
+    file: &TestFile,
+    specs: &[SpecType],
+) -> Result<Localized, String> {
+    test_from_file::<O>(name, file, specs)?
         .localize()
         .map_err(|e| e.to_string())
 }
@@ -46,6 +64,8 @@ pub trait AnyTest {
     fn localize(&self) -> Result<Localized, ReplayError>;
     /// [`Test::explore`].
     fn explore(&self) -> Result<Tree, ReplayError>;
+    /// [`Test::check`].
+    fn check(&self) -> Result<Checked, ReplayError>;
 }
 
 impl<O: Object> AnyTest for Test<O> {
@@ -56,23 +76,98 @@ impl<O: Object> AnyTest for Test<O> {
     fn explore(&self) -> Result<Tree, ReplayError> {
         Test::explore(self)
     }
+
+    fn check(&self) -> Result<Checked, ReplayError> {
+        Test::check(self)
+    }
 }
 
-/// How `main!` makes a test of one object from a file and the command line's limits.
-pub type MakeTest = fn(&str, &TestFile, &Limits, &str) -> Result<Box<dyn AnyTest>, String>;
+/// How `main!` makes a test of one object from a file, the sequential specs the program has,
+/// and the command line's limits.
+pub type MakeTest = fn(&MakeArgs<'_>) -> Result<Box<dyn AnyTest>, String>;
+
+/// What a test is made of, beside its object: see [`MakeTest`].
+pub struct MakeArgs<'a> {
+    /// Its name in reports (the test file's path).
+    pub name: &'a str,
+    /// The test file.
+    pub file: &'a TestFile,
+    /// The sequential spec types its `"spec"` may name.
+    pub specs: &'a [SpecType],
+    /// The command line's limits.
+    pub limits: &'a Limits,
+    /// The command a report gives to run the test again.
+    pub reproduce: &'a str,
+}
 
 /// [`MakeTest`] for `O`.
-pub fn make_test<O: Object>(
-    name: &str,
-    file: &TestFile,
-    limits: &Limits,
-    reproduce: &str,
-) -> Result<Box<dyn AnyTest>, String> {
-    let test = test_from_file::<O>(name, file)?
-        .max_steps(limits.max_steps)
-        .max_states(limits.max_states)
-        .reproduce_with(reproduce);
+pub fn make_test<O: Object>(args: &MakeArgs<'_>) -> Result<Box<dyn AnyTest>, String> {
+    let mut test = test_from_file::<O>(args.name, args.file, args.specs)?
+        .max_steps(args.limits.max_steps)
+        .max_states(args.limits.max_states)
+        .reproduce_with(args.reproduce);
+    if let Some(timeout) = args.limits.timeout {
+        test = test.timeout(timeout);
+    }
     Ok(Box::new(test))
+}
+
+/// Checks that `O` knows every call of `calls`: each runs serially on a fresh object after
+/// `init`, outside any scheduler. An `Err` from [`Object::call`] (an unknown operation, wrong
+/// arguments) is bad input rather than a finding; a panic is left for the runs to find.
+pub fn check_calls<O: Object>(init: &[Call], calls: &[Call]) -> Result<(), String> {
+    let run = |call: &Call| {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let object = O::new();
+            for earlier in init {
+                object.call(earlier)?;
+            }
+            object.call(call).map(drop)
+        }))
+    };
+    for call in init.iter().chain(calls) {
+        if let Ok(Err(message)) = run(call) {
+            return Err(format!("`{call}`: {message}"));
+        }
+    }
+    Ok(())
+}
+
+/// How `main!` checks a hunt's calls against one object: [`check_calls`] for it.
+pub type CheckCalls = fn(&[Call], &[Call]) -> Result<(), String>;
+
+/// One object of a `main!` program: its name in test files, how to make a test of it, and how
+/// to check a hunt's calls against it.
+#[derive(Clone, Copy)]
+pub struct Entry {
+    /// The name test files give as their `"object"`.
+    pub name: &'static str,
+    /// How to make a test of it.
+    pub make: MakeTest,
+    /// How to check calls against it.
+    pub check_calls: CheckCalls,
+}
+
+/// What a `main!` program has: its objects and the sequential spec types test files may name.
+#[derive(Clone, Copy)]
+pub struct Program<'a> {
+    /// The objects.
+    pub objects: &'a [Entry],
+    /// The sequential specs.
+    pub specs: &'a [SpecType],
+}
+
+impl Program<'_> {
+    /// The object named `name`, or what the program has instead.
+    fn object(&self, name: &str) -> Result<&Entry, String> {
+        self.objects.iter().find(|e| e.name == name).ok_or_else(|| {
+            let names: Vec<&str> = self.objects.iter().map(|e| e.name).collect();
+            format!(
+                "unknown object `{name}`; this program has: {}",
+                names.join(", ")
+            )
+        })
+    }
 }
 
 /// The program's command line.
@@ -96,6 +191,11 @@ enum Command {
     Explore(ExploreArgs),
     /// Draw the labeled interleaving tree as SVG or DOT.
     Render(RenderArgs),
+    /// Draw random tests from a hunt file until one fails (Line-Up's RandomCheck); with
+    /// `--localize`, minimize and localize it too.
+    Hunt(HuntArgs),
+    /// Shrink a failing test while it keeps failing the same way.
+    Minimize(MinimizeArgs),
 }
 
 /// The limits of an exploration.
@@ -107,6 +207,32 @@ pub struct Limits {
     /// Most tree nodes before exploration stops (the result is then partial, exit 3).
     #[arg(long, default_value_t = 1_000_000)]
     pub max_states: usize,
+    /// Stop after this many seconds (the result is then partial, exit 3); for `hunt` and
+    /// `minimize`, the whole search.
+    #[arg(long, value_parser = parse_seconds)]
+    pub timeout: Option<Duration>,
+}
+
+#[derive(Debug, Args)]
+struct HuntArgs {
+    #[command(flatten)]
+    flags: HuntFlags,
+    #[command(flatten)]
+    limits: Limits,
+}
+
+#[derive(Debug, Args)]
+struct MinimizeArgs {
+    /// The failing test (`failing.json`).
+    test: PathBuf,
+    /// Write the minimal test (atomically) to this file instead of printing it.
+    #[arg(short = 'o', long = "output")]
+    output: Option<PathBuf>,
+    /// Worker threads (default: one per core).
+    #[arg(long)]
+    jobs: Option<usize>,
+    #[command(flatten)]
+    limits: Limits,
 }
 
 #[derive(Debug, Args)]
@@ -145,24 +271,12 @@ struct RenderArgs {
     limits: Limits,
 }
 
-/// The formats of a report.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum ReportFormat {
-    /// For a terminal.
-    Text,
-    /// For a bug ticket.
-    Markdown,
-    /// For programs (schema `fgvt.localize/1`).
-    Json,
-}
-
-/// Runs the program. `objects` names each object a test file may ask for, with how to make a
-/// test of it. Exit codes and error rendering are `fgvt`'s (`fgvt::cli::output`): 0
-/// linearizable, 1 not, 2 bad input, 3 inconclusive.
-pub fn run(objects: &[(&str, MakeTest)]) -> ExitCode {
+/// Runs the program on its objects and specs. Exit codes and error rendering are `fgvt`'s
+/// (`fgvt::cli::output`): 0 linearizable, 1 not, 2 bad input, 3 inconclusive.
+pub fn run(program: Program<'_>) -> ExitCode {
     let cli = Cli::parse();
     install_error_hook();
-    match dispatch(objects, &cli.command) {
+    match dispatch(program, &cli.command) {
         Ok(exit) => exit.into(),
         Err(report) => {
             eprintln!("{report:?}");
@@ -171,10 +285,10 @@ pub fn run(objects: &[(&str, MakeTest)]) -> ExitCode {
     }
 }
 
-fn dispatch(objects: &[(&str, MakeTest)], command: &Command) -> miette::Result<Exit> {
+fn dispatch(program: Program<'_>, command: &Command) -> miette::Result<Exit> {
     match command {
         Command::Localize(args) => {
-            let found = load(objects, &args.test, &args.limits, "localize")?
+            let found = load(program, &args.test, &args.limits, "localize")?
                 .localize()
                 .map_err(|e| miette!("{}: {e}", args.test.display()))?;
             let report = &found.report;
@@ -196,7 +310,7 @@ fn dispatch(objects: &[(&str, MakeTest)], command: &Command) -> miette::Result<E
             Ok(exit)
         }
         Command::Explore(args) => {
-            let tree = load(objects, &args.test, &args.limits, "explore")?
+            let tree = load(program, &args.test, &args.limits, "explore")?
                 .explore()
                 .map_err(|e| miette!("{}: {e}", args.test.display()))?;
             let s = tree.stats();
@@ -236,7 +350,7 @@ fn dispatch(objects: &[(&str, MakeTest)], command: &Command) -> miette::Result<E
                     ))
                 }
             };
-            let found = load(objects, &args.test, &args.limits, "render")?
+            let found = load(program, &args.test, &args.limits, "render")?
                 .localize()
                 .map_err(|e| miette!("{}: {e}", args.test.display()))?;
             let text = drawing(&found, format).map_err(|e| miette!("{e}"))?;
@@ -244,34 +358,255 @@ fn dispatch(objects: &[(&str, MakeTest)], command: &Command) -> miette::Result<E
             // The picture is what was asked for; the verdict is `localize`'s to give.
             Ok(Exit::Ok)
         }
+        Command::Hunt(args) => hunt(program, args),
+        Command::Minimize(args) => minimize(program, args),
     }
+}
+
+/// `hunt`: fgvt's hunt on the object the hunt file names.
+fn hunt(program: Program<'_>, args: &HuntArgs) -> miette::Result<Exit> {
+    let started = Instant::now();
+    let path = &args.flags.hunt;
+    let plan = fgvt::hunt::read_plan(path)?;
+    let fail = |message: String| miette!("{}: {message}", path.display());
+    let entry = program.object(&plan.object_ref).map_err(fail)?;
+    (entry.check_calls)(&plan.init, &plan.operations).map_err(|m| {
+        miette!(
+            help = "list only operations the object's `Object::call` runs",
+            "{}: {m}",
+            path.display()
+        )
+    })?;
+    let judge = RustJudge {
+        program,
+        entry,
+        spec: plan.spec_ref.clone(),
+        limits: &args.limits,
+        name: path.display().to_string(),
+    };
+    // An unknown spec is bad input before any test runs.
+    judge.test(&plan_matrix(&plan), None).map_err(fail)?;
+    let localize = |matrix: &Matrix, written: &Path| {
+        let name = written.display().to_string();
+        let judge = RustJudge {
+            name: name.clone(),
+            ..judge.clone()
+        };
+        let reproduce = format!(
+            "{} localize {}",
+            fgvt_reports::shell_quote(&program_name()),
+            fgvt_reports::shell_quote(&name)
+        );
+        let test = judge.make(matrix, None, &reproduce).map_err(fail)?;
+        test.localize()
+            .map(|found| found.report)
+            .map_err(|e| miette!("{name}: {e}"))
+    };
+    hunt_with(
+        &args.flags,
+        &HuntSubject {
+            plan: &plan,
+            object: entry.name.to_string(),
+            judge: &judge,
+            explore: ExploreOptions::default(),
+            started,
+            deadline: args.limits.timeout.map(|t| started + t),
+            localize: &localize,
+            program: program_name(),
+        },
+    )
+}
+
+/// `minimize`: fgvt's shrinking of the test file on the object it names.
+fn minimize(program: Program<'_>, args: &MinimizeArgs) -> miette::Result<Exit> {
+    let file = fgvt::testcase::read_test_file(&args.test)?;
+    let fail = |message: String| miette!("{}: {message}", args.test.display());
+    let entry = program.object(&file.object).map_err(fail)?;
+    let judge = RustJudge {
+        program,
+        entry,
+        spec: file.spec.clone(),
+        limits: &args.limits,
+        name: args.test.display().to_string(),
+    };
+    let start = file_matrix(&file).map_err(fail)?;
+    judge.test(&start, None).map_err(fail)?;
+    minimize_with(&MinimizeSubject {
+        test: &args.test,
+        start,
+        seed: file.seed,
+        judge: &judge,
+        explore: ExploreOptions::default(),
+        deadline: args.limits.timeout.map(|t| Instant::now() + t),
+        jobs: args.jobs,
+        output: args.output.as_deref(),
+        program: &program_name(),
+    })
+}
+
+/// How a hunt or a shrinking judges the tests of one Rust object: each matrix becomes a
+/// [`Test`], explored whole and checked leaf by leaf.
+#[derive(Clone)]
+struct RustJudge<'a> {
+    program: Program<'a>,
+    entry: &'a Entry,
+    spec: Option<String>,
+    limits: &'a Limits,
+    /// The file the tests are named after.
+    name: String,
+}
+
+impl RustJudge<'_> {
+    /// The test of `matrix`, stopped at `deadline`, whose report reruns it with `reproduce`.
+    fn make(
+        &self,
+        matrix: &Matrix,
+        deadline: Option<Instant>,
+        reproduce: &str,
+    ) -> Result<Box<dyn AnyTest>, String> {
+        let strings = |calls: &[Call]| calls.iter().map(Call::to_string).collect::<Vec<_>>();
+        let file = TestFile {
+            object: self.entry.name.to_string(),
+            spec: self.spec.clone(),
+            init: strings(&matrix.init),
+            threads: matrix.threads.iter().map(|t| strings(t)).collect(),
+            finals: strings(&matrix.finals),
+            description: None,
+            seed: None,
+        };
+        let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+        let limits = Limits {
+            timeout: match (self.limits.timeout, left) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            },
+            ..self.limits.clone()
+        };
+        (self.entry.make)(&MakeArgs {
+            name: &self.name,
+            file: &file,
+            specs: self.program.specs,
+            limits: &limits,
+            reproduce,
+        })
+    }
+
+    /// The test of `matrix` for a verdict only.
+    fn test(&self, matrix: &Matrix, deadline: Option<Instant>) -> Result<Box<dyn AnyTest>, String> {
+        self.make(matrix, deadline, "")
+    }
+}
+
+impl Judge for RustJudge<'_> {
+    fn check(
+        &self,
+        matrix: &Matrix,
+        options: &ExploreOptions,
+        deadline: Option<Instant>,
+    ) -> Result<TestReport, PipelineError> {
+        // Line-Up's phase 1 (serial runs deterministic) is a model's: a Rust object's serial
+        // runs are checked as the tree is replayed (a divergence is a `Replay` error).
+        self.search(matrix, options, deadline, false)
+    }
+
+    fn search(
+        &self,
+        matrix: &Matrix,
+        _options: &ExploreOptions,
+        deadline: Option<Instant>,
+        _violations_only: bool,
+    ) -> Result<TestReport, PipelineError> {
+        let replay = |source| PipelineError::Replay {
+            test: PathBuf::from(&self.name),
+            source,
+        };
+        // The spec was checked before the search began, and calls printed from parsed ones
+        // parse again: a test that still cannot be made does not fail, as a model's candidate
+        // whose init part fails does not.
+        let Ok(test) = self.test(matrix, deadline) else {
+            return Ok(TestReport {
+                verdict: TestVerdict::Passes,
+                partial: None,
+                stopped_at_first: None,
+            });
+        };
+        let checked = test.check().map_err(replay)?;
+        // A tree explored whole counts both kinds of failing leaf; the caller decides which
+        // kind it needs, as it does for a model's tree explored whole.
+        let verdict = if checked.not_linearizable + checked.faults > 0 {
+            TestVerdict::Fails {
+                not_linearizable: checked.not_linearizable,
+                faults: checked.faults,
+            }
+        } else {
+            TestVerdict::Passes
+        };
+        Ok(TestReport {
+            verdict,
+            partial: checked.partial,
+            stopped_at_first: None,
+        })
+    }
+}
+
+/// The path this program was run as, for the commands its reports and tests give.
+fn program_name() -> String {
+    std::env::args().next().unwrap_or_else(|| "program".into())
+}
+
+/// The first test a hunt file can draw: `init`, one thread of its first operation, `final`
+/// (what is checked to build before a hunt starts).
+fn plan_matrix(plan: &fgvt::hunt::HuntPlan) -> Matrix {
+    Matrix {
+        init: plan.init.clone(),
+        threads: vec![plan.operations.iter().take(1).cloned().collect()],
+        finals: plan.finals.clone(),
+    }
+}
+
+/// The operations of a test file, parsed.
+fn file_matrix(file: &TestFile) -> Result<Matrix, String> {
+    let parse = |calls: &[String]| {
+        calls
+            .iter()
+            .map(|c| fgvt_tree::parse_call(c).map_err(|e| format!("`{c}`: {}", e.message)))
+            .collect::<Result<Vec<Call>, String>>()
+    };
+    Ok(Matrix {
+        init: parse(&file.init)?,
+        threads: file
+            .threads
+            .iter()
+            .map(|t| parse(t))
+            .collect::<Result<_, _>>()?,
+        finals: parse(&file.finals)?,
+    })
 }
 
 /// The test of `path` on the object it names, for `subcommand`.
 fn load(
-    objects: &[(&str, MakeTest)],
+    program: Program<'_>,
     path: &Path,
     limits: &Limits,
     subcommand: &str,
 ) -> miette::Result<Box<dyn AnyTest>> {
     let file = fgvt::testcase::read_test_file(path)?;
     let fail = |message: String| miette!("{}: {message}", path.display());
-    let Some((_, make)) = objects.iter().find(|(n, _)| *n == file.object) else {
-        let names: Vec<&str> = objects.iter().map(|(n, _)| *n).collect();
-        return Err(fail(format!(
-            "unknown object `{}`; this program has: {}",
-            file.object,
-            names.join(", ")
-        )));
-    };
-    let program = std::env::args().next().unwrap_or_else(|| "program".into());
+    let entry = program.object(&file.object).map_err(fail)?;
     let name = path.display().to_string();
     let reproduce = format!(
         "{} {subcommand} {}",
-        fgvt_reports::shell_quote(&program),
+        fgvt_reports::shell_quote(&program_name()),
         fgvt_reports::shell_quote(&name)
     );
-    make(&name, &file, limits, &reproduce).map_err(fail)
+    (entry.make)(&MakeArgs {
+        name: &name,
+        file: &file,
+        specs: program.specs,
+        limits,
+        reproduce: &reproduce,
+    })
+    .map_err(fail)
 }
 
 /// Prints `text`, or writes it to `output` atomically.
@@ -283,18 +618,25 @@ fn output(output: Option<&Path>, text: &str) -> miette::Result<()> {
 }
 
 /// A `main` for Rust objects: `fgvt_sync::main!(PairSnapshot, FixedPairSnapshot);` makes a
-/// program whose `localize FILE.json` (and `explore`, `render`) runs the file's test on the
-/// object it names. Needs the `cli` feature of `fgvt-sync`.
+/// program whose `localize FILE.json` (and `explore`, `render`, `hunt`, `minimize`) runs the
+/// file's test on the object it names. Sequential spec types (see [`Sequential`](crate::Sequential))
+/// that test files may name as their `"spec"` follow the objects:
+/// `fgvt_sync::main!(Queue, FixedQueue; specs: SeqQueue);`. Needs the `cli` feature of
+/// `fgvt-sync`.
 #[macro_export]
 macro_rules! main {
-    ($($object:ty),+ $(,)?) => {
+    ($($object:ty),+ $(; specs: $($spec:ty),+)? $(,)?) => {
         fn main() -> ::std::process::ExitCode {
-            $crate::main_entry::run(&[
-                $((
-                    stringify!($object),
-                    $crate::main_entry::make_test::<$object> as $crate::main_entry::MakeTest,
-                )),+
-            ])
+            $crate::main_entry::run($crate::main_entry::Program {
+                objects: &[
+                    $($crate::main_entry::Entry {
+                        name: stringify!($object),
+                        make: $crate::main_entry::make_test::<$object>,
+                        check_calls: $crate::main_entry::check_calls::<$object>,
+                    }),+
+                ],
+                specs: &[$($($crate::SpecType::of::<$spec>()),+)?],
+            })
         }
     };
 }

@@ -1,10 +1,12 @@
-//! The `self` spec of a Rust object: Line-Up's, the object's own serial runs on a fresh object.
+//! The specs of a Rust object: `self` (Line-Up's, the object's own serial runs on a fresh
+//! object) and a sequential Rust type.
 
+use std::hash::Hash;
 use std::marker::PhantomData;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use fgvt_checker::{Apply, Spec};
-use fgvt_tree::{Call, ThreadId};
+use fgvt_tree::{Call, ThreadId, Value};
 
 use crate::object::Object;
 use crate::runtime::panic_message;
@@ -50,5 +52,79 @@ impl<O: Object> Spec for SelfSpec<O> {
 
     fn name(&self) -> String {
         "self".to_string()
+    }
+}
+
+/// A sequential version of an object, used as its spec: a plain Rust value whose state *is*
+/// the spec state (so the checker shares equal states), stepped by one call at a time.
+///
+/// Where `self` replays every earlier call on a fresh object for each step, a sequential type
+/// is stepped once per call, and it can say what the concurrent object should do where that
+/// object is wrong even when run alone.
+///
+/// ```
+/// use fgvt_sync::{unknown, Arg, Call, IntoValue, Sequential, Value};
+///
+/// /// A counter, sequentially.
+/// #[derive(Clone, PartialEq, Eq, Hash)]
+/// struct SeqCounter(i64);
+///
+/// impl Sequential for SeqCounter {
+///     fn new() -> Self {
+///         SeqCounter(0)
+///     }
+///
+///     fn call(&mut self, call: &Call) -> Result<Value, String> {
+///         match (call.op.as_str(), call.args.as_slice()) {
+///             ("inc", []) => Ok((self.0 += 1).into_value()),
+///             ("get", []) => Ok(self.0.into_value()),
+///             _ => Err(unknown(call)),
+///         }
+///     }
+/// }
+/// ```
+///
+/// A test takes it with [`Test::spec_type`](crate::Test::spec_type); a program made by
+/// `main!` lists it after its objects (`main!(Counter; specs: SeqCounter)`) so that test files
+/// can name it as their `"spec"`.
+pub trait Sequential: Clone + Eq + Hash + 'static {
+    /// The initial state.
+    fn new() -> Self;
+
+    /// Runs `call` on this state; `Err` names an operation the spec does not have, or wrong
+    /// arguments.
+    fn call(&mut self, call: &Call) -> Result<Value, String>;
+}
+
+/// The spec of a [`Sequential`] type `S`.
+pub(crate) struct SequentialSpec<S>(PhantomData<fn() -> S>);
+
+impl<S: Sequential> SequentialSpec<S> {
+    pub(crate) fn new() -> Self {
+        SequentialSpec(PhantomData)
+    }
+}
+
+impl<S: Sequential> Spec for SequentialSpec<S> {
+    type State = S;
+
+    fn initial(&self) -> S {
+        S::new()
+    }
+
+    fn apply(&self, state: &S, _thread: ThreadId, call: &Call) -> Apply<S> {
+        let mut next = state.clone();
+        match catch_unwind(AssertUnwindSafe(|| next.call(call))) {
+            Ok(Ok(value)) => Apply::Returns { value, state: next },
+            Ok(Err(message)) => Apply::Invalid(message),
+            Err(payload) => Apply::Invalid(format!(
+                "`{call}` panicked in the sequential spec: {}",
+                panic_message(payload.as_ref())
+            )),
+        }
+    }
+
+    fn name(&self) -> String {
+        crate::test::short_type_name::<S>()
     }
 }

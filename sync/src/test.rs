@@ -7,6 +7,7 @@ use std::marker::PhantomData;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use fgvt_checker::{
     builtin, BuiltinSpec, CheckOptions, Outcome as CheckOutcome, Spec, Verdict as CheckVerdict,
@@ -19,12 +20,12 @@ use fgvt_reports::{
     localize_tree, Explanation, Localization, LocalizeReport, ReportContext, TestInfo, Verdict,
 };
 use fgvt_tree::replay::{explore_replay, Choose, Replay, ReplayError, ReplayOptions, Run};
-use fgvt_tree::{Call, LeafKind, NodeId, Tree, FINAL_LANE, INIT_LANE};
+use fgvt_tree::{Call, LeafKind, Limit, NodeId, Tree, FINAL_LANE, INIT_LANE};
 
 use crate::object::Object;
 use crate::runtime::{self, Body, Cancelled, Engine, Limits};
 use crate::sources;
-use crate::spec::SelfSpec;
+use crate::spec::{SelfSpec, Sequential, SequentialSpec};
 
 /// The calls of a test: what every execution runs.
 #[derive(Clone, Debug, Default)]
@@ -45,10 +46,22 @@ pub struct Test<O: Object> {
     plan: Plan,
     limits: Limits,
     max_states: usize,
+    timeout: Option<Duration>,
     /// The command a report gives to run the test again.
     reproduce: String,
     spec: SpecChoice,
     object: PhantomData<fn() -> O>,
+}
+
+/// What [`Test::check`] found: how many leaves fail, and how.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Checked {
+    /// Failing leaves whose history is not linearizable.
+    pub not_linearizable: u64,
+    /// Failing leaves where the object panicked.
+    pub faults: u64,
+    /// The limit that cut exploration short, if one did (leaves past it are not judged).
+    pub partial: Option<Limit>,
 }
 
 /// What [`Test::localize`] found: the report, with the tree and labels it describes.
@@ -71,6 +84,7 @@ impl<O: Object> Test<O> {
             plan: Plan::default(),
             limits: Limits { max_steps: 1_000 },
             max_states: 1_000_000,
+            timeout: None,
             reproduce: format!("cargo test {name}"),
             spec: SpecChoice::Serial,
             object: PhantomData,
@@ -125,6 +139,12 @@ impl<O: Object> Test<O> {
         self
     }
 
+    /// Stops exploring after `timeout` (the result is then partial).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
     /// Checks the runs against the spec named `name`: `self` (the default: the object's own
     /// serial runs) or a built-in one (`register`, `counter`, `set`, `map`, `queue`, `stack`,
     /// `deque`, …, as `fgvt localize` knows them).
@@ -134,14 +154,30 @@ impl<O: Object> Test<O> {
     }
 
     /// [`Test::spec`], saying why a name is unknown instead of panicking.
-    pub fn try_spec(mut self, name: &str) -> Result<Self, String> {
+    pub fn try_spec(self, name: &str) -> Result<Self, String> {
+        self.try_spec_among(name, &[])
+    }
+
+    /// Checks the runs against the sequential Rust type `S` (see [`Sequential`]).
+    pub fn spec_type<S: Sequential>(mut self) -> Self {
+        self.spec = SpecChoice::Sequential(SpecType::of::<S>());
+        self
+    }
+
+    /// [`Test::try_spec`], where `name` may also be one of the sequential `types` (by its type
+    /// name, without module path): how a test file's `"spec"` is looked up.
+    pub fn try_spec_among(mut self, name: &str, types: &[SpecType]) -> Result<Self, String> {
         self.spec = if name == "self" {
             SpecChoice::Serial
+        } else if let Some(found) = types.iter().find(|t| t.name() == name) {
+            SpecChoice::Sequential(*found)
         } else {
             let spec = builtin(name).ok_or_else(|| {
+                let mut known: Vec<String> = types.iter().map(SpecType::name).collect();
+                known.extend(BUILTIN_NAMES.iter().map(|n| n.to_string()));
                 format!(
-                    "unknown spec `{name}`: use \"self\" or a built-in one ({})",
-                    BUILTIN_NAMES.join(", ")
+                    "unknown spec `{name}`: use \"self\" or one of {}",
+                    known.join(", ")
                 )
             })?;
             SpecChoice::Builtin(spec)
@@ -159,7 +195,7 @@ impl<O: Object> Test<O> {
     pub fn explore(&self) -> Result<Tree, ReplayError> {
         let options = ReplayOptions {
             max_states: self.max_states,
-            timeout: None,
+            timeout: self.timeout,
         };
         let plan = Arc::new(self.plan.clone());
         let runs = Runs {
@@ -170,14 +206,40 @@ impl<O: Object> Test<O> {
         explore_replay(&runs, &options)
     }
 
+    /// Explores and judges every leaf against the spec, verdict only: what a hunt asks of
+    /// each test it draws, and shrinking of each candidate.
+    pub fn check(&self) -> Result<Checked, ReplayError> {
+        let tree = self.explore()?;
+        let verdicts = self.judge(&tree);
+        let mut checked = Checked {
+            not_linearizable: 0,
+            faults: 0,
+            partial: tree.partial,
+        };
+        for (outcome, why) in verdicts.values() {
+            match (outcome, why) {
+                (LeafOutcome::Fail, Why::Panicked(_)) => checked.faults += 1,
+                (LeafOutcome::Fail, _) => checked.not_linearizable += 1,
+                _ => {}
+            }
+        }
+        Ok(checked)
+    }
+
+    /// Every leaf of `tree` judged against the test's spec.
+    fn judge(&self, tree: &Tree) -> Verdicts {
+        match self.spec {
+            SpecChoice::Serial => judge(tree, SelfSpec::<O>::new()),
+            SpecChoice::Builtin(spec) => judge(tree, spec),
+            SpecChoice::Sequential(spec) => (spec.judge)(tree),
+        }
+    }
+
     /// Explores, judges every leaf against the spec (by default `self`), labels the tree and
     /// finds its critical data race sequences.
     pub fn localize(&self) -> Result<Localized, ReplayError> {
         let tree = self.explore()?;
-        let verdicts = match self.spec {
-            SpecChoice::Serial => judge(&tree, SelfSpec::<O>::new()),
-            SpecChoice::Builtin(spec) => judge(&tree, spec),
-        };
+        let verdicts = self.judge(&tree);
         let info = TestInfo {
             file: self.name.clone(),
             object: short_type_name::<O>(),
@@ -408,6 +470,31 @@ enum SpecChoice {
     Serial,
     /// One of the checker's built-in specs (`queue`, `stack`, `set`, …).
     Builtin(BuiltinSpec),
+    /// A sequential Rust type.
+    Sequential(SpecType),
+}
+
+/// A [`Sequential`] spec type as a value, so that a program can list the types its test files
+/// may name (see [`Test::try_spec_among`]).
+#[derive(Clone, Copy, Debug)]
+pub struct SpecType {
+    name: fn() -> String,
+    judge: fn(&Tree) -> Verdicts,
+}
+
+impl SpecType {
+    /// The spec type `S`.
+    pub fn of<S: Sequential>() -> Self {
+        SpecType {
+            name: short_type_name::<S>,
+            judge: |tree| judge(tree, SequentialSpec::<S>::new()),
+        }
+    }
+
+    /// Its name in test files and reports: the type's name without its module path.
+    pub fn name(&self) -> String {
+        (self.name)()
+    }
 }
 
 impl SpecChoice {
@@ -416,6 +503,7 @@ impl SpecChoice {
         match self {
             SpecChoice::Serial => "self".to_string(),
             SpecChoice::Builtin(spec) => spec.name(),
+            SpecChoice::Sequential(spec) => spec.name(),
         }
     }
 }
@@ -456,7 +544,7 @@ impl Why {
 }
 
 /// `O`'s name without its module path (`Counter`, not `counter::Counter`).
-fn short_type_name<O>() -> String {
+pub(crate) fn short_type_name<O>() -> String {
     let full = std::any::type_name::<O>();
     let path = full.split('<').next().unwrap_or(full);
     let start = path.rfind("::").map_or(0, |i| i + 2);
