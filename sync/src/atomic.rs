@@ -29,11 +29,22 @@ fn show_ptr<T>(value: &*mut T) -> String {
 macro_rules! common {
     ([$($g:ident),*] $name:ty, $std:ty, $t:ty, $kind:expr, $show:expr) => {
         impl<$($g),*> $name {
-            /// A new atomic holding `value`; its identity is its creation order in the test.
+            /// A new atomic holding `value`; its identity is its creation order in the test, and
+            /// reports name it after the field or variable it is created for.
+            #[track_caller]
             pub fn new(value: $t) -> Self {
                 Self {
                     inner: <$std>::new(value),
                     id: ObjectId::new($kind),
+                }
+            }
+
+            /// Names the atomic in reports (`"d[0]"` is shown `d[0]#3`), where the line that
+            /// creates it names no field or variable (an array, a macro).
+            pub fn named(self, name: &'static str) -> Self {
+                Self {
+                    id: self.id.named(name),
+                    ..self
                 }
             }
 

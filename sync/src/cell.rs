@@ -17,11 +17,21 @@ pub struct Shared<T> {
 }
 
 impl<T: Clone + fmt::Debug> Shared<T> {
-    /// A new cell holding `value`.
+    /// A new cell holding `value`, named in reports after the field or variable it is
+    /// created for.
+    #[track_caller]
     pub fn new(value: T) -> Self {
         Shared {
             inner: std::sync::Mutex::new(value),
             id: ObjectId::new("Shared"),
+        }
+    }
+
+    /// Names the cell in reports, where the line that creates it names no field or variable.
+    pub fn named(self, name: &'static str) -> Self {
+        Shared {
+            id: self.id.named(name),
+            ..self
         }
     }
 

@@ -17,7 +17,9 @@ pub(crate) struct RawLock {
 }
 
 impl RawLock {
-    /// A free lock; `kind` names it in reports (`Mutex#3`).
+    /// A free lock, named in reports after the field or variable it is created for, else
+    /// `kind` (`Mutex#3`).
+    #[track_caller]
     pub(crate) fn new(kind: &'static str) -> RawLock {
         RawLock {
             state: AtomicIsize::new(0),

@@ -32,7 +32,9 @@ pub struct MutexGuard<'a, T> {
 }
 
 impl<T> Mutex<T> {
-    /// A new, free lock around `value`.
+    /// A new, free lock around `value`, named in reports after the field or variable it is
+    /// created for.
+    #[track_caller]
     pub fn new(value: T) -> Self {
         Mutex {
             raw: RawLock::new("Mutex"),

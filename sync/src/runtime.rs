@@ -78,15 +78,17 @@ impl Pending {
 
 /// An instrumented object's identity: its number in the execution (objects are created in the
 /// same order by every execution, so the number names the same object in all of them) and its
-/// type, which together name it in reports (`AtomicI64#0`).
+/// name, which together name it in reports (`head#0`). The name is the field or variable the
+/// code binds the object to where it is created, else its type (`AtomicI64#0`).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ObjectId {
     number: u32,
-    kind: &'static str,
+    name: &'static str,
 }
 
 impl ObjectId {
-    /// The identity of a new object of type `kind`.
+    /// The identity of a new object of type `kind`, created by the caller.
+    #[track_caller]
     pub fn new(kind: &'static str) -> ObjectId {
         let number = with_recorder(|rec| {
             rec.objects += 1;
@@ -94,8 +96,13 @@ impl ObjectId {
         });
         ObjectId {
             number: number.unwrap_or(0),
-            kind,
+            name: sources::name_at(Location::caller()).unwrap_or(kind),
         }
+    }
+
+    /// The same object, shown in reports as `name` (with its number).
+    pub fn named(self, name: &'static str) -> ObjectId {
+        ObjectId { name, ..self }
     }
 
     /// An access of kind `kind` to this object by the caller.
@@ -117,7 +124,7 @@ impl ObjectId {
 
 impl std::fmt::Display for ObjectId {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}#{}", self.kind, self.number)
+        write!(f, "{}#{}", self.name, self.number)
     }
 }
 

@@ -41,7 +41,9 @@ pub struct RwLockWriteGuard<'a, T> {
 }
 
 impl<T> RwLock<T> {
-    /// A new, free lock around `value`.
+    /// A new, free lock around `value`, named in reports after the field or variable it is
+    /// created for.
+    #[track_caller]
     pub fn new(value: T) -> Self {
         RwLock {
             raw: RawLock::new("RwLock"),

@@ -19,6 +19,8 @@ struct Sources {
     /// Spans by `#[track_caller]` position, keyed by the position's address: every execution
     /// of a test meets the same ones, and comparing addresses is cheaper than file names.
     spans: HashMap<usize, Span, foldhash::fast::RandomState>,
+    /// The names objects created at a position get ([`name_at`]), keyed as `spans`.
+    names: HashMap<usize, Option<&'static str>, foldhash::fast::RandomState>,
 }
 
 fn sources() -> &'static Mutex<Sources> {
@@ -36,6 +38,63 @@ pub(crate) fn span_at(caller: &'static Location<'static>) -> Span {
     let span = sources.span(caller.file(), caller.line(), caller.column());
     sources.spans.insert(key, span);
     span
+}
+
+/// The name the code gives an object created at `caller`: the field, variable or binding its
+/// constructor's value goes to on that line (`head` in `head: AtomicPtr::new(null)`), worked
+/// out once per position; `None` where the line names none (the object is then shown by its
+/// type).
+pub(crate) fn name_at(caller: &'static Location<'static>) -> Option<&'static str> {
+    let key = std::ptr::from_ref(caller) as usize;
+    let mut sources = sources().lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(&name) = sources.names.get(&key) {
+        return name;
+    }
+    let span = sources.span(caller.file(), caller.line(), caller.column());
+    let (_, text) = sources.map.file(span.file).expect("a file just added");
+    let start = span.start as usize;
+    let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+    // One small string per creation site in the program's code: a bounded set, kept for good.
+    let name = binding_name(&text[line_start..start])
+        .map(|name| &*Box::leak(name.to_string().into_boxed_str()));
+    sources.names.insert(key, name);
+    name
+}
+
+/// The name that the text before a constructor call on its line binds the value to: the
+/// variable of a `let`, else the last field (`name:`) or assignment target (`name =`).
+fn binding_name(prefix: &str) -> Option<&str> {
+    let is_ident = |c: char| c.is_alphanumeric() || c == '_';
+    let ident_at = |text: &str| -> Option<usize> {
+        let len = text.find(|c: char| !is_ident(c)).unwrap_or(text.len());
+        (len > 0 && !text.starts_with(|c: char| c.is_ascii_digit())).then_some(len)
+    };
+    if let Some(at) = prefix.rfind("let ") {
+        let rest = prefix[at + 4..].trim_start();
+        let rest = rest.strip_prefix("mut ").map_or(rest, str::trim_start);
+        return ident_at(rest).map(|len| &rest[..len]);
+    }
+    let mut found = None;
+    let mut at = 0;
+    while at < prefix.len() {
+        let rest = &prefix[at..];
+        let Some(len) = ident_at(rest).filter(|_| {
+            // An identifier starts here only if the previous character is not part of one.
+            !prefix[..at].ends_with(is_ident)
+        }) else {
+            at += rest.chars().next().map_or(1, char::len_utf8);
+            continue;
+        };
+        let after = rest[len..].trim_start();
+        let field = after.starts_with(':') && !after.starts_with("::");
+        let assigned = after.starts_with('=') && !after.starts_with("==") && !after.starts_with("=>");
+        let path = prefix[..at].ends_with("::");
+        if (field || assigned) && !path {
+            found = Some(&rest[..len]);
+        }
+        at += len;
+    }
+    found
 }
 
 /// The span of the expression at `line`:`column` (1-based) of `file` (see [`expression`]). A
@@ -191,6 +250,26 @@ mod tests {
             !location.snippet.ends_with(';'),
             "up to the end of the statement"
         );
+    }
+
+    #[test]
+    fn an_object_is_named_after_the_binding_its_constructor_goes_to() {
+        let cases = [
+            ("            head: ", Some("head")),
+            ("            d: [AtomicI64::new(0), ", Some("d")),
+            ("        let counter = Arc::new(", Some("counter")),
+            ("        let mut next: AtomicPtr<Node> = ", Some("next")),
+            ("        self.tail = ", Some("tail")),
+            ("Node { value: v, next: ", Some("next")),
+            ("            ", None),
+            ("        vec![", None),
+            ("        if a == ", None),
+            ("        match x { 1 => ", None),
+            ("        fgvt_sync::atomic::", None),
+        ];
+        for (prefix, name) in cases {
+            assert_eq!(binding_name(prefix), name, "{prefix:?}");
+        }
     }
 
     #[test]
