@@ -506,7 +506,8 @@ pub fn load(path: &Path) -> Result<TestCase, LoadError> {
         spec,
         sources,
     } = load_subject(&errors, path, &raw.object, raw.spec.as_deref())?;
-    let calls = |list: &[String], at: JsonPath| parse_checked_calls(&errors, Some(&model), &at, list);
+    let calls =
+        |list: &[String], at: JsonPath| parse_checked_calls(&errors, Some(&model), &at, list);
     let init = calls(&raw.init, root.key("init"))?;
     if raw.threads.is_empty() {
         return Err(errors.at_path(

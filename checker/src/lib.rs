@@ -47,7 +47,9 @@ pub mod spec;
 pub mod workload;
 
 pub use builtin::{builtin, BuiltinSpec, BuiltinState, BUILTIN_NAMES};
-pub use check::{check, CheckError, CheckOptions, Outcome, SearchStats, Verdict, VerdictCache};
+pub use check::{
+    check, check_parallel, CheckError, CheckOptions, Outcome, SearchStats, Verdict, VerdictCache,
+};
 pub use explain::Explanation;
 pub use fgvt_tree::{Call, CoarseEvent, History, Operation, ThreadId, Value};
 pub use spec::{Apply, Spec};

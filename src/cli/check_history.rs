@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use fgvt_checker::formats::{self, Format};
-use fgvt_checker::{check, CheckError, CheckOptions, Outcome, Spec, Verdict};
+use fgvt_checker::{check, check_parallel, CheckError, CheckOptions, Outcome, Spec, Verdict};
 use fgvt_reports::{
     render_sorted_json, CheckReport, CheckReports, CheckSummary, CheckVerdict, CHECK_SCHEMA_ID,
 };
@@ -281,7 +281,8 @@ fn check_file(path: &Path, format: Option<Format>, args: &CheckHistoryArgs) -> F
             model_spec(name).and_then(|spec| checked(check(&spec, &parsed.history, &options)))
         }
         Some(name) => match fgvt_checker::builtin(name) {
-            Some(spec) => checked(check(&spec, &parsed.history, &options)),
+            // Built-in specs are plain data: their partitions are searched in parallel.
+            Some(spec) => checked(check_parallel(&spec, &parsed.history, &options)),
             None => Err(format!(
                 "{}unknown spec `{name}` (built-ins: {})",
                 if named_in_file { at(parsed.spec_line) } else { String::new() },

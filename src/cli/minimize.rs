@@ -10,9 +10,7 @@ use super::output::{emit, Exit};
 use super::pipeline_error;
 use super::written::{summary, write_test};
 use super::MinimizeArgs;
-use crate::hunt::{
-    minimize_test, Judge, Matrix, MinimizeOutcome, ModelJudge, ModelRefs, Subject,
-};
+use crate::hunt::{minimize_test, Judge, Matrix, MinimizeOutcome, ModelJudge, ModelRefs, Subject};
 use fgvt_tree::ExploreOptions;
 
 /// Runs `fgvt minimize`.

@@ -102,7 +102,10 @@ pub fn minimize_test(
             return false;
         }
         // Verdict only: a candidate fails as soon as one leaf does.
-        match judge.search(m, options, deadline, needs_violation).map(|r| r.verdict) {
+        match judge
+            .search(m, options, deadline, needs_violation)
+            .map(|r| r.verdict)
+        {
             // A failing test has a failing leaf; only a violation will do when one is needed.
             Ok(TestVerdict::Fails {
                 not_linearizable, ..

@@ -113,11 +113,13 @@ pub fn hunt(
             None => None,
         };
         let matrix = draw(file, options.seed, index);
-        let outcome = judge.check(&matrix, &explore, options.deadline).map(|report| Sample {
-            index,
-            matrix,
-            report,
-        });
+        let outcome = judge
+            .check(&matrix, &explore, options.deadline)
+            .map(|report| Sample {
+                index,
+                matrix,
+                report,
+            });
         let stops = match &outcome {
             Ok(sample) => sample.report.verdict.is_finding(),
             Err(_) => true,

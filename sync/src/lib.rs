@@ -77,6 +77,6 @@ pub use fgvt_tree::{Call, Value};
 pub use mutex::{Mutex, MutexGuard};
 pub use object::{unknown, Arg, IntoValue, Object};
 pub use rwlock::{RwLock, RwLockReadGuard, RwLockWriteGuard};
-pub use std::sync::Arc;
 pub use spec::Sequential;
+pub use std::sync::Arc;
 pub use test::{Checked, Localized, SpecType, Test};

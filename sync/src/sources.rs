@@ -87,7 +87,8 @@ fn binding_name(prefix: &str) -> Option<&str> {
         };
         let after = rest[len..].trim_start();
         let field = after.starts_with(':') && !after.starts_with("::");
-        let assigned = after.starts_with('=') && !after.starts_with("==") && !after.starts_with("=>");
+        let assigned =
+            after.starts_with('=') && !after.starts_with("==") && !after.starts_with("=>");
         let path = prefix[..at].ends_with("::");
         if (field || assigned) && !path {
             found = Some(&rest[..len]);

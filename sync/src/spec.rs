@@ -76,7 +76,10 @@ impl<O: Object> Spec for SelfSpec<O> {
 ///
 ///     fn call(&mut self, call: &Call) -> Result<Value, String> {
 ///         match (call.op.as_str(), call.args.as_slice()) {
-///             ("inc", []) => Ok((self.0 += 1).into_value()),
+///             ("inc", []) => {
+///                 self.0 += 1;
+///                 Ok(().into_value())
+///             }
 ///             ("get", []) => Ok(self.0.into_value()),
 ///             _ => Err(unknown(call)),
 ///         }

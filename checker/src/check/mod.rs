@@ -141,7 +141,7 @@ pub struct Outcome {
     pub stats: SearchStats,
 }
 
-/// Checks whether `history` is linearizable with respect to `spec`.
+/// Checks whether `history` is linearizable with respect to `spec`, on this thread.
 ///
 /// Errors: a malformed history, or an operation the spec calls invalid.
 pub fn check<S: Spec>(
@@ -150,73 +150,207 @@ pub fn check<S: Spec>(
     options: &CheckOptions,
 ) -> Result<Outcome, CheckError> {
     let operations = history.operations()?;
-    let views: Vec<OpView<'_>> = operations
-        .iter()
-        .enumerate()
-        .map(|(i, op)| OpView::new(i, op))
-        .collect();
-    let parts = if options.partition {
-        partition(spec, views)
-    } else {
-        vec![(None, views)]
-    };
-    let limits = Limits {
-        deadline: options.deadline,
-        cache_limit: options.cache_limit.max(1),
-    };
+    let parts = split(spec, &operations, options);
+    let limits = limits(options);
     // The partitions are searched in turns, a slice of steps each, so that a violation in any
     // of them is found about as fast as in the easiest one: a hard linearizable partition does
-    // not hold up the report of an easy broken one (porcupine races them in parallel).
+    // not hold up the report of an easy broken one.
     let mut searches: Vec<Option<Search<'_, '_, S>>> = parts
         .iter()
         .map(|(_, part)| Some(Search::new(spec, part, history.stuck, &limits)))
         .collect();
-    let mut witnesses: Vec<Option<Vec<OpView<'_>>>> = vec![None; parts.len()];
-    let mut stats = SearchStats::default();
+    let mut done: Vec<Option<(SearchResult, SearchStats)>> = Vec::new();
+    done.resize_with(parts.len(), || None);
     let mut slice = SLICE_STEPS;
-    while searches.iter().any(Option::is_some) {
+    'rounds: while searches.iter().any(Option::is_some) {
         for (i, slot) in searches.iter_mut().enumerate() {
             let Some(search) = slot else { continue };
             let Some(result) = search.resume(slice)? else {
                 continue;
             };
-            stats.add(&search.stats);
+            let decisive = !matches!(result, SearchResult::Linearizable(_));
+            done[i] = Some((result, std::mem::take(&mut search.stats)));
             *slot = None;
-            let (key, part) = &parts[i];
-            match result {
-                SearchResult::Linearizable(order) => {
-                    witnesses[i] = Some(order.into_iter().map(|j| part[j]).collect());
+            if decisive {
+                // The steps of the searches left unfinished count too.
+                let unfinished = searches.iter().flatten().map(Search::steps).sum::<u64>();
+                if let Some((_, stats)) = &mut done[i] {
+                    stats.steps += unfinished;
                 }
-                SearchResult::NotLinearizable { best } => {
-                    // The steps of the searches left unfinished count too.
-                    stats.steps += searches.iter().flatten().map(Search::steps).sum::<u64>();
-                    let explanation = explain::explain(
-                        spec,
-                        part,
-                        history.stuck,
-                        key.clone(),
-                        &best,
-                        options.explain,
-                    )?;
-                    return Ok(Outcome {
-                        verdict: Verdict::NotLinearizable(explanation),
-                        partitions: parts.len(),
-                        stats,
-                    });
-                }
-                SearchResult::Unknown => {
-                    return Ok(Outcome {
-                        verdict: Verdict::Unknown,
-                        partitions: parts.len(),
-                        stats,
-                    })
-                }
+                break 'rounds;
             }
         }
         // Longer slices as the round goes on: fewer switches when every partition is hard.
         slice = slice.saturating_mul(2);
     }
-    let witnesses: Vec<Vec<OpView<'_>>> = witnesses.into_iter().flatten().collect();
+    conclude(spec, history, &parts, done, options)
+}
+
+/// [`check`], with the partitions searched in parallel, one thread per core (as porcupine does):
+/// what a long recorded history with many keys needs. Each partition is searched in slices; a
+/// violation (or the deadline, or an error) in one stops the others at their next slice, so a
+/// hard linearizable partition does not hold up the report of an easy broken one. Where
+/// several partitions are found broken at once, the first of them by key is reported.
+pub fn check_parallel<S>(
+    spec: &S,
+    history: &History,
+    options: &CheckOptions,
+) -> Result<Outcome, CheckError>
+where
+    S: Spec + Sync,
+    S::State: Send,
+{
+    use std::collections::VecDeque;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    let operations = history.operations()?;
+    let parts = split(spec, &operations, options);
+    if parts.len() < 2 {
+        return check(spec, history, options);
+    }
+    let limits = limits(options);
+    // Searches wait in a queue; each worker takes the next, runs one slice of it and puts it
+    // back unfinished, so every partition gets its turn whatever the number of workers (a
+    // worker sitting on one hard partition would hold up an easy broken one behind it).
+    let queue: Mutex<VecDeque<(usize, Search<'_, '_, S>, u64)>> = Mutex::new(
+        parts
+            .iter()
+            .enumerate()
+            .map(|(i, (_, part))| {
+                (
+                    i,
+                    Search::new(spec, part, history.stuck, &limits),
+                    SLICE_STEPS,
+                )
+            })
+            .collect(),
+    );
+    // Set once some partition is decisive (violation, deadline or error).
+    let decided = AtomicBool::new(false);
+    type Done = Result<Option<(SearchResult, SearchStats)>, CheckError>;
+    let done: Mutex<Vec<Done>> = Mutex::new((0..parts.len()).map(|_| Ok(None)).collect());
+    let work = || loop {
+        if decided.load(Ordering::Relaxed) {
+            return;
+        }
+        let next = queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front();
+        let Some((i, mut search, slice)) = next else {
+            return;
+        };
+        let outcome = match search.resume(slice) {
+            Ok(None) => {
+                queue.lock().unwrap_or_else(|e| e.into_inner()).push_back((
+                    i,
+                    search,
+                    slice.saturating_mul(2),
+                ));
+                continue;
+            }
+            Ok(Some(result)) => {
+                if !matches!(result, SearchResult::Linearizable(_)) {
+                    decided.store(true, Ordering::Relaxed);
+                }
+                Ok(Some((result, std::mem::take(&mut search.stats))))
+            }
+            Err(e) => {
+                decided.store(true, Ordering::Relaxed);
+                Err(e)
+            }
+        };
+        done.lock().unwrap_or_else(|e| e.into_inner())[i] = outcome;
+    };
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let workers = cores.min(parts.len());
+    std::thread::scope(|scope| {
+        for _ in 1..workers {
+            scope.spawn(work);
+        }
+        work();
+    });
+    let done = done.into_inner().unwrap_or_else(|e| e.into_inner());
+    let mut results = Vec::with_capacity(done.len());
+    for r in done {
+        results.push(r?);
+    }
+    conclude(spec, history, &parts, results, options)
+}
+
+/// One partition: its key, if split by key, and its operations.
+type Part<'h> = (Option<Value>, Vec<OpView<'h>>);
+
+/// The partitions of `operations` under `options`.
+fn split<'h, S: Spec>(
+    spec: &S,
+    operations: &'h [fgvt_tree::Operation],
+    options: &CheckOptions,
+) -> Vec<Part<'h>> {
+    let views: Vec<OpView<'_>> = operations
+        .iter()
+        .enumerate()
+        .map(|(i, op)| OpView::new(i, op))
+        .collect();
+    if options.partition {
+        partition(spec, views)
+    } else {
+        vec![(None, views)]
+    }
+}
+
+/// The limits of every partition's search.
+fn limits(options: &CheckOptions) -> Limits {
+    Limits {
+        deadline: options.deadline,
+        cache_limit: options.cache_limit.max(1),
+    }
+}
+
+/// The outcome of searches that ended (`done[i]` for partition `i`; `None`: stopped unfinished
+/// once another was decisive): the first violation or deadline by partition order, else every
+/// partition's witness merged.
+fn conclude<S: Spec>(
+    spec: &S,
+    history: &History,
+    parts: &[Part<'_>],
+    done: Vec<Option<(SearchResult, SearchStats)>>,
+    options: &CheckOptions,
+) -> Result<Outcome, CheckError> {
+    let mut stats = SearchStats::default();
+    for (_, s) in done.iter().flatten() {
+        stats.add(s);
+    }
+    let mut witnesses: Vec<Vec<OpView<'_>>> = Vec::with_capacity(parts.len());
+    for (i, result) in done.into_iter().enumerate() {
+        let (key, part) = &parts[i];
+        match result {
+            Some((SearchResult::Linearizable(order), _)) => {
+                witnesses.push(order.into_iter().map(|j| part[j]).collect());
+            }
+            Some((SearchResult::NotLinearizable { best }, _)) => {
+                let explanation = explain::explain(
+                    spec,
+                    part,
+                    history.stuck,
+                    key.clone(),
+                    &best,
+                    options.explain,
+                )?;
+                return Ok(Outcome {
+                    verdict: Verdict::NotLinearizable(explanation),
+                    partitions: parts.len(),
+                    stats,
+                });
+            }
+            Some((SearchResult::Unknown, _)) => {
+                return Ok(Outcome {
+                    verdict: Verdict::Unknown,
+                    partitions: parts.len(),
+                    stats,
+                })
+            }
+            // Stopped because a later-listed partition was decisive first: that one is next.
+            None => {}
+        }
+    }
     let order = merge_witnesses(&witnesses);
     Ok(Outcome {
         verdict: Verdict::Linearizable { order },
