@@ -2,13 +2,14 @@
 //!
 //! The kv histories come from `../shared/histories/kv` (skipped when absent), checked
 //! partitioned by key and whole; the set workload is the P-compositionality paper's: 4 threads
-//! × 70,000 operations on a small key range, partitioned.
+//! × 70,000 operations on a small key range, partitioned. Built-in specs are checked as
+//! `fgvt check-history` checks them, partitions in parallel (`check_parallel`).
 
 use std::path::PathBuf;
 
 use fgvt_checker::formats::{self, Format};
 use fgvt_checker::workload::{generate_kv_history, generate_set_history};
-use fgvt_checker::{builtin, check, CheckOptions};
+use fgvt_checker::{builtin, check, check_parallel, CheckOptions};
 use fgvt_tree::History;
 
 fn main() {
@@ -38,7 +39,8 @@ fn kv_generated(bencher: divan::Bencher, which: usize) {
     let history = generate_kv_history(clients, ops, corrupt, &mut draws(which as u64 + 1));
     let spec = builtin("kv").expect("built-in");
     bencher.bench_local(|| {
-        let outcome = check(&spec, &history, &options(partition)).expect("checks");
+        // As `fgvt check-history` runs a built-in spec: partitions in parallel.
+        let outcome = check_parallel(&spec, &history, &options(partition)).expect("checks");
         assert_eq!(
             outcome.verdict.is_linearizable(),
             !corrupt,
@@ -113,7 +115,7 @@ fn check_kv(bencher: divan::Bencher, file: &str, partition: bool) {
     let Some(history) = kv(file) else { return };
     let spec = builtin("kv").expect("built-in");
     bencher.bench_local(|| {
-        check(&spec, &history, &options(partition))
+        check_parallel(&spec, &history, &options(partition))
             .expect("checks")
             .partitions
     });

@@ -485,3 +485,45 @@ fn generated_kv_histories_are_linearizable_unless_corrupted() {
             .is_linearizable());
     }
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+
+    /// The parallel driver gives the verdict of the sequential one, and on a history with one
+    /// broken key blames the same key.
+    #[test]
+    fn parallel_partitions_agree_with_the_sequential_search(
+        seed in 0u64..1_000,
+        clients in 2usize..8,
+        corrupt in proptest::bool::ANY,
+    ) {
+        use crate::workload::generate_kv_history;
+        let spec = builtin("kv").unwrap();
+        let mut state = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+        let mut below = |n: usize| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((state >> 33) as usize) % n
+        };
+        let history = generate_kv_history(clients, 10, corrupt, &mut below);
+        let options = CheckOptions::default();
+        let one = check(&spec, &history, &options).unwrap();
+        let many = check_parallel(&spec, &history, &options).unwrap();
+        proptest::prop_assert_eq!(one.partitions, many.partitions);
+        proptest::prop_assert_eq!(one.verdict.is_linearizable(), many.verdict.is_linearizable());
+        proptest::prop_assert_eq!(one.verdict.is_linearizable(), !corrupt);
+        if let (Verdict::Linearizable { order }, true) = (&many.verdict, !corrupt) {
+            // The merged witness orders every operation once.
+            let mut seen = order.clone();
+            seen.sort_unstable();
+            seen.dedup();
+            proptest::prop_assert_eq!(seen.len(), order.len());
+        }
+        if let (Verdict::NotLinearizable(a), Verdict::NotLinearizable(b)) = (&one.verdict, &many.verdict) {
+            // The corruption breaks one key: both drivers must blame it.
+            proptest::prop_assert!(a.partition.is_some());
+            proptest::prop_assert_eq!(&a.partition, &b.partition);
+        }
+    }
+}
