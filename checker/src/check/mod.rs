@@ -32,7 +32,8 @@
 pub(crate) mod hash;
 mod search;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -152,45 +153,16 @@ pub fn check<S: Spec>(
     let operations = history.operations()?;
     let parts = split(spec, &operations, options);
     let limits = limits(options);
-    // The partitions are searched in turns, a slice of steps each, so that a violation in any
-    // of them is found about as fast as in the easiest one: a hard linearizable partition does
-    // not hold up the report of an easy broken one.
-    let mut searches: Vec<Option<Search<'_, '_, S>>> = parts
-        .iter()
-        .map(|(_, part)| Some(Search::new(spec, part, history.stuck, &limits)))
-        .collect();
-    let mut done: Vec<Option<(SearchResult, SearchStats)>> = Vec::new();
-    done.resize_with(parts.len(), || None);
-    let mut slice = SLICE_STEPS;
-    'rounds: while searches.iter().any(Option::is_some) {
-        for (i, slot) in searches.iter_mut().enumerate() {
-            let Some(search) = slot else { continue };
-            let Some(result) = search.resume(slice)? else {
-                continue;
-            };
-            let decisive = !matches!(result, SearchResult::Linearizable(_));
-            done[i] = Some((result, std::mem::take(&mut search.stats)));
-            *slot = None;
-            if decisive {
-                // The steps of the searches left unfinished count too.
-                let unfinished = searches.iter().flatten().map(Search::steps).sum::<u64>();
-                if let Some((_, stats)) = &mut done[i] {
-                    stats.steps += unfinished;
-                }
-                break 'rounds;
-            }
-        }
-        // Longer slices as the round goes on: fewer switches when every partition is hard.
-        slice = slice.saturating_mul(2);
-    }
-    conclude(spec, history, &parts, done, options)
+    let turns = Turns::new(spec, history, &parts, &limits);
+    turns.work();
+    turns.conclude(spec, history, &parts, options)
 }
 
 /// [`check`], with the partitions searched in parallel, one thread per core (as porcupine does):
-/// what a long recorded history with many keys needs. Each partition is searched in slices; a
-/// violation (or the deadline, or an error) in one stops the others at their next slice, so a
-/// hard linearizable partition does not hold up the report of an easy broken one. Where
-/// several partitions are found broken at once, the first of them by key is reported.
+/// what a long recorded history with many keys needs. The partitions take turns as in
+/// [`check`], now on several workers; a violation (or the deadline, or an error) in one stops
+/// the others at their next turn. Where several partitions are found broken at once, the first
+/// of them by key is reported.
 pub fn check_parallel<S>(
     spec: &S,
     history: &History,
@@ -200,79 +172,113 @@ where
     S: Spec + Sync,
     S::State: Send,
 {
-    use std::collections::VecDeque;
-    use std::sync::atomic::{AtomicBool, Ordering};
-
     let operations = history.operations()?;
     let parts = split(spec, &operations, options);
-    if parts.len() < 2 {
-        return check(spec, history, options);
-    }
     let limits = limits(options);
-    // Searches wait in a queue; each worker takes the next, runs one slice of it and puts it
-    // back unfinished, so every partition gets its turn whatever the number of workers (a
-    // worker sitting on one hard partition would hold up an easy broken one behind it).
-    let queue: Mutex<VecDeque<(usize, Search<'_, '_, S>, u64)>> = Mutex::new(
-        parts
-            .iter()
-            .enumerate()
-            .map(|(i, (_, part))| {
-                (
-                    i,
-                    Search::new(spec, part, history.stuck, &limits),
-                    SLICE_STEPS,
-                )
-            })
-            .collect(),
-    );
-    // Set once some partition is decisive (violation, deadline or error).
-    let decided = AtomicBool::new(false);
-    type Done = Result<Option<(SearchResult, SearchStats)>, CheckError>;
-    let done: Mutex<Vec<Done>> = Mutex::new((0..parts.len()).map(|_| Ok(None)).collect());
-    let work = || loop {
-        if decided.load(Ordering::Relaxed) {
-            return;
-        }
-        let next = queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front();
-        let Some((i, mut search, slice)) = next else {
-            return;
-        };
-        let outcome = match search.resume(slice) {
-            Ok(None) => {
-                queue.lock().unwrap_or_else(|e| e.into_inner()).push_back((
-                    i,
-                    search,
-                    slice.saturating_mul(2),
-                ));
-                continue;
-            }
-            Ok(Some(result)) => {
-                if !matches!(result, SearchResult::Linearizable(_)) {
-                    decided.store(true, Ordering::Relaxed);
-                }
-                Ok(Some((result, std::mem::take(&mut search.stats))))
-            }
-            Err(e) => {
-                decided.store(true, Ordering::Relaxed);
-                Err(e)
-            }
-        };
-        done.lock().unwrap_or_else(|e| e.into_inner())[i] = outcome;
-    };
+    let turns = Turns::new(spec, history, &parts, &limits);
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let workers = cores.min(parts.len());
     std::thread::scope(|scope| {
         for _ in 1..workers {
-            scope.spawn(work);
+            scope.spawn(|| turns.work());
         }
-        work();
+        turns.work();
     });
-    let done = done.into_inner().unwrap_or_else(|e| e.into_inner());
-    let mut results = Vec::with_capacity(done.len());
-    for r in done {
-        results.push(r?);
+    turns.conclude(spec, history, &parts, options)
+}
+
+/// What a partition's search came to: `None` while unfinished (or stopped unfinished once
+/// another partition was decisive).
+type Done = Result<Option<(SearchResult, SearchStats)>, CheckError>;
+
+/// The partitions' searches taking turns: each worker takes the next search from the queue,
+/// runs one slice of it (twice as long as its previous one: fewer switches when every
+/// partition is hard) and puts it back unfinished. So a violation in any partition is found
+/// about as fast as in the easiest one, whatever the number of workers: a hard linearizable
+/// partition does not hold up the report of an easy broken one.
+struct Turns<'a, 'h, S: Spec> {
+    queue: Mutex<VecDeque<(usize, Search<'a, 'h, S>, u64)>>,
+    /// Set once some partition is decisive (violation, deadline or error).
+    decided: AtomicBool,
+    done: Mutex<Vec<Done>>,
+}
+
+impl<'a, 'h, S: Spec> Turns<'a, 'h, S> {
+    fn new(spec: &'a S, history: &History, parts: &'a [Part<'h>], limits: &'a Limits) -> Self {
+        let queue = parts
+            .iter()
+            .enumerate()
+            .map(|(i, (_, part))| {
+                let search = Search::new(spec, part, history.stuck, limits);
+                (i, search, SLICE_STEPS)
+            })
+            .collect();
+        Turns {
+            queue: Mutex::new(queue),
+            decided: AtomicBool::new(false),
+            done: Mutex::new((0..parts.len()).map(|_| Ok(None)).collect()),
+        }
     }
-    conclude(spec, history, &parts, results, options)
+
+    /// One worker: takes turns until every search is done or one is decisive.
+    fn work(&self) {
+        while !self.decided.load(Ordering::Relaxed) {
+            let next = lock(&self.queue).pop_front();
+            let Some((i, mut search, slice)) = next else {
+                return;
+            };
+            let outcome = match search.resume(slice) {
+                Ok(None) => {
+                    lock(&self.queue).push_back((i, search, slice.saturating_mul(2)));
+                    continue;
+                }
+                Ok(Some(result)) => {
+                    if !matches!(result, SearchResult::Linearizable(_)) {
+                        self.decided.store(true, Ordering::Relaxed);
+                    }
+                    Ok(Some((result, std::mem::take(&mut search.stats))))
+                }
+                Err(e) => {
+                    self.decided.store(true, Ordering::Relaxed);
+                    Err(e)
+                }
+            };
+            lock(&self.done)[i] = outcome;
+        }
+    }
+
+    /// The outcome once the workers are done: the first error, violation or deadline by
+    /// partition order, else every partition's witness merged. The steps of the searches left
+    /// unfinished count too.
+    fn conclude(
+        self,
+        spec: &S,
+        history: &History,
+        parts: &[Part<'_>],
+        options: &CheckOptions,
+    ) -> Result<Outcome, CheckError> {
+        let unfinished: u64 = into_inner(self.queue)
+            .iter()
+            .map(|(_, search, _)| search.steps())
+            .sum();
+        let mut done = Vec::with_capacity(parts.len());
+        for outcome in into_inner(self.done) {
+            done.push(outcome?);
+        }
+        let mut outcome = conclude(spec, history, parts, done, options)?;
+        outcome.stats.steps += unfinished;
+        Ok(outcome)
+    }
+}
+
+/// The guarded value; a worker that panicked leaves it as it was, which is still usable.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The value of a mutex no one holds any more.
+fn into_inner<T>(m: Mutex<T>) -> T {
+    m.into_inner().unwrap_or_else(|e| e.into_inner())
 }
 
 /// One partition: its key, if split by key, and its operations.
@@ -456,7 +462,7 @@ impl<S: Spec> VerdictCache<S> {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<History, Arc<Outcome>>> {
         // A panic while holding the lock cannot leave the map inconsistent (single inserts).
-        self.verdicts.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.verdicts)
     }
 }
 
