@@ -47,7 +47,7 @@ fn run(bencher: divan::Bencher, fixture: &str, threads: usize, ops: usize) {
         explore: ExploreOptions::default(),
         deadline: None,
     };
-    let judge = hunt::ModelJudge::of_hunt(&file, options.seed);
+    let judge = hunt::ModelJudge::of_hunt(&file);
     bencher.counter(ItemsCount::new(SAMPLES)).bench_local(|| {
         let result = hunt::hunt(&file.plan, &judge, &options, &|| {}).expect("hunt runs");
         assert!(result.findings.is_empty(), "{fixture} is correct");

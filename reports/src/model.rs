@@ -381,3 +381,15 @@ pub struct Explanation {
     /// The same, structured.
     pub json: serde_json::Value,
 }
+
+impl Explanation {
+    /// The explanation of `what` (the checker's account of a violation): its text as it
+    /// prints, its JSON as it serializes.
+    pub fn described<E: fmt::Display + Serialize>(headline: String, what: &E) -> Explanation {
+        Explanation {
+            headline,
+            text: what.to_string(),
+            json: serde_json::to_value(what).unwrap_or_default(),
+        }
+    }
+}

@@ -12,7 +12,7 @@ use super::jobs::with_jobs;
 use super::output::{emit, stdout_color, write_atomically, Exit};
 use super::pipeline_error;
 use super::written::{directory_of, summary, write_test};
-use super::{HuntArgs, HuntFlags, ReportFormat};
+use super::{HuntArgs, HuntFlags};
 use crate::hunt::{
     self, HuntError, HuntOptions, HuntPlan, Judge, Matrix, MinimizeOutcome, ModelJudge, ModelRefs,
     Sample, TestVerdict,
@@ -27,14 +27,12 @@ const MAX_CDRS: usize = 3;
 /// Runs `fgvt hunt`.
 pub fn run(args: &HuntArgs) -> miette::Result<Exit> {
     let mut file = hunt::load(&args.flags.hunt)?;
-    file.local_budget = args.limits.max_local_steps;
+    file.subject.local_budget = args.limits.max_local_steps;
     let started = Instant::now();
-    let judge = ModelJudge::of_hunt(&file, args.flags.seed);
+    let judge = ModelJudge::of_hunt(&file);
     let limits = args.limits.limits();
     let localize = |matrix: &Matrix, path: &Path| {
-        let test = judge
-            .subject
-            .test(matrix, path.to_path_buf(), Some(args.flags.seed));
+        let test = judge.subject.test(matrix, path.to_path_buf(), None);
         let options = LocalizeOptions {
             pattern: Pattern::default(),
             max_cdrs: MAX_CDRS,
@@ -50,7 +48,12 @@ pub fn run(args: &HuntArgs) -> miette::Result<Exit> {
         &args.flags,
         &HuntSubject {
             plan: &file.plan,
-            object: file.model.name().to_string(),
+            object: file.subject.model.name().to_string(),
+            refs: ModelRefs::model(
+                &file.plan.object_ref,
+                file.plan.spec_ref.as_deref(),
+                &file.plan.path,
+            ),
             judge: &judge,
             explore,
             started,
@@ -68,6 +71,8 @@ pub struct HuntSubject<'a> {
     pub plan: &'a HuntPlan,
     /// The object's name, for the header.
     pub object: String,
+    /// The hunt file's `object` and `spec`, as the tests it writes name them.
+    pub refs: ModelRefs,
     /// Whether a test fails.
     pub judge: &'a dyn Judge,
     /// The limits of each test (without a timeout: `deadline` bounds the whole hunt).
@@ -120,11 +125,7 @@ pub fn hunt_with(flags: &HuntFlags, subject: &HuntSubject<'_>) -> miette::Result
         other => miette::miette!("{}: {other}", flags.hunt.display()),
     })?;
 
-    let refs = ModelRefs {
-        object: plan.object_ref.clone(),
-        spec: plan.spec_ref.clone(),
-        base: plan.base().to_path_buf(),
-    };
+    let refs = &subject.refs;
     let header = format!(
         "{}: {} — {} of {} tests drawn ({}×{} matrices of {} operations, seed {}) in {:.1?}",
         flags.hunt.display(),
@@ -159,7 +160,7 @@ pub fn hunt_with(flags: &HuntFlags, subject: &HuntSubject<'_>) -> miette::Result
 
     let written = Written {
         subject,
-        refs: &refs,
+        refs,
         seed: options.seed,
     };
     if flags.localize {
@@ -195,7 +196,7 @@ pub fn hunt_with(flags: &HuntFlags, subject: &HuntSubject<'_>) -> miette::Result
     let summary = format!("{header}\n{}", describe(first));
     write_test(
         &first.matrix,
-        &refs,
+        refs,
         flags.output.as_deref(),
         &written.description(first.index),
         Some(options.seed),
@@ -330,12 +331,7 @@ fn pipeline(
     let report = with_jobs(Some(options.jobs), || {
         (subject.localize)(&minimized.matrix, &path)
     })??;
-    let text = match flags.format {
-        ReportFormat::Text => fgvt_reports::render_text(&report, stdout_color()),
-        ReportFormat::Markdown => fgvt_reports::render_markdown(&report),
-        ReportFormat::Json => fgvt_reports::render_json(&report),
-    };
-    emit(&text)?;
+    emit(&flags.format.render(&report, stdout_color()))?;
     Ok(Exit::Violation)
 }
 

@@ -1,8 +1,8 @@
 //! `fgvt localize`: label the interleaving tree and report the critical data race sequences.
 
-use super::output::{emit, exit_code, stdout_color, write_atomically, Exit};
+use super::output::{exit_code, stdout_color, write_or_emit, Exit};
 use super::render::{write_tree_files, TreeFiles};
-use super::{localize_with_progress, LocalizeArgs, ReportFormat};
+use super::{localize_with_progress, LocalizeArgs};
 
 /// Runs `fgvt localize`.
 pub fn run(args: &LocalizeArgs) -> miette::Result<Exit> {
@@ -14,17 +14,10 @@ pub fn run(args: &LocalizeArgs) -> miette::Result<Exit> {
         .as_deref()
         .map(|svg| link_from(args.output.as_deref(), svg));
     let report = &localized.report;
-    let text = match args.format {
-        ReportFormat::Text => {
-            fgvt_reports::render_text(report, args.output.is_none() && stdout_color())
-        }
-        ReportFormat::Markdown => fgvt_reports::render_markdown(report),
-        ReportFormat::Json => fgvt_reports::render_json(report),
-    };
-    match &args.output {
-        Some(path) => write_atomically(path, text.as_bytes())?,
-        None => emit(&text)?,
-    }
+    let text = args
+        .format
+        .render(report, args.output.is_none() && stdout_color());
+    write_or_emit(args.output.as_deref(), &text)?;
     let trees = TreeFiles {
         svg: args.svg.as_deref(),
         dot: args.dot.as_deref(),

@@ -3,28 +3,30 @@
 use std::path::Path;
 use std::time::Instant;
 
-use miette::IntoDiagnostic;
-
 use super::jobs::with_jobs;
 use super::output::{emit, Exit};
 use super::pipeline_error;
 use super::written::{summary, write_test};
 use super::MinimizeArgs;
 use crate::hunt::{minimize_test, Judge, Matrix, MinimizeOutcome, ModelJudge, ModelRefs, Subject};
+use crate::testcase::read_test_file;
 use fgvt_tree::ExploreOptions;
 
 /// Runs `fgvt minimize`.
 pub fn run(args: &MinimizeArgs) -> miette::Result<Exit> {
     let test = args.limits.load_test(&args.test)?;
+    // The test as written, for the references and description of the minimal test.
+    let file = read_test_file(&args.test)?;
     let judge = ModelJudge {
         subject: Subject::of(&test),
         path: test.path.clone(),
-        seed: None,
     };
     minimize_with(&MinimizeSubject {
         test: &args.test,
         start: Matrix::of(&test),
-        seed: test.seed,
+        refs: ModelRefs::model(&file.object, file.spec.as_deref(), &args.test),
+        description: file.description,
+        seed: file.seed,
         judge: &judge,
         explore: args.limits.limits().explore_options(),
         deadline: args.limits.timeout.map(|t| Instant::now() + t),
@@ -41,6 +43,10 @@ pub struct MinimizeSubject<'a> {
     pub test: &'a Path,
     /// Its operations.
     pub start: Matrix,
+    /// Its `object` and `spec`, as the minimal test names them.
+    pub refs: ModelRefs,
+    /// Its description, carried into the minimal test's.
+    pub description: Option<String>,
     /// The seed it was drawn with, kept in the minimal test.
     pub seed: Option<u64>,
     /// Whether a candidate fails.
@@ -59,7 +65,6 @@ pub struct MinimizeSubject<'a> {
 
 /// Shrinks `subject`'s test while it keeps failing, and writes the smallest one.
 pub fn minimize_with(subject: &MinimizeSubject<'_>) -> miette::Result<Exit> {
-    let refs = test_refs(subject.test)?;
     let outcome = with_jobs(subject.jobs, || {
         minimize_test(
             subject.judge,
@@ -94,7 +99,8 @@ pub fn minimize_with(subject: &MinimizeSubject<'_>) -> miette::Result<Exit> {
         "Minimized by `{} minimize` from {}.{}",
         subject.program,
         subject.test.display(),
-        refs.description
+        subject
+            .description
             .as_deref()
             .map(|d| format!(" {d}"))
             .unwrap_or_default()
@@ -107,34 +113,11 @@ pub fn minimize_with(subject: &MinimizeSubject<'_>) -> miette::Result<Exit> {
     );
     write_test(
         &minimized.matrix,
-        &refs.models,
+        &subject.refs,
         subject.output,
         &description,
         subject.seed,
         &summary,
     )?;
     Ok(Exit::Violation)
-}
-
-/// The `object`, `spec` and `description` of a test file as written.
-pub(super) struct TestRefs {
-    /// The model references and the directory they are relative to.
-    pub models: ModelRefs,
-    /// The test's description, if any.
-    pub description: Option<String>,
-}
-
-/// Reads the references of the test at `path` (which has loaded, so they are well-formed).
-fn test_refs(path: &Path) -> miette::Result<TestRefs> {
-    let text = std::fs::read_to_string(path).into_diagnostic()?;
-    let json: serde_json::Value = serde_json::from_str(&text).into_diagnostic()?;
-    let string = |key: &str| json.get(key).and_then(|v| v.as_str()).map(str::to_string);
-    Ok(TestRefs {
-        models: ModelRefs {
-            object: string("object").unwrap_or_default(),
-            spec: string("spec"),
-            base: path.parent().map(Path::to_path_buf).unwrap_or_default(),
-        },
-        description: string("description"),
-    })
 }

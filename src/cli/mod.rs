@@ -178,6 +178,17 @@ pub enum ReportFormat {
     Json,
 }
 
+impl ReportFormat {
+    /// `report` in this format; `color` is for text only (the caller knows where it goes).
+    pub fn render(self, report: &fgvt_reports::LocalizeReport, color: bool) -> String {
+        match self {
+            ReportFormat::Text => fgvt_reports::render_text(report, color),
+            ReportFormat::Markdown => fgvt_reports::render_markdown(report),
+            ReportFormat::Json => fgvt_reports::render_json(report),
+        }
+    }
+}
+
 /// Arguments of `fgvt localize`.
 #[derive(Debug, Args)]
 pub struct LocalizeArgs {

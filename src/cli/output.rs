@@ -50,6 +50,14 @@ pub fn install_error_hook() {
     }));
 }
 
+/// Writes `text` to `path` atomically, or prints it when there is no path.
+pub fn write_or_emit(path: Option<&Path>, text: &str) -> miette::Result<()> {
+    match path {
+        Some(path) => write_atomically(path, text.as_bytes()),
+        None => emit(text),
+    }
+}
+
 /// Prints `text` to stdout. A reader that goes away early (`fgvt ... | head`) is not an
 /// error: the rest of the output is dropped quietly instead of panicking like `print!` does.
 pub fn emit(text: &str) -> miette::Result<()> {

@@ -19,15 +19,13 @@
 //! Mistakes are reported like those of a test case: JSON path, line, column and a hint.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
-use fgvt_tree::{Call, SourceMap};
+use fgvt_tree::Call;
 use serde::Deserialize;
 
 use crate::json_pos::JsonPath;
 use crate::testcase::{
-    load_subject, parse_checked_calls, Document, Errors, JsonHelp, LoadError, OtherKind,
-    SpecChoice, Subject,
+    load_subject, parse_checked_calls, Document, Errors, JsonHelp, LoadError, OtherKind, Subject,
 };
 use fgvt_lang::Model;
 
@@ -93,15 +91,8 @@ impl HuntPlan {
 pub struct HuntFile {
     /// What the file says, its calls checked against the model.
     pub plan: HuntPlan,
-    /// The compiled object under test.
-    pub model: Arc<Model>,
-    /// The spec to check against.
-    pub spec: SpecChoice,
-    /// The model's source files, to resolve event spans.
-    pub sources: SourceMap,
-    /// Most instructions an operation may execute between two shared-memory accesses (and in
-    /// one serial run of the spec) before it is cut as an endless local loop.
-    pub local_budget: u64,
+    /// The model, its spec and sources, which every test drawn shares.
+    pub subject: super::Subject,
 }
 
 /// Reads the hunt file at `path` without loading its object: its calls are checked for syntax
@@ -126,10 +117,12 @@ pub fn load(path: &Path) -> Result<HuntFile, LoadError> {
     let plan = plan(&errors, path, raw, Some(&model))?;
     Ok(HuntFile {
         plan,
-        model,
-        spec,
-        sources,
-        local_budget: fgvt_lang::DEFAULT_BUDGET,
+        subject: super::Subject {
+            model,
+            spec,
+            sources,
+            local_budget: fgvt_lang::DEFAULT_BUDGET,
+        },
     })
 }
 

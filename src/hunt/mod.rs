@@ -115,16 +115,6 @@ impl Subject {
         }
     }
 
-    /// The subject of a model's hunt file.
-    pub fn of_hunt(file: &HuntFile) -> Subject {
-        Subject {
-            model: file.model.clone(),
-            spec: file.spec.clone(),
-            sources: file.sources.clone(),
-            local_budget: file.local_budget,
-        }
-    }
-
     /// A test of this subject with `matrix`'s operations, named `path` in reports.
     pub fn test(&self, matrix: &Matrix, path: PathBuf, seed: Option<u64>) -> TestCase {
         TestCase {
@@ -172,17 +162,14 @@ pub struct ModelJudge {
     pub subject: Subject,
     /// The file the tests are named after (the hunt file, or the test being shrunk).
     pub path: PathBuf,
-    /// The seed the tests were drawn with, kept in them for the record.
-    pub seed: Option<u64>,
 }
 
 impl ModelJudge {
-    /// The judge of the tests a hunt of `file` seeded with `seed` draws.
-    pub fn of_hunt(file: &HuntFile, seed: u64) -> ModelJudge {
+    /// The judge of the tests a hunt of `file` draws.
+    pub fn of_hunt(file: &HuntFile) -> ModelJudge {
         ModelJudge {
-            subject: Subject::of_hunt(file),
+            subject: file.subject.clone(),
             path: file.plan.path.clone(),
-            seed: Some(seed),
         }
     }
 }
@@ -194,7 +181,7 @@ impl Judge for ModelJudge {
         options: &ExploreOptions,
         deadline: Option<Instant>,
     ) -> Result<TestReport, PipelineError> {
-        let test = self.subject.test(matrix, self.path.clone(), self.seed);
+        let test = self.subject.test(matrix, self.path.clone(), None);
         check_test(&test, options, deadline)
     }
 
@@ -205,7 +192,7 @@ impl Judge for ModelJudge {
         deadline: Option<Instant>,
         violations_only: bool,
     ) -> Result<TestReport, PipelineError> {
-        let test = self.subject.test(matrix, self.path.clone(), self.seed);
+        let test = self.subject.test(matrix, self.path.clone(), None);
         search_leaves(&test, options, deadline, violations_only)
     }
 }

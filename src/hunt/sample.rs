@@ -226,7 +226,7 @@ mod tests {
     fn the_first_finding_is_the_same_whatever_the_number_of_jobs() {
         let dir = tempfile::tempdir().unwrap();
         let file = hunt_file(dir.path());
-        let judge = super::super::ModelJudge::of_hunt(&file, 3);
+        let judge = super::super::ModelJudge::of_hunt(&file);
         let hunt = |options: &HuntOptions| hunt(&file.plan, &judge, options, &|| {});
         let one = hunt(&options(1, false)).unwrap();
         let two = hunt(&options(2, false)).unwrap();

@@ -16,17 +16,37 @@ use fgvt_tree::Call;
 pub struct ModelRefs {
     /// `object` as written: `file.fgv` or `file.fgv#Name`, or a Rust object's name.
     pub object: String,
-    /// `spec` as written, if any: `self`, a built-in name, or `file.fgv#Name`.
+    /// Whether `object` is a model file (relative to `base`) rather than a Rust object's name.
+    pub object_is_file: bool,
+    /// `spec` as written, if any: `self`, a built-in name, a Rust spec type's name, or
+    /// `file.fgv#Name`.
     pub spec: Option<String>,
     /// The directory of the file they were read from.
     pub base: PathBuf,
 }
 
 impl ModelRefs {
-    /// `object` relative to `dir` (where the written test goes); a Rust object's name (no
-    /// `.` nor `/` in it) is kept.
+    /// The references of a model's test or hunt file at `path`.
+    pub fn model(object: &str, spec: Option<&str>, path: &Path) -> ModelRefs {
+        ModelRefs {
+            object: object.to_string(),
+            object_is_file: true,
+            spec: spec.map(str::to_string),
+            base: path.parent().map(Path::to_path_buf).unwrap_or_default(),
+        }
+    }
+
+    /// The references of a Rust object's test or hunt file at `path`: the object is a name.
+    pub fn rust(object: &str, spec: Option<&str>, path: &Path) -> ModelRefs {
+        ModelRefs {
+            object_is_file: false,
+            ..ModelRefs::model(object, spec, path)
+        }
+    }
+
+    /// `object` relative to `dir` (where the written test goes); a Rust object's name is kept.
     pub fn object_from(&self, dir: &Path) -> String {
-        if self.object.contains(['.', '/', '\\']) {
+        if self.object_is_file {
             relocate(&self.object, &self.base, dir)
         } else {
             self.object.clone()
@@ -175,11 +195,11 @@ mod tests {
         std::fs::create_dir_all(root.path().join("models")).unwrap();
         std::fs::create_dir_all(root.path().join("out/deep")).unwrap();
         std::fs::write(root.path().join("models/m.fgv"), "").unwrap();
-        let refs = ModelRefs {
-            object: "m.fgv#Cell".into(),
-            spec: Some("m.fgv#Spec".into()),
-            base: root.path().join("models"),
-        };
+        let refs = ModelRefs::model(
+            "m.fgv#Cell",
+            Some("m.fgv#Spec"),
+            &root.path().join("models/hunt.json"),
+        );
         assert_eq!(
             refs.object_from(&root.path().join("out/deep")),
             "../../models/m.fgv#Cell"
@@ -208,11 +228,7 @@ mod tests {
             ],
             finals: vec![],
         };
-        let refs = ModelRefs {
-            object: "m.fgv".into(),
-            spec: None,
-            base: PathBuf::from("/x"),
-        };
+        let refs = ModelRefs::model("m.fgv", None, Path::new("/x/test.json"));
         let text = render_test(&m, &refs, Path::new("/x"), Some("found"), Some(7));
         let json: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(json["object"], "m.fgv");

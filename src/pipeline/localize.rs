@@ -159,11 +159,7 @@ fn outcome(judgement: &Judgement, node: NodeId) -> LeafOutcome {
 fn explanation(judgement: &Judgement, tree: &Tree, leaf: NodeId) -> Option<Explanation> {
     match judgement.verdicts.get(&leaf)? {
         LeafVerdict::NotLinearizable(outcome) => match &outcome.verdict {
-            CheckVerdict::NotLinearizable(e) => Some(Explanation {
-                headline: e.headline(),
-                text: e.to_string(),
-                json: serde_json::to_value(e).unwrap_or_default(),
-            }),
+            CheckVerdict::NotLinearizable(e) => Some(Explanation::described(e.headline(), e)),
             _ => None,
         },
         LeafVerdict::Fault => tree.leaf(leaf)?.fault.as_ref().map(|f| Explanation {

@@ -14,10 +14,10 @@ use clap::{Args, Parser, Subcommand};
 use fgvt::cli::hunt::{hunt_with, HuntSubject};
 use fgvt::cli::minimize::{minimize_with, MinimizeSubject};
 use fgvt::cli::output::{
-    emit, exit_code, install_error_hook, stdout_color, write_atomically, Exit,
+    emit, exit_code, install_error_hook, stdout_color, write_atomically, write_or_emit, Exit,
 };
 use fgvt::cli::{parse_seconds, HuntFlags, ReportFormat};
-use fgvt::hunt::{Judge, Matrix, TestReport, TestVerdict};
+use fgvt::hunt::{Judge, Matrix, ModelRefs, TestReport, TestVerdict};
 use fgvt::pipeline::PipelineError;
 pub use fgvt::testcase::TestFile;
 use fgvt_tree::replay::ReplayError;
@@ -26,7 +26,8 @@ use miette::miette;
 
 use crate::object::Object;
 use crate::picture::{drawing, Format};
-use crate::test::{Checked, Localized, SpecType, Test};
+use crate::spec::serial_run;
+use crate::test::{parse_all, Checked, Localized, SpecChoice, SpecType, Test};
 
 /// The test `file` on `O`, named `name`; its `"spec"` may name one of the sequential `specs`.
 pub fn test_from_file<O: Object>(
@@ -34,17 +35,24 @@ pub fn test_from_file<O: Object>(
     file: &TestFile,
     specs: &[SpecType],
 ) -> Result<Test<O>, String> {
-    fn strs(calls: &[String]) -> Vec<&str> {
-        calls.iter().map(String::as_str).collect()
-    }
-    let mut test = Test::<O>::new(name)
-        .try_spec_among(file.spec.as_deref().unwrap_or("self"), specs)?
-        .try_init(&strs(&file.init))?
-        .try_finally(&strs(&file.finals))?;
-    for thread in &file.threads {
-        test = test.try_thread(&strs(thread))?;
-    }
-    Ok(test)
+    let spec = SpecChoice::named(file.spec.as_deref().unwrap_or("self"), specs)?;
+    let calls = parse_file(file)?;
+    Ok(Test::new(name)
+        .with_spec(spec)
+        .with_calls(&calls.init, &calls.threads, &calls.finals))
+}
+
+/// The calls of a test file, parsed, or which one does not parse and why.
+fn parse_file(file: &TestFile) -> Result<Matrix, String> {
+    Ok(Matrix {
+        init: parse_all(&file.init)?,
+        threads: file
+            .threads
+            .iter()
+            .map(|thread| parse_all(thread))
+            .collect::<Result<_, _>>()?,
+        finals: parse_all(&file.finals)?,
+    })
 }
 
 /// Localizes `file`'s test on `O`: the test built from the file, localized.
@@ -82,51 +90,44 @@ impl<O: Object> AnyTest for Test<O> {
     }
 }
 
-/// How `main!` makes a test of one object from a file, the sequential specs the program has,
-/// and the command line's limits.
-pub type MakeTest = fn(&MakeArgs<'_>) -> Result<Box<dyn AnyTest>, String>;
+/// How `main!` makes a test of one object from its calls, spec and the command line's limits.
+pub type MakeTest = fn(&MakeArgs<'_>) -> Box<dyn AnyTest>;
 
 /// What a test is made of, beside its object: see [`MakeTest`].
 pub struct MakeArgs<'a> {
     /// Its name in reports (the test file's path).
-    pub name: &'a str,
-    /// The test file.
-    pub file: &'a TestFile,
-    /// The sequential spec types its `"spec"` may name.
-    pub specs: &'a [SpecType],
+    name: &'a str,
+    /// Its calls.
+    calls: &'a Matrix,
+    /// Its spec.
+    spec: SpecChoice,
     /// The command line's limits.
-    pub limits: &'a Limits,
+    limits: &'a Limits,
     /// The command a report gives to run the test again.
-    pub reproduce: &'a str,
+    reproduce: &'a str,
 }
 
 /// [`MakeTest`] for `O`.
-pub fn make_test<O: Object>(args: &MakeArgs<'_>) -> Result<Box<dyn AnyTest>, String> {
-    let mut test = test_from_file::<O>(args.name, args.file, args.specs)?
+pub fn make_test<O: Object>(args: &MakeArgs<'_>) -> Box<dyn AnyTest> {
+    let calls = args.calls;
+    let mut test = Test::<O>::new(args.name)
+        .with_spec(args.spec)
+        .with_calls(&calls.init, &calls.threads, &calls.finals)
         .max_steps(args.limits.max_steps)
         .max_states(args.limits.max_states)
         .reproduce_with(args.reproduce);
     if let Some(timeout) = args.limits.timeout {
         test = test.timeout(timeout);
     }
-    Ok(Box::new(test))
+    Box::new(test)
 }
 
 /// Checks that `O` knows every call of `calls`: each runs serially on a fresh object after
 /// `init`, outside any scheduler. An `Err` from [`Object::call`] (an unknown operation, wrong
 /// arguments) is bad input rather than a finding; a panic is left for the runs to find.
 pub fn check_calls<O: Object>(init: &[Call], calls: &[Call]) -> Result<(), String> {
-    let run = |call: &Call| {
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            let object = O::new();
-            for earlier in init {
-                object.call(earlier)?;
-            }
-            object.call(call).map(drop)
-        }))
-    };
     for call in init.iter().chain(calls) {
-        if let Ok(Err(message)) = run(call) {
+        if let Ok(Err(message)) = serial_run::<O>(init, call) {
             return Err(format!("`{call}`: {message}"));
         }
     }
@@ -292,18 +293,14 @@ fn dispatch(program: Program<'_>, command: &Command) -> miette::Result<Exit> {
                 .localize()
                 .map_err(|e| miette!("{}: {e}", args.test.display()))?;
             let report = &found.report;
-            let text = match args.format {
-                ReportFormat::Text => {
-                    fgvt_reports::render_text(report, args.output.is_none() && stdout_color())
-                }
-                ReportFormat::Markdown => fgvt_reports::render_markdown(report),
-                ReportFormat::Json => fgvt_reports::render_json(report),
-            };
+            let text = args
+                .format
+                .render(report, args.output.is_none() && stdout_color());
             if let Some(svg) = &args.svg {
                 let picture = drawing(&found, Format::Svg).map_err(|e| miette!("{e}"))?;
                 write_atomically(svg, picture.as_bytes())?;
             }
-            output(args.output.as_deref(), &text)?;
+            write_or_emit(args.output.as_deref(), &text)?;
             let exit = exit_code(report);
             // The process ends here: freeing a tree of a million nodes would only delay it.
             std::mem::forget(found);
@@ -354,7 +351,7 @@ fn dispatch(program: Program<'_>, command: &Command) -> miette::Result<Exit> {
                 .localize()
                 .map_err(|e| miette!("{}: {e}", args.test.display()))?;
             let text = drawing(&found, format).map_err(|e| miette!("{e}"))?;
-            output(args.output.as_deref(), &text)?;
+            write_or_emit(args.output.as_deref(), &text)?;
             // The picture is what was asked for; the verdict is `localize`'s to give.
             Ok(Exit::Ok)
         }
@@ -378,14 +375,12 @@ fn hunt(program: Program<'_>, args: &HuntArgs) -> miette::Result<Exit> {
         )
     })?;
     let judge = RustJudge {
-        program,
         entry,
-        spec: plan.spec_ref.clone(),
+        spec: SpecChoice::named(plan.spec_ref.as_deref().unwrap_or("self"), program.specs)
+            .map_err(fail)?,
         limits: &args.limits,
         name: path.display().to_string(),
     };
-    // An unknown spec is bad input before any test runs.
-    judge.test(&plan_matrix(&plan), None).map_err(fail)?;
     let localize = |matrix: &Matrix, written: &Path| {
         let name = written.display().to_string();
         let judge = RustJudge {
@@ -397,8 +392,9 @@ fn hunt(program: Program<'_>, args: &HuntArgs) -> miette::Result<Exit> {
             fgvt_reports::shell_quote(&program_name()),
             fgvt_reports::shell_quote(&name)
         );
-        let test = judge.make(matrix, None, &reproduce).map_err(fail)?;
-        test.localize()
+        judge
+            .make(matrix, None, &reproduce)
+            .localize()
             .map(|found| found.report)
             .map_err(|e| miette!("{name}: {e}"))
     };
@@ -407,6 +403,7 @@ fn hunt(program: Program<'_>, args: &HuntArgs) -> miette::Result<Exit> {
         &HuntSubject {
             plan: &plan,
             object: entry.name.to_string(),
+            refs: ModelRefs::rust(&plan.object_ref, plan.spec_ref.as_deref(), &plan.path),
             judge: &judge,
             explore: ExploreOptions::default(),
             started,
@@ -423,17 +420,17 @@ fn minimize(program: Program<'_>, args: &MinimizeArgs) -> miette::Result<Exit> {
     let fail = |message: String| miette!("{}: {message}", args.test.display());
     let entry = program.object(&file.object).map_err(fail)?;
     let judge = RustJudge {
-        program,
         entry,
-        spec: file.spec.clone(),
+        spec: SpecChoice::named(file.spec.as_deref().unwrap_or("self"), program.specs)
+            .map_err(fail)?,
         limits: &args.limits,
         name: args.test.display().to_string(),
     };
-    let start = file_matrix(&file).map_err(fail)?;
-    judge.test(&start, None).map_err(fail)?;
     minimize_with(&MinimizeSubject {
         test: &args.test,
-        start,
+        start: parse_file(&file).map_err(fail)?,
+        refs: ModelRefs::rust(&file.object, file.spec.as_deref(), &args.test),
+        description: file.description.clone(),
         seed: file.seed,
         judge: &judge,
         explore: ExploreOptions::default(),
@@ -448,9 +445,8 @@ fn minimize(program: Program<'_>, args: &MinimizeArgs) -> miette::Result<Exit> {
 /// [`Test`], explored whole and checked leaf by leaf.
 #[derive(Clone)]
 struct RustJudge<'a> {
-    program: Program<'a>,
     entry: &'a Entry,
-    spec: Option<String>,
+    spec: SpecChoice,
     limits: &'a Limits,
     /// The file the tests are named after.
     name: String,
@@ -463,17 +459,7 @@ impl RustJudge<'_> {
         matrix: &Matrix,
         deadline: Option<Instant>,
         reproduce: &str,
-    ) -> Result<Box<dyn AnyTest>, String> {
-        let strings = |calls: &[Call]| calls.iter().map(Call::to_string).collect::<Vec<_>>();
-        let file = TestFile {
-            object: self.entry.name.to_string(),
-            spec: self.spec.clone(),
-            init: strings(&matrix.init),
-            threads: matrix.threads.iter().map(|t| strings(t)).collect(),
-            finals: strings(&matrix.finals),
-            description: None,
-            seed: None,
-        };
+    ) -> Box<dyn AnyTest> {
         let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
         let limits = Limits {
             timeout: match (self.limits.timeout, left) {
@@ -484,16 +470,11 @@ impl RustJudge<'_> {
         };
         (self.entry.make)(&MakeArgs {
             name: &self.name,
-            file: &file,
-            specs: self.program.specs,
+            calls: matrix,
+            spec: self.spec,
             limits: &limits,
             reproduce,
         })
-    }
-
-    /// The test of `matrix` for a verdict only.
-    fn test(&self, matrix: &Matrix, deadline: Option<Instant>) -> Result<Box<dyn AnyTest>, String> {
-        self.make(matrix, deadline, "")
     }
 }
 
@@ -520,17 +501,7 @@ impl Judge for RustJudge<'_> {
             test: PathBuf::from(&self.name),
             source,
         };
-        // The spec was checked before the search began, and calls printed from parsed ones
-        // parse again: a test that still cannot be made does not fail, as a model's candidate
-        // whose init part fails does not.
-        let Ok(test) = self.test(matrix, deadline) else {
-            return Ok(TestReport {
-                verdict: TestVerdict::Passes,
-                partial: None,
-                stopped_at_first: None,
-            });
-        };
-        let checked = test.check().map_err(replay)?;
+        let checked = self.make(matrix, deadline, "").check().map_err(replay)?;
         // A tree explored whole counts both kinds of failing leaf; the caller decides which
         // kind it needs, as it does for a model's tree explored whole.
         let verdict = if checked.not_linearizable + checked.faults > 0 {
@@ -554,35 +525,6 @@ fn program_name() -> String {
     std::env::args().next().unwrap_or_else(|| "program".into())
 }
 
-/// The first test a hunt file can draw: `init`, one thread of its first operation, `final`
-/// (what is checked to build before a hunt starts).
-fn plan_matrix(plan: &fgvt::hunt::HuntPlan) -> Matrix {
-    Matrix {
-        init: plan.init.clone(),
-        threads: vec![plan.operations.iter().take(1).cloned().collect()],
-        finals: plan.finals.clone(),
-    }
-}
-
-/// The operations of a test file, parsed.
-fn file_matrix(file: &TestFile) -> Result<Matrix, String> {
-    let parse = |calls: &[String]| {
-        calls
-            .iter()
-            .map(|c| fgvt_tree::parse_call(c).map_err(|e| format!("`{c}`: {}", e.message)))
-            .collect::<Result<Vec<Call>, String>>()
-    };
-    Ok(Matrix {
-        init: parse(&file.init)?,
-        threads: file
-            .threads
-            .iter()
-            .map(|t| parse(t))
-            .collect::<Result<_, _>>()?,
-        finals: parse(&file.finals)?,
-    })
-}
-
 /// The test of `path` on the object it names, for `subcommand`.
 fn load(
     program: Program<'_>,
@@ -599,22 +541,16 @@ fn load(
         fgvt_reports::shell_quote(&program_name()),
         fgvt_reports::shell_quote(&name)
     );
-    (entry.make)(&MakeArgs {
+    let spec =
+        SpecChoice::named(file.spec.as_deref().unwrap_or("self"), program.specs).map_err(fail)?;
+    let calls = parse_file(&file).map_err(fail)?;
+    Ok((entry.make)(&MakeArgs {
         name: &name,
-        file: &file,
-        specs: program.specs,
+        calls: &calls,
+        spec,
         limits,
         reproduce: &reproduce,
-    })
-    .map_err(fail)
-}
-
-/// Prints `text`, or writes it to `output` atomically.
-fn output(output: Option<&Path>, text: &str) -> miette::Result<()> {
-    match output {
-        Some(path) => write_atomically(path, text.as_bytes()),
-        None => emit(text),
-    }
+    }))
 }
 
 /// A `main` for Rust objects: `fgvt_sync::main!(PairSnapshot, FixedPairSnapshot);` makes a

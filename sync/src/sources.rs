@@ -4,6 +4,7 @@
 //! in, the workspace root, for a workspace member), a line and a column. A test runs in its
 //! package's directory, so a relative name is looked for there and in every directory above.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::panic::Location;
 use std::path::{Path, PathBuf};
@@ -18,9 +19,9 @@ struct Sources {
     numbers: HashMap<String, u32>,
     /// Spans by `#[track_caller]` position, keyed by the position's address: every execution
     /// of a test meets the same ones, and comparing addresses is cheaper than file names.
-    spans: HashMap<usize, Span, foldhash::fast::RandomState>,
+    spans: ByPosition<Span>,
     /// The names objects created at a position get ([`name_at`]), keyed as `spans`.
-    names: HashMap<usize, Option<&'static str>, foldhash::fast::RandomState>,
+    names: ByPosition<Option<&'static str>>,
 }
 
 fn sources() -> &'static Mutex<Sources> {
@@ -28,15 +29,33 @@ fn sources() -> &'static Mutex<Sources> {
     SOURCES.get_or_init(Default::default)
 }
 
+/// Positions by address, as [`Sources`] keys them.
+type ByPosition<T> = HashMap<usize, T, foldhash::fast::RandomState>;
+
+thread_local! {
+    /// The spans and names this thread has looked up: every step and every object creation
+    /// asks for one, and hunt and minimize explore on several threads at once, so the shared
+    /// lock is taken only the first time a thread meets a position.
+    static SEEN: RefCell<(ByPosition<Span>, ByPosition<Option<&'static str>>)> =
+        RefCell::new(Default::default());
+}
+
 /// The span of the expression at a caller's position ([`span`]), worked out once per position.
 pub(crate) fn span_at(caller: &'static Location<'static>) -> Span {
     let key = std::ptr::from_ref(caller) as usize;
-    let mut sources = sources().lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(&span) = sources.spans.get(&key) {
+    if let Some(span) = SEEN.with_borrow(|(spans, _)| spans.get(&key).copied()) {
         return span;
     }
-    let span = sources.span(caller.file(), caller.line(), caller.column());
-    sources.spans.insert(key, span);
+    let mut sources = sources().lock().unwrap_or_else(|e| e.into_inner());
+    let span = match sources.spans.get(&key) {
+        Some(&span) => span,
+        None => {
+            let span = sources.span(caller.file(), caller.line(), caller.column());
+            sources.spans.insert(key, span);
+            span
+        }
+    };
+    SEEN.with_borrow_mut(|(spans, _)| spans.insert(key, span));
     span
 }
 
@@ -46,6 +65,16 @@ pub(crate) fn span_at(caller: &'static Location<'static>) -> Span {
 /// type).
 pub(crate) fn name_at(caller: &'static Location<'static>) -> Option<&'static str> {
     let key = std::ptr::from_ref(caller) as usize;
+    if let Some(name) = SEEN.with_borrow(|(_, names)| names.get(&key).copied()) {
+        return name;
+    }
+    let name = shared_name_at(key, caller);
+    SEEN.with_borrow_mut(|(_, names)| names.insert(key, name));
+    name
+}
+
+/// [`name_at`] from the shared table, worked out there the first time any thread asks.
+fn shared_name_at(key: usize, caller: &'static Location<'static>) -> Option<&'static str> {
     let mut sources = sources().lock().unwrap_or_else(|e| e.into_inner());
     if let Some(&name) = sources.names.get(&key) {
         return name;

@@ -11,6 +11,21 @@ use fgvt_tree::{Call, ThreadId, Value};
 use crate::object::Object;
 use crate::runtime::panic_message;
 
+/// Runs `earlier`, then `call`, on a fresh `O`, outside any scheduler: `call`'s result, the
+/// first `Err` of them all, or the panic that stopped them.
+pub(crate) fn serial_run<O: Object>(
+    earlier: &[Call],
+    call: &Call,
+) -> std::thread::Result<Result<Value, String>> {
+    catch_unwind(AssertUnwindSafe(|| {
+        let object = O::new();
+        for done in earlier {
+            object.call(done)?;
+        }
+        object.call(call)
+    }))
+}
+
 /// The spec whose state is the operations applied so far: applying one more runs them all, in
 /// order, on a fresh object, then the new one, and takes its result.
 pub(crate) struct SelfSpec<O>(PhantomData<fn() -> O>);
@@ -29,14 +44,7 @@ impl<O: Object> Spec for SelfSpec<O> {
     }
 
     fn apply(&self, state: &Vec<Call>, _thread: ThreadId, call: &Call) -> Apply<Vec<Call>> {
-        let run = catch_unwind(AssertUnwindSafe(|| {
-            let object = O::new();
-            for earlier in state {
-                object.call(earlier)?;
-            }
-            object.call(call)
-        }));
-        match run {
+        match serial_run::<O>(state, call) {
             Ok(Ok(value)) => {
                 let mut next = state.clone();
                 next.push(call.clone());

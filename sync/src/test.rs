@@ -166,23 +166,30 @@ impl<O: Object> Test<O> {
 
     /// [`Test::try_spec`], where `name` may also be one of the sequential `types` (by its type
     /// name, without module path): how a test file's `"spec"` is looked up.
-    pub fn try_spec_among(mut self, name: &str, types: &[SpecType]) -> Result<Self, String> {
-        self.spec = if name == "self" {
-            SpecChoice::Serial
-        } else if let Some(found) = types.iter().find(|t| t.name() == name) {
-            SpecChoice::Sequential(*found)
-        } else {
-            let spec = builtin(name).ok_or_else(|| {
-                let mut known: Vec<String> = types.iter().map(SpecType::name).collect();
-                known.extend(BUILTIN_NAMES.iter().map(|n| n.to_string()));
-                format!(
-                    "unknown spec `{name}`: use \"self\" or one of {}",
-                    known.join(", ")
-                )
-            })?;
-            SpecChoice::Builtin(spec)
+    pub fn try_spec_among(self, name: &str, types: &[SpecType]) -> Result<Self, String> {
+        Ok(self.with_spec(SpecChoice::named(name, types)?))
+    }
+
+    /// Checks the runs against `spec`, already looked up.
+    pub(crate) fn with_spec(mut self, spec: SpecChoice) -> Self {
+        self.spec = spec;
+        self
+    }
+
+    /// Runs these calls, already parsed (as a program's generated tests have them), instead
+    /// of any given before.
+    pub fn with_calls(
+        mut self,
+        init: &[Call],
+        threads: &[Vec<Call>],
+        finals: &[Call],
+    ) -> Self {
+        self.plan = Plan {
+            init: init.to_vec(),
+            threads: threads.to_vec(),
+            finals: finals.to_vec(),
         };
-        Ok(self)
+        self
     }
 
     /// The command a report gives to run the test again (by default `cargo test <name>`).
@@ -368,11 +375,10 @@ fn run_plan<O: Object>(plan: &Arc<Plan>) {
     };
     let object = Arc::new(object);
     for call in &plan.init {
-        match guarded(|| object.call(call)) {
-            Some(Ok(value)) => runtime::serial_op(INIT_LANE, call, &value),
-            Some(Err(message)) => return runtime::fault(message, None),
-            None => return,
-        }
+        let Some(value) = run_call(&*object, call) else {
+            return;
+        };
+        runtime::serial_op(INIT_LANE, call, &value);
     }
     runtime::concurrent(true);
     let handles: Vec<_> = (0..plan.threads.len())
@@ -391,11 +397,10 @@ fn run_plan<O: Object>(plan: &Arc<Plan>) {
         return;
     }
     for call in &plan.finals {
-        match guarded(|| object.call(call)) {
-            Some(Ok(value)) => runtime::serial_op(FINAL_LANE, call, &value),
-            Some(Err(message)) => return runtime::fault(message, None),
-            None => return,
-        }
+        let Some(value) = run_call(&*object, call) else {
+            return;
+        };
+        runtime::serial_op(FINAL_LANE, call, &value);
     }
     runtime::complete();
 }
@@ -408,10 +413,21 @@ fn run_thread<O: Object>(object: &O, thread: usize, calls: &[Call]) {
             return;
         }
         runtime::begin_op(thread, index, call);
-        match guarded(|| object.call(call)) {
-            Some(Ok(value)) => runtime::end_op(&value),
-            Some(Err(message)) => return runtime::fault(message, None),
-            None => return,
+        let Some(value) = run_call(object, call) else {
+            return;
+        };
+        runtime::end_op(&value);
+    }
+}
+
+/// Runs `call` on `object`: its result, or `None` once the execution has ended (the call
+/// panicked or returned `Err`, both faults, or the execution was cancelled).
+fn run_call<O: Object>(object: &O, call: &Call) -> Option<fgvt_tree::Value> {
+    match guarded(|| object.call(call))? {
+        Ok(value) => Some(value),
+        Err(message) => {
+            runtime::fault(message, None);
+            None
         }
     }
 }
@@ -465,7 +481,7 @@ fn judge<S: Spec>(tree: &Tree, spec: S) -> Verdicts {
 
 /// The spec a test's runs are checked against.
 #[derive(Clone, Copy, Debug)]
-enum SpecChoice {
+pub(crate) enum SpecChoice {
     /// `self`: the object's own serial runs on a fresh object (Line-Up's).
     Serial,
     /// One of the checker's built-in specs (`queue`, `stack`, `set`, …).
@@ -498,6 +514,25 @@ impl SpecType {
 }
 
 impl SpecChoice {
+    /// The spec named `name`: `self`, one of the sequential `types` (by its type name) or a
+    /// built-in one; else which names there are.
+    pub(crate) fn named(name: &str, types: &[SpecType]) -> Result<SpecChoice, String> {
+        if name == "self" {
+            return Ok(SpecChoice::Serial);
+        }
+        if let Some(found) = types.iter().find(|t| t.name() == name) {
+            return Ok(SpecChoice::Sequential(*found));
+        }
+        builtin(name).map(SpecChoice::Builtin).ok_or_else(|| {
+            let mut known: Vec<String> = types.iter().map(SpecType::name).collect();
+            known.extend(BUILTIN_NAMES.iter().map(|n| n.to_string()));
+            format!(
+                "unknown spec `{name}`: use \"self\" or one of {}",
+                known.join(", ")
+            )
+        })
+    }
+
     /// Its name in reports and test files.
     fn name(self) -> String {
         match self {
@@ -532,11 +567,7 @@ impl Why {
                 })
             }
             Why::NotLinearizable(outcome) => match &outcome.verdict {
-                CheckVerdict::NotLinearizable(e) => Some(Explanation {
-                    headline: e.headline(),
-                    text: e.to_string(),
-                    json: serde_json::to_value(e).unwrap_or_default(),
-                }),
+                CheckVerdict::NotLinearizable(e) => Some(Explanation::described(e.headline(), e)),
                 _ => None,
             },
         }
@@ -552,9 +583,10 @@ pub(crate) fn short_type_name<O>() -> String {
 }
 
 /// Calls written in a test, or which one does not parse and why.
-fn parse_all(calls: &[&str]) -> Result<Vec<Call>, String> {
+pub(crate) fn parse_all(calls: &[impl AsRef<str>]) -> Result<Vec<Call>, String> {
     calls
         .iter()
+        .map(AsRef::as_ref)
         .map(|text| {
             fgvt_tree::parse_call(text).map_err(|e| {
                 format!(

@@ -9,7 +9,7 @@ use crate::value::Value;
 
 /// Deepest nesting of tuples in a call's arguments: deeper text is refused rather than risking
 /// the stack.
-pub const MAX_CALL_NESTING: usize = 128;
+const MAX_CALL_NESTING: usize = 128;
 
 /// Why a call's text does not parse, and where.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

@@ -94,7 +94,7 @@ pub mod source;
 mod states;
 pub mod value;
 
-pub use call_text::{parse_call, unescape, CallSyntaxError, MAX_CALL_NESTING};
+pub use call_text::{parse_call, unescape, CallSyntaxError};
 pub use event::{Event, EventKind};
 pub use explore::{
     explore, explore_with_progress, search_failing, ExploreOptions, MemoryBudget, Progress, Search,
