@@ -43,6 +43,36 @@ pub trait Spec {
         None
     }
 
+    /// Whether `call`, observed to return `result` (`None`: unknown or pending), leaves the
+    /// state as it is in every state whose result [`Spec::matches`] it: a read, a `contains`, a
+    /// compare-and-set that failed.
+    ///
+    /// The checker linearizes such an operation as soon as it may take effect in a state that
+    /// gives its result, and does not try the orders that place it later: those reach the same
+    /// states (a partial-order reduction). `false`, the default, is always correct; `true` for
+    /// an operation that can change the state makes verdicts wrong.
+    fn is_read_only(&self, _call: &Call, _result: Option<&Value>) -> bool {
+        false
+    }
+
+    /// Whether some of the operations `writers` (each with its observed result; any subset, in
+    /// any order) could bring `state` to one in which the read-only `call` returns `result`.
+    ///
+    /// The checker asks this of a read that must take effect before any other operation
+    /// returns, with the operations that may take effect before it: `false` tells it the
+    /// branch is dead before it tries every order of those operations. An over-approximation:
+    /// `true`, the default, is always correct; `false` where the read could still return
+    /// `result` makes verdicts wrong.
+    fn may_reach(
+        &self,
+        _state: &Self::State,
+        _call: &Call,
+        _result: &Value,
+        _writers: &mut dyn Iterator<Item = (&Call, Option<&Value>)>,
+    ) -> bool {
+        true
+    }
+
     /// A short name for reports: `register`, `self`, `SetSpec`.
     fn name(&self) -> String;
 

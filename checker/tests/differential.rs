@@ -1,6 +1,6 @@
 //! Differential test: the WGL checker against a brute-force oracle on many thousands of small
-//! random histories (≤ 8 operations, 2–4 threads; register, set, queue, stack; with and without
-//! pending operations, stuck or not).
+//! random histories (≤ 8 operations, 2–4 threads; register, set, queue, stack, map, kv; with and
+//! without pending operations, stuck or not).
 //!
 //! The histories come from simulated executions (random interleavings of call, linearization
 //! point and return), so many are linearizable; some get a perturbed result, a swapped pair of
@@ -28,7 +28,7 @@ impl Draws {
     }
 }
 
-const SPECS: [&str; 4] = ["register", "set", "queue", "stack"];
+const SPECS: [&str; 6] = ["register", "set", "queue", "stack", "map", "kv"];
 
 /// A random call of `spec`.
 fn random_call(spec: &str, rng: &mut Draws) -> Call {
@@ -47,6 +47,20 @@ fn random_call(spec: &str, rng: &mut Draws) -> Call {
         ("queue", _) => ("peek", vec![]),
         ("stack", 0 | 1) => ("push", vec![v]),
         ("stack", 2) => ("pop", vec![]),
+        ("map", 0) => ("put", vec![v, w]),
+        ("map", 1) => ("remove", vec![v]),
+        ("map", 2) => ("get", vec![v]),
+        ("map", _) => ("contains", vec![v]),
+        // Two keys, so that the history splits; short values, so that reads can match.
+        ("kv", n) => {
+            let key = Value::Str(["a", "b"][rng.below(2)].into());
+            let text = Value::Str(["0", "1", "12", ""][rng.below(4)].into());
+            match n {
+                0 => ("put", vec![key, text]),
+                1 => ("append", vec![key, text]),
+                _ => ("get", vec![key]),
+            }
+        }
         (_, _) => ("peek", vec![]),
     };
     Call::new(op, args)
@@ -54,9 +68,10 @@ fn random_call(spec: &str, rng: &mut Draws) -> Call {
 
 /// A random result to replace a real one with.
 fn random_value(rng: &mut Draws) -> Value {
-    match rng.below(6) {
+    match rng.below(7) {
         0 => Value::Null,
         1 => Value::Unit,
+        6 => Value::Str(["", "0", "01", "10"][rng.below(4)].into()),
         2 => Value::Bool(rng.below(2) == 0),
         _ => Value::Int(rng.below(3) as i64),
     }

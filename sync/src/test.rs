@@ -178,12 +178,7 @@ impl<O: Object> Test<O> {
 
     /// Runs these calls, already parsed (as a program's generated tests have them), instead
     /// of any given before.
-    pub fn with_calls(
-        mut self,
-        init: &[Call],
-        threads: &[Vec<Call>],
-        finals: &[Call],
-    ) -> Self {
+    pub fn with_calls(mut self, init: &[Call], threads: &[Vec<Call>], finals: &[Call]) -> Self {
         self.plan = Plan {
             init: init.to_vec(),
             threads: threads.to_vec(),

@@ -106,6 +106,17 @@ pub(super) fn multi_register(ops: &OpTable<'_>, state: &MapState) -> Apply<MapSt
     })
 }
 
+/// Whether a multi-register `txn` only reads: its argument is a tuple of `[:read k v]` steps.
+pub(super) fn reads_only(call: &fgvt_tree::Call) -> bool {
+    let [Value::Tuple(steps)] = call.args.as_slice() else {
+        return false;
+    };
+    steps.iter().all(|step| {
+        matches!(step, Value::Tuple(parts)
+            if matches!(parts.first(), Some(Value::Str(kind)) if &**kind == ":read"))
+    })
+}
+
 /// `put`, `get`, `remove`, `contains`, `putIfAbsent`, `size`.
 pub(super) fn map(ops: &OpTable<'_>, state: &MapState) -> Apply<MapState> {
     checked(|| {

@@ -3,7 +3,7 @@
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-use fgvt_tree::Value;
+use fgvt_tree::{Call, Value};
 
 use super::{checked, ret, OpTable};
 use crate::check::hash::FxHasher;
@@ -182,5 +182,29 @@ pub(super) fn kv(ops: &OpTable<'_>, state: &KvState) -> Apply<KvState> {
             }
             _ => return Err(ops.unknown("get, put, append")),
         })
+    })
+}
+
+/// Whether a store in `state` can come to give `result` to the `get` of `call`: appends only
+/// lengthen a value, so the value now, or one that one of `writers` puts, must begin it.
+pub(super) fn may_get(
+    state: &KvState,
+    call: &Call,
+    result: &Value,
+    writers: &mut dyn Iterator<Item = (&Call, Option<&Value>)>,
+) -> bool {
+    let (Some(key), Value::Str(wanted)) = (call.args.first(), result) else {
+        return true;
+    };
+    if call.op != "get" || wanted.starts_with(state.get(key)) {
+        return true;
+    }
+    Iterator::any(&mut &mut *writers, |(writer, _)| {
+        match (writer.op.as_str(), writer.args.as_slice()) {
+            ("put", [k, Value::Str(v)]) => k == key && wanted.starts_with(&**v),
+            ("append" | "get", _) => false,
+            // Something this reasoning does not cover: say yes.
+            _ => true,
+        }
     })
 }

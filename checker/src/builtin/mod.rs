@@ -210,6 +210,61 @@ impl Spec for BuiltinSpec {
         self.as_str().to_owned()
     }
 
+    fn is_read_only(&self, call: &Call, result: Option<&Value>) -> bool {
+        let op = call.op.as_str();
+        // A result that shows the operation changed nothing: only where no other reading of
+        // that result exists (a queue's `poll` → null could also have removed a null element).
+        let failed = result == Some(&Value::Bool(false));
+        match self {
+            BuiltinSpec::Register => {
+                matches!(op, "read" | "get")
+                    || failed && matches!(op, "cas" | "compareAndSet" | "compare_and_set")
+            }
+            BuiltinSpec::Counter => matches!(op, "get" | "read"),
+            BuiltinSpec::Set => {
+                matches!(op, "contains" | "size" | "read")
+                    || failed && matches!(op, "add" | "insert" | "remove" | "delete")
+            }
+            BuiltinSpec::Map => matches!(
+                op,
+                "get" | "contains" | "containsKey" | "contains_key" | "size"
+            ),
+            BuiltinSpec::Queue | BuiltinSpec::Stack => {
+                matches!(op, "peek" | "size" | "isEmpty" | "is_empty")
+            }
+            BuiltinSpec::Deque => matches!(
+                op,
+                "peekLeft"
+                    | "peekFirst"
+                    | "peekRight"
+                    | "peekLast"
+                    | "size"
+                    | "isEmpty"
+                    | "is_empty"
+            ),
+            BuiltinSpec::Snapshot => matches!(op, "read" | "scan"),
+            BuiltinSpec::Kv => op == "get",
+            BuiltinSpec::Mutex => false,
+            BuiltinSpec::MultiRegister => op == "txn" && collection::reads_only(call),
+        }
+    }
+
+    fn may_reach(
+        &self,
+        state: &BuiltinState,
+        call: &Call,
+        result: &Value,
+        writers: &mut dyn Iterator<Item = (&Call, Option<&Value>)>,
+    ) -> bool {
+        match (self, state) {
+            (BuiltinSpec::Register, BuiltinState::Register(value)) => {
+                scalar::register_may_read(value, call, result, writers)
+            }
+            (BuiltinSpec::Kv, BuiltinState::Kv(kv)) => kv::may_get(kv, call, result, writers),
+            _ => true,
+        }
+    }
+
     fn matches(&self, call: &Call, expected: &Value, observed: &Value) -> bool {
         if expected == observed {
             return true;

@@ -1,6 +1,6 @@
 //! Specs over a single value: register, counter, snapshot.
 
-use fgvt_tree::Value;
+use fgvt_tree::{Call, Value};
 
 use super::{checked, ret, OpTable};
 use crate::spec::Apply;
@@ -27,6 +27,31 @@ pub(super) fn register(ops: &OpTable<'_>, state: &Value) -> Apply<Value> {
             }
             _ => return Err(ops.unknown("read, write, cas")),
         })
+    })
+}
+
+/// Whether a register holding `value` can come to hold `result` for the read `call`: it
+/// holds it already, or one of `writers` can write it (a `write` of it, or a `cas` to it that
+/// did not fail).
+pub(super) fn register_may_read(
+    value: &Value,
+    call: &Call,
+    result: &Value,
+    writers: &mut dyn Iterator<Item = (&Call, Option<&Value>)>,
+) -> bool {
+    if !matches!(call.op.as_str(), "read" | "get") || value == result {
+        return true;
+    }
+    Iterator::any(&mut &mut *writers, |(writer, observed)| {
+        match (writer.op.as_str(), writer.args.as_slice()) {
+            ("write" | "set", [v]) => v == result,
+            ("cas" | "compareAndSet" | "compare_and_set", [_, new]) => {
+                new == result && observed != Some(&Value::Bool(false))
+            }
+            ("read" | "get", _) => false,
+            // Something this reasoning does not cover: say yes.
+            _ => true,
+        }
     })
 }
 

@@ -300,3 +300,180 @@ fn kv_states_equal_by_content_whatever_the_route() {
     let emptied = after(&[("put", vec![s("k"), s("v")]), ("put", vec![s("k"), s("")])]);
     assert_eq!(emptied, after(&[]));
 }
+
+/// A seeded `below(n)` source for the properties below.
+fn draws(seed: u64) -> impl FnMut(usize) -> usize {
+    let mut state = seed;
+    move |n| {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((state >> 33) as usize) % n
+    }
+}
+
+/// `value` with its leaves drawn again: small integers, short strings (`:keywords` stay).
+fn vary(value: &Value, below: &mut impl FnMut(usize) -> usize) -> Value {
+    match value {
+        Value::Int(_) => int(below(3) as i64),
+        Value::Str(k) if k.starts_with(':') => value.clone(),
+        Value::Str(_) => s(["a", "b", "ab", ""][below(4)]),
+        Value::Tuple(items) => Value::Tuple(items.iter().map(|v| vary(v, below)).collect()),
+        other => other.clone(),
+    }
+}
+
+/// A call of `spec` drawn among all its documented operations and aliases, with small
+/// arguments; a multi-register transaction of one or two reads and writes.
+fn random_call(spec: BuiltinSpec, below: &mut impl FnMut(usize) -> usize) -> Call {
+    let doc = reference::SPECS
+        .iter()
+        .find(|d| d.name == spec.as_str())
+        .expect("documented");
+    let op = &doc.ops[below(doc.ops.len())];
+    let name = op.names[below(op.names.len())];
+    if name == "txn" {
+        let steps = (0..1 + below(2))
+            .map(|_| {
+                let key = int(below(2) as i64);
+                if below(2) == 0 {
+                    Value::Tuple(vec![s(":read"), key, Value::Null])
+                } else {
+                    Value::Tuple(vec![s(":write"), key, int(below(3) as i64)])
+                }
+            })
+            .collect();
+        return Call::new(name, vec![Value::Tuple(steps)]);
+    }
+    let args = (op.args)().iter().map(|v| vary(v, below)).collect();
+    Call::new(name, args)
+}
+
+/// A state of `spec` after a few random operations from the initial one.
+fn random_state(spec: BuiltinSpec, below: &mut impl FnMut(usize) -> usize) -> BuiltinState {
+    let mut state = spec.initial();
+    for _ in 0..below(5) {
+        if let Apply::Returns { state: next, .. } = spec.apply(&state, 0, &random_call(spec, below))
+        {
+            state = next;
+        }
+    }
+    state
+}
+
+/// What `call` returns in `state`, if it returns.
+fn result_in(
+    spec: BuiltinSpec,
+    state: &BuiltinState,
+    call: &Call,
+) -> Option<(Value, BuiltinState)> {
+    match spec.apply(state, 0, call) {
+        Apply::Returns { value, state } => Some((value, state)),
+        _ => None,
+    }
+}
+
+/// A result to observe for `call`: unknown, or what it returns in some random state.
+fn random_result(
+    spec: BuiltinSpec,
+    call: &Call,
+    below: &mut impl FnMut(usize) -> usize,
+) -> Option<Value> {
+    if below(4) == 0 {
+        return None;
+    }
+    let state = random_state(spec, below);
+    result_in(spec, &state, call).map(|(value, _)| value)
+}
+
+/// Whether some of `writers` (each once at most, in some order, each giving its observed result)
+/// bring `state` to one where `read` returns `wanted`: every order of every subset, tried.
+fn reachable(
+    spec: BuiltinSpec,
+    state: &BuiltinState,
+    read: &Call,
+    wanted: &Value,
+    writers: &[(Call, Option<Value>)],
+    used: &mut Vec<bool>,
+) -> bool {
+    if result_in(spec, state, read).is_some_and(|(v, _)| spec.matches(read, &v, wanted)) {
+        return true;
+    }
+    for i in 0..writers.len() {
+        if used[i] {
+            continue;
+        }
+        let (call, observed) = &writers[i];
+        let Some((value, next)) = result_in(spec, state, call) else {
+            continue;
+        };
+        if observed
+            .as_ref()
+            .is_some_and(|o| !spec.matches(call, &value, o))
+        {
+            continue;
+        }
+        used[i] = true;
+        let found = reachable(spec, &next, read, wanted, writers, used);
+        used[i] = false;
+        if found {
+            return true;
+        }
+    }
+    false
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3_000))]
+
+    /// An operation a spec calls read-only leaves the state as it was wherever its observed
+    /// result is given: the search's forced reads rest on it.
+    #[test]
+    fn read_only_operations_leave_the_state_as_it_was(seed in proptest::prelude::any::<u64>()) {
+        let mut below = draws(seed);
+        for name in BUILTIN_NAMES {
+            let spec = builtin(name).unwrap();
+            let state = random_state(spec, &mut below);
+            let call = random_call(spec, &mut below);
+            let observed = random_result(spec, &call, &mut below);
+            if !spec.is_read_only(&call, observed.as_ref()) {
+                continue;
+            }
+            if let Some((value, next)) = result_in(spec, &state, &call) {
+                if observed.as_ref().is_none_or(|o| spec.matches(&call, &value, o)) {
+                    proptest::prop_assert_eq!(&next, &state, "{} {} → {:?}", name, call, observed);
+                }
+            }
+        }
+    }
+
+    /// `may_reach` says no only when no order of the writers leads to a state that gives the
+    /// read its result (brute force over every order of every subset).
+    #[test]
+    fn may_reach_rules_out_only_unreachable_reads(seed in proptest::prelude::any::<u64>()) {
+        let mut below = draws(seed);
+        for name in BUILTIN_NAMES {
+            let spec = builtin(name).unwrap();
+            let state = random_state(spec, &mut below);
+            let read = random_call(spec, &mut below);
+            let Some(wanted) = random_result(spec, &read, &mut below) else { continue };
+            if !spec.is_read_only(&read, Some(&wanted)) {
+                continue;
+            }
+            let writers: Vec<(Call, Option<Value>)> = (0..below(4))
+                .map(|_| {
+                    let call = random_call(spec, &mut below);
+                    let observed = random_result(spec, &call, &mut below);
+                    (call, observed)
+                })
+                .collect();
+            let mut pairs = writers.iter().map(|(c, o)| (c, o.as_ref()));
+            if !spec.may_reach(&state, &read, &wanted, &mut pairs) {
+                proptest::prop_assert!(
+                    !reachable(spec, &state, &read, &wanted, &writers, &mut vec![false; writers.len()]),
+                    "{} from {:?}: {} → {} is reachable by {:?}", name, state, read, wanted, writers
+                );
+            }
+        }
+    }
+}

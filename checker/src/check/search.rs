@@ -33,6 +33,10 @@ use crate::spec::{Apply, Spec};
 /// How often (in search steps, a power of two) the deadline is looked at.
 const DEADLINE_EVERY: u64 = 1 << 12;
 
+/// How many of the next return entries [`Search::look_ahead`] looks at for a read that can no
+/// longer give its result.
+const LOOK_AHEAD_RETURNS: usize = 16;
+
 /// "No entry" in the linked list.
 const NIL: u32 = u32::MAX;
 
@@ -96,6 +100,47 @@ struct Frame {
     op: u32,
     state: u32,
     k: u32,
+    /// A read linearized by [`Search::look_ahead`]: no other candidate was possible there.
+    forced: bool,
+}
+
+/// What [`Search::look_ahead`] found.
+enum Ahead {
+    /// Nothing: try every candidate.
+    Open,
+    /// This read was linearized.
+    Read { op: u32, next: u32, k: u32 },
+    /// The configuration fails: a read that must come can never give its result, or a
+    /// forced read leads to a configuration known to fail.
+    Dead,
+}
+
+/// The longest order the search has linearized (what a violation's explanation starts from),
+/// and how long a prefix of it the current stack shares, so that keeping it costs O(1) a step.
+#[derive(Default)]
+struct Best {
+    ops: Vec<u32>,
+    agree: usize,
+}
+
+impl Best {
+    /// The stack just grew by one frame.
+    fn pushed(&mut self, stack: &[Frame]) {
+        let top = stack.len() - 1;
+        if self.agree == top && self.ops.get(top) == Some(&stack[top].op) {
+            self.agree += 1;
+        }
+        if stack.len() > self.ops.len() {
+            self.ops.truncate(self.agree);
+            self.ops.extend(stack[self.agree..].iter().map(|f| f.op));
+            self.agree = stack.len();
+        }
+    }
+
+    /// The stack was cut to `len` frames.
+    fn popped(&mut self, len: usize) {
+        self.agree = self.agree.min(len);
+    }
 }
 
 /// The search over one (sub-)history.
@@ -106,6 +151,10 @@ pub(crate) struct Search<'a, 'h, S: Spec> {
     ops: Vec<&'a OpView<'h>>,
     /// Where `ops[i]` is in the searched slice.
     local: Vec<usize>,
+    /// Which operations are read-only ([`Spec::is_read_only`]).
+    read_only: Vec<bool>,
+    /// Scratch: the operations that may take effect next, found by [`Self::look_ahead`].
+    candidates: Vec<u32>,
     /// How many operations are completed (they come first).
     completed: usize,
     /// How many operations the search may linearize (completed plus optional pending).
@@ -134,10 +183,11 @@ struct Cursor {
     state: u32,
     k: u32,
     stack: Vec<Frame>,
-    /// The deepest stack seen, and how long a prefix of it the current stack shares.
-    best: Vec<u32>,
-    agree: usize,
+    best: Best,
+    /// The next entry to look at.
     entry: u32,
+    /// Whether the configuration was just reached (a read may be forced).
+    fresh: bool,
     steps: u64,
 }
 
@@ -166,6 +216,10 @@ impl<'a, 'h, S: Spec> Search<'a, 'h, S> {
         local.extend(&pending);
         let searchable = if stuck { n_completed } else { local.len() };
         let ops: Vec<&OpView<'h>> = local.iter().map(|&i| &views[i]).collect();
+        let read_only = ops
+            .iter()
+            .map(|op| spec.is_read_only(op.call, op.result))
+            .collect();
 
         // Entries in real-time order; the returns of optional pending operations go last.
         let mut times: Vec<(usize, u32, bool)> = Vec::with_capacity(2 * searchable);
@@ -218,15 +272,17 @@ impl<'a, 'h, S: Spec> Search<'a, 'h, S> {
             state: states.intern(spec.initial(), || ()),
             k: 0,
             stack: Vec::new(),
-            best: Vec::new(),
-            agree: 0,
+            best: Best::default(),
             entry: first,
+            fresh: true,
             steps: 0,
         };
         Search {
             spec,
             ops,
             local,
+            read_only,
+            candidates: Vec::new(),
             completed: n_completed,
             searchable,
             entries,
@@ -257,20 +313,20 @@ impl<'a, 'h, S: Spec> Search<'a, 'h, S> {
             mut k,
             mut stack,
             mut best,
-            mut agree,
             mut entry,
+            mut fresh,
             mut steps,
         } = std::mem::take(&mut self.cursor);
         let stop_at = steps.saturating_add(budget);
-        let result = loop {
+        let result = 'search: loop {
             if steps >= stop_at {
                 self.cursor = Cursor {
                     state,
                     k,
                     stack,
                     best,
-                    agree,
                     entry,
+                    fresh,
                     steps,
                 };
                 return Ok(None);
@@ -281,53 +337,141 @@ impl<'a, 'h, S: Spec> Search<'a, 'h, S> {
             {
                 break SearchResult::Unknown;
             }
-            if k as usize == self.completed {
+            // The operation to linearize next, with the new state and first unlinearized
+            // operation, and whether it is a forced read; `None`: backtrack.
+            let advance = if k as usize == self.completed {
                 if self.all_block(state)? {
                     break SearchResult::Linearizable(
                         stack.iter().map(|f| self.local[f.op as usize]).collect(),
                     );
                 }
+                // Some pending operation would not block: backtrack.
+                None
+            } else if std::mem::take(&mut fresh) {
+                match self.look_ahead(state, k)? {
+                    Ahead::Open => continue,
+                    Ahead::Read { op, next, k: new_k } => Some((op, next, new_k, true)),
+                    Ahead::Dead => None,
+                }
             } else {
                 let e = self.entries[entry as usize];
-                if e.is_call {
-                    if let Some((next, new_k)) = self.try_linearize(e.op, state, k)? {
-                        if agree == stack.len() && best.get(agree) == Some(&e.op) {
-                            agree += 1;
-                        }
-                        stack.push(Frame { op: e.op, state, k });
-                        self.lift(e.op);
-                        state = next;
-                        k = new_k;
-                        if stack.len() > best.len() {
-                            best.truncate(agree);
-                            best.extend(stack[agree..].iter().map(|f| f.op));
-                            agree = stack.len();
-                        }
-                        entry = self.entries[HEAD as usize].next;
-                    } else {
-                        entry = e.next;
-                    }
+                if !e.is_call {
+                    // A return entry: that operation had to take effect before now.
+                    None
+                } else if let Some((next, new_k)) = self.try_linearize(e.op, state, k)? {
+                    Some((e.op, next, new_k, false))
+                } else {
+                    entry = e.next;
                     continue;
                 }
-            }
-            // A return entry (or a final state where some pending operation would not block):
-            // undo the latest choice and try the next candidate after it.
-            let Some(frame) = stack.pop() else {
-                break SearchResult::NotLinearizable {
-                    best: best.iter().map(|&op| self.local[op as usize]).collect(),
-                };
             };
-            agree = agree.min(stack.len());
-            self.unlift(frame.op);
-            self.clear(frame.op);
-            state = frame.state;
-            k = frame.k;
-            entry = self.entries[self.call_entry[frame.op as usize] as usize].next;
+            if let Some((op, next, new_k, forced)) = advance {
+                stack.push(Frame {
+                    op,
+                    state,
+                    k,
+                    forced,
+                });
+                best.pushed(&stack);
+                self.lift(op);
+                state = next;
+                k = new_k;
+                entry = self.entries[HEAD as usize].next;
+                fresh = true;
+                continue;
+            }
+            // Undo the latest choice and try the next candidate after it. A forced read that
+            // failed means the configuration it was forced in failed too: undo that one's
+            // choice as well.
+            loop {
+                let Some(frame) = stack.pop() else {
+                    break 'search SearchResult::NotLinearizable {
+                        best: best.ops.iter().map(|&op| self.local[op as usize]).collect(),
+                    };
+                };
+                best.popped(stack.len());
+                self.unlift(frame.op);
+                self.clear(frame.op);
+                state = frame.state;
+                k = frame.k;
+                if !frame.forced {
+                    entry = self.entries[self.call_entry[frame.op as usize] as usize].next;
+                    break;
+                }
+            }
         };
         self.stats.steps = steps;
         self.stats.cache_entries = self.cache.len();
         self.stats.states = self.states.len();
         Ok(Some(result))
+    }
+
+    /// What the operations that may take effect now say about `state` before any of them is
+    /// tried, in a configuration just reached:
+    ///
+    /// * A read-only operation ([`Spec::is_read_only`]) among them that gives its result in
+    ///   `state` is linearized at once. The configuration succeeds if and only if the one after
+    ///   that read does (moving the read to the front of any linearization from here keeps it
+    ///   one), so no other candidate needs trying.
+    /// * If one of the next few reads to return cannot come to give its result from `state`
+    ///   by the operations called before it returns ([`Spec::may_reach`]), the configuration
+    ///   fails.
+    fn look_ahead(&mut self, state: u32, k: u32) -> Result<Ahead, CheckError> {
+        self.candidates.clear();
+        let mut at = self.entries[HEAD as usize].next;
+        while at != NIL {
+            let e = self.entries[at as usize];
+            if !e.is_call {
+                break;
+            }
+            at = e.next;
+            self.candidates.push(e.op);
+            if !self.read_only[e.op as usize] {
+                continue;
+            }
+            // The spec promised the state stays; a spec that breaks that promise only loses
+            // the shortcut.
+            if !matches!(self.transition(state, e.op)?, Transition::Next(next) if next == state) {
+                continue;
+            }
+            return Ok(match self.try_linearize(e.op, state, k)? {
+                Some((next, new_k)) => Ahead::Read {
+                    op: e.op,
+                    next,
+                    k: new_k,
+                },
+                None => Ahead::Dead,
+            });
+        }
+        // The operations called before a return entry are the ones that may take effect
+        // before that operation does; `candidates` gathers them along the list.
+        let mut returns = 0;
+        while at != NIL && returns < LOOK_AHEAD_RETURNS {
+            let e = self.entries[at as usize];
+            at = e.next;
+            if e.is_call {
+                self.candidates.push(e.op);
+                continue;
+            }
+            returns += 1;
+            let read = self.ops[e.op as usize];
+            let (true, Some(result)) = (self.read_only[e.op as usize], read.result) else {
+                continue;
+            };
+            let ops = &self.ops;
+            let mut writers = self
+                .candidates
+                .iter()
+                .filter(|&&op| op != e.op)
+                .map(|&op| (ops[op as usize].call, ops[op as usize].result));
+            if !self
+                .spec
+                .may_reach(self.states.key(state), read.call, result, &mut writers)
+            {
+                return Ok(Ahead::Dead);
+            }
+        }
+        Ok(Ahead::Open)
     }
 
     /// Linearizes `op` in `state` if the spec agrees and the resulting configuration is new:

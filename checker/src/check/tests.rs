@@ -427,15 +427,19 @@ fn the_paper_workload_checks_partitioned() {
 fn a_broken_partition_is_found_without_finishing_the_hard_ones() {
     let spec = builtin("kv").unwrap();
     let s = |v: &str| Value::Str(v.into());
-    // Key "a": eight concurrent appends, then a read that saw them in the reverse of the order
-    // the search tries first: linearizable, after thousands of orders.
+    // Key "a": eight concurrent appends and a concurrent put of the empty value, then a read
+    // that saw the appends in the reverse of the order the search tries first: linearizable,
+    // after thousands of orders (the put could reset the value at any moment, so no order of
+    // the appends is ruled out before the read).
     let mut hard = History::new();
     for t in 0..8 {
         hard.call(t, Call::new("append", vec![s("a"), s(&t.to_string())]));
     }
+    hard.call(10, Call::new("put", vec![s("a"), s("")]));
     for t in 0..8 {
         hard.ret(t, Value::Unit);
     }
+    hard.ret(10, Value::Unit);
     hard.call(8, Call::new("get", vec![s("a")]));
     hard.ret(8, s("76543210"));
     let alone = check(&spec, &hard, &CheckOptions::default()).unwrap();

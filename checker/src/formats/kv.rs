@@ -14,6 +14,8 @@
 //!
 //! Keys and values are strings (`Value::Str`); an integer key stays an integer.
 
+use std::borrow::Cow;
+
 use fgvt_tree::{Call, History, Value};
 
 use super::{event_lines, ParseError, Recorder};
@@ -26,9 +28,10 @@ pub fn parse(text: &str) -> Result<History, ParseError> {
 /// Parses a log, with the 1-based line of each event of the history.
 pub(crate) fn parse_with_lines(text: &str) -> Result<(History, Vec<usize>), ParseError> {
     let mut recorder = Recorder::default();
+    let mut fields = Vec::new();
     for (line, raw) in event_lines(text) {
-        let fields = parse_map(raw).map_err(|m| ParseError::new(line, m))?;
-        let get = |name: &str| fields.iter().find(|(k, _)| k == name).map(|(_, v)| v);
+        parse_map(raw, &mut fields).map_err(|m| ParseError::new(line, m))?;
+        let get = |name: &str| fields.iter().find(|(k, _)| *k == name).map(|(_, v)| v);
         let require =
             |name: &str| get(name).ok_or_else(|| ParseError::new(line, format!("missing :{name}")));
         let thread = match require("process")? {
@@ -41,7 +44,7 @@ pub(crate) fn parse_with_lines(text: &str) -> Result<(History, Vec<usize>), Pars
             }
         };
         let keyword = |name: &str| match require(name)? {
-            Edn::Keyword(k) => Ok(k.as_str()),
+            Edn::Keyword(k) => Ok(*k),
             other => Err(ParseError::new(
                 line,
                 format!(":{name} must be a keyword, found {other:?}"),
@@ -51,7 +54,7 @@ pub(crate) fn parse_with_lines(text: &str) -> Result<(History, Vec<usize>), Pars
         let value = get("value").unwrap_or(&Edn::Nil);
         let call = || {
             let key = match require("key")? {
-                Edn::Str(s) => Value::Str(s.as_str().into()),
+                Edn::Str(s) => Value::Str((**s).into()),
                 Edn::Int(i) => Value::Int(*i),
                 other => {
                     return Err(ParseError::new(
@@ -63,7 +66,7 @@ pub(crate) fn parse_with_lines(text: &str) -> Result<(History, Vec<usize>), Pars
             match f {
                 "get" => Ok(Call::new("get", vec![key])),
                 "put" | "append" => match value {
-                    Edn::Str(v) => Ok(Call::new(f, vec![key, Value::Str(v.as_str().into())])),
+                    Edn::Str(v) => Ok(Call::new(f, vec![key, Value::Str((**v).into())])),
                     other => Err(ParseError::new(
                         line,
                         format!(":value of :{f} must be a string, found {other:?}"),
@@ -83,7 +86,7 @@ pub(crate) fn parse_with_lines(text: &str) -> Result<(History, Vec<usize>), Pars
                 ));
             }
             match (f, value) {
-                ("get", Edn::Str(s)) => Ok(Some(Value::Str(s.as_str().into()))),
+                ("get", Edn::Str(s)) => Ok(Some(Value::Str((**s).into()))),
                 ("get", Edn::Nil) => Ok(Some(Value::Str("".into()))),
                 ("get", other) => Err(ParseError::new(
                     line,
@@ -97,85 +100,134 @@ pub(crate) fn parse_with_lines(text: &str) -> Result<(History, Vec<usize>), Pars
     recorder.finish(text.lines().count(), "the file has no events")
 }
 
-/// An EDN scalar, as the kv format uses them.
+/// An EDN scalar, as the kv format uses them, borrowed from the line where it can be (the
+/// files are long, and most of their text is copied once, into the history's values).
 #[derive(Clone, Debug, PartialEq, Eq)]
-enum Edn {
+enum Edn<'t> {
     Nil,
     Int(i64),
-    Str(String),
-    Keyword(String),
+    Str(Cow<'t, str>),
+    Keyword(&'t str),
 }
 
-/// Parses `{:k v, :k v, ...}` into (keyword without colon, value) pairs.
-fn parse_map(text: &str) -> Result<Vec<(String, Edn)>, String> {
-    let mut chars = text.trim().chars().peekable();
-    if chars.next() != Some('{') {
+/// Parses `{:k v, :k v, ...}` into `fields`: (keyword without colon, value) pairs.
+fn parse_map<'t>(text: &'t str, fields: &mut Vec<(&'t str, Edn<'t>)>) -> Result<(), String> {
+    fields.clear();
+    let mut cursor = Cursor {
+        text: text.trim(),
+        at: 0,
+    };
+    if !cursor.eat(b'{') {
         return Err("expected an EDN map `{:process ..., :type ..., ...}`".into());
     }
-    let mut fields = Vec::new();
     loop {
-        skip_blank(&mut chars);
-        match chars.peek() {
-            Some('}') => {
-                chars.next();
+        cursor.skip_blank();
+        match cursor.peek() {
+            Some(b'}') => {
+                cursor.at += 1;
                 break;
             }
             None => return Err("unterminated map: missing `}`".into()),
             _ => {}
         }
-        let key = match atom(&mut chars)? {
+        let key = match cursor.atom()? {
             Edn::Keyword(k) => k,
             other => return Err(format!("expected a keyword as map key, found {other:?}")),
         };
-        skip_blank(&mut chars);
-        let value = atom(&mut chars)?;
+        cursor.skip_blank();
+        let value = cursor.atom()?;
         fields.push((key, value));
     }
-    skip_blank(&mut chars);
-    if let Some(c) = chars.next() {
+    cursor.skip_blank();
+    if let Some(c) = cursor.text[cursor.at..].chars().next() {
         return Err(format!("unexpected `{c}` after the map"));
     }
-    Ok(fields)
+    Ok(())
 }
 
-fn skip_blank(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
-    while chars.next_if(|c| c.is_whitespace() || *c == ',').is_some() {}
+/// A position in one line.
+struct Cursor<'t> {
+    text: &'t str,
+    at: usize,
 }
 
-/// One scalar: `nil`, an integer, a string with `\` escapes, or a keyword.
-fn atom(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) -> Result<Edn, String> {
-    if chars.next_if_eq(&'"').is_some() {
+impl<'t> Cursor<'t> {
+    fn peek(&self) -> Option<u8> {
+        self.text.as_bytes().get(self.at).copied()
+    }
+
+    /// Steps over `byte` if it is next.
+    fn eat(&mut self, byte: u8) -> bool {
+        let next = self.peek() == Some(byte);
+        self.at += usize::from(next);
+        next
+    }
+
+    fn skip_blank(&mut self) {
+        while self
+            .peek()
+            .is_some_and(|b| b.is_ascii_whitespace() || b == b',')
+        {
+            self.at += 1;
+        }
+    }
+
+    /// One scalar: `nil`, an integer, a string with `\` escapes, or a keyword.
+    fn atom(&mut self) -> Result<Edn<'t>, String> {
+        if self.eat(b'"') {
+            return self.string();
+        }
+        let start = self.at;
+        while self
+            .peek()
+            .is_some_and(|b| !b.is_ascii_whitespace() && !matches!(b, b',' | b'}' | b'{' | b'"'))
+        {
+            self.at += 1;
+        }
+        let token = &self.text[start..self.at];
+        if let Some(keyword) = token.strip_prefix(':') {
+            return Ok(Edn::Keyword(keyword));
+        }
+        if token == "nil" {
+            return Ok(Edn::Nil);
+        }
+        token.parse().map(Edn::Int).map_err(|_| {
+            if token.is_empty() {
+                "expected a value".to_owned()
+            } else {
+                format!("unexpected `{token}`")
+            }
+        })
+    }
+
+    /// The rest of a string whose opening quote was read: borrowed unless it has escapes.
+    fn string(&mut self) -> Result<Edn<'t>, String> {
+        let start = self.at;
+        let rest = &self.text.as_bytes()[start..];
+        let Some(end) = rest.iter().position(|&b| b == b'"' || b == b'\\') else {
+            return Err("unterminated string".into());
+        };
+        if rest[end] == b'"' {
+            self.at = start + end + 1;
+            return Ok(Edn::Str(Cow::Borrowed(&self.text[start..start + end])));
+        }
         let mut s = String::new();
-        loop {
-            match chars.next() {
-                Some('"') => return Ok(Edn::Str(s)),
-                Some('\\') => match chars.next() {
-                    Some('n') => s.push('\n'),
-                    Some('t') => s.push('\t'),
-                    Some(c) => s.push(c),
-                    None => return Err("unterminated string".into()),
+        let mut chars = self.text[start..].char_indices();
+        while let Some((i, c)) = chars.next() {
+            match c {
+                '"' => {
+                    self.at = start + i + 1;
+                    return Ok(Edn::Str(Cow::Owned(s)));
+                }
+                '\\' => match chars.next() {
+                    Some((_, 'n')) => s.push('\n'),
+                    Some((_, 't')) => s.push('\t'),
+                    Some((_, c)) => s.push(c),
+                    None => break,
                 },
-                Some(c) => s.push(c),
-                None => return Err("unterminated string".into()),
+                c => s.push(c),
             }
         }
+        Err("unterminated string".into())
     }
-    let mut token = String::new();
-    while let Some(c) = chars.next_if(|c| !c.is_whitespace() && !matches!(c, ',' | '}' | '{' | '"'))
-    {
-        token.push(c);
-    }
-    if let Some(keyword) = token.strip_prefix(':') {
-        return Ok(Edn::Keyword(keyword.to_owned()));
-    }
-    if token == "nil" {
-        return Ok(Edn::Nil);
-    }
-    token.parse().map(Edn::Int).map_err(|_| {
-        if token.is_empty() {
-            "expected a value".to_owned()
-        } else {
-            format!("unexpected `{token}`")
-        }
-    })
 }
