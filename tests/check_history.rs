@@ -184,3 +184,87 @@ fn the_html_picture_marks_the_operation_that_cannot_be_placed() {
     assert!(dom.contains(r#"class="op obstacle""#), "{dom}");
     assert!(dom.contains("Cannot come next"), "{dom}");
 }
+
+/// Issue 13: a built-in spec's initial state is settable, by `--initial` (EDN) or by a JSON
+/// history's `initial`; the flag wins; a state of the wrong shape is bad input that says what
+/// shape the spec wants.
+#[test]
+fn the_initial_state_is_settable() {
+    let dir = common::workdir(&[
+        (
+            "read3.edn",
+            "{:type :invoke, :f :read, :value nil, :process 0}\n\
+             {:type :ok, :f :read, :value 3, :process 0}\n",
+        ),
+        (
+            "kv.txt",
+            "{:process 0, :type :invoke, :f :get, :key \"k\", :value nil}\n\
+             {:process 0, :type :ok, :f :get, :key \"k\", :value \"x 0 y\"}\n",
+        ),
+        (
+            "queue.json",
+            "{\"spec\": \"queue\",\n \"initial\": [7, 8],\n \"events\": [\n\
+             {\"type\": \"call\", \"thread\": 0, \"op\": \"poll\"},\n\
+             {\"type\": \"return\", \"thread\": 0, \"value\": 7}]}\n",
+        ),
+        (
+            "counter.json",
+            "{\"spec\": \"counter\",\n \"initial\": [7],\n \"events\": [\n\
+             {\"type\": \"call\", \"thread\": 0, \"op\": \"get\"},\n\
+             {\"type\": \"return\", \"thread\": 0, \"value\": 7}]}\n",
+        ),
+    ]);
+    let file = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
+
+    // A register reads null until told otherwise.
+    let (code, out, err) = check(&[&file("read3.edn")]);
+    assert_eq!(code, 1, "{out}{err}");
+    let (code, out, err) = check(&[&file("read3.edn"), "--initial", "3"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("spec register from 3"), "{out}");
+    let (code, out, _) = check(&[&file("read3.edn"), "--initial", "3", "--format", "json"]);
+    let report: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!((code, &report["initial"]), (0, &Value::from("3")));
+
+    // A kv store, from an EDN map.
+    assert_eq!(check(&[&file("kv.txt")]).0, 1);
+    let (code, out, err) = check(&[&file("kv.txt"), "--initial", r#"{"k" "x 0 y"}"#]);
+    assert_eq!(code, 0, "{out}{err}");
+
+    // The file's initial state, and the flag over it.
+    let (code, out, err) = check(&[&file("queue.json")]);
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, out, err) = check(&[&file("queue.json"), "--initial", "[8 7]"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("returned 7, but the spec returns 8"), "{out}");
+
+    // Bad input: the wrong shape (from the flag, from the file with its line), bad EDN.
+    let (code, out, err) = check(&[&file("read3.edn"), "--spec", "counter", "--initial", "[1]"]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        out.contains("--initial: the initial state of the built-in `counter` spec is an integer"),
+        "{out}"
+    );
+    let (code, out, err) = check(&[&file("counter.json")]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(out.contains("counter.json:2: the initial state"), "{out}");
+    let model = common::fixture("counter1/counter1.fgv");
+    let (code, out, err) = check(&[
+        &file("read3.edn"),
+        "--spec",
+        model.to_str().unwrap(),
+        "--initial",
+        "3",
+    ]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        out.contains("an initial state is for built-in specs"),
+        "{out}"
+    );
+    let (code, out, err) = check(&[&file("read3.edn"), "--initial", "[3"]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        err.contains("1:3") && err.contains("malformed EDN"),
+        "{err}"
+    );
+}

@@ -52,4 +52,4 @@ pub use check::{
 };
 pub use explain::Explanation;
 pub use fgvt_tree::{Call, CoarseEvent, History, Operation, ThreadId, Value};
-pub use spec::{Apply, Spec};
+pub use spec::{Apply, Initialized, Spec};

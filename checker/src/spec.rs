@@ -85,3 +85,56 @@ pub trait Spec {
         expected == observed
     }
 }
+
+/// A spec started from another initial state: a register that holds 0, a queue that already
+/// has two elements. Everything else is the inner spec's.
+#[derive(Clone, Debug)]
+pub struct Initialized<S: Spec> {
+    spec: S,
+    initial: S::State,
+}
+
+impl<S: Spec> Initialized<S> {
+    /// `spec`, starting from `initial` instead of its own initial state.
+    pub fn new(spec: S, initial: S::State) -> Self {
+        Initialized { spec, initial }
+    }
+}
+
+impl<S: Spec> Spec for Initialized<S> {
+    type State = S::State;
+
+    fn initial(&self) -> S::State {
+        self.initial.clone()
+    }
+
+    fn apply(&self, state: &S::State, thread: ThreadId, call: &Call) -> Apply<S::State> {
+        self.spec.apply(state, thread, call)
+    }
+
+    fn partition(&self, call: &Call) -> Option<Value> {
+        self.spec.partition(call)
+    }
+
+    fn is_read_only(&self, call: &Call, result: Option<&Value>) -> bool {
+        self.spec.is_read_only(call, result)
+    }
+
+    fn may_reach(
+        &self,
+        state: &S::State,
+        call: &Call,
+        result: &Value,
+        writers: &mut dyn Iterator<Item = (&Call, Option<&Value>)>,
+    ) -> bool {
+        self.spec.may_reach(state, call, result, writers)
+    }
+
+    fn name(&self) -> String {
+        self.spec.name()
+    }
+
+    fn matches(&self, call: &Call, expected: &Value, observed: &Value) -> bool {
+        self.spec.matches(call, expected, observed)
+    }
+}

@@ -31,6 +31,9 @@ pub struct CheckReport {
     pub format: Option<String>,
     /// The spec it was checked against, once known.
     pub spec: Option<String>,
+    /// The spec's initial state when one was given (`--initial`, or the file's `initial`).
+    #[serde(default)]
+    pub initial: Option<String>,
     /// The verdict.
     pub verdict: CheckVerdict,
     /// `true`/`false` for a verdict, `null` when unknown or on error.

@@ -472,6 +472,7 @@ fn check_example() -> crate::CheckReport {
         file: "h.log".into(),
         format: Some("jepsen".into()),
         spec: Some("register".into()),
+        initial: None,
         verdict: crate::CheckVerdict::NotLinearizable,
         linearizable: Some(false),
         partitions: Some(1),

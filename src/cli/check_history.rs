@@ -5,7 +5,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use fgvt_checker::formats::{self, Format};
-use fgvt_checker::{check, check_parallel, CheckError, CheckOptions, Outcome, Spec, Verdict};
+use fgvt_checker::{
+    check, check_parallel, CheckError, CheckOptions, Initialized, Outcome, Spec, Value, Verdict,
+};
 use fgvt_reports::{
     render_sorted_json, CheckReport, CheckReports, CheckSummary, CheckVerdict, CHECK_SCHEMA_ID,
 };
@@ -21,6 +23,8 @@ struct FileResult {
     path: PathBuf,
     format: Option<Format>,
     spec: Option<String>,
+    /// The initial state given (flag or file), as fgvt writes values.
+    initial: Option<String>,
     outcome: Result<Outcome, String>,
     elapsed: Duration,
     /// The history read, kept for `--html`.
@@ -70,6 +74,7 @@ impl FileResult {
             file: self.path.display().to_string(),
             format: self.format.map(|f| f.as_str().to_string()),
             spec: self.spec.clone(),
+            initial: self.initial.clone(),
             verdict,
             linearizable: match verdict {
                 CheckVerdict::Linearizable => Some(true),
@@ -239,6 +244,7 @@ fn check_file(path: &Path, format: Option<Format>, args: &CheckHistoryArgs) -> F
         path: path.to_path_buf(),
         format,
         spec: None,
+        initial: None,
         outcome: Err(String::new()),
         elapsed: Duration::ZERO,
         history: None,
@@ -272,17 +278,45 @@ fn check_file(path: &Path, format: Option<Format>, args: &CheckHistoryArgs) -> F
         })
     };
     let named_in_file = args.spec.is_none();
+    let model = spec_name.as_deref().filter(|name| name.contains(".fgv"));
+    // The flag's initial state wins over the file's (whose line errors point at).
+    let initial = match (&args.initial, &loaded.parsed.initial) {
+        (Some(value), _) => Some((value, None)),
+        (None, Some((value, line))) => Some((value, Some(*line))),
+        (None, None) => None,
+    };
+    if let Some((value, _)) = initial {
+        result.initial = Some(value.to_string());
+    }
+    // The built-in spec, started from the initial state given, if any.
+    let initialized = |spec: fgvt_checker::BuiltinSpec,
+                       initial: Option<(&Value, Option<usize>)>| {
+        let state = match initial {
+            None => spec.initial(),
+            Some((value, line)) => spec.state_of(value).map_err(|e| {
+                let place = line.map_or_else(|| "--initial: ".to_owned(), |l| at(Some(l)));
+                format!("{place}{e}")
+            })?,
+        };
+        Ok(Initialized::new(spec, state))
+    };
     result.outcome = match spec_name.as_deref() {
         None => Err(format!(
             "{}the history names no spec: add \"spec\" to the file or pass --spec (e.g. --spec register)",
             at(Some(1))
         )),
-        Some(name) if name.contains(".fgv") => {
+        Some(_) if initial.is_some() && model.is_some() => Err(format!(
+            "{}an initial state is for built-in specs; a model starts from its own `init`",
+            initial.map_or(String::new(), |(_, line)| at(line))
+        )),
+        Some(name) if model.is_some() => {
             model_spec(name).and_then(|spec| checked(check(&spec, &parsed.history, &options)))
         }
         Some(name) => match fgvt_checker::builtin(name) {
             // Built-in specs are plain data: their partitions are searched in parallel.
-            Some(spec) => checked(check_parallel(&spec, &parsed.history, &options)),
+            Some(spec) => initialized(spec, initial).and_then(|spec| {
+                checked(check_parallel(&spec, &parsed.history, &options))
+            }),
             None => Err(format!(
                 "{}unknown spec `{name}` (built-ins: {})",
                 if named_in_file { at(parsed.spec_line) } else { String::new() },
@@ -316,7 +350,7 @@ fn text(results: &[FileResult]) -> String {
     for r in results {
         let detail = match &r.outcome {
             Ok(o) => format!(
-                "{} ({}, spec {}, {} partition{}, {:.1?})",
+                "{} ({}, spec {}{}, {} partition{}, {:.1?})",
                 match o.verdict {
                     Verdict::Linearizable { .. } => "linearizable",
                     Verdict::NotLinearizable(_) => "NOT linearizable",
@@ -324,6 +358,9 @@ fn text(results: &[FileResult]) -> String {
                 },
                 r.format.map_or("?", |f| f.as_str()),
                 r.spec.as_deref().unwrap_or("?"),
+                r.initial
+                    .as_ref()
+                    .map_or(String::new(), |v| format!(" from {v}")),
                 o.partitions,
                 if o.partitions == 1 { "" } else { "s" },
                 r.elapsed

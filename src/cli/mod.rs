@@ -139,6 +139,11 @@ pub fn parse_seconds(s: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(secs))
 }
 
+/// Parses `--initial`: one EDN value.
+fn parse_initial(s: &str) -> Result<fgvt_checker::Value, String> {
+    fgvt_checker::formats::edn::parse_value(s).map_err(|e| e.to_string())
+}
+
 /// How results are printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
@@ -383,6 +388,12 @@ pub struct CheckHistoryArgs {
     /// kv, mutex, multi-register) or a model `file.fgv#Name`. Needed for JSON histories that name none.
     #[arg(long)]
     pub spec: Option<String>,
+    /// The built-in spec's initial state, in EDN (Jepsen's notation), instead of the spec's own
+    /// (nil, 0, empty): `0` for a register, `[1 2]` for a queue (head first), `#{1 2}` for a
+    /// set, `{"k" "x"}` for a kv store or map, `true` for a held mutex. A JSON history may give
+    /// it as `"initial"`; this flag wins.
+    #[arg(long, value_name = "EDN", value_parser = parse_initial)]
+    pub initial: Option<fgvt_checker::Value>,
     /// Check the history whole even when the spec partitions it (per key).
     #[arg(long)]
     pub no_partition: bool,

@@ -56,6 +56,16 @@ impl KvState {
             .map_or_else(|| "".into(), |(_, v, _)| v.clone())
     }
 
+    /// The store holding `entries` (key, string value); `Err` if a value is not a string.
+    pub(super) fn of(entries: &[(Value, Value)]) -> Result<KvState, ()> {
+        entries
+            .iter()
+            .try_fold(KvState::default(), |state, (key, value)| match value {
+                Value::Str(v) => Ok(state.with(key, v)),
+                _ => Err(()),
+            })
+    }
+
     /// The non-empty entries, by key.
     pub fn iter(&self) -> impl Iterator<Item = (&Value, &str)> {
         self.entries.iter().map(|(k, v, _)| (k, &**v))

@@ -131,6 +131,73 @@ impl BuiltinSpec {
     }
 }
 
+impl BuiltinSpec {
+    /// The state `value` describes, to start a check from instead of the spec's own initial
+    /// state: any value for a register, an integer for a counter, a boolean (held) for a mutex,
+    /// a tuple of the elements for a set, queue (head first), stack (bottom first), deque and
+    /// snapshot, and a tuple of `(key, value)` pairs for a map, kv store or multi-register.
+    /// The error says what shape was expected.
+    pub fn state_of(self, value: &Value) -> Result<BuiltinState, String> {
+        let items = || match value {
+            Value::Tuple(items) => Ok(items.as_slice()),
+            _ => Err(()),
+        };
+        let pairs = || -> Result<Vec<(Value, Value)>, ()> {
+            items()?
+                .iter()
+                .map(|pair| match pair {
+                    Value::Tuple(kv) if kv.len() == 2 => Ok((kv[0].clone(), kv[1].clone())),
+                    _ => Err(()),
+                })
+                .collect()
+        };
+        let state = match self {
+            BuiltinSpec::Register => Ok(BuiltinState::Register(value.clone())),
+            BuiltinSpec::Counter => match value {
+                Value::Int(n) => Ok(BuiltinState::Counter(*n)),
+                _ => Err(()),
+            },
+            BuiltinSpec::Mutex => match value {
+                Value::Bool(held) => Ok(BuiltinState::Mutex(*held)),
+                _ => Err(()),
+            },
+            BuiltinSpec::Set => items().map(|i| BuiltinState::Set(i.iter().cloned().collect())),
+            BuiltinSpec::Queue => items().map(|i| BuiltinState::Queue(i.iter().cloned().collect())),
+            BuiltinSpec::Stack => items().map(|i| BuiltinState::Stack(i.to_vec())),
+            BuiltinSpec::Deque => items().map(|i| BuiltinState::Deque(i.iter().cloned().collect())),
+            BuiltinSpec::Snapshot => items().map(|i| BuiltinState::Snapshot(i.to_vec())),
+            BuiltinSpec::Map => pairs().map(|p| BuiltinState::Map(p.into_iter().collect())),
+            // A register never written reads `null`: a `null` entry is the same as none.
+            BuiltinSpec::MultiRegister => pairs().map(|p| {
+                BuiltinState::MultiRegister(
+                    p.into_iter().filter(|(_, v)| *v != Value::Null).collect(),
+                )
+            }),
+            BuiltinSpec::Kv => pairs().and_then(|p| KvState::of(&p).map(BuiltinState::Kv)),
+        };
+        state.map_err(|()| {
+            let shape = match self {
+                BuiltinSpec::Register => "any value",
+                BuiltinSpec::Counter => "an integer, e.g. 5",
+                BuiltinSpec::Mutex => "true (held) or false",
+                BuiltinSpec::Set => "a vector or set of its elements, e.g. #{1 2}",
+                BuiltinSpec::Queue => "a vector of its elements, head first, e.g. [1 2]",
+                BuiltinSpec::Stack => "a vector of its elements, bottom first, e.g. [1 2]",
+                BuiltinSpec::Deque => "a vector of its elements, left first, e.g. [1 2]",
+                BuiltinSpec::Snapshot => "a vector of its cells, e.g. [0 0]",
+                BuiltinSpec::Map | BuiltinSpec::MultiRegister => {
+                    "a map from keys to values, e.g. {\"x\" 1}"
+                }
+                BuiltinSpec::Kv => "a map from keys to strings, e.g. {\"k\" \"x 0 y\"}",
+            };
+            format!(
+                "the initial state of the built-in `{}` spec is {shape}; got {value}",
+                self.as_str()
+            )
+        })
+    }
+}
+
 impl Spec for BuiltinSpec {
     type State = BuiltinState;
 

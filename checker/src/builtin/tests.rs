@@ -477,3 +477,86 @@ proptest::proptest! {
         }
     }
 }
+
+/// Every built-in spec reads its initial state from a value of the documented shape, and says
+/// what shape it wanted otherwise.
+#[test]
+fn initial_states_are_read_from_values() {
+    let pair = |k: Value, v: Value| Value::Tuple(vec![k, v]);
+    let tuple = |items: &[Value]| Value::Tuple(items.to_vec());
+    let ok = |name: &str, value: Value| builtin(name).unwrap().state_of(&value).unwrap();
+    assert_eq!(ok("register", int(3)), BuiltinState::Register(int(3)));
+    assert_eq!(ok("counter", int(-2)), BuiltinState::Counter(-2));
+    assert_eq!(ok("mutex", Value::Bool(true)), BuiltinState::Mutex(true));
+    let set = ok("set", tuple(&[int(2), int(1), int(2)]));
+    assert_eq!(
+        set,
+        BuiltinState::Set([int(1), int(2)].into_iter().collect())
+    );
+    let queue = ok("queue", tuple(&[int(7), int(8)]));
+    assert_eq!(
+        queue,
+        BuiltinState::Queue([int(7), int(8)].into_iter().collect())
+    );
+    assert_eq!(
+        ok("stack", tuple(&[int(1), int(2)])),
+        BuiltinState::Stack(vec![int(1), int(2)])
+    );
+    let map = ok("map", tuple(&[pair(s("a"), int(1))]));
+    assert_eq!(
+        map,
+        BuiltinState::Map([(s("a"), int(1))].into_iter().collect())
+    );
+    // A multi-register's null entry is no entry: it reads null either way.
+    let registers = ok(
+        "multi-register",
+        tuple(&[pair(int(1), int(5)), pair(int(2), Value::Null)]),
+    );
+    assert_eq!(
+        registers,
+        BuiltinState::MultiRegister([(int(1), int(5))].into_iter().collect())
+    );
+    // kv: the state a put of the same values reaches.
+    let kv = ok("kv", tuple(&[pair(s("k"), s("x 0 y"))]));
+    let spec = builtin("kv").unwrap();
+    let put = spec.apply(
+        &spec.initial(),
+        0,
+        &Call::new("put", vec![s("k"), s("x 0 y")]),
+    );
+    assert!(matches!(put, Apply::Returns { state, .. } if state == kv));
+
+    for (name, bad) in [
+        ("counter", s("3")),
+        ("mutex", int(1)),
+        ("queue", int(1)),
+        ("map", tuple(&[int(1)])),
+        ("kv", tuple(&[pair(s("k"), int(1))])),
+    ] {
+        let err = builtin(name).unwrap().state_of(&bad).unwrap_err();
+        assert!(
+            err.starts_with(&format!(
+                "the initial state of the built-in `{name}` spec is "
+            )),
+            "{err}"
+        );
+        assert!(err.ends_with(&format!("got {bad}")), "{err}");
+    }
+}
+
+/// A spec started elsewhere answers from there, and is the inner spec in everything else.
+#[test]
+fn an_initialized_spec_starts_from_its_state() {
+    use crate::spec::Initialized;
+    let register = builtin("register").unwrap();
+    let spec = Initialized::new(register, register.state_of(&int(4)).unwrap());
+    let read = Call::new("read", vec![]);
+    assert!(matches!(
+        spec.apply(&spec.initial(), 0, &read),
+        Apply::Returns { value, .. } if value == int(4)
+    ));
+    assert_eq!(spec.name(), "register");
+    assert!(spec.is_read_only(&read, None));
+    let kv = Initialized::new(builtin("kv").unwrap(), builtin("kv").unwrap().initial());
+    assert_eq!(kv.partition(&Call::new("get", vec![s("k")])), Some(s("k")));
+}

@@ -82,6 +82,7 @@ pub fn parse(text: &str, spec: Option<&str>) -> Result<Parsed, ParseError> {
         spec: Some(model.spec().to_owned()),
         lines,
         spec_line: None,
+        initial: None,
     })
 }
 
@@ -126,6 +127,40 @@ fn op_map(line: usize, value: &Edn) -> Result<Op, ParseError> {
         f: keyword("f")?,
         value: get("value").map_or(Value::Null, to_value),
         process,
+    })
+}
+
+/// One EDN value given on its own (`--initial`), as an fgvt value: as in a history, and a map
+/// becomes its `(key, value)` pairs in key order, which is how a built-in spec reads a map
+/// ([`BuiltinSpec::state_of`](crate::BuiltinSpec::state_of)).
+pub fn parse_value(text: &str) -> Result<Value, ParseError> {
+    // The reader recurses: bound the nesting first, as for a history.
+    elements(text)?;
+    let edn = edn_format::parse_str(text).map_err(|e| {
+        // The reader's row runs one past the text at its end: clamp to the text's last line.
+        let rows = text.lines().count().max(1);
+        let (line, column) = if e.row <= rows {
+            (e.row.max(1), e.col.max(1))
+        } else {
+            let last = text.lines().last().unwrap_or("");
+            (rows, last.chars().count() + 1)
+        };
+        ParseError {
+            line,
+            column: Some(column),
+            message: format!("malformed EDN: {}", e.error),
+        }
+    })?;
+    Ok(match &edn {
+        Edn::Map(entries) => {
+            let mut pairs: Vec<Value> = entries
+                .iter()
+                .map(|(k, v)| Value::Tuple(vec![to_value(k), to_value(v)]))
+                .collect();
+            pairs.sort();
+            Value::Tuple(pairs)
+        }
+        other => to_value(other),
     })
 }
 

@@ -19,6 +19,9 @@
 //! * `schema`: optional; if present it must be `"fgvt.history/1"`.
 //! * `spec`: optional; the name of the spec to check against (a [built-in](mod@crate::builtin) name,
 //!   or whatever the caller resolves, e.g. `"self"`).
+//! * `initial`: optional; the spec's initial state when it is not the spec's own, as
+//!   [`BuiltinSpec::state_of`](crate::BuiltinSpec::state_of) reads it: `0` for a register,
+//!   `[1, 2]` for a queue (head first), `[["k", "v"]]` (pairs) for a kv store or map.
 //! * `stuck`: optional, default `false`: the execution ended with every remaining operation
 //!   blocked, so every pending operation must block (Line-Up's generalized linearizability).
 //! * `events`: in real-time order. A thread has at most one operation pending at a time; a call
@@ -55,6 +58,9 @@ struct JsonHistory<'a> {
     spec: Option<&'a RawValue>,
     #[serde(default)]
     stuck: bool,
+    /// Kept raw to know its line.
+    #[serde(borrow)]
+    initial: Option<&'a RawValue>,
     #[serde(borrow)]
     events: Vec<&'a RawValue>,
 }
@@ -228,11 +234,21 @@ pub fn parse(text: &str) -> Result<Parsed, ParseError> {
             }
         }
     }
+    let initial = match doc.initial {
+        None => None,
+        Some(raw) => {
+            let at = position_of(text, raw.get());
+            let JsonValue(value) =
+                serde_json::from_str(raw.get()).map_err(|e| serde_error(&e, at))?;
+            Some((value, at.0))
+        }
+    };
     Ok(Parsed {
         history,
         spec,
         lines,
         spec_line,
+        initial,
     })
 }
 
@@ -270,6 +286,7 @@ pub const REFERENCE: &str = r#"| field | required | meaning |
 |---|---|---|
 | `schema` | no | if present, `"fgvt.history/1"` |
 | `spec` | no | the spec to check against: a built-in name (see `docs/specs.md`), or a model `file.fgv#Object` passed with `--spec`; `fgvt check-history --spec NAME` overrides it |
+| `initial` | no | a built-in spec's initial state, when it is not the spec's own: `0` for a register, `[1, 2]` for a queue (head first), `[["k", "v"]]` (key/value pairs) for a kv store or map; `fgvt check-history --initial EDN` overrides it |
 | `stuck` | no (`false`) | the execution ended with every remaining operation blocked, so each pending operation must block in the spec (Line-Up's generalized linearizability) |
 | `events` | yes | calls and returns in real-time order; a thread has at most one operation pending; a call without a return is pending (it may or may not have taken effect) |
 

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use fgvt_tree::source::{decode_utf8, NotUtf8};
-use fgvt_tree::History;
+use fgvt_tree::{History, Value};
 
 /// A recorded history format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -123,6 +123,8 @@ pub struct Parsed {
     pub lines: Vec<usize>,
     /// The 1-based line where the file names its spec (JSON), to point at an unknown name.
     pub spec_line: Option<usize>,
+    /// The initial state the file gives (JSON `initial`), with its line; `None`: the spec's own.
+    pub initial: Option<(Value, usize)>,
 }
 
 impl Parsed {
@@ -217,12 +219,14 @@ pub fn parse_as(text: &str, format: Format, spec: Option<&str>) -> Result<Parsed
             spec: implied,
             lines,
             spec_line: None,
+            initial: None,
         }),
         Format::Kv => kv::parse_with_lines(text).map(|(history, lines)| Parsed {
             history,
             spec: implied,
             lines,
             spec_line: None,
+            initial: None,
         }),
         Format::Json => json::parse(text),
         Format::Edn => edn::parse(text, spec),

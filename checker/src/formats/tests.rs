@@ -426,3 +426,46 @@ fn an_edn_vector_after_a_comment() {
     assert_eq!(parsed.history.events.len(), 2);
     assert_eq!(parsed.lines, vec![3, 4]);
 }
+
+/// `--initial` values: EDN literals, a map as its sorted pairs, errors with their column.
+#[test]
+fn an_initial_value_is_one_edn_literal() {
+    use super::edn::parse_value;
+    use fgvt_tree::Value;
+    let s = |v: &str| Value::Str(v.into());
+    assert_eq!(parse_value("nil"), Ok(Value::Null));
+    assert_eq!(
+        parse_value("[1 2]"),
+        Ok(Value::Tuple(vec![Value::Int(1), Value::Int(2)]))
+    );
+    assert_eq!(
+        parse_value("#{2 1}"),
+        Ok(Value::Tuple(vec![Value::Int(1), Value::Int(2)]))
+    );
+    assert_eq!(
+        parse_value(r#"{"k" "x", "a" 1}"#),
+        Ok(Value::Tuple(vec![
+            Value::Tuple(vec![s("a"), Value::Int(1)]),
+            Value::Tuple(vec![s("k"), s("x")]),
+        ]))
+    );
+    let e = parse_value("[3").unwrap_err();
+    assert_eq!((e.line, e.column), (1, Some(3)), "{e}");
+    assert!(e.message.starts_with("malformed EDN"), "{e}");
+    let e = parse_value(&format!("{}1", "[".repeat(10_000))).unwrap_err();
+    assert!(e.message.contains("nested more than"), "{e}");
+}
+
+/// A JSON history may give its spec's initial state, with the line it is on.
+#[test]
+fn a_json_history_may_give_an_initial_state() {
+    use fgvt_tree::Value;
+    let text = "{\"spec\": \"queue\",\n \"initial\": [7, 8],\n \"events\": []}\n";
+    let parsed = parse(text, Format::Json).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        parsed.initial,
+        Some((Value::Tuple(vec![Value::Int(7), Value::Int(8)]), 2))
+    );
+    let bad = "{\"spec\": \"queue\",\n \"initial\": [7, 1.5],\n \"events\": []}\n";
+    assert_eq!(parse(bad, Format::Json).unwrap_err().line, 2);
+}
