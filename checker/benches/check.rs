@@ -121,6 +121,70 @@ fn check_kv(bencher: divan::Bencher, file: &str, partition: bool) {
     });
 }
 
+/// porcupine's own test data, where `FGVT_PORCUPINE_DATA` names its `test_data` directory (a
+/// checkout of github.com/anishathalye/porcupine): the c50 kv files, which `shared/` lacks,
+/// checked as porcupine's `BenchmarkKv50Clients*` check them (partitioned, reading excluded),
+/// and all its etcd logs as `BenchmarkEtcdJepsen*`. Skipped when the variable is not set.
+const PORCUPINE_KV: &[&str] = &["c50-ok.txt", "c50-bad.txt", "c10-ok.txt whole"];
+
+#[divan::bench(args = PORCUPINE_KV, sample_count = 10, sample_size = 1)]
+fn porcupine_kv(bencher: divan::Bencher, which: &str) {
+    let Some(dir) = std::env::var_os("FGVT_PORCUPINE_DATA") else {
+        return;
+    };
+    let (file, whole) = match which.split_once(' ') {
+        Some((file, _)) => (file, true),
+        None => (which, false),
+    };
+    let path = PathBuf::from(dir).join("kv").join(file);
+    let history = formats::load_history(&path, Some(Format::Kv))
+        .expect("a porcupine kv file")
+        .parsed
+        .history;
+    let spec = builtin("kv").expect("built-in");
+    bencher.bench_local(|| {
+        check_parallel(&spec, &history, &options(!whole))
+            .expect("checks")
+            .verdict
+            .is_linearizable()
+    });
+}
+
+/// porcupine's 102 etcd logs (see [`porcupine_kv`]), one after the other.
+#[divan::bench(sample_count = 10, sample_size = 1)]
+fn porcupine_etcd(bencher: divan::Bencher) {
+    let Some(dir) = std::env::var_os("FGVT_PORCUPINE_DATA") else {
+        return;
+    };
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(PathBuf::from(dir).join("jepsen"))
+        .expect("porcupine's jepsen directory")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "log"))
+        .collect();
+    paths.sort();
+    // etcd_095.log holds no operations (a test that did not run); porcupine benchmarks the
+    // other 102.
+    let histories: Vec<History> = paths
+        .iter()
+        .filter_map(|p| formats::load_history(p, Some(Format::Jepsen)).ok())
+        .map(|l| l.parsed.history)
+        .collect();
+    assert_eq!(histories.len(), 102, "porcupine's etcd logs");
+    let spec = builtin("register").expect("built-in");
+    bencher.bench_local(|| {
+        histories
+            .iter()
+            .filter(|h| {
+                check_parallel(&spec, h, &options(false))
+                    .expect("checks")
+                    .verdict
+                    .is_linearizable()
+            })
+            .count()
+    });
+}
+
 #[divan::bench(sample_count = 3, sample_size = 1)]
 fn set_4x70000_partitioned(bencher: divan::Bencher) {
     let history = set_history(4, 70_000, 1);

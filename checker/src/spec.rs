@@ -58,11 +58,11 @@ pub trait Spec {
     /// Whether some of the operations `writers` (each with its observed result; any subset, in
     /// any order) could bring `state` to one in which the read-only `call` returns `result`.
     ///
-    /// The checker asks this of a read that must take effect before any other operation
-    /// returns, with the operations that may take effect before it: `false` tells it the
-    /// branch is dead before it tries every order of those operations. An over-approximation:
-    /// `true`, the default, is always correct; `false` where the read could still return
-    /// `result` makes verdicts wrong.
+    /// The checker asks this of the next reads to return, with the operations that may take
+    /// effect before each: `false` tells it the branch is dead before it tries every order of
+    /// those operations. Asked only of calls for which [`Spec::checks_reach`] is `true`. An
+    /// over-approximation: `true`, the default, is always correct; `false` where the read could
+    /// still return `result` makes verdicts wrong.
     fn may_reach(
         &self,
         _state: &Self::State,
@@ -71,6 +71,12 @@ pub trait Spec {
         _writers: &mut dyn Iterator<Item = (&Call, Option<&Value>)>,
     ) -> bool {
         true
+    }
+
+    /// Whether [`Spec::may_reach`] can say no for the read `call`: the search looks ahead only
+    /// for such reads (looking costs time on every configuration). `false` by default.
+    fn checks_reach(&self, _call: &Call) -> bool {
+        false
     }
 
     /// A short name for reports: `register`, `self`, `SetSpec`.
@@ -128,6 +134,10 @@ impl<S: Spec> Spec for Initialized<S> {
         writers: &mut dyn Iterator<Item = (&Call, Option<&Value>)>,
     ) -> bool {
         self.spec.may_reach(state, call, result, writers)
+    }
+
+    fn checks_reach(&self, call: &Call) -> bool {
+        self.spec.checks_reach(call)
     }
 
     fn name(&self) -> String {

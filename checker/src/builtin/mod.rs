@@ -332,6 +332,14 @@ impl Spec for BuiltinSpec {
         }
     }
 
+    fn checks_reach(&self, call: &Call) -> bool {
+        match self {
+            BuiltinSpec::Register => matches!(call.op.as_str(), "read" | "get"),
+            BuiltinSpec::Kv => call.op == "get",
+            _ => false,
+        }
+    }
+
     fn matches(&self, call: &Call, expected: &Value, observed: &Value) -> bool {
         if expected == observed {
             return true;

@@ -153,6 +153,10 @@ pub(crate) struct Search<'a, 'h, S: Spec> {
     local: Vec<usize>,
     /// Which operations are read-only ([`Spec::is_read_only`]).
     read_only: Vec<bool>,
+    /// Which operations are reads with a known result that [`Spec::may_reach`] can rule out
+    /// ([`Spec::checks_reach`]), and whether there is any.
+    reach_checked: Vec<bool>,
+    any_reach_checked: bool,
     /// Scratch: the operations that may take effect next, found by [`Self::look_ahead`].
     candidates: Vec<u32>,
     /// How many operations are completed (they come first).
@@ -216,10 +220,16 @@ impl<'a, 'h, S: Spec> Search<'a, 'h, S> {
         local.extend(&pending);
         let searchable = if stuck { n_completed } else { local.len() };
         let ops: Vec<&OpView<'h>> = local.iter().map(|&i| &views[i]).collect();
-        let read_only = ops
+        let read_only: Vec<bool> = ops
             .iter()
             .map(|op| spec.is_read_only(op.call, op.result))
             .collect();
+        let reach_checked: Vec<bool> = ops
+            .iter()
+            .zip(&read_only)
+            .map(|(op, &read)| read && op.result.is_some() && spec.checks_reach(op.call))
+            .collect();
+        let any_reach_checked = reach_checked.contains(&true);
 
         // Entries in real-time order; the returns of optional pending operations go last.
         let mut times: Vec<(usize, u32, bool)> = Vec::with_capacity(2 * searchable);
@@ -282,6 +292,8 @@ impl<'a, 'h, S: Spec> Search<'a, 'h, S> {
             ops,
             local,
             read_only,
+            reach_checked,
+            any_reach_checked,
             candidates: Vec::new(),
             completed: n_completed,
             searchable,
@@ -446,7 +458,7 @@ impl<'a, 'h, S: Spec> Search<'a, 'h, S> {
         // The operations called before a return entry are the ones that may take effect
         // before that operation does; `candidates` gathers them along the list.
         let mut returns = 0;
-        while at != NIL && returns < LOOK_AHEAD_RETURNS {
+        while self.any_reach_checked && at != NIL && returns < LOOK_AHEAD_RETURNS {
             let e = self.entries[at as usize];
             at = e.next;
             if e.is_call {
@@ -455,7 +467,7 @@ impl<'a, 'h, S: Spec> Search<'a, 'h, S> {
             }
             returns += 1;
             let read = self.ops[e.op as usize];
-            let (true, Some(result)) = (self.read_only[e.op as usize], read.result) else {
+            let (true, Some(result)) = (self.reach_checked[e.op as usize], read.result) else {
                 continue;
             };
             let ops = &self.ops;
