@@ -27,7 +27,7 @@ pub struct CheckReport {
     pub schema: String,
     /// The file as the user named it (or as found in a named directory).
     pub file: String,
-    /// Its format (`json`, `jepsen`, `kv`), once known.
+    /// Its format (`json`, `jepsen`, `kv`, `edn`), once known.
     pub format: Option<String>,
     /// The spec it was checked against, once known.
     pub spec: Option<String>,

@@ -157,7 +157,7 @@ pub(crate) struct Search<'a, 'h, S: Spec> {
     /// ([`Spec::checks_reach`]), and whether there is any.
     reach_checked: Vec<bool>,
     any_reach_checked: bool,
-    /// Scratch: the operations that may take effect next, found by [`Self::look_ahead`].
+    /// Scratch for [`Self::look_ahead`]: the operations called before the entry it is at.
     candidates: Vec<u32>,
     /// How many operations are completed (they come first).
     completed: usize,
