@@ -5,7 +5,7 @@
 //! × 70,000 operations on a small key range, partitioned. Built-in specs are checked as
 //! `fgvt check-history` checks them, partitions in parallel (`check_parallel`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use fgvt_checker::formats::{self, Format};
 use fgvt_checker::workload::{generate_kv_history, generate_set_history};
@@ -55,20 +55,36 @@ fn kv_generated(bencher: divan::Bencher, which: usize) {
 #[divan::bench(sample_count = 5, sample_size = 1)]
 fn jepsen_all(bencher: divan::Bencher) {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/histories/jepsen");
-    let Ok(entries) = std::fs::read_dir(&dir) else {
-        return;
-    };
-    let histories: Vec<History> = entries
+    if let Some(histories) = etcd_logs(&dir) {
+        check_each(bencher, &histories);
+    }
+}
+
+/// The etcd logs in `dir`, by name; files that are not one are left out. `None` without `dir`.
+fn etcd_logs(dir: &Path) -> Option<Vec<History>> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .ok()?
         .flatten()
-        .filter_map(|e| formats::load_history(&e.path(), Some(Format::Jepsen)).ok())
+        .map(|e| e.path())
+        .collect();
+    paths.sort();
+    let histories = paths
+        .iter()
+        .filter_map(|p| formats::load_history(p, Some(Format::Jepsen)).ok())
         .map(|l| l.parsed.history)
         .collect();
+    Some(histories)
+}
+
+/// Checks `histories` one after the other against the register spec, as `fgvt check-history`
+/// checks a directory of etcd logs.
+fn check_each(bencher: divan::Bencher, histories: &[History]) {
     let spec = builtin("register").expect("built-in");
     bencher.bench_local(|| {
         histories
             .iter()
             .filter(|h| {
-                check(&spec, h, &options(false))
+                check_parallel(&spec, h, &options(false))
                     .expect("checks")
                     .verdict
                     .is_linearizable()
@@ -85,10 +101,15 @@ fn set_history(threads: usize, ops_per_thread: usize, seed: u64) -> History {
 const KV_FILES: &[&str] = &["c01-ok.txt", "c01-bad.txt", "c10-ok.txt", "c10-bad.txt"];
 
 fn kv(file: &str) -> Option<History> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/histories/kv")
-        .join(file);
-    let loaded = formats::load_history(&path, Some(Format::Kv)).ok()?;
+    kv_in(
+        &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/histories/kv"),
+        file,
+    )
+}
+
+/// The kv log `file` of `dir`, if it is there.
+fn kv_in(dir: &Path, file: &str) -> Option<History> {
+    let loaded = formats::load_history(&dir.join(file), Some(Format::Kv)).ok()?;
     Some(loaded.parsed.history)
 }
 
@@ -136,11 +157,7 @@ fn porcupine_kv(bencher: divan::Bencher, which: &str) {
         Some((file, _)) => (file, true),
         None => (which, false),
     };
-    let path = PathBuf::from(dir).join("kv").join(file);
-    let history = formats::load_history(&path, Some(Format::Kv))
-        .expect("a porcupine kv file")
-        .parsed
-        .history;
+    let history = kv_in(&PathBuf::from(dir).join("kv"), file).expect("a porcupine kv file");
     let spec = builtin("kv").expect("built-in");
     bencher.bench_local(|| {
         check_parallel(&spec, &history, &options(!whole))
@@ -156,33 +173,12 @@ fn porcupine_etcd(bencher: divan::Bencher) {
     let Some(dir) = std::env::var_os("FGVT_PORCUPINE_DATA") else {
         return;
     };
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(PathBuf::from(dir).join("jepsen"))
-        .expect("porcupine's jepsen directory")
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "log"))
-        .collect();
-    paths.sort();
+    let histories =
+        etcd_logs(&PathBuf::from(dir).join("jepsen")).expect("porcupine's jepsen directory");
     // etcd_095.log holds no operations (a test that did not run); porcupine benchmarks the
     // other 102.
-    let histories: Vec<History> = paths
-        .iter()
-        .filter_map(|p| formats::load_history(p, Some(Format::Jepsen)).ok())
-        .map(|l| l.parsed.history)
-        .collect();
     assert_eq!(histories.len(), 102, "porcupine's etcd logs");
-    let spec = builtin("register").expect("built-in");
-    bencher.bench_local(|| {
-        histories
-            .iter()
-            .filter(|h| {
-                check_parallel(&spec, h, &options(false))
-                    .expect("checks")
-                    .verdict
-                    .is_linearizable()
-            })
-            .count()
-    });
+    check_each(bencher, &histories);
 }
 
 #[divan::bench(sample_count = 3, sample_size = 1)]

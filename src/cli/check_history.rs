@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use fgvt_checker::formats::{self, Format};
 use fgvt_checker::{
-    check, check_parallel, CheckError, CheckOptions, Initialized, Outcome, Spec, Value, Verdict,
+    check, check_parallel, CheckError, CheckOptions, Initialized, Outcome, Spec, Verdict,
 };
 use fgvt_reports::{
     render_sorted_json, CheckReport, CheckReports, CheckSummary, CheckVerdict, CHECK_SCHEMA_ID,
@@ -278,19 +278,15 @@ fn check_file(path: &Path, format: Option<Format>, args: &CheckHistoryArgs) -> F
         })
     };
     let named_in_file = args.spec.is_none();
-    let model = spec_name.as_deref().filter(|name| name.contains(".fgv"));
     // The flag's initial state wins over the file's (whose line errors point at).
     let initial = match (&args.initial, &loaded.parsed.initial) {
         (Some(value), _) => Some((value, None)),
         (None, Some((value, line))) => Some((value, Some(*line))),
         (None, None) => None,
     };
-    if let Some((value, _)) = initial {
-        result.initial = Some(value.to_string());
-    }
+    result.initial = initial.map(|(value, _)| value.to_string());
     // The built-in spec, started from the initial state given, if any.
-    let initialized = |spec: fgvt_checker::BuiltinSpec,
-                       initial: Option<(&Value, Option<usize>)>| {
+    let initialized = |spec: fgvt_checker::BuiltinSpec| {
         let state = match initial {
             None => spec.initial(),
             Some((value, line)) => spec.state_of(value).map_err(|e| {
@@ -305,16 +301,17 @@ fn check_file(path: &Path, format: Option<Format>, args: &CheckHistoryArgs) -> F
             "{}the history names no spec: add \"spec\" to the file or pass --spec (e.g. --spec register)",
             at(Some(1))
         )),
-        Some(_) if initial.is_some() && model.is_some() => Err(format!(
-            "{}an initial state is for built-in specs; a model starts from its own `init`",
-            initial.map_or(String::new(), |(_, line)| at(line))
-        )),
-        Some(name) if model.is_some() => {
-            model_spec(name).and_then(|spec| checked(check(&spec, &parsed.history, &options)))
-        }
+        Some(name) if name.contains(".fgv") => match initial {
+            Some((_, line)) => Err(format!(
+                "{}an initial state is for built-in specs; a model starts from its own `init`",
+                at(line)
+            )),
+            None => model_spec(name)
+                .and_then(|spec| checked(check(&spec, &parsed.history, &options))),
+        },
         Some(name) => match fgvt_checker::builtin(name) {
             // Built-in specs are plain data: their partitions are searched in parallel.
-            Some(spec) => initialized(spec, initial).and_then(|spec| {
+            Some(spec) => initialized(spec).and_then(|spec| {
                 checked(check_parallel(&spec, &parsed.history, &options))
             }),
             None => Err(format!(

@@ -129,9 +129,7 @@ impl BuiltinSpec {
             BuiltinSpec::MultiRegister => "multi-register",
         }
     }
-}
 
-impl BuiltinSpec {
     /// The state `value` describes, to start a check from instead of the spec's own initial
     /// state: any value for a register, an integer for a counter, a boolean (held) for a mutex,
     /// a tuple of the elements for a set, queue (head first), stack (bottom first), deque and
@@ -283,10 +281,7 @@ impl Spec for BuiltinSpec {
         // that result exists (a queue's `poll` → null could also have removed a null element).
         let failed = result == Some(&Value::Bool(false));
         match self {
-            BuiltinSpec::Register => {
-                matches!(op, "read" | "get")
-                    || failed && matches!(op, "cas" | "compareAndSet" | "compare_and_set")
-            }
+            BuiltinSpec::Register => scalar::register_reads_only(call, result),
             BuiltinSpec::Counter => matches!(op, "get" | "read"),
             BuiltinSpec::Set => {
                 matches!(op, "contains" | "size" | "read")
@@ -334,7 +329,7 @@ impl Spec for BuiltinSpec {
 
     fn checks_reach(&self, call: &Call) -> bool {
         match self {
-            BuiltinSpec::Register => matches!(call.op.as_str(), "read" | "get"),
+            BuiltinSpec::Register => scalar::is_register_read(call),
             BuiltinSpec::Kv => call.op == "get",
             _ => false,
         }

@@ -224,7 +224,12 @@ pub fn specs_markdown() -> String {
          2), not a verdict. Results are compared exactly, except that an insertion into a \
          queue, stack or deque that returns `true` matches `()` and the other way round. The \
          last column is what the spec returns for the example call on its initial state: \
-         `null` is the empty case of `pop`, `poll`, `peek` and `get`.\n\n         `fgvt check-history --initial EDN` (or a JSON history's `\"initial\"`) starts a spec          from another state: any value for a register, an integer for a counter, `true` for a          held mutex, the elements for a set, queue (head first), stack (bottom first), deque or          snapshot (`[1 2]`), and a map for a map, kv store or multi-register          (`{\"k\" \"v\"}`; in JSON, `[[\"k\", \"v\"]]`).\n",
+         `null` is the empty case of `pop`, `poll`, `peek` and `get`.\n\n\
+         `fgvt check-history --initial EDN` (or a JSON history's `\"initial\"`) starts a spec \
+         from another state: any value for a register, an integer for a counter, `true` for a \
+         held mutex, the elements for a set, queue (head first), stack (bottom first), deque or \
+         snapshot (`[1 2]`), and a map for a map, kv store or multi-register \
+         (`{\"k\" \"v\"}`; in JSON, `[[\"k\", \"v\"]]`).\n",
     );
     for doc in SPECS {
         let spec = builtin(doc.name).expect("every documented spec exists");

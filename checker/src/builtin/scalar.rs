@@ -5,19 +5,32 @@ use fgvt_tree::{Call, Value};
 use super::{checked, ret, OpTable};
 use crate::spec::Apply;
 
+/// The register's operations by kind, each with its aliases.
+fn is_read(op: &str) -> bool {
+    matches!(op, "read" | "get")
+}
+
+fn is_write(op: &str) -> bool {
+    matches!(op, "write" | "set")
+}
+
+fn is_cas(op: &str) -> bool {
+    matches!(op, "cas" | "compareAndSet" | "compare_and_set")
+}
+
 /// `read`/`get`, `write`/`set`, `cas`/`compareAndSet`.
 pub(super) fn register(ops: &OpTable<'_>, state: &Value) -> Apply<Value> {
     checked(|| {
         Ok(match ops.op() {
-            "read" | "get" => {
+            op if is_read(op) => {
                 ops.args::<0>()?;
                 ret(state.clone(), state.clone())
             }
-            "write" | "set" => {
+            op if is_write(op) => {
                 let [v] = ops.args::<1>()?;
                 ret(Value::Unit, v.clone())
             }
-            "cas" | "compareAndSet" | "compare_and_set" => {
+            op if is_cas(op) => {
                 let [expected, new] = ops.args::<2>()?;
                 if state == expected {
                     ret(Value::Bool(true), new.clone())
@@ -30,6 +43,17 @@ pub(super) fn register(ops: &OpTable<'_>, state: &Value) -> Apply<Value> {
     })
 }
 
+/// Whether the register operation `call`, observed to return `result`, only reads: a read, or
+/// a compare-and-set that failed.
+pub(super) fn register_reads_only(call: &Call, result: Option<&Value>) -> bool {
+    is_read(&call.op) || is_cas(&call.op) && result == Some(&Value::Bool(false))
+}
+
+/// Whether `call` is a register read, whose reach [`register_may_read`] rules on.
+pub(super) fn is_register_read(call: &Call) -> bool {
+    is_read(&call.op)
+}
+
 /// Whether a register holding `value` can come to hold `result` for the read `call`: it
 /// holds it already, or one of `writers` can write it (a `write` of it, or a `cas` to it that
 /// did not fail).
@@ -39,16 +63,14 @@ pub(super) fn register_may_read(
     result: &Value,
     writers: &mut dyn Iterator<Item = (&Call, Option<&Value>)>,
 ) -> bool {
-    if !matches!(call.op.as_str(), "read" | "get") || value == result {
+    if !is_read(&call.op) || value == result {
         return true;
     }
     Iterator::any(&mut &mut *writers, |(writer, observed)| {
         match (writer.op.as_str(), writer.args.as_slice()) {
-            ("write" | "set", [v]) => v == result,
-            ("cas" | "compareAndSet" | "compare_and_set", [_, new]) => {
-                new == result && observed != Some(&Value::Bool(false))
-            }
-            ("read" | "get", _) => false,
+            (op, [v]) if is_write(op) => v == result,
+            (op, [_, new]) if is_cas(op) => new == result && observed != Some(&Value::Bool(false)),
+            (op, _) if is_read(op) => false,
             // Something this reasoning does not cover: say yes.
             _ => true,
         }

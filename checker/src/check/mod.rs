@@ -247,9 +247,9 @@ impl<'a, 'h, S: Spec> Turns<'a, 'h, S> {
         }
     }
 
-    /// The outcome once the workers are done: the first error, violation or deadline by
-    /// partition order, else every partition's witness merged. The steps of the searches left
-    /// unfinished count too.
+    /// The outcome once the workers are done: an error of any partition (the first by
+    /// partition order), else the first violation or deadline by partition order, else every
+    /// partition's witness merged. The steps of the searches left unfinished count too.
     fn conclude(
         self,
         spec: &S,

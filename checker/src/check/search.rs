@@ -151,8 +151,9 @@ pub(crate) struct Search<'a, 'h, S: Spec> {
     ops: Vec<&'a OpView<'h>>,
     /// Where `ops[i]` is in the searched slice.
     local: Vec<usize>,
-    /// Which operations are read-only ([`Spec::is_read_only`]).
+    /// Which operations are read-only ([`Spec::is_read_only`]), and whether there is any.
     read_only: Vec<bool>,
+    any_read_only: bool,
     /// Which operations are reads with a known result that [`Spec::may_reach`] can rule out
     /// ([`Spec::checks_reach`]), and whether there is any.
     reach_checked: Vec<bool>,
@@ -229,6 +230,7 @@ impl<'a, 'h, S: Spec> Search<'a, 'h, S> {
             .zip(&read_only)
             .map(|(op, &read)| read && op.result.is_some() && spec.checks_reach(op.call))
             .collect();
+        let any_read_only = read_only.contains(&true);
         let any_reach_checked = reach_checked.contains(&true);
 
         // Entries in real-time order; the returns of optional pending operations go last.
@@ -292,6 +294,7 @@ impl<'a, 'h, S: Spec> Search<'a, 'h, S> {
             ops,
             local,
             read_only,
+            any_read_only,
             reach_checked,
             any_reach_checked,
             candidates: Vec::new(),
@@ -429,6 +432,9 @@ impl<'a, 'h, S: Spec> Search<'a, 'h, S> {
     ///   by the operations called before it returns ([`Spec::may_reach`]), the configuration
     ///   fails.
     fn look_ahead(&mut self, state: u32, k: u32) -> Result<Ahead, CheckError> {
+        if !self.any_read_only {
+            return Ok(Ahead::Open);
+        }
         self.candidates.clear();
         let mut at = self.entries[HEAD as usize].next;
         while at != NIL {
@@ -437,7 +443,9 @@ impl<'a, 'h, S: Spec> Search<'a, 'h, S> {
                 break;
             }
             at = e.next;
-            self.candidates.push(e.op);
+            if self.any_reach_checked {
+                self.candidates.push(e.op);
+            }
             if !self.read_only[e.op as usize] {
                 continue;
             }
@@ -446,7 +454,7 @@ impl<'a, 'h, S: Spec> Search<'a, 'h, S> {
             if !matches!(self.transition(state, e.op)?, Transition::Next(next) if next == state) {
                 continue;
             }
-            return Ok(match self.try_linearize(e.op, state, k)? {
+            return Ok(match self.enter(e.op, state, k) {
                 Some((next, new_k)) => Ahead::Read {
                     op: e.op,
                     next,
@@ -497,11 +505,18 @@ impl<'a, 'h, S: Spec> Search<'a, 'h, S> {
         let Transition::Next(next) = self.transition(state, op)? else {
             return Ok(None);
         };
+        Ok(self.enter(op, next, k))
+    }
+
+    /// Marks `op` linearized, leading to state `next`, if the configuration that makes is new:
+    /// the new state and first unlinearized operation; `None` (and `op` unmarked) when the
+    /// configuration is known to fail.
+    fn enter(&mut self, op: u32, next: u32, k: u32) -> Option<(u32, u32)> {
         self.set(op);
         let new_k = self.first_unlinearized(k);
         if new_k as usize == self.completed {
             // Every completed operation is linearized: a leaf, decided without the cache.
-            return Ok(Some((next, new_k)));
+            return Some((next, new_k));
         }
         let config = Config {
             k: new_k,
@@ -510,7 +525,7 @@ impl<'a, 'h, S: Spec> Search<'a, 'h, S> {
         };
         if self.cache.contains(&config) {
             self.clear(op);
-            return Ok(None);
+            return None;
         }
         // A full cache stops remembering: still correct, the search may just repeat work.
         if self.cache.len() < self.limits.cache_limit {
@@ -518,7 +533,7 @@ impl<'a, 'h, S: Spec> Search<'a, 'h, S> {
         } else {
             self.stats.cache_full = true;
         }
-        Ok(Some((next, new_k)))
+        Some((next, new_k))
     }
 
     /// Whether every operation that must block (the pending ones of a stuck history) blocks in `state`.

@@ -41,23 +41,7 @@ const MAX_NESTING: usize = 128;
 pub fn parse(text: &str, spec: Option<&str>) -> Result<Parsed, ParseError> {
     let mut ops = Vec::new();
     for element in elements(text)? {
-        let value = edn_format::parse_str(element.text).map_err(|e| {
-            // The reader's row may run one past the text at its end: clamp to the element.
-            let rows = element.text.lines().count().max(1);
-            let (line, column) = if e.row <= 1 {
-                (element.line, element.column + e.col.saturating_sub(1))
-            } else if e.row <= rows {
-                (element.line + e.row - 1, e.col.max(1))
-            } else {
-                let last = element.text.lines().last().unwrap_or("");
-                (element.line + rows - 1, last.chars().count().max(1))
-            };
-            ParseError {
-                line,
-                column: Some(column),
-                message: format!("malformed EDN: {}", e.error),
-            }
-        })?;
+        let value = read(element.text, element.line, element.column)?;
         ops.push((element.line, op_map(element.line, &value)?));
     }
     let model = match spec {
@@ -136,21 +120,7 @@ fn op_map(line: usize, value: &Edn) -> Result<Op, ParseError> {
 pub fn parse_value(text: &str) -> Result<Value, ParseError> {
     // The reader recurses: bound the nesting first, as for a history.
     elements(text)?;
-    let edn = edn_format::parse_str(text).map_err(|e| {
-        // The reader's row runs one past the text at its end: clamp to the text's last line.
-        let rows = text.lines().count().max(1);
-        let (line, column) = if e.row <= rows {
-            (e.row.max(1), e.col.max(1))
-        } else {
-            let last = text.lines().last().unwrap_or("");
-            (rows, last.chars().count() + 1)
-        };
-        ParseError {
-            line,
-            column: Some(column),
-            message: format!("malformed EDN: {}", e.error),
-        }
-    })?;
+    let edn = read(text, 1, 1)?;
     Ok(match &edn {
         Edn::Map(entries) => {
             let mut pairs: Vec<Value> = entries
@@ -161,6 +131,33 @@ pub fn parse_value(text: &str) -> Result<Value, ParseError> {
             Value::Tuple(pairs)
         }
         other => to_value(other),
+    })
+}
+
+/// `text`, which starts at `line`:`column` of its file, read by the EDN reader; its errors
+/// point into the file.
+fn read(text: &str, line: usize, column: usize) -> Result<Edn, ParseError> {
+    edn_format::parse_str(text).map_err(|e| {
+        let rows = text.lines().count().max(1);
+        let (line, column) = if e.row <= 1 {
+            (line, column + e.col.saturating_sub(1))
+        } else if e.row <= rows {
+            (line + e.row - 1, e.col.max(1))
+        } else {
+            // The reader's row runs one past the text at its end: point just past its last
+            // character.
+            let last = text.lines().last().unwrap_or("").chars().count();
+            if rows == 1 {
+                (line, column + last)
+            } else {
+                (line + rows - 1, last + 1)
+            }
+        };
+        ParseError {
+            line,
+            column: Some(column),
+            message: format!("malformed EDN: {}", e.error),
+        }
     })
 }
 

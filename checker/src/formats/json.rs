@@ -177,9 +177,8 @@ pub fn parse(text: &str) -> Result<Parsed, ParseError> {
     let (spec, spec_line) = match doc.spec {
         None => (None, None),
         Some(raw) => {
-            let at = position_of(text, raw.get());
-            let name: String = serde_json::from_str(raw.get()).map_err(|e| serde_error(&e, at))?;
-            (Some(name), Some(at.0))
+            let (name, line) = read_part::<String>(text, raw)?;
+            (Some(name), Some(line))
         }
     };
     let mut history = History {
@@ -189,9 +188,7 @@ pub fn parse(text: &str) -> Result<Parsed, ParseError> {
     let mut lines = Vec::with_capacity(doc.events.len());
     let mut pending = std::collections::HashSet::new();
     for raw in &doc.events {
-        let (line, column) = position_of(text, raw.get());
-        let event: JsonEvent =
-            serde_json::from_str(raw.get()).map_err(|e| serde_error(&e, (line, column)))?;
+        let (event, line) = read_part::<JsonEvent>(text, raw)?;
         lines.push(line);
         match event {
             JsonEvent::Call { thread, op, args } => {
@@ -237,10 +234,8 @@ pub fn parse(text: &str) -> Result<Parsed, ParseError> {
     let initial = match doc.initial {
         None => None,
         Some(raw) => {
-            let at = position_of(text, raw.get());
-            let JsonValue(value) =
-                serde_json::from_str(raw.get()).map_err(|e| serde_error(&e, at))?;
-            Some((value, at.0))
+            let (JsonValue(value), line) = read_part(text, raw)?;
+            Some((value, line))
         }
     };
     Ok(Parsed {
@@ -250,6 +245,17 @@ pub fn parse(text: &str) -> Result<Parsed, ParseError> {
         spec_line,
         initial,
     })
+}
+
+/// `raw`, a part of `text`, read as a `T`, with the 1-based line it starts on; its errors
+/// point at their line and column in `text`.
+fn read_part<T: de::DeserializeOwned>(
+    text: &str,
+    raw: &RawValue,
+) -> Result<(T, usize), ParseError> {
+    let at = position_of(text, raw.get());
+    let value = serde_json::from_str(raw.get()).map_err(|e| serde_error(&e, at))?;
+    Ok((value, at.0))
 }
 
 /// The 1-based line and column of `slice`, a sub-slice of `text`.

@@ -303,7 +303,7 @@ impl Recorder {
         &self,
         line: usize,
         thread: usize,
-        what: &str,
+        what: impl fmt::Display,
     ) -> Result<&fgvt_tree::Call, ParseError> {
         let Some(&(index, _)) = self.pending.get(&thread) else {
             return Err(ParseError::new(
@@ -352,11 +352,11 @@ impl Recorder {
         match kind {
             "invoke" => self.call(line, thread, call()?)?,
             "ok" => {
-                let value = result(self.pending_call(line, thread, &format!(":{f}"))?)?;
+                let value = result(self.pending_call(line, thread, format_args!(":{f}"))?)?;
                 self.ret(line, thread, value);
             }
             "fail" => {
-                self.pending_call(line, thread, &format!(":{f}"))?;
+                self.pending_call(line, thread, format_args!(":{f}"))?;
                 self.withdraw(thread);
             }
             "info" => self.abandon(thread),
