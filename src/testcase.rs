@@ -115,8 +115,6 @@ pub struct TestCase {
     pub threads: Vec<Vec<Call>>,
     /// Operations run serially at each complete leaf.
     pub finals: Vec<Call>,
-    /// The seed the test was found with, if `fgvt hunt` wrote it.
-    pub seed: Option<u64>,
     /// The model's source files, to resolve event spans.
     pub sources: SourceMap,
     /// Most instructions an operation may execute between two shared-memory accesses (and in
@@ -497,6 +495,11 @@ pub(crate) fn offset_of(text: &str, line: usize, column: usize) -> usize {
 
 /// Loads and checks the test case at `path`.
 pub fn load(path: &Path) -> Result<TestCase, LoadError> {
+    load_with_file(path).map(|(test, _)| test)
+}
+
+/// [`load`], with the test file as written (its references and description), from one read.
+pub fn load_with_file(path: &Path) -> Result<(TestCase, TestFile), LoadError> {
     let document = Document::read(path, "test file")?;
     let errors = document.errors();
     let raw = parse_test_file(&errors)?;
@@ -527,17 +530,17 @@ pub fn load(path: &Path) -> Result<TestCase, LoadError> {
         .map(|(t, ops)| calls(ops, root.key("threads").index(t)))
         .collect::<Result<Vec<_>, _>>()?;
     let finals = calls(&raw.finals, root.key("final"))?;
-    Ok(TestCase {
+    let test = TestCase {
         path: path.to_path_buf(),
         model,
         spec,
         init,
         threads,
         finals,
-        seed: raw.seed,
         sources,
         local_budget: DEFAULT_BUDGET,
-    })
+    };
+    Ok((test, raw))
 }
 
 /// Resolves a `spec` value (`None` is `self`) read at `at`; model files are relative to `base`.

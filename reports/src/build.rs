@@ -49,10 +49,7 @@ impl Replay {
     fn command(self, test_file: &str, schedule: &[usize]) -> String {
         match self {
             Replay::Explore => replay_command(test_file, schedule),
-            Replay::ThreadChoices => {
-                let choices: Vec<String> = schedule.iter().map(usize::to_string).collect();
-                format!("thread choices {}", choices.join(","))
-            }
+            Replay::ThreadChoices => format!("thread choices {}", schedule_text(schedule)),
         }
     }
 }
@@ -574,8 +571,13 @@ pub fn replay_command(test_file: &str, schedule: &[usize]) -> String {
     if schedule.is_empty() {
         return format!("fgvt explore {test}");
     }
-    let schedule: Vec<String> = schedule.iter().map(|t| t.to_string()).collect();
-    format!("fgvt explore {test} --schedule {}", schedule.join(","))
+    format!("fgvt explore {test} --schedule {}", schedule_text(schedule))
+}
+
+/// A schedule as `--schedule` takes it: thread numbers joined by commas.
+fn schedule_text(schedule: &[usize]) -> String {
+    let threads: Vec<String> = schedule.iter().map(usize::to_string).collect();
+    threads.join(",")
 }
 
 /// Quotes `s` for a POSIX shell when it holds anything but plain path characters.

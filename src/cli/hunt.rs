@@ -32,7 +32,7 @@ pub fn run(args: &HuntArgs) -> miette::Result<Exit> {
     let judge = ModelJudge::of_hunt(&file);
     let limits = args.limits.limits();
     let localize = |matrix: &Matrix, path: &Path| {
-        let test = judge.subject.test(matrix, path.to_path_buf(), None);
+        let test = judge.subject.test(matrix, path.to_path_buf());
         let options = LocalizeOptions {
             pattern: Pattern::default(),
             max_cdrs: MAX_CDRS,
@@ -125,7 +125,6 @@ pub fn hunt_with(flags: &HuntFlags, subject: &HuntSubject<'_>) -> miette::Result
         other => miette::miette!("{}: {other}", flags.hunt.display()),
     })?;
 
-    let refs = &subject.refs;
     let header = format!(
         "{}: {} — {} of {} tests drawn ({}×{} matrices of {} operations, seed {}) in {:.1?}",
         flags.hunt.display(),
@@ -160,7 +159,6 @@ pub fn hunt_with(flags: &HuntFlags, subject: &HuntSubject<'_>) -> miette::Result
 
     let written = Written {
         subject,
-        refs,
         seed: options.seed,
     };
     if flags.localize {
@@ -196,7 +194,7 @@ pub fn hunt_with(flags: &HuntFlags, subject: &HuntSubject<'_>) -> miette::Result
     let summary = format!("{header}\n{}", describe(first));
     write_test(
         &first.matrix,
-        refs,
+        &subject.refs,
         flags.output.as_deref(),
         &written.description(first.index),
         Some(options.seed),
@@ -208,7 +206,6 @@ pub fn hunt_with(flags: &HuntFlags, subject: &HuntSubject<'_>) -> miette::Result
 /// How a hunt's tests are written: their references, and where they came from.
 struct Written<'a> {
     subject: &'a HuntSubject<'a>,
-    refs: &'a ModelRefs,
     seed: u64,
 }
 
@@ -233,7 +230,7 @@ impl Written<'_> {
     fn finding(&self, sample: &Sample, path: &Path) -> miette::Result<()> {
         let text = hunt::render_test(
             &sample.matrix,
-            self.refs,
+            &self.subject.refs,
             &directory_of(path),
             Some(&self.description(sample.index)),
             Some(self.seed),
@@ -313,7 +310,7 @@ fn pipeline(
     // (or `minimal.json`), the test the hunt found next to it.
     let text = hunt::render_test(
         &minimized.matrix,
-        written.refs,
+        &subject.refs,
         &directory_of(&path),
         Some(&description),
         Some(options.seed),

@@ -9,14 +9,12 @@ use super::pipeline_error;
 use super::written::{summary, write_test};
 use super::MinimizeArgs;
 use crate::hunt::{minimize_test, Judge, Matrix, MinimizeOutcome, ModelJudge, ModelRefs, Subject};
-use crate::testcase::read_test_file;
 use fgvt_tree::ExploreOptions;
 
 /// Runs `fgvt minimize`.
 pub fn run(args: &MinimizeArgs) -> miette::Result<Exit> {
-    let test = args.limits.load_test(&args.test)?;
-    // The test as written, for the references and description of the minimal test.
-    let file = read_test_file(&args.test)?;
+    // The test, and the file as written for the references and description of the minimal test.
+    let (test, file) = args.limits.load_test_with_file(&args.test)?;
     let judge = ModelJudge {
         subject: Subject::of(&test),
         path: test.path.clone(),

@@ -82,9 +82,18 @@ impl LimitArgs {
         &self,
         path: &std::path::Path,
     ) -> Result<crate::testcase::TestCase, crate::testcase::LoadError> {
-        let mut test = crate::testcase::load(path)?;
+        self.load_test_with_file(path).map(|(test, _)| test)
+    }
+
+    /// [`Self::load_test`], with the test file as written, from one read.
+    pub fn load_test_with_file(
+        &self,
+        path: &std::path::Path,
+    ) -> Result<(crate::testcase::TestCase, crate::testcase::TestFile), crate::testcase::LoadError>
+    {
+        let (mut test, file) = crate::testcase::load_with_file(path)?;
         test.local_budget = self.max_local_steps;
-        Ok(test)
+        Ok((test, file))
     }
 
     /// The pipeline's limits these arguments set.

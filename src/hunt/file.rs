@@ -80,13 +80,6 @@ pub struct HuntPlan {
     pub samples: usize,
 }
 
-impl HuntPlan {
-    /// The directory `object` and `spec` paths are relative to.
-    pub fn base(&self) -> &Path {
-        self.path.parent().unwrap_or(Path::new(""))
-    }
-}
-
 /// A loaded, checked hunt file of a model.
 pub struct HuntFile {
     /// What the file says, its calls checked against the model.

@@ -23,7 +23,7 @@ use rayon::prelude::*;
 
 use super::check::{TestReport, TestVerdict};
 use super::{Judge, Matrix};
-use crate::pipeline::PipelineError;
+use crate::pipeline::{exploration_budget, PipelineError};
 
 /// A shrunk test and what it took.
 #[derive(Clone, Debug)]
@@ -89,7 +89,7 @@ pub fn minimize_test(
     deadline: Option<Instant>,
 ) -> Result<MinimizeOutcome, PipelineError> {
     // Verdict only, for violations: one stops the search, and decides how candidates must fail.
-    let original = judge.search(start, options, deadline, true)?;
+    let original = judge.search(start, &until(options, deadline), deadline, true)?;
     let needs_violation = match original.verdict {
         TestVerdict::Fails {
             not_linearizable, ..
@@ -103,7 +103,7 @@ pub fn minimize_test(
         }
         // Verdict only: a candidate fails as soon as one leaf does.
         match judge
-            .search(m, options, deadline, needs_violation)
+            .search(m, &until(options, deadline), deadline, needs_violation)
             .map(|r| r.verdict)
         {
             // A failing test has a failing leaf; only a violation will do when one is needed.
@@ -118,6 +118,17 @@ pub fn minimize_test(
         minimized,
         timed_out: past_deadline(),
     })
+}
+
+/// `options`, with the exploration's time cut to its share of what is left before `deadline`:
+/// an exploration started just before the deadline does not run on past it.
+fn until(options: &ExploreOptions, deadline: Option<Instant>) -> ExploreOptions {
+    let mut bounded = options.clone();
+    if let Some(deadline) = deadline {
+        let share = exploration_budget(deadline.saturating_duration_since(Instant::now()));
+        bounded.timeout = Some(bounded.timeout.map_or(share, |t| t.min(share)));
+    }
+    bounded
 }
 
 /// Every single change of `m`, best first (see the module docs).

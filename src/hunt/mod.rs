@@ -116,7 +116,7 @@ impl Subject {
     }
 
     /// A test of this subject with `matrix`'s operations, named `path` in reports.
-    pub fn test(&self, matrix: &Matrix, path: PathBuf, seed: Option<u64>) -> TestCase {
+    pub fn test(&self, matrix: &Matrix, path: PathBuf) -> TestCase {
         TestCase {
             path,
             model: self.model.clone(),
@@ -124,7 +124,6 @@ impl Subject {
             init: matrix.init.clone(),
             threads: matrix.threads.clone(),
             finals: matrix.finals.clone(),
-            seed,
             sources: self.sources.clone(),
             local_budget: self.local_budget,
         }
@@ -181,7 +180,7 @@ impl Judge for ModelJudge {
         options: &ExploreOptions,
         deadline: Option<Instant>,
     ) -> Result<TestReport, PipelineError> {
-        let test = self.subject.test(matrix, self.path.clone(), None);
+        let test = self.subject.test(matrix, self.path.clone());
         check_test(&test, options, deadline)
     }
 
@@ -192,7 +191,7 @@ impl Judge for ModelJudge {
         deadline: Option<Instant>,
         violations_only: bool,
     ) -> Result<TestReport, PipelineError> {
-        let test = self.subject.test(matrix, self.path.clone(), None);
+        let test = self.subject.test(matrix, self.path.clone());
         search_leaves(&test, options, deadline, violations_only)
     }
 }

@@ -35,7 +35,7 @@ pub fn test_from_file<O: Object>(
     file: &TestFile,
     specs: &[SpecType],
 ) -> Result<Test<O>, String> {
-    let spec = SpecChoice::named(file.spec.as_deref().unwrap_or("self"), specs)?;
+    let spec = SpecChoice::named(file.spec.as_deref(), specs)?;
     let calls = parse_file(file)?;
     Ok(Test::new(name)
         .with_spec(spec)
@@ -376,8 +376,7 @@ fn hunt(program: Program<'_>, args: &HuntArgs) -> miette::Result<Exit> {
     })?;
     let judge = RustJudge {
         entry,
-        spec: SpecChoice::named(plan.spec_ref.as_deref().unwrap_or("self"), program.specs)
-            .map_err(fail)?,
+        spec: SpecChoice::named(plan.spec_ref.as_deref(), program.specs).map_err(fail)?,
         limits: &args.limits,
         name: path.display().to_string(),
     };
@@ -387,11 +386,7 @@ fn hunt(program: Program<'_>, args: &HuntArgs) -> miette::Result<Exit> {
             name: name.clone(),
             ..judge.clone()
         };
-        let reproduce = format!(
-            "{} localize {}",
-            fgvt_reports::shell_quote(&program_name()),
-            fgvt_reports::shell_quote(&name)
-        );
+        let reproduce = reproduce("localize", &name);
         judge
             .make(matrix, None, &reproduce)
             .localize()
@@ -421,8 +416,7 @@ fn minimize(program: Program<'_>, args: &MinimizeArgs) -> miette::Result<Exit> {
     let entry = program.object(&file.object).map_err(fail)?;
     let judge = RustJudge {
         entry,
-        spec: SpecChoice::named(file.spec.as_deref().unwrap_or("self"), program.specs)
-            .map_err(fail)?,
+        spec: SpecChoice::named(file.spec.as_deref(), program.specs).map_err(fail)?,
         limits: &args.limits,
         name: args.test.display().to_string(),
     };
@@ -525,6 +519,15 @@ fn program_name() -> String {
     std::env::args().next().unwrap_or_else(|| "program".into())
 }
 
+/// The command that runs `subcommand` of this program on the test `name` again.
+fn reproduce(subcommand: &str, name: &str) -> String {
+    format!(
+        "{} {subcommand} {}",
+        fgvt_reports::shell_quote(&program_name()),
+        fgvt_reports::shell_quote(name)
+    )
+}
+
 /// The test of `path` on the object it names, for `subcommand`.
 fn load(
     program: Program<'_>,
@@ -536,13 +539,8 @@ fn load(
     let fail = |message: String| miette!("{}: {message}", path.display());
     let entry = program.object(&file.object).map_err(fail)?;
     let name = path.display().to_string();
-    let reproduce = format!(
-        "{} {subcommand} {}",
-        fgvt_reports::shell_quote(&program_name()),
-        fgvt_reports::shell_quote(&name)
-    );
-    let spec =
-        SpecChoice::named(file.spec.as_deref().unwrap_or("self"), program.specs).map_err(fail)?;
+    let reproduce = reproduce(subcommand, &name);
+    let spec = SpecChoice::named(file.spec.as_deref(), program.specs).map_err(fail)?;
     let calls = parse_file(&file).map_err(fail)?;
     Ok((entry.make)(&MakeArgs {
         name: &name,

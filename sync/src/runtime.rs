@@ -509,8 +509,9 @@ impl Recorder {
 
     /// The end where no thread can move: the history with the calls about to be made, and
     /// what each thread waits for.
-    fn stuck(&self) -> RunEnd {
-        let mut history = self.history.clone();
+    fn stuck(&mut self) -> RunEnd {
+        // Nothing reads or adds to the history once the execution has ended: move it out.
+        let mut history = std::mem::take(&mut self.history);
         let mut waiting = Vec::new();
         for (thread, lane) in self.lanes.iter().enumerate() {
             let (Some(pending), Some(op)) = (&lane.pending, &lane.op) else {
@@ -580,7 +581,7 @@ pub(crate) fn access<R>(
                 max: rec.max_steps,
             };
             rec.end = Some(RunEnd::Bounded {
-                history: rec.history.clone(),
+                history: std::mem::take(&mut rec.history),
                 bound,
             });
             return None;
@@ -721,7 +722,7 @@ pub(crate) fn serial_op(lane: ThreadId, call: &Call, value: &Value) {
 fn end_with(end: impl FnOnce(History) -> RunEnd) {
     with_recorder(|rec| {
         if rec.end.is_none() {
-            rec.end = Some(end(rec.history.clone()));
+            rec.end = Some(end(std::mem::take(&mut rec.history)));
         }
     });
 }

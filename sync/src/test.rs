@@ -167,7 +167,7 @@ impl<O: Object> Test<O> {
     /// [`Test::try_spec`], where `name` may also be one of the sequential `types` (by its type
     /// name, without module path): how a test file's `"spec"` is looked up.
     pub fn try_spec_among(self, name: &str, types: &[SpecType]) -> Result<Self, String> {
-        Ok(self.with_spec(SpecChoice::named(name, types)?))
+        Ok(self.with_spec(SpecChoice::named(Some(name), types)?))
     }
 
     /// Checks the runs against `spec`, already looked up.
@@ -511,10 +511,11 @@ impl SpecType {
 impl SpecChoice {
     /// The spec named `name`: `self`, one of the sequential `types` (by its type name) or a
     /// built-in one; else which names there are.
-    pub(crate) fn named(name: &str, types: &[SpecType]) -> Result<SpecChoice, String> {
-        if name == "self" {
-            return Ok(SpecChoice::Serial);
-        }
+    pub(crate) fn named(name: Option<&str>, types: &[SpecType]) -> Result<SpecChoice, String> {
+        let name = match name {
+            None | Some("self") => return Ok(SpecChoice::Serial),
+            Some(name) => name,
+        };
         if let Some(found) = types.iter().find(|t| t.name() == name) {
             return Ok(SpecChoice::Sequential(*found));
         }

@@ -192,6 +192,8 @@ impl<P: Replay + ?Sized> Explorer<'_, P> {
                 None => candidates.iter().copied().min(),
             }
         });
+        // An execution that ends before the prefix does has diverged too.
+        let diverged = diverged.or_else(|| prefix.get(step).map(|&t| (step, t)));
         if let Some((step, thread)) = diverged {
             return Err(ReplayError::Nondeterministic {
                 prefix: prefix.to_vec(),
@@ -260,12 +262,7 @@ impl<P: Replay + ?Sized> Explorer<'_, P> {
                 (run.take_step(depth), self.build(prefix, run)?)
             } else {
                 let mut other = self.run(prefix)?;
-                let step = if depth < other.steps.len() {
-                    other.take_step(depth)
-                } else {
-                    Event::unexplored(thread)
-                };
-                (step, self.build(prefix, &mut other)?)
+                (other.take_step(depth), self.build(prefix, &mut other)?)
             };
             prefix.pop();
             children.push((step, child));
