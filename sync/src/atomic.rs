@@ -12,7 +12,8 @@ pub use std::sync::atomic::Ordering;
 
 use fgvt_tree::EventKind;
 
-use crate::runtime::{access, pointer_name, Acted, ObjectId};
+use crate::fingerprint::{Effect, Word};
+use crate::runtime::{access, pointer_name, Acted, Initial, ObjectId};
 
 /// How an integer or boolean value is shown in reports.
 fn show<V: fmt::Debug>(value: &V) -> String {
@@ -24,10 +25,43 @@ fn show_ptr<T>(value: &*mut T) -> String {
     pointer_name(*value as usize, std::mem::align_of::<T>())
 }
 
-/// The methods every atomic has: `[generics] Type, std type, value type, "name", show` (how a
-/// value is shown in reports).
+/// An integer or boolean value as fingerprints see it: its bits.
+trait Bits: Copy {
+    fn bits(self) -> u64;
+}
+
+macro_rules! bits {
+    ($($t:ty),*) => {
+        $(impl Bits for $t {
+            #[allow(clippy::cast_sign_loss, clippy::cast_possible_truncation)]
+            fn bits(self) -> u64 {
+                self as u64
+            }
+        })*
+    };
+}
+bits!(usize, isize, u8, i8, u16, i16, u32, i32, u64, i64);
+
+impl Bits for bool {
+    fn bits(self) -> u64 {
+        u64::from(self)
+    }
+}
+
+/// An integer or boolean value as a fingerprint word.
+fn word<V: Bits>(value: &V) -> Word {
+    Word::Int(value.bits())
+}
+
+/// A pointer value as a fingerprint word: the address, with its pointee's alignment.
+fn word_ptr<T>(value: &*mut T) -> Word {
+    Word::Ptr(*value as usize, std::mem::align_of::<T>())
+}
+
+/// The methods every atomic has: `[generics] Type, std type, value type, "name", show, word`
+/// (how a value is shown in reports, and seen by fingerprints).
 macro_rules! common {
-    ([$($g:ident),*] $name:ty, $std:ty, $t:ty, $kind:expr, $show:expr) => {
+    ([$($g:ident),*] $name:ty, $std:ty, $t:ty, $kind:expr, $show:expr, $word:expr) => {
         impl<$($g),*> $name {
             /// A new atomic holding `value`; its identity is its creation order in the test, and
             /// reports name it after the field or variable it is created for.
@@ -35,7 +69,7 @@ macro_rules! common {
             pub fn new(value: $t) -> Self {
                 Self {
                     inner: <$std>::new(value),
-                    id: ObjectId::new($kind),
+                    id: ObjectId::new($kind, Initial::Value($word(&value))),
                 }
             }
 
@@ -55,6 +89,7 @@ macro_rules! common {
                     self.id.pending(EventKind::Read),
                     || self.inner.load(Ordering::SeqCst),
                     |v| Acted::new(EventKind::Read, $show(v)),
+                    |v| Effect::Read($word(v)),
                 )
             }
 
@@ -65,6 +100,7 @@ macro_rules! common {
                     self.id.pending(EventKind::Write),
                     || self.inner.store(value, Ordering::SeqCst),
                     |()| Acted::new(EventKind::Write, $show(&value)),
+                    |()| Effect::Write($word(&value)),
                 )
             }
 
@@ -75,6 +111,7 @@ macro_rules! common {
                     self.id.pending(EventKind::Write),
                     || self.inner.swap(value, Ordering::SeqCst),
                     |old| Acted::new(EventKind::Write, format!("{} -> {}", $show(old), $show(&value))),
+                    |old| Effect::Update { seen: $word(old), now: $word(&value) },
                 )
             }
 
@@ -96,6 +133,10 @@ macro_rules! common {
                     |r| {
                         let kind = EventKind::Cas { success: r.is_ok() };
                         Acted::new(kind, format!("{} -> {}", $show(&current), $show(&new)))
+                    },
+                    |r| match r {
+                        Ok(old) => Effect::Update { seen: $word(old), now: $word(&new) },
+                        Err(actual) => Effect::Read($word(actual)),
                     },
                 )
             }
@@ -143,6 +184,11 @@ macro_rules! fetch {
                         self.id.pending(EventKind::Write),
                         || self.inner.$op(value, Ordering::SeqCst),
                         |old| Acted::new(EventKind::Write, format!("{old:?} {} {value:?}", stringify!($op))),
+                        // What is left: only this task runs until the next switch.
+                        |old| Effect::Update {
+                            seen: word(old),
+                            now: word(&self.inner.load(Ordering::SeqCst)),
+                        },
                     )
                 }
             )*
@@ -158,7 +204,7 @@ macro_rules! atomic_int {
                 inner: $std,
                 id: ObjectId,
             }
-            common!([] $name, $std, $t, stringify!($name), show);
+            common!([] $name, $std, $t, stringify!($name), show, word);
             fetch!($name, $t, fetch_add, fetch_sub, fetch_and, fetch_or, fetch_xor, fetch_max, fetch_min);
 
             impl Default for $name {
@@ -184,7 +230,7 @@ pub struct AtomicBool {
     inner: std::sync::atomic::AtomicBool,
     id: ObjectId,
 }
-common!([] AtomicBool, std::sync::atomic::AtomicBool, bool, "AtomicBool", show);
+common!([] AtomicBool, std::sync::atomic::AtomicBool, bool, "AtomicBool", show, word);
 fetch!(AtomicBool, bool, fetch_and, fetch_or, fetch_xor);
 
 impl Default for AtomicBool {
@@ -200,4 +246,4 @@ pub struct AtomicPtr<T> {
     inner: std::sync::atomic::AtomicPtr<T>,
     id: ObjectId,
 }
-common!([T] AtomicPtr<T>, std::sync::atomic::AtomicPtr<T>, *mut T, "AtomicPtr", show_ptr::<T>);
+common!([T] AtomicPtr<T>, std::sync::atomic::AtomicPtr<T>, *mut T, "AtomicPtr", show_ptr::<T>, word_ptr::<T>);

@@ -5,7 +5,8 @@ use std::fmt;
 
 use fgvt_tree::EventKind;
 
-use crate::runtime::{access, Acted, ObjectId};
+use crate::fingerprint::Effect;
+use crate::runtime::{access, Acted, Initial, ObjectId};
 
 /// Shared data read and written whole, without synchronization: what a plain field shared
 /// between threads is. Each [`get`](Shared::get) and [`set`](Shared::set) is one step.
@@ -23,7 +24,7 @@ impl<T: Clone + fmt::Debug> Shared<T> {
     pub fn new(value: T) -> Self {
         Shared {
             inner: std::sync::Mutex::new(value),
-            id: ObjectId::new("Shared"),
+            id: ObjectId::new("Shared", Initial::Version),
         }
     }
 
@@ -46,6 +47,8 @@ impl<T: Clone + fmt::Debug> Shared<T> {
             self.id.pending(EventKind::Read),
             || self.lock().clone(),
             |v| Acted::new(EventKind::Read, format!("{v:?}")),
+            // The value is a function of the writer's observations: its version says which.
+            |_| Effect::ReadVersion,
         )
     }
 
@@ -57,6 +60,7 @@ impl<T: Clone + fmt::Debug> Shared<T> {
             || *self.lock() = value,
             // The cell holds the value just written.
             |()| Acted::new(EventKind::Write, format!("{:?}", *self.lock())),
+            |()| Effect::WriteVersion,
         )
     }
 }

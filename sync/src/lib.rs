@@ -44,20 +44,30 @@
 //! # How it runs
 //!
 //! Each execution runs the object from scratch under shuttle's engine (tasks are coroutines on
-//! one OS thread), with fgvt's scheduler choosing every step (`runtime.rs`); the tree is built
-//! by re-executing schedule prefixes (`fgvt_tree::replay`). Every access of an instrumented
-//! type is one step: it registers what it is about to do, waits for its turn, then acts.
+//! one OS thread), with fgvt's scheduler choosing every step (`runtime.rs`). Every access of an
+//! instrumented type is one step: it registers what it is about to do, waits for its turn, then
+//! acts. The tree is the state graph the models get (`fgvt_tree::explore`): a state is a
+//! schedule, re-executed from the start to take a step from it, and told apart by a
+//! fingerprint of what every access saw and left (`fingerprint.rs`), so equal states reached
+//! by different schedules are explored once and a waiting loop marked with
+//! [`hint::spin_loop`] is a loop edge, not an endless path.
 //!
 //! # Memory model and limits
 //!
 //! Sequentially consistent: the `Ordering` arguments are accepted and ignored (weaker orderings
 //! are a later step). A `thread_local!` is shared by every test thread (they are tasks of one OS
 //! thread). Code must be deterministic given the schedule: no clocks, no randomness, no state
-//! kept between executions. A panic in the object is a *fault* leaf; all threads blocked on
-//! locks is a *stuck* leaf; an operation that spins past the step limit is a *bounded* leaf.
+//! kept between executions; an operation keeps nothing for the next but what it stores in
+//! instrumented objects, and plain data shared between threads is written before it is
+//! published through an instrumented object (what makes merging states sound: see
+//! `fingerprint.rs`). A panic in the object is a *fault* leaf; all threads blocked on
+//! locks is a *stuck* leaf; an operation that spins past the step limit without
+//! [`hint::spin_loop`] is a *bounded* leaf.
 
 pub mod atomic;
 mod cell;
+mod fingerprint;
+pub mod hint;
 mod lock;
 #[cfg(feature = "cli")]
 #[doc(hidden)]
@@ -66,8 +76,10 @@ mod mutex;
 mod object;
 #[cfg(feature = "svg")]
 mod picture;
+mod program;
 mod runtime;
 mod rwlock;
+mod silent;
 mod sources;
 mod spec;
 mod test;
@@ -77,6 +89,7 @@ pub use fgvt_tree::{Call, Value};
 pub use mutex::{Mutex, MutexGuard};
 pub use object::{unknown, Arg, IntoValue, Object};
 pub use rwlock::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+pub use silent::Silent;
 pub use spec::Sequential;
 pub use std::sync::Arc;
 pub use test::{Checked, Localized, SpecType, Test};

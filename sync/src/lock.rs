@@ -7,7 +7,8 @@ use std::sync::atomic::{AtomicIsize, Ordering};
 
 use fgvt_tree::EventKind;
 
-use crate::runtime::{access, Acted, ObjectId, Pending};
+use crate::fingerprint::Effect;
+use crate::runtime::{access, Acted, Initial, ObjectId, Pending};
 
 /// A lock: free, held by readers, or held by one thread alone.
 pub(crate) struct RawLock {
@@ -23,7 +24,7 @@ impl RawLock {
     pub(crate) fn new(kind: &'static str) -> RawLock {
         RawLock {
             state: AtomicIsize::new(0),
-            id: ObjectId::new(kind),
+            id: ObjectId::new(kind, Initial::Version),
         }
     }
 
@@ -64,6 +65,8 @@ impl RawLock {
                 assert!(free, "{} is held: taking it would block forever", self.id);
             },
             |()| Acted::new(EventKind::Lock, shown.to_string()),
+            // The holder sees the data as the last writer left it: its version.
+            |()| Effect::ReadVersion,
         );
     }
 
@@ -85,6 +88,15 @@ impl RawLock {
                 }
             },
             |()| Acted::new(EventKind::Unlock, shown.to_string()),
+            // A writer leaves data that is a function of what it observed; readers change
+            // nothing.
+            |()| {
+                if shared {
+                    Effect::Nothing
+                } else {
+                    Effect::WriteVersion
+                }
+            },
         );
     }
 }

@@ -36,9 +36,12 @@ use std::sync::{Arc, Once};
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use fgvt_tree::replay::{Choose, Run, RunEnd};
-use fgvt_tree::{Bound, Call, Event, EventKind, Fault, History, ThreadId, Value, Wait};
+use fgvt_tree::{Call, Event, EventKind, Fault, History, ThreadId, Value, Wait};
 use shuttle::scheduler::{Schedule, Scheduler, Task, TaskId};
 
+use crate::fingerprint::{
+    self, combine, hash_of, summand, Effect, Fingerprint, Memory, Observations, Word,
+};
 use crate::sources;
 
 thread_local! {
@@ -70,32 +73,70 @@ impl Pending {
         self.object.map(|o| o.to_string()).unwrap_or_default()
     }
 
-    /// The accessed lock's number, for a lock or unlock.
-    fn lock(&self) -> Option<u32> {
-        self.object.map(|o| o.number)
+    /// The accessed lock's key, for a lock or unlock.
+    fn lock(&self) -> Option<u64> {
+        self.object.map(|o| o.key)
+    }
+
+    /// What the pending step is, for a fingerprint: kind, object and source position.
+    fn hash(&self) -> u64 {
+        let object = self.object.map_or(0, |o| o.key);
+        fingerprint::entry(
+            kind_code(self.kind),
+            object,
+            self.caller,
+            u64::from(self.shared),
+        )
+    }
+}
+
+/// An event kind as a number, for fingerprints.
+fn kind_code(kind: EventKind) -> u64 {
+    match kind {
+        EventKind::Read => 1,
+        EventKind::Write => 2,
+        EventKind::Cas { success } => 3 + u64::from(success),
+        EventKind::Dcas { success } => 5 + u64::from(success),
+        EventKind::Lock => 7,
+        EventKind::Unlock => 8,
+        EventKind::Await => 9,
+        EventKind::Atomic => 10,
+        EventKind::Local => 11,
     }
 }
 
 /// An instrumented object's identity: its number in the execution (objects are created in the
-/// same order by every execution, so the number names the same object in all of them) and its
-/// name, which together name it in reports (`head#0`). The name is the field or variable the
-/// code binds the object to where it is created, else its type (`AtomicI64#0`).
+/// same order by every execution of one schedule, so the number names the same object in all
+/// of them) and its name, which together name it in reports (`head#0`). The name is the field
+/// or variable the code binds the object to where it is created, else its type (`AtomicI64#0`).
+///
+/// Its `key` names it in fingerprints: who created it (the serial part, or a thread in an
+/// operation with what it had observed) and how many objects that creator had made before,
+/// which does not depend on how other threads were interleaved (the number does).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ObjectId {
     number: u32,
+    key: u64,
     name: &'static str,
 }
 
+/// The first value of a new object, for fingerprints.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Initial {
+    /// An atomic's value.
+    Value(Word),
+    /// Data fgvt does not read (a cell's, a lock's): a version named after the creator.
+    Version,
+}
+
 impl ObjectId {
-    /// The identity of a new object of type `kind`, created by the caller.
+    /// The identity of a new object of type `kind` holding `initial`, created by the caller.
     #[track_caller]
-    pub fn new(kind: &'static str) -> ObjectId {
-        let number = with_recorder(|rec| {
-            rec.objects += 1;
-            rec.objects - 1
-        });
+    pub fn new(kind: &'static str, initial: Initial) -> ObjectId {
+        let (number, key) = with_recorder(|rec| rec.create(initial)).unwrap_or((0, 0));
         ObjectId {
-            number: number.unwrap_or(0),
+            number,
+            key,
             name: sources::name_at(Location::caller()).unwrap_or(kind),
         }
     }
@@ -177,6 +218,48 @@ struct Lane {
     pending: Option<Pending>,
     /// The operation it is running.
     op: Option<RunningOp>,
+    /// What its accesses in the current operation observed (see `fingerprint.rs`).
+    observed: Observations,
+    /// What it has made in the current operation.
+    made: Made,
+}
+
+/// How many objects and new addresses a creator (a thread in one operation, or the serial
+/// part) has made: their identities count them.
+#[derive(Default)]
+struct Made {
+    objects: u64,
+    addresses: u64,
+}
+
+/// The serial part (constructor, `init`, `final`) as a creator of objects and addresses.
+#[derive(Default)]
+struct SerialLane {
+    /// Accesses so far: the serial part's whole local state, as it runs the same in every
+    /// execution.
+    accesses: u64,
+    made: Made,
+}
+
+/// Whether a test thread can move at a point of an execution.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Status {
+    /// Its pending step can happen now.
+    Enabled,
+    /// Its pending step waits (a held lock).
+    Blocked,
+    /// It has run all its operations.
+    Done,
+}
+
+/// A point of an execution where the explorer chooses (or would, at the end of the threads):
+/// its fingerprint and what each thread can do there.
+#[derive(Clone, Debug)]
+pub(crate) struct Point {
+    /// Equal exactly when the futures are equal (see `fingerprint.rs`).
+    pub fingerprint: Fingerprint,
+    /// Each test thread's status.
+    pub statuses: Vec<Status>,
 }
 
 /// An operation being run by a thread.
@@ -206,8 +289,21 @@ struct Recorder {
     tasks: Vec<Option<ThreadId>>,
     steps: Vec<Event>,
     history: History,
-    /// Locks held, by object number, with their holders.
-    locks: HashMap<u32, Held, foldhash::fast::RandomState>,
+    /// Locks held, by object key, with their holders.
+    locks: HashMap<u64, Held, foldhash::fast::RandomState>,
+    /// The instrumented objects' values, for fingerprints.
+    memory: Memory,
+    /// The serial part, as a creator.
+    serial: SerialLane,
+    /// Where the execution stopped: the point at which it was abandoned or got stuck, or the
+    /// end of the threads.
+    point: Option<Point>,
+    /// The number of history events before the threads start (the `init` part's).
+    concurrent_from: usize,
+    /// The number of history events before the `final` part, once the threads have ended.
+    finals_from: Option<usize>,
+    /// At a stuck end: the calls of the threads blocked before their operation's first step.
+    blocked: Vec<(ThreadId, Call)>,
     /// Objects created so far: the next object's number (stable across executions, as every
     /// execution creates the same objects in the same order).
     objects: u32,
@@ -218,7 +314,6 @@ struct Recorder {
     end: Option<RunEnd>,
     /// The explorer's choice of the next step; lent for the length of the execution.
     choose: *mut Choose<'static>,
-    max_steps: usize,
     /// What the execution runs: the test's plan on a fresh object.
     body: Body,
     /// The threads offered to `choose` at the current step (kept to reuse its allocation).
@@ -252,22 +347,30 @@ impl Held {
     }
 }
 
-/// The limits of one execution.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Limits {
-    /// Most steps one operation may take before the execution ends bounded.
-    pub max_steps: usize,
+/// One execution, as [`execute`] ran it.
+pub(crate) struct Execution {
+    /// Its steps and how it ended.
+    pub run: Run,
+    /// Where it stopped choosing: abandoned or stuck there, or the end of the threads.
+    pub point: Option<Point>,
+    /// The history the execution had when it was abandoned (empty otherwise: the end has it).
+    pub history: History,
+    /// The number of history events of the `init` part.
+    pub concurrent_from: usize,
+    /// The number of history events before the `final` part, once the threads have ended.
+    pub finals_from: Option<usize>,
+    /// At a stuck end: the calls of the threads blocked before their operation's first step.
+    pub blocked: Vec<(ThreadId, Call)>,
 }
 
 /// Runs `body` once on `engine`, for `threads` test threads, letting `choose` pick every
-/// step; the steps taken and how the execution ended.
+/// step; the steps taken, how the execution ended and where it stopped.
 pub(crate) fn execute(
     engine: &mut Engine,
     threads: usize,
-    limits: Limits,
     choose: &mut Choose<'_>,
     body: Body,
-) -> Run {
+) -> Execution {
     install_panic_hook();
     // SAFETY: the recorder, and the pointer with it, is removed before this function returns,
     // and nothing else keeps it: the callback is used only while it is alive.
@@ -279,11 +382,16 @@ pub(crate) fn execute(
         steps: Vec::new(),
         history: History::new(),
         locks: HashMap::default(),
+        memory: Memory::default(),
+        serial: SerialLane::default(),
+        point: None,
+        concurrent_from: 0,
+        finals_from: None,
+        blocked: Vec::new(),
         objects: 0,
         pointers: HashMap::default(),
         end: None,
         choose,
-        max_steps: limits.max_steps,
         body,
         offered: Vec::with_capacity(threads),
     };
@@ -292,10 +400,11 @@ pub(crate) fn execute(
     let recorder = RECORDER
         .with(|r| r.borrow_mut().take())
         .expect("the recorder outlives its execution");
+    let mut history = recorder.history;
     let end = match (recorder.end, outcome) {
         (Some(end), _) => end,
         (None, Err(payload)) => RunEnd::Fault {
-            history: recorder.history,
+            history: std::mem::take(&mut history),
             fault: Fault {
                 message: panic_message(payload.as_ref()),
                 span: None,
@@ -303,9 +412,16 @@ pub(crate) fn execute(
         },
         (None, Ok(())) => RunEnd::Abandoned,
     };
-    Run {
-        steps: recorder.steps,
-        end,
+    Execution {
+        run: Run {
+            steps: recorder.steps,
+            end,
+        },
+        point: recorder.point,
+        history,
+        concurrent_from: recorder.concurrent_from,
+        finals_from: recorder.finals_from,
+        blocked: recorder.blocked,
     }
 }
 
@@ -442,9 +558,138 @@ impl Scheduler for Inverted {
     }
 }
 
+/// Tags that keep the summands and identities of different things apart.
+const SERIAL: u64 = u64::MAX;
+const OBJECT: u64 = 0x0b1e;
+const ADDRESS: u64 = 0xadd5;
+const THREAD: u64 = 0x7ead << 48;
+const LOCK: u64 = 0x10c6 << 48;
+const DONE: u64 = 0xd0e;
+/// The kind of a bookkeeping access in an observation log (not an event kind).
+const SILENT: u64 = 0x51;
+
 impl Recorder {
     fn thread_of(&self, task: TaskId) -> Option<ThreadId> {
         self.tasks.get(usize::from(task)).copied().flatten()
+    }
+
+    /// The test thread running now, in the concurrent part; `None` for the serial part.
+    fn who(&self) -> Option<ThreadId> {
+        if self.phase != Phase::Concurrent {
+            return None;
+        }
+        self.thread_of(shuttle::current::me())
+    }
+
+    /// What decides the local state of `who` now: a thread's operation and observations, or
+    /// how far the serial part has come.
+    fn context(&self, who: Option<ThreadId>) -> u64 {
+        match who {
+            Some(thread) => {
+                let lane = &self.lanes[thread];
+                let op = lane.op.as_ref().map_or(u64::MAX, |op| op.index as u64);
+                hash_of(&[thread as u64, op, lane.observed.hash()])
+            }
+            None => combine(SERIAL, self.serial.accesses),
+        }
+    }
+
+    /// Numbers a new object and gives it its key and first value.
+    fn create(&mut self, initial: Initial) -> (u32, u64) {
+        let number = self.objects;
+        self.objects += 1;
+        let who = self.who();
+        let context = self.context(who);
+        let made = match who {
+            Some(thread) => &mut self.lanes[thread].made,
+            None => &mut self.serial.made,
+        };
+        made.objects += 1;
+        let key = hash_of(&[OBJECT, context, made.objects]);
+        let value = match initial {
+            Initial::Value(word) => self.word(who, context, word),
+            Initial::Version => combine(context, key),
+        };
+        self.memory.set(key, value);
+        (number, key)
+    }
+
+    /// `word` as fingerprints see it; an address seen for the first time is named after
+    /// `who`, in `context`.
+    fn word(&mut self, who: Option<ThreadId>, context: u64, word: Word) -> u64 {
+        let made = match who {
+            Some(thread) => &mut self.lanes[thread].made,
+            None => &mut self.serial.made,
+        };
+        self.memory.word(word, || {
+            made.addresses += 1;
+            hash_of(&[ADDRESS, context, made.addresses])
+        })
+    }
+
+    /// Records what an access by `who` did to its object and what it learned.
+    fn apply(&mut self, who: Option<ThreadId>, pending: &Pending, effect: Effect) {
+        let context = self.context(who);
+        let key = pending.object.map_or(0, |o| o.key);
+        let seen = match effect {
+            Effect::Read(word) => self.word(who, context, word),
+            Effect::Write(word) => {
+                let now = self.word(who, context, word);
+                self.memory.set(key, now);
+                0
+            }
+            Effect::Update { seen, now } => {
+                let seen = self.word(who, context, seen);
+                let now = self.word(who, context, now);
+                self.memory.set(key, now);
+                seen
+            }
+            Effect::ReadVersion => self.memory.get(key),
+            Effect::WriteVersion => {
+                self.memory.set(key, combine(context, key));
+                0
+            }
+            Effect::Nothing => 0,
+        };
+        match who {
+            Some(thread) => {
+                let entry = fingerprint::entry(kind_code(pending.kind), key, pending.caller, seen);
+                self.lanes[thread].observed.push(entry);
+            }
+            None => self.serial.accesses += 1,
+        }
+    }
+
+    /// The point the execution is at, between steps.
+    fn point(&self) -> Point {
+        let mut fingerprint = self.memory.sum();
+        let mut statuses = Vec::with_capacity(self.lanes.len());
+        for (thread, lane) in self.lanes.iter().enumerate() {
+            let (status, state) = match (&lane.pending, &lane.op) {
+                (Some(pending), op) => {
+                    let status = if self.enabled(pending) {
+                        Status::Enabled
+                    } else {
+                        Status::Blocked
+                    };
+                    let op = op.as_ref().map_or(u64::MAX, |op| op.index as u64);
+                    (status, hash_of(&[op, lane.observed.hash(), pending.hash()]))
+                }
+                (None, _) => (Status::Done, DONE),
+            };
+            statuses.push(status);
+            fingerprint = fingerprint.wrapping_add(summand(THREAD | thread as u64, state));
+        }
+        for (lock, held) in &self.locks {
+            let holders = held.holders.iter().fold(u64::from(held.exclusive), |h, t| {
+                h ^ fingerprint::mix(*t as u64)
+            });
+            fingerprint = fingerprint.wrapping_add(summand(LOCK ^ lock, holders));
+        }
+        Point {
+            fingerprint,
+            statuses,
+        }
     }
 
     /// Whether a thread's pending step can happen now: a lock waits while it is held,
@@ -477,16 +722,21 @@ impl Recorder {
         }
         if offered.is_empty() {
             self.offered = offered;
+            self.point = Some(self.point());
             self.end = Some(self.stuck());
             return runnable.first().map(|t| t.id());
         }
         offered.sort_unstable();
         // SAFETY: `execute` keeps the callback alive while the recorder exists.
         let choose = unsafe { &mut *self.choose };
-        let chosen = choose(&offered).unwrap_or_else(|| {
-            self.end = Some(RunEnd::Abandoned);
-            offered[0]
-        });
+        let chosen = match choose(&offered) {
+            Some(chosen) => chosen,
+            None => {
+                self.point = Some(self.point());
+                self.end = Some(RunEnd::Abandoned);
+                offered[0]
+            }
+        };
         self.offered = offered;
         self.lanes.get(chosen).and_then(|lane| lane.task)
     }
@@ -519,6 +769,7 @@ impl Recorder {
             };
             if op.steps == 0 {
                 history.call(thread, op.call.clone());
+                self.blocked.push((thread, op.call.clone()));
             }
             let holder = pending.lock().and_then(|n| self.locks.get(&n));
             waiting.push(Wait {
@@ -554,45 +805,53 @@ fn with_thread<R>(f: impl FnOnce(&mut Recorder, ThreadId) -> R) -> Option<R> {
     .flatten()
 }
 
+/// How an access is made, as the recorder decides when it is registered.
+enum Registered {
+    /// No execution runs on this thread (a serial run of the `self` spec): act at once.
+    Outside,
+    /// The serial part of an execution: act at once, and record what it did to memory.
+    Serial,
+    /// The execution has ended: unwind the thread.
+    Cancel,
+    /// A step of this test thread: switch, and act when chosen.
+    Step(ThreadId),
+}
+
 /// One shared access: registered, scheduled, then done by `act`; `describe` says what it saw
-/// for the event. Outside a test thread's concurrent part, `act` runs at once and nothing is
-/// described.
+/// for the event, and `effect` what it did to the object's state and what the thread learned
+/// (for fingerprints). Outside a test thread's concurrent part, `act` runs at once and nothing
+/// is described.
 pub(crate) fn access<R>(
     pending: Pending,
     act: impl FnOnce() -> R,
     describe: impl FnOnce(&R) -> Acted,
+    effect: impl FnOnce(&R) -> Effect,
 ) -> R {
     if std::thread::panicking() {
         // A destructor while a panic unwinds (a guard's release): the execution ends at the
         // panic, so this is no step; switching now would hand the unwinding task to shuttle.
         return act();
     }
-    let registered = with_thread(|rec, thread| {
+    let registered = with_recorder(|rec| {
+        let Some(thread) = rec.who() else {
+            return Registered::Serial;
+        };
         if rec.end.is_some() {
-            return None;
+            return Registered::Cancel;
         }
-        let lane = &mut rec.lanes[thread];
-        let over = lane.op.as_ref().is_some_and(|op| op.steps >= rec.max_steps);
-        if over {
-            let op = lane.op.as_ref().expect("an operation");
-            let bound = Bound::MaxSteps {
-                thread,
-                op: op.call.to_string(),
-                max: rec.max_steps,
-            };
-            rec.end = Some(RunEnd::Bounded {
-                history: std::mem::take(&mut rec.history),
-                bound,
-            });
-            return None;
-        }
-        lane.pending = Some(pending);
-        Some(thread)
+        rec.lanes[thread].pending = Some(pending);
+        Registered::Step(thread)
     });
-    let thread = match registered {
-        None => return act(),
-        Some(None) => cancel(),
-        Some(Some(thread)) => thread,
+    let thread = match registered.unwrap_or(Registered::Outside) {
+        Registered::Outside => return act(),
+        Registered::Serial => {
+            let result = act();
+            let effect = effect(&result);
+            with_recorder(|rec| rec.apply(None, &pending, effect));
+            return result;
+        }
+        Registered::Cancel => cancel(),
+        Registered::Step(thread) => thread,
     };
     shuttle_engine::runtime::thread::switch();
     if ended() {
@@ -600,7 +859,9 @@ pub(crate) fn access<R>(
     }
     let result = act();
     let acted = describe(&result);
+    let effect = effect(&result);
     with_recorder(|rec| {
+        rec.apply(Some(thread), &pending, effect);
         let pending = rec.lanes[thread].pending.take().expect("registered");
         let event = rec.event(thread, &pending, acted);
         if let Some(lock) = pending.lock() {
@@ -657,23 +918,60 @@ pub(crate) fn enter_thread(thread: ThreadId) {
     });
 }
 
-/// Starts the concurrent part (`true`) or ends it (`false`).
+/// Starts the concurrent part (`true`) or ends it (`false`): the threads have ended, which is
+/// a point of the execution (its last, unless `final` fails).
 pub(crate) fn concurrent(on: bool) {
-    with_recorder(|rec| rec.phase = if on { Phase::Concurrent } else { Phase::Serial });
+    with_recorder(|rec| {
+        if on {
+            rec.phase = Phase::Concurrent;
+            rec.concurrent_from = rec.history.events.len();
+        } else {
+            rec.phase = Phase::Serial;
+            if rec.end.is_none() {
+                rec.point = Some(rec.point());
+                rec.finals_from = Some(rec.history.events.len());
+            }
+        }
+    });
 }
 
 /// `thread` starts its `index`-th operation, `call`.
 pub(crate) fn begin_op(thread: ThreadId, index: usize, call: &Call) {
     with_recorder(|rec| {
         if rec.phase == Phase::Concurrent {
-            rec.lanes[thread].op = Some(RunningOp {
+            let lane = &mut rec.lanes[thread];
+            lane.op = Some(RunningOp {
                 index,
                 call: call.clone(),
                 steps: 0,
                 last: None,
             });
+            lane.observed.clear();
+            lane.made = Made::default();
         }
     });
+}
+
+/// The caller, at `at`, saw the bookkeeping object `id` with digest `before` and left `after`
+/// (a [`Silent`](crate::Silent)): not a step, but part of fingerprints.
+pub(crate) fn silent(id: ObjectId, at: &'static Location<'static>, before: u64, after: u64) {
+    with_recorder(|rec| {
+        let who = rec.who();
+        rec.memory.set(id.key, after);
+        match who {
+            Some(thread) => {
+                let entry = fingerprint::entry(SILENT, id.key, at, before);
+                rec.lanes[thread].observed.push(entry);
+            }
+            None => rec.serial.accesses += 1,
+        }
+    });
+}
+
+/// The calling thread is at a retry hint (`fgvt_sync::hint::spin_loop`): see
+/// [`Observations::retry`]. Whether a test thread of an execution called it.
+pub(crate) fn retry() -> bool {
+    with_thread(|rec, thread| rec.lanes[thread].observed.retry()).is_some()
 }
 
 /// The calling thread's operation returned `value`. One that took no shared step takes a local
@@ -698,6 +996,7 @@ pub(crate) fn end_op(value: &Value) {
             pending,
             || (),
             |()| Acted::new(EventKind::Local, String::new()),
+            |()| Effect::Nothing,
         );
     }
     with_thread(|rec, thread| {

@@ -1,7 +1,6 @@
 //! A test of a Rust object, built in code: `init`, threads, `final`, limits; explored by
 //! re-execution and localized like a model's.
 
-use std::cell::RefCell;
 use std::collections::HashMap;
 use std::marker::PhantomData;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -19,11 +18,15 @@ use fgvt_labeling::pattern::Pattern;
 use fgvt_reports::{
     localize_tree, Explanation, Localization, LocalizeReport, ReportContext, TestInfo, Verdict,
 };
-use fgvt_tree::replay::{explore_replay, Choose, Replay, ReplayError, ReplayOptions, Run};
-use fgvt_tree::{Call, LeafKind, Limit, NodeId, Tree, FINAL_LANE, INIT_LANE};
+use fgvt_tree::replay::ReplayError;
+use fgvt_tree::{
+    explore, Call, Exploration, ExploreOptions, Leaf, LeafKind, Limit, NodeId, Tree, TreeBuilder,
+    FINAL_LANE, INIT_LANE,
+};
 
 use crate::object::Object;
-use crate::runtime::{self, Body, Cancelled, Engine, Limits};
+use crate::program::{Reexecuted, MAX_THREADS};
+use crate::runtime::{self, Cancelled};
 use crate::sources;
 use crate::spec::{SelfSpec, Sequential, SequentialSpec};
 
@@ -44,8 +47,10 @@ struct Plan {
 pub struct Test<O: Object> {
     name: String,
     plan: Plan,
-    limits: Limits,
+    max_steps: usize,
     max_states: usize,
+    /// Whether equal states are merged (the default; see [`Test::merge`]).
+    merge: bool,
     timeout: Option<Duration>,
     /// The command a report gives to run the test again.
     reproduce: String,
@@ -82,8 +87,9 @@ impl<O: Object> Test<O> {
         Test {
             name: name.to_string(),
             plan: Plan::default(),
-            limits: Limits { max_steps: 1_000 },
+            max_steps: 1_000,
             max_states: 1_000_000,
+            merge: true,
             timeout: None,
             reproduce: format!("cargo test {name}"),
             spec: SpecChoice::Serial,
@@ -97,7 +103,7 @@ impl<O: Object> Test<O> {
         self.try_init(calls).unwrap_or_else(|e| panic!("{e}"))
     }
 
-    /// Adds a thread running `calls` in order.
+    /// Adds a thread running `calls` in order (a test has at most 256).
     #[track_caller]
     pub fn thread(self, calls: &[&str]) -> Self {
         self.try_thread(calls).unwrap_or_else(|e| panic!("{e}"))
@@ -117,6 +123,9 @@ impl<O: Object> Test<O> {
 
     /// [`Test::thread`], saying which call does not parse instead of panicking.
     pub fn try_thread(mut self, calls: &[&str]) -> Result<Self, String> {
+        if self.plan.threads.len() == MAX_THREADS {
+            return Err(format!("a test has at most {MAX_THREADS} threads"));
+        }
         self.plan.threads.push(parse_all(calls)?);
         Ok(self)
     }
@@ -127,9 +136,21 @@ impl<O: Object> Test<O> {
         Ok(self)
     }
 
-    /// Most steps one operation may take on a path (an endless spin ends there, bounded).
+    /// Most steps one operation may take on a path (an endless spin ends there, bounded;
+    /// a spin marked with [`hint::spin_loop`](crate::hint::spin_loop) waits instead).
     pub fn max_steps(mut self, max: usize) -> Self {
-        self.limits.max_steps = max;
+        self.max_steps = max;
+        self
+    }
+
+    /// Whether equal states are merged (the default): points of different schedules with
+    /// the same fingerprint (the same memory, locks, history and, for every thread, the same
+    /// operation and observations) are one node, so the tree is stored as a graph and a
+    /// retry loop that comes back to where it was is a loop edge. Counts, labels and CDRS
+    /// are those of the unfolded tree either way; `false` unfolds every path (and cuts one
+    /// where it comes back to a state on it), for comparison.
+    pub fn merge(mut self, merge: bool) -> Self {
+        self.merge = merge;
         self
     }
 
@@ -193,19 +214,36 @@ impl<O: Object> Test<O> {
         self
     }
 
-    /// The interleaving tree, by re-executing the object under every schedule.
+    /// The interleaving tree, by re-executing the object under every schedule (see
+    /// [`Test::merge`]).
     pub fn explore(&self) -> Result<Tree, ReplayError> {
-        let options = ReplayOptions {
-            max_states: self.max_states,
+        let options = ExploreOptions {
+            memoize: self.merge,
+            max_states: Some(self.max_states),
+            max_steps: Some(self.max_steps),
             timeout: self.timeout,
+            max_memory: None,
         };
         let plan = Arc::new(self.plan.clone());
-        let runs = Runs {
-            test: self,
-            body: Arc::new(move || run_plan::<O>(&plan)),
-            engine: RefCell::new(Engine::new()),
-        };
-        explore_replay(&runs, &options)
+        let program = Reexecuted::new(
+            self.plan.threads.len(),
+            Arc::new(move || run_plan::<O>(&plan)),
+        );
+        let explored = explore(&program, &options);
+        if let Some(error) = program.take_error() {
+            return Err(error);
+        }
+        Ok(explored.unwrap_or_else(|fault| {
+            // The serial part failed: every run ends there.
+            let mut builder = TreeBuilder::new();
+            let root = builder.leaf(Leaf::fault(fgvt_tree::History::new(), fault));
+            let facts = Exploration {
+                partial: None,
+                distinct_states: 1,
+                elapsed: std::time::Duration::ZERO,
+            };
+            builder.finish(root, facts)
+        }))
     }
 
     /// Explores and judges every leaf against the spec, verdict only: what a hunt asks of
@@ -340,26 +378,6 @@ impl<O: Object> Test<O> {
             ),
             Err(e) => format!("(could not write the reports under {}: {e})", dir.display()),
         }
-    }
-}
-
-/// The executions of one exploration of a test, on one engine.
-struct Runs<'a, O: Object> {
-    test: &'a Test<O>,
-    /// What every execution runs: the plan on a fresh object.
-    body: Body,
-    engine: RefCell<Engine>,
-}
-
-impl<O: Object> Replay for Runs<'_, O> {
-    fn execute(&self, choose: &mut Choose<'_>) -> Run {
-        runtime::execute(
-            &mut self.engine.borrow_mut(),
-            self.test.plan.threads.len(),
-            self.test.limits,
-            choose,
-            Arc::clone(&self.body),
-        )
     }
 }
 

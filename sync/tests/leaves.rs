@@ -160,5 +160,60 @@ fn an_endless_spin_is_bounded_by_the_step_limit() {
         "{:?}",
         leaf.bound
     );
-    assert_eq!(tree.stats().max_depth, 5, "five steps, then the bound");
+    // Five steps, and the sixth, which would pass the limit, ends the path at the bound (as
+    // for a model).
+    assert_eq!(tree.stats().max_depth, 6);
+}
+
+/// `wait()` spins until `set()` sets the flag, saying that it retries.
+struct Waiter(AtomicI64);
+
+impl Object for Waiter {
+    fn new() -> Self {
+        Waiter(AtomicI64::new(0))
+    }
+
+    fn call(&self, call: &Call) -> Result<Value, String> {
+        match call.op.as_str() {
+            "wait" => {
+                while self.0.load(SeqCst) == 0 {
+                    fgvt_sync::hint::spin_loop();
+                }
+                Ok(Value::Unit)
+            }
+            "set" => {
+                self.0.store(1, SeqCst);
+                Ok(Value::Unit)
+            }
+            _ => Err(unknown(call)),
+        }
+    }
+}
+
+#[test]
+fn a_marked_spin_waits_in_a_loop_edge_and_ends_when_the_flag_is_set() {
+    let tree = Test::<Waiter>::new("waiter")
+        .thread(&["wait()"])
+        .thread(&["set()"])
+        .explore()
+        .unwrap();
+    let stats = tree.stats();
+    assert!(tree.partial.is_none());
+    assert_eq!(stats.bounded, 0, "no path runs into the step limit");
+    assert!(stats.loop_edges > 0, "the spin is a loop edge");
+    // Every leaf is a complete run: the waiter returns once `set()` has run, however long
+    // it spun before.
+    assert!(stats.leaves > 0);
+    assert_eq!(stats.complete, stats.leaves);
+}
+
+#[test]
+fn a_marked_spin_that_nothing_ends_is_a_livelock() {
+    let tree = Test::<Waiter>::new("waiter_alone")
+        .thread(&["wait()"])
+        .explore()
+        .unwrap();
+    let stats = tree.stats();
+    assert!(tree.partial.is_none());
+    assert_eq!((stats.leaves, stats.stuck, stats.bounded), (1, 1, 0));
 }
