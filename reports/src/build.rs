@@ -210,27 +210,38 @@ fn totals(counts: impl Iterator<Item = (Label, u64)>) -> LabelTotals {
 }
 
 /// Why the first path cut by an operation's limits was cut, with the option that raises the
-/// limit: an operation that spins (on shared memory, or locally) is the usual cause.
-fn first_cut(tree: &Tree) -> Option<String> {
-    let leaves = tree
-        .graph
-        .node_weights()
-        .filter_map(|node| node.leaf.as_deref());
-    leaves
-        .filter_map(|leaf| leaf.bound.as_ref())
-        .find_map(|bound| match bound {
+/// limit: an operation that spins (on shared memory, or locally) is the usual cause, so the
+/// note names the line of the step that would have passed the limit and how each kind of
+/// object marks a waiting loop.
+fn first_cut(tree: &Tree, sources: &SourceMap) -> Option<String> {
+    tree.graph.node_indices().find_map(|node| {
+        let bound = tree.leaf(node)?.bound.as_ref()?;
+        match bound {
             Bound::Stopped { .. } => None,
-            Bound::MaxSteps { thread, op, max } => Some(format!(
-            "thread {thread}'s `{op}` took more than {max} steps on one path: if it spins waiting \
-             for another thread, make it wait instead (a model writes `await(cond);`); \
-             else raise {}",
-            option(Limit::MaxSteps)
-        )),
+            Bound::MaxSteps { thread, op, max } => {
+                let last_step = tree
+                    .graph
+                    .edges_directed(node, petgraph::Direction::Incoming)
+                    .next()
+                    .map(|edge| &tree.events[*edge.weight() as usize]);
+                let at = last_step
+                    .and_then(|step| locate(sources, step.span).0)
+                    .map(|loc| format!(" (it was at {loc})"))
+                    .unwrap_or_default();
+                Some(format!(
+                    "thread {thread}'s `{op}` took more than {max} steps on one path{at}: if it \
+                     spins waiting for another thread, make it wait instead (a model writes \
+                     `await(cond);`, Rust code calls `fgvt_sync::hint::spin_loop()` once per \
+                     iteration of the loop); else raise {}",
+                    option(Limit::MaxSteps)
+                ))
+            }
             Bound::StepBudget { reason } => Some(format!(
                 "{reason}; if the operation only needs longer, raise {}",
                 option(Limit::StepBudget)
             )),
-        })
+        }
+    })
 }
 
 /// What loop edges do to the counts, for people.
@@ -263,7 +274,7 @@ fn notes(
             limit_option(limit)
         ));
     }
-    if let Some(why) = first_cut(input.tree) {
+    if let Some(why) = first_cut(input.tree, input.sources) {
         notes.push(why);
     }
     if summary.loop_edges > 0 {

@@ -20,8 +20,8 @@ use fgvt_reports::{
 };
 use fgvt_tree::replay::ReplayError;
 use fgvt_tree::{
-    explore, Call, Exploration, ExploreOptions, Leaf, LeafKind, Limit, NodeId, Tree, TreeBuilder,
-    FINAL_LANE, INIT_LANE,
+    explore, Call, EventKind, Exploration, ExploreOptions, Leaf, LeafKind, Limit, NodeId, Tree,
+    TreeBuilder, FINAL_LANE, INIT_LANE,
 };
 
 use crate::object::Object;
@@ -51,6 +51,9 @@ pub struct Test<O: Object> {
     max_states: usize,
     /// Whether equal states are merged (the default; see [`Test::merge`]).
     merge: bool,
+    /// Whether a thread may run without touching an instrumented object (see
+    /// [`Test::allow_uninstrumented`]).
+    allow_uninstrumented: bool,
     timeout: Option<Duration>,
     /// The command a report gives to run the test again.
     reproduce: String,
@@ -90,6 +93,7 @@ impl<O: Object> Test<O> {
             max_steps: 1_000,
             max_states: 1_000_000,
             merge: true,
+            allow_uninstrumented: false,
             timeout: None,
             reproduce: format!("cargo test {name}"),
             spec: SpecChoice::Serial,
@@ -163,6 +167,15 @@ impl<O: Object> Test<O> {
     /// Stops exploring after `timeout` (the result is then partial).
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
+        self
+    }
+
+    /// Lets [`Test::assert_linearizable`] pass a test in which some thread's operations touch
+    /// no instrumented object in any run. By default that fails the assertion: such a thread
+    /// races with nothing fgvt can see, which almost always means the object uses `std`'s
+    /// atomics or locks instead of `fgvt_sync`'s (the report says which threads).
+    pub fn allow_uninstrumented(mut self) -> Self {
+        self.allow_uninstrumented = true;
         self
     }
 
@@ -296,7 +309,7 @@ impl<O: Object> Test<O> {
             replay: fgvt_reports::Replay::ThreadChoices,
         };
         let Localization {
-            report,
+            mut report,
             labeling,
             cdrs,
         } = localize_tree(
@@ -309,6 +322,9 @@ impl<O: Object> Test<O> {
             |leaf| verdicts.get(&leaf).and_then(|(_, why)| why.explanation()),
             &context,
         );
+        if let Some(note) = uninstrumented_note(&tree, self.plan.threads.len()) {
+            report.notes.insert(0, note);
+        }
         Ok(Localized {
             report,
             tree,
@@ -328,12 +344,22 @@ impl<O: Object> Test<O> {
             Err(e) => panic!("fgvt could not explore `{}`: {e}", self.name),
         };
         let report = &localized.report;
-        if report.verdict == Verdict::Linearizable {
+        let blind = !self.allow_uninstrumented
+            && uninstrumented_threads(&localized.tree, self.plan.threads.len())
+                .next()
+                .is_some();
+        if report.verdict == Verdict::Linearizable && !blind {
             return;
         }
         let written = self.write_reports(&localized);
         let text = fgvt_reports::render_text(report, false);
-        panic!("{text}\n{written}");
+        let why = if blind {
+            "\n(failed: some thread touched no fgvt_sync type, so fgvt saw none of its races; \
+             if that is expected, call `.allow_uninstrumented()` on the test)"
+        } else {
+            ""
+        };
+        panic!("{text}\n{written}{why}");
     }
 
     /// Writes the Markdown and JSON of `localized`'s report under `target/fgvt/` (and its
@@ -379,6 +405,37 @@ impl<O: Object> Test<O> {
             Err(e) => format!("(could not write the reports under {}: {e})", dir.display()),
         }
     }
+}
+
+/// The test threads whose operations took no step on an instrumented object in any run
+/// explored (only the local step an operation without accesses takes).
+fn uninstrumented_threads(tree: &Tree, threads: usize) -> impl Iterator<Item = usize> + '_ {
+    (0..threads).filter(|&thread| {
+        !tree
+            .events
+            .iter()
+            .any(|e| e.thread == thread && e.kind != EventKind::Local)
+    })
+}
+
+/// What the report says of threads that touched no instrumented object, if there are any.
+fn uninstrumented_note(tree: &Tree, threads: usize) -> Option<String> {
+    let names: Vec<String> = uninstrumented_threads(tree, threads)
+        .map(|t| format!("T{t}"))
+        .collect();
+    if names.is_empty() {
+        return None;
+    }
+    let who = if names.len() == 1 {
+        format!("{}'s operations", names[0])
+    } else {
+        format!("the operations of {}", names.join(", "))
+    };
+    Some(format!(
+        "{who} touched no fgvt_sync type in any run: is the object using std's atomics or locks? \
+         fgvt sees only fgvt_sync's types (`fgvt_sync::atomic`, `Mutex`, `RwLock`, `Shared`), so \
+         it explored no race of these threads and a LINEARIZABLE verdict says nothing about them"
+    ))
 }
 
 /// One execution of the plan, inside shuttle: the object, `init`, the threads, `final`.

@@ -165,6 +165,28 @@ fn an_endless_spin_is_bounded_by_the_step_limit() {
     assert_eq!(tree.stats().max_depth, 6);
 }
 
+#[test]
+fn the_report_names_the_line_that_spins_and_how_to_mark_it() {
+    let found = Test::<Spinner>::new("spinner")
+        .thread(&["wait()"])
+        .max_steps(5)
+        .localize()
+        .unwrap();
+    let note = found
+        .report
+        .notes
+        .iter()
+        .find(|n| n.contains("took more than 5 steps"))
+        .expect("a note on the cut");
+    let line = include_str!("leaves.rs")
+        .lines()
+        .position(|l| l.contains("while self.0.load(SeqCst) == 0 {}"))
+        .unwrap()
+        + 1;
+    assert!(note.contains(&format!("leaves.rs:{line}:")), "{note}");
+    assert!(note.contains("fgvt_sync::hint::spin_loop()"), "{note}");
+}
+
 /// `wait()` spins until `set()` sets the flag, saying that it retries.
 struct Waiter(AtomicI64);
 

@@ -1,0 +1,171 @@
+//! Merging equal states changes nothing a report says: on small random objects (atomics, a
+//! lock-protected plain counter, a cell; reads, writes, CAS, fetch-and-add), the tree explored
+//! with merged states has the same unfolded counts, label totals and CDRS as the tree that
+//! unfolds every path.
+
+use std::cell::RefCell;
+
+use fgvt_reports::LocalizeReport;
+use fgvt_sync::atomic::{AtomicI64, Ordering::SeqCst};
+use fgvt_sync::{unknown, Arg, Call, IntoValue, Mutex, Object, Shared, Test, Value};
+use proptest::prelude::*;
+
+/// One instruction of a random operation; `r` is the operation's one register.
+#[derive(Clone, Copy, Debug)]
+enum Instr {
+    /// `r = x[i]`
+    Load(usize),
+    /// `x[i] = c`
+    Store(usize, i64),
+    /// `x[i] = r + c`
+    StoreReg(usize, i64),
+    /// `r = cas(x[i], c, d)` (1 when it swapped)
+    Cas(usize, i64, i64),
+    /// `r += fetch_add(x[i], c)`
+    FetchAdd(usize, i64),
+    /// Under the lock: `r = n; n = r + 1` on a plain counter.
+    LockedInc,
+    /// `cell = r + c`
+    SetCell(i64),
+    /// `r += cell`
+    GetCell,
+}
+
+thread_local! {
+    /// The operations of the object under test: `op(k)` runs the `k`-th. Executions run on
+    /// the exploring OS thread, so they see it.
+    static OPS: RefCell<Vec<Vec<Instr>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// An object whose operations are the random programs of [`OPS`].
+struct Random {
+    x: [AtomicI64; 2],
+    n: Mutex<i64>,
+    cell: Shared<i64>,
+}
+
+impl Random {
+    fn run(&self, program: &[Instr]) -> i64 {
+        let mut r = 0;
+        for instr in program {
+            match *instr {
+                Instr::Load(i) => r = self.x[i].load(SeqCst),
+                Instr::Store(i, c) => self.x[i].store(c, SeqCst),
+                Instr::StoreReg(i, c) => self.x[i].store(r + c, SeqCst),
+                Instr::Cas(i, c, d) => {
+                    r = i64::from(self.x[i].compare_exchange(c, d, SeqCst, SeqCst).is_ok())
+                }
+                Instr::FetchAdd(i, c) => r += self.x[i].fetch_add(c, SeqCst),
+                Instr::LockedInc => {
+                    let mut n = self.n.lock();
+                    r = *n;
+                    *n = r + 1;
+                }
+                Instr::SetCell(c) => self.cell.set(r + c),
+                Instr::GetCell => r += self.cell.get(),
+            }
+        }
+        r
+    }
+}
+
+impl Object for Random {
+    fn new() -> Self {
+        Random {
+            x: [AtomicI64::new(0), AtomicI64::new(0)],
+            n: Mutex::new(0),
+            cell: Shared::new(0),
+        }
+    }
+
+    fn call(&self, call: &Call) -> Result<Value, String> {
+        match (call.op.as_str(), call.args.as_slice()) {
+            ("op", [k]) => {
+                let k = usize::try_from(k.int()?).map_err(|e| e.to_string())?;
+                let program = OPS.with(|ops| ops.borrow().get(k).cloned());
+                let program = program.ok_or_else(|| format!("no operation {k}"))?;
+                Ok(self.run(&program).into_value())
+            }
+            _ => Err(unknown(call)),
+        }
+    }
+}
+
+fn instr() -> impl Strategy<Value = Instr> {
+    let i = 0..2usize;
+    let c = 0..3i64;
+    prop_oneof![
+        i.clone().prop_map(Instr::Load),
+        (i.clone(), c.clone()).prop_map(|(i, c)| Instr::Store(i, c)),
+        (i.clone(), c.clone()).prop_map(|(i, c)| Instr::StoreReg(i, c)),
+        (i.clone(), c.clone(), c.clone()).prop_map(|(i, a, b)| Instr::Cas(i, a, b)),
+        (i, 1..3i64).prop_map(|(i, c)| Instr::FetchAdd(i, c)),
+        Just(Instr::LockedInc),
+        c.prop_map(Instr::SetCell),
+        Just(Instr::GetCell),
+    ]
+}
+
+/// A random test: three operations, and two or three threads of one or two calls of them.
+fn test_case() -> impl Strategy<Value = (Vec<Vec<Instr>>, Vec<Vec<usize>>)> {
+    (
+        prop::collection::vec(prop::collection::vec(instr(), 1..4), 3),
+        prop::collection::vec(prop::collection::vec(0..3usize, 1..3), 2..4),
+    )
+}
+
+/// What must not change with merging: unfolded counts, label totals and the CDRS found.
+fn summary(report: &LocalizeReport) -> impl PartialEq + std::fmt::Debug {
+    let t = &report.tree;
+    let mut cdrs: Vec<(String, u64)> = report
+        .cdrs
+        .iter()
+        .map(|c| (c.pattern.clone(), c.failing_leaves))
+        .collect();
+    cdrs.sort();
+    (
+        report.verdict,
+        (
+            t.nodes,
+            t.leaves,
+            t.passing_leaves,
+            t.failing_leaves,
+            t.unknown_leaves,
+        ),
+        (
+            t.complete_leaves,
+            t.stuck_leaves,
+            t.fault_leaves,
+            t.bounded_leaves,
+            t.max_depth,
+        ),
+        report.labels.clone(),
+        report.cdrs_found,
+        cdrs,
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn merged_and_unfolded_trees_report_the_same((ops, threads) in test_case()) {
+        OPS.with(|o| *o.borrow_mut() = ops);
+        let calls: Vec<Vec<Call>> = threads
+            .iter()
+            .map(|t| t.iter().map(|k| Call::new("op", vec![Value::Int(*k as i64)])).collect())
+            .collect();
+        let test = |merge: bool| {
+            Test::<Random>::new("random")
+                .with_calls(&[], &calls, &[])
+                .merge(merge)
+                .localize()
+                .unwrap()
+        };
+        let merged = test(true);
+        let unfolded = test(false);
+        prop_assert_eq!(summary(&merged.report), summary(&unfolded.report));
+        // Merging is what makes the tree small: never more stored nodes than unfolded ones.
+        prop_assert!(merged.report.tree.graph_nodes <= unfolded.report.tree.graph_nodes);
+    }
+}
