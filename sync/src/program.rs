@@ -180,13 +180,6 @@ impl Reexecuted {
                 Some(Ending::Finished(Err(fault)))
             }
             RunEnd::Fault { fault, .. } => return Arrival::Fault(fault, event),
-            RunEnd::Bounded { bound, .. } => {
-                let fault = Fault {
-                    message: format!("{bound:?}"),
-                    span: None,
-                };
-                return Arrival::Fault(fault, event);
-            }
         };
         Arrival::At(Self::state(schedule, point, end), event)
     }
@@ -229,8 +222,7 @@ impl Program for Reexecuted {
             RunEnd::Abandoned => std::mem::take(&mut execution.history),
             RunEnd::Complete { history }
             | RunEnd::Stuck { history, .. }
-            | RunEnd::Fault { history, .. }
-            | RunEnd::Bounded { history, .. } => history.clone(),
+            | RunEnd::Fault { history, .. } => history.clone(),
         };
         let mut base = base;
         base.events.truncate(concurrent_from);
