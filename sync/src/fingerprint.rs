@@ -112,11 +112,21 @@ pub(crate) enum Effect {
     Nothing,
 }
 
+/// One access in a thread's log.
+#[derive(Clone, Copy, Debug)]
+struct Logged {
+    /// What the access was, without what it saw: iterations of one loop that took the same
+    /// path have the same shapes.
+    shape: u64,
+    /// The hash of the log up to and with this access.
+    hash: u64,
+}
+
 /// A thread's observations in its current operation (see the module docs).
 #[derive(Default)]
 pub(crate) struct Observations {
-    /// One entry per access: the entry and the hash of the log up to and with it.
-    log: Vec<(u64, u64)>,
+    /// One entry per access.
+    log: Vec<Logged>,
     /// Log lengths at the retry hints of this operation that were kept.
     hints: Vec<usize>,
 }
@@ -130,18 +140,27 @@ impl Observations {
 
     /// The hash of the log.
     pub(crate) fn hash(&self) -> u64 {
-        self.log.last().map_or(EMPTY_LOG, |&(_, h)| h)
+        self.log.last().map_or(EMPTY_LOG, |l| l.hash)
     }
 
-    /// Appends one access's entry.
-    pub(crate) fn push(&mut self, entry: u64) {
+    /// Appends one access: its `entry` (what it was and saw) and `shape` (what it was).
+    pub(crate) fn push(&mut self, entry: u64, shape: u64) {
         let hash = combine(self.hash(), entry);
-        self.log.push((entry, hash));
+        self.log.push(Logged { shape, hash });
     }
 
-    /// A retry hint: if the iteration since the last hint observed exactly what the one before
-    /// it did, it is dropped (the thread is where it was at the last hint); else the hint is
-    /// kept. The first iteration counts from the start of the operation.
+    /// A retry hint: if the iteration since the last hint took the same path as the one
+    /// before it (the same accesses, whatever values they saw), it is dropped: the thread is
+    /// back at the head of its loop with nothing carried over, where it was at the last hint.
+    /// Else the hint is kept. The first iteration counts from the start of the operation, so
+    /// it only matches when the loop is where the operation starts.
+    ///
+    /// Comparing paths, not values, is what the hint promises: an iteration carries nothing
+    /// into the next, so the values an iteration saw are gone at the next hint (what it wrote
+    /// is in memory, which the fingerprint has). A reader that retried on different values
+    /// is then one state, not one per history of retries. Comparing paths, not just counting
+    /// hints, keeps apart the iterations of two loops that share a hint (a `lock` helper
+    /// taken twice in one operation): the segment between them is not an iteration of either.
     pub(crate) fn retry(&mut self) {
         let now = self.log.len();
         let Some(&last) = self.hints.last() else {
@@ -149,8 +168,8 @@ impl Observations {
             return;
         };
         let before = self.hints.len().checked_sub(2).map_or(0, |i| self.hints[i]);
-        let entries = |from: usize, to: usize| self.log[from..to].iter().map(|&(e, _)| e);
-        if now > last && entries(before, last).eq(entries(last, now)) {
+        let shapes = |from: usize, to: usize| self.log[from..to].iter().map(|l| l.shape);
+        if now > last && shapes(before, last).eq(shapes(last, now)) {
             self.log.truncate(last);
         } else if now > last {
             self.hints.push(now);
@@ -161,10 +180,15 @@ impl Observations {
 /// The hash of an empty log.
 const EMPTY_LOG: u64 = 0x1095_eed0;
 
-/// One access's log entry: its kind, object, source position and what it saw.
-pub(crate) fn entry(kind: u64, object: u64, at: &'static Location<'static>, seen: u64) -> u64 {
+/// One access's log shape: its kind, object and source position.
+pub(crate) fn shape(kind: u64, object: u64, at: &'static Location<'static>) -> u64 {
     let at = std::ptr::from_ref(at) as usize as u64;
-    hash_of(&[kind, object, at, seen])
+    hash_of(&[kind, object, at])
+}
+
+/// One access's log entry: its shape and what it saw.
+pub(crate) fn entry(shape: u64, seen: u64) -> u64 {
+    combine(shape, seen)
 }
 
 /// The memory of an execution as fingerprints see it: the value or version of every
@@ -226,21 +250,43 @@ mod tests {
         Location::caller()
     }
 
+    /// Logs a read of `object` at `at` that saw `seen`.
+    fn log(obs: &mut Observations, object: u64, at: &'static Location<'static>, seen: u64) {
+        let shape = shape(1, object, at);
+        obs.push(entry(shape, seen), shape);
+    }
+
+    #[test]
+    fn an_iteration_on_the_path_of_the_last_one_is_dropped_whatever_it_saw() {
+        let at = here();
+        let mut obs = Observations::default();
+        log(&mut obs, 1, at, 1);
+        obs.retry();
+        let after_first = obs.hash();
+        log(&mut obs, 1, at, 3);
+        obs.retry();
+        assert_eq!(
+            obs.hash(),
+            after_first,
+            "another value on the same path: back at the hint"
+        );
+    }
+
     #[test]
     fn an_iteration_that_saw_what_the_last_one_saw_is_dropped() {
         let at = here();
         let mut obs = Observations::default();
-        obs.push(entry(0, 1, at, 1));
+        log(&mut obs, 1, at, 1);
         obs.retry();
         let after_first = obs.hash();
-        obs.push(entry(0, 1, at, 1));
+        log(&mut obs, 1, at, 1);
         obs.retry();
         assert_eq!(
             obs.hash(),
             after_first,
             "the same observation again: back at the hint"
         );
-        obs.push(entry(0, 1, at, 2));
+        log(&mut obs, 2, at, 2);
         obs.retry();
         assert_ne!(obs.hash(), after_first, "a new value is progress");
     }
@@ -250,15 +296,15 @@ mod tests {
         let at = here();
         let mut obs = Observations::default();
         // Something before the loop, then two equal iterations.
-        obs.push(entry(0, 9, at, 0));
-        obs.push(entry(0, 1, at, 1));
+        log(&mut obs, 9, at, 0);
+        log(&mut obs, 1, at, 1);
         obs.retry();
         let first = obs.hash();
-        obs.push(entry(0, 1, at, 1));
+        log(&mut obs, 1, at, 1);
         obs.retry();
         let second = obs.hash();
         assert_ne!(first, second, "the first iteration saw the prologue too");
-        obs.push(entry(0, 1, at, 1));
+        log(&mut obs, 1, at, 1);
         obs.retry();
         assert_eq!(obs.hash(), second);
     }
@@ -266,7 +312,7 @@ mod tests {
     #[test]
     fn a_hint_without_an_access_since_the_last_changes_nothing() {
         let mut obs = Observations::default();
-        obs.push(entry(0, 1, here(), 1));
+        log(&mut obs, 1, here(), 1);
         obs.retry();
         let h = obs.hash();
         obs.retry();

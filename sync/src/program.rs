@@ -22,7 +22,7 @@ use std::sync::Arc;
 use fgvt_tree::replay::{ReplayError, RunEnd};
 use fgvt_tree::{Call, Event, Fault, History, Program, Step, ThreadId, Wait};
 
-use crate::fingerprint::Fingerprint;
+use crate::fingerprint::{combine, summand, Fingerprint};
 use crate::runtime::{self, Body, Engine, Execution, Point, Status};
 
 /// The test's executions, as a program the explorer steps through.
@@ -32,6 +32,9 @@ pub(crate) struct Reexecuted {
     engine: RefCell<Engine>,
     /// The first schedule whose re-execution did not reach the state it was recorded for.
     error: RefCell<Option<ReplayError>>,
+    /// Whether states are told apart by fingerprint alone; else by schedule too, so that no
+    /// two paths share a state (the unfolded tree, the reference merging is tested against).
+    merge: bool,
 }
 
 /// A point of the test's executions: the schedule that reaches it, told apart by fingerprint.
@@ -77,12 +80,13 @@ pub(crate) const MAX_THREADS: usize = 256;
 
 impl Reexecuted {
     /// The executions of `body` (the test's plan on a fresh object) with `threads` threads.
-    pub(crate) fn new(threads: usize, body: Body) -> Self {
+    pub(crate) fn new(threads: usize, body: Body, merge: bool) -> Self {
         Reexecuted {
             threads,
             body,
             engine: RefCell::new(Engine::new()),
             error: RefCell::new(None),
+            merge,
         }
     }
 
@@ -96,9 +100,12 @@ impl Reexecuted {
     fn run(&self, schedule: &[u8]) -> Option<Execution> {
         let mut step = 0;
         let mut diverged = None;
+        // Only the last step of the schedule is a new edge.
+        let record_from = schedule.len().saturating_sub(1);
         let execution = runtime::execute(
             &mut self.engine.borrow_mut(),
             self.threads,
+            record_from,
             &mut |enabled: &[ThreadId]| {
                 let this = step;
                 step += 1;
@@ -113,14 +120,9 @@ impl Reexecuted {
             std::sync::Arc::clone(&self.body),
         );
         // An execution that ends before the schedule does has diverged too.
-        let diverged = diverged.or_else(|| {
-            (execution.run.steps.len() < schedule.len()).then(|| {
-                (
-                    execution.run.steps.len(),
-                    usize::from(schedule[execution.run.steps.len()]),
-                )
-            })
-        });
+        let taken = execution.taken;
+        let diverged = diverged
+            .or_else(|| (taken < schedule.len()).then(|| (taken, usize::from(schedule[taken]))));
         if let Some((step, thread)) = diverged {
             self.error
                 .borrow_mut()
@@ -135,9 +137,17 @@ impl Reexecuted {
     }
 
     /// The state an execution along `schedule` stopped at, if it stopped at a point.
-    fn state(schedule: Arc<[u8]>, point: Point, end: Option<Ending>) -> State {
+    fn state(&self, schedule: Arc<[u8]>, point: Point, end: Option<Ending>) -> State {
+        let fingerprint = if self.merge {
+            point.fingerprint
+        } else {
+            let path = schedule
+                .iter()
+                .fold(0x5c4e_d01e, |h, &t| combine(h, u64::from(t)));
+            point.fingerprint ^ summand(path, schedule.len() as u64)
+        };
         State {
-            fingerprint: point.fingerprint,
+            fingerprint,
             schedule,
             statuses: point.statuses.into(),
             end: end.map(Arc::new),
@@ -154,11 +164,12 @@ impl Reexecuted {
             blocked,
             ..
         } = execution;
-        let last = schedule
-            .len()
-            .checked_sub(1)
-            .and_then(|i| run.steps.get_mut(i));
-        let event = last.map(|e| std::mem::replace(e, Event::unexplored(e.thread)));
+        // The schedule's last step is the one event the execution built (see `run`).
+        let event = if schedule.is_empty() {
+            None
+        } else {
+            run.steps.drain(..).next()
+        };
         // Every end but a fault before the threads ended comes with its point; the fallback
         // (all done) is for an execution whose threads never started.
         let point = point.unwrap_or_else(|| Point {
@@ -181,7 +192,7 @@ impl Reexecuted {
             }
             RunEnd::Fault { fault, .. } => return Arrival::Fault(fault, event),
         };
-        Arrival::At(Self::state(schedule, point, end), event)
+        Arrival::At(self.state(schedule, point, end), event)
     }
 }
 

@@ -81,12 +81,8 @@ impl Pending {
     /// What the pending step is, for a fingerprint: kind, object and source position.
     fn hash(&self) -> u64 {
         let object = self.object.map_or(0, |o| o.key);
-        fingerprint::entry(
-            kind_code(self.kind),
-            object,
-            self.caller,
-            u64::from(self.shared),
-        )
+        let shape = fingerprint::shape(kind_code(self.kind), object, self.caller);
+        fingerprint::entry(shape, u64::from(self.shared))
     }
 }
 
@@ -287,7 +283,12 @@ struct Recorder {
     lanes: Vec<Lane>,
     /// Test threads by shuttle task number.
     tasks: Vec<Option<ThreadId>>,
+    /// The events of the steps from `record_from` on.
     steps: Vec<Event>,
+    /// Steps taken so far.
+    taken: usize,
+    /// The first step whose event is built.
+    record_from: usize,
     history: History,
     /// Locks held, by object key, with their holders.
     locks: HashMap<u64, Held, foldhash::fast::RandomState>,
@@ -349,8 +350,10 @@ impl Held {
 
 /// One execution, as [`execute`] ran it.
 pub(crate) struct Execution {
-    /// Its steps and how it ended.
+    /// Its steps from the first one asked for, and how it ended.
     pub run: Run,
+    /// How many steps it took.
+    pub taken: usize,
     /// Where it stopped choosing: abandoned or stuck there, or the end of the threads.
     pub point: Option<Point>,
     /// The history the execution had when it was abandoned (empty otherwise: the end has it).
@@ -364,10 +367,12 @@ pub(crate) struct Execution {
 }
 
 /// Runs `body` once on `engine`, for `threads` test threads, letting `choose` pick every
-/// step; the steps taken, how the execution ended and where it stopped.
+/// step; the steps taken (as events from step `record_from` on), how the execution ended and
+/// where it stopped.
 pub(crate) fn execute(
     engine: &mut Engine,
     threads: usize,
+    record_from: usize,
     choose: &mut Choose<'_>,
     body: Body,
 ) -> Execution {
@@ -380,6 +385,8 @@ pub(crate) fn execute(
         lanes: (0..threads).map(|_| Lane::default()).collect(),
         tasks: Vec::new(),
         steps: Vec::new(),
+        taken: 0,
+        record_from,
         history: History::new(),
         locks: HashMap::default(),
         memory: Memory::default(),
@@ -417,6 +424,7 @@ pub(crate) fn execute(
             steps: recorder.steps,
             end,
         },
+        taken: recorder.taken,
         point: recorder.point,
         history,
         concurrent_from: recorder.concurrent_from,
@@ -653,8 +661,9 @@ impl Recorder {
         };
         match who {
             Some(thread) => {
-                let entry = fingerprint::entry(kind_code(pending.kind), key, pending.caller, seen);
-                self.lanes[thread].observed.push(entry);
+                let shape = fingerprint::shape(kind_code(pending.kind), key, pending.caller);
+                let entry = fingerprint::entry(shape, seen);
+                self.lanes[thread].observed.push(entry, shape);
             }
             None => self.serial.accesses += 1,
         }
@@ -858,14 +867,15 @@ pub(crate) fn access<R>(
         cancel();
     }
     let result = act();
+    // Described even where no event is built: pointers are numbered for reports in the order
+    // they are shown.
     let acted = describe(&result);
     let effect = effect(&result);
     with_recorder(|rec| {
         rec.apply(Some(thread), &pending, effect);
         let pending = rec.lanes[thread].pending.take().expect("registered");
-        let event = rec.event(thread, &pending, acted);
         if let Some(lock) = pending.lock() {
-            match event.kind {
+            match acted.kind {
                 EventKind::Lock => rec
                     .locks
                     .entry(lock)
@@ -886,7 +896,11 @@ pub(crate) fn access<R>(
                 _ => {}
             }
         }
-        let position = rec.steps.len();
+        let position = rec.taken;
+        rec.taken += 1;
+        // Only the steps the explorer asked to see become events: a re-executed schedule's
+        // steps are edges built by the executions that took them first.
+        let event = (position >= rec.record_from).then(|| rec.event(thread, &pending, acted));
         let op = rec.lanes[thread].op.as_mut();
         if let Some(op) = op {
             if op.steps == 0 {
@@ -895,7 +909,7 @@ pub(crate) fn access<R>(
             op.steps += 1;
             op.last = Some(position);
         }
-        rec.steps.push(event);
+        rec.steps.extend(event);
     });
     result
 }
@@ -960,8 +974,10 @@ pub(crate) fn silent(id: ObjectId, at: &'static Location<'static>, before: u64, 
         rec.memory.set(id.key, after);
         match who {
             Some(thread) => {
-                let entry = fingerprint::entry(SILENT, id.key, at, before);
-                rec.lanes[thread].observed.push(entry);
+                let shape = fingerprint::shape(SILENT, id.key, at);
+                rec.lanes[thread]
+                    .observed
+                    .push(fingerprint::entry(shape, before), shape);
             }
             None => rec.serial.accesses += 1,
         }
@@ -1001,8 +1017,12 @@ pub(crate) fn end_op(value: &Value) {
     }
     with_thread(|rec, thread| {
         if let Some(op) = rec.lanes[thread].op.take() {
-            if let Some(last) = op.last {
-                rec.steps[last].ret = Some(value.clone());
+            if let Some(step) = op
+                .last
+                .and_then(|last| last.checked_sub(rec.record_from))
+                .and_then(|i| rec.steps.get_mut(i))
+            {
+                step.ret = Some(value.clone());
             }
             rec.history.ret(thread, value.clone());
         }

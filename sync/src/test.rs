@@ -241,6 +241,7 @@ impl<O: Object> Test<O> {
         let program = Reexecuted::new(
             self.plan.threads.len(),
             Arc::new(move || run_plan::<O>(&plan)),
+            self.merge,
         );
         let explored = explore(&program, &options);
         if let Some(error) = program.take_error() {

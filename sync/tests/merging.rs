@@ -4,10 +4,12 @@
 //! unfolds every path.
 
 use std::cell::RefCell;
+use std::collections::BTreeMap;
 
 use fgvt_reports::LocalizeReport;
 use fgvt_sync::atomic::{AtomicI64, Ordering::SeqCst};
 use fgvt_sync::{unknown, Arg, Call, IntoValue, Mutex, Object, Shared, Test, Value};
+use fgvt_tree::{CoarseEvent, Tree};
 use proptest::prelude::*;
 
 /// One instruction of a random operation; `r` is the operation's one register.
@@ -106,12 +108,56 @@ fn instr() -> impl Strategy<Value = Instr> {
     ]
 }
 
-/// A random test: three operations, and two or three threads of one or two calls of them.
+/// A random test: three operations of one to three instructions, and two or three threads of
+/// one or two calls of them.
 fn test_case() -> impl Strategy<Value = (Vec<Vec<Instr>>, Vec<Vec<usize>>)> {
-    (
-        prop::collection::vec(prop::collection::vec(instr(), 1..4), 3),
-        prop::collection::vec(prop::collection::vec(0..3usize, 1..3), 2..4),
-    )
+    let ops = prop::collection::vec(prop::collection::vec(instr(), 1..4), 3);
+    let threads = prop::collection::vec(prop::collection::vec(0..3usize, 1..3), 2..4);
+    (ops, threads)
+}
+
+/// The number of interleavings of threads taking `steps` steps each (saturating): the
+/// unfolded tree's leaves, about.
+fn interleavings(steps: &[u64]) -> u64 {
+    let mut total = 0u64;
+    let mut count = 1u64;
+    for &n in steps {
+        for k in 1..=n {
+            total += 1;
+            // count *= C(total, k) built up one factor at a time: count * total / k.
+            count = count.saturating_mul(total) / k;
+        }
+    }
+    count
+}
+
+/// Steps a thread running `calls` of `ops` takes (a locked increment is two).
+fn steps(ops: &[Vec<Instr>], calls: &[usize]) -> u64 {
+    calls
+        .iter()
+        .flat_map(|k| &ops[*k])
+        .map(|i| if matches!(i, Instr::LockedInc) { 2 } else { 1 })
+        .sum()
+}
+
+/// How many unfolded runs end with each tuple of results (per thread, in order).
+fn results(tree: &Tree) -> BTreeMap<Vec<(usize, String)>, u64> {
+    let mut runs = BTreeMap::new();
+    for (_, leaf, paths) in tree.leaves() {
+        let mut returns: Vec<(usize, String)> = leaf
+            .history
+            .events
+            .iter()
+            .filter_map(|e| match e {
+                CoarseEvent::Return { thread, value } => Some((*thread, format!("{value:?}"))),
+                CoarseEvent::Call { .. } => None,
+            })
+            .collect();
+        // Per thread, in the order they returned.
+        returns.sort_by_key(|(thread, _)| *thread);
+        *runs.entry(returns).or_insert(0) += paths;
+    }
+    runs
 }
 
 /// What must not change with merging: unfolded counts, label totals and the CDRS found.
@@ -146,10 +192,13 @@ fn summary(report: &LocalizeReport) -> impl PartialEq + std::fmt::Debug {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(48))]
+    #![proptest_config(ProptestConfig::with_cases(128))]
 
     #[test]
     fn merged_and_unfolded_trees_report_the_same((ops, threads) in test_case()) {
+        // The unfolded tree is the slow reference: keep it small.
+        let per_thread: Vec<u64> = threads.iter().map(|t| steps(&ops, t)).collect();
+        prop_assume!(interleavings(&per_thread) <= 20_000);
         OPS.with(|o| *o.borrow_mut() = ops);
         let calls: Vec<Vec<Call>> = threads
             .iter()
@@ -165,7 +214,49 @@ proptest! {
         let merged = test(true);
         let unfolded = test(false);
         prop_assert_eq!(summary(&merged.report), summary(&unfolded.report));
+        // Finer than verdicts: every run's results, counted over the unfolded runs. A state
+        // merged with one that differs (a register holding another value) hands its subtree's
+        // results to every path into it.
+        prop_assert_eq!(results(&merged.tree), results(&unfolded.tree));
         // Merging is what makes the tree small: never more stored nodes than unfolded ones.
         prop_assert!(merged.report.tree.graph_nodes <= unfolded.report.tree.graph_nodes);
     }
+}
+
+/// A register that holds what was read, and a write of it after another thread changed the
+/// location read: states that differ only in the register must not merge.
+#[test]
+fn a_thread_that_read_another_value_is_another_state() {
+    OPS.with(|o| {
+        *o.borrow_mut() = vec![
+            vec![Instr::Load(0), Instr::StoreReg(1, 0)],
+            vec![Instr::Store(0, 1), Instr::GetCell],
+            vec![Instr::Load(1)],
+        ]
+    });
+    let calls = |ks: &[i64]| -> Vec<Call> {
+        ks.iter()
+            .map(|k| Call::new("op", vec![Value::Int(*k)]))
+            .collect()
+    };
+    let threads = [calls(&[0]), calls(&[1])];
+    let test = |merge: bool| {
+        Test::<Random>::new("register")
+            .with_calls(&[], &threads, &calls(&[2]))
+            .merge(merge)
+            .localize()
+            .unwrap()
+    };
+    let merged = test(true);
+    let unfolded = test(false);
+    // T0 reads x0 before or after T1 writes it: three runs each (hand-counted: T0's load
+    // before T1's store in 3 of the 6 interleavings of two 2-step threads).
+    let runs = results(&merged.tree);
+    assert_eq!(
+        runs.values().copied().collect::<Vec<_>>(),
+        [3, 3],
+        "{runs:?}"
+    );
+    assert_eq!(runs, results(&unfolded.tree));
+    assert!(merged.report.tree.graph_nodes < unfolded.report.tree.graph_nodes);
 }
