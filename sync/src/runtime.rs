@@ -23,7 +23,7 @@
 //! executions, where shuttle asks its scheduler for the next one, so that the explorer can
 //! drive executions one at a time.
 //!
-//! An execution that ends before its threads do (a fault, a deadlock, a bound, the explorer
+//! An execution that ends before its threads do (a fault, a deadlock, the explorer
 //! abandoning it) is not stopped in shuttle, which would leak the stacks of the unfinished
 //! tasks: each thread left is resumed once more, and its pending access unwinds it with
 //! [`Cancelled`] instead of acting, so every execution finishes and gives its stacks back.
@@ -1061,7 +1061,8 @@ pub(crate) fn complete() {
     end_with(|history| RunEnd::Complete { history });
 }
 
-/// Whether the execution has ended (a fault or a bound): the rest of a thread should not run.
+/// Whether the execution has ended (a fault, a deadlock, or abandoned by the explorer): the
+/// rest of a thread should not run.
 pub(crate) fn ended() -> bool {
     with_recorder(|rec| rec.end.is_some()).unwrap_or(false)
 }

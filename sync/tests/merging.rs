@@ -185,7 +185,7 @@ fn summary(report: &LocalizeReport) -> impl PartialEq + std::fmt::Debug {
             t.bounded_leaves,
             t.max_depth,
         ),
-        report.labels.clone(),
+        report.labels,
         report.cdrs_found,
         cdrs,
     )
