@@ -222,22 +222,24 @@ impl Program for Reexecuted {
 
     fn initial_state(&self) -> Result<(State, History), Fault> {
         let schedule: Arc<[u8]> = Arc::from(Vec::new());
-        let Some(mut execution) = self.run(&schedule) else {
+        let Some(execution) = self.run(&schedule) else {
             return Err(Fault {
                 message: "the test did not run the same way twice".into(),
                 span: None,
             });
         };
-        let concurrent_from = execution.concurrent_from;
-        let base = match &mut execution.run.end {
-            RunEnd::Abandoned => std::mem::take(&mut execution.history),
+        // The `init` part's history: the start of whatever history the execution ended with.
+        let whole = match &execution.run.end {
+            RunEnd::Abandoned => &execution.history,
             RunEnd::Complete { history }
             | RunEnd::Stuck { history, .. }
-            | RunEnd::Fault { history, .. } => history.clone(),
+            | RunEnd::Fault { history, .. } => history,
         };
-        let mut base = base;
-        base.events.truncate(concurrent_from);
-        base.stuck = false;
+        let init = &whole.events[..execution.concurrent_from.min(whole.events.len())];
+        let base = History {
+            events: init.to_vec(),
+            stuck: false,
+        };
         match self.arrival(schedule, execution) {
             Arrival::At(state, _) => Ok((state, base)),
             Arrival::Fault(fault, _) => Err(fault),

@@ -608,10 +608,7 @@ impl Recorder {
         self.objects += 1;
         let who = self.who();
         let context = self.context(who);
-        let made = match who {
-            Some(thread) => &mut self.lanes[thread].made,
-            None => &mut self.serial.made,
-        };
+        let made = made_by(&mut self.lanes, &mut self.serial, who);
         made.objects += 1;
         let key = hash_of(&[OBJECT, context, made.objects]);
         let value = match initial {
@@ -625,10 +622,7 @@ impl Recorder {
     /// `word` as fingerprints see it; an address seen for the first time is named after
     /// `who`, in `context`.
     fn word(&mut self, who: Option<ThreadId>, context: u64, word: Word) -> u64 {
-        let made = match who {
-            Some(thread) => &mut self.lanes[thread].made,
-            None => &mut self.serial.made,
-        };
+        let made = made_by(&mut self.lanes, &mut self.serial, who);
         self.memory.word(word, || {
             made.addresses += 1;
             hash_of(&[ADDRESS, context, made.addresses])
@@ -659,9 +653,15 @@ impl Recorder {
             }
             Effect::Nothing => 0,
         };
+        let shape = fingerprint::shape(kind_code(pending.kind), key, pending.caller);
+        self.observe(who, shape, seen);
+    }
+
+    /// `who` made an access of `shape` that saw `seen`: a thread logs it, the serial part
+    /// counts it.
+    fn observe(&mut self, who: Option<ThreadId>, shape: u64, seen: u64) {
         match who {
             Some(thread) => {
-                let shape = fingerprint::shape(kind_code(pending.kind), key, pending.caller);
                 let entry = fingerprint::entry(shape, seen);
                 self.lanes[thread].observed.push(entry, shape);
             }
@@ -674,17 +674,18 @@ impl Recorder {
         let mut fingerprint = self.memory.sum();
         let mut statuses = Vec::with_capacity(self.lanes.len());
         for (thread, lane) in self.lanes.iter().enumerate() {
-            let (status, state) = match (&lane.pending, &lane.op) {
-                (Some(pending), op) => {
+            // A thread with no pending step at a point has run all its operations.
+            let (status, state) = match &lane.pending {
+                Some(pending) => {
                     let status = if self.enabled(pending) {
                         Status::Enabled
                     } else {
                         Status::Blocked
                     };
-                    let op = op.as_ref().map_or(u64::MAX, |op| op.index as u64);
+                    let op = lane.op.as_ref().map_or(u64::MAX, |op| op.index as u64);
                     (status, hash_of(&[op, lane.observed.hash(), pending.hash()]))
                 }
-                (None, _) => (Status::Done, DONE),
+                None => (Status::Done, DONE),
             };
             statuses.push(status);
             fingerprint = fingerprint.wrapping_add(summand(THREAD | thread as u64, state));
@@ -793,6 +794,19 @@ impl Recorder {
         }
         history.stuck = true;
         RunEnd::Stuck { history, waiting }
+    }
+}
+
+/// What `who` (a thread, or the serial part) has made in its current operation. Over the two
+/// fields rather than the recorder, so that memory can be borrowed beside it.
+fn made_by<'a>(
+    lanes: &'a mut [Lane],
+    serial: &'a mut SerialLane,
+    who: Option<ThreadId>,
+) -> &'a mut Made {
+    match who {
+        Some(thread) => &mut lanes[thread].made,
+        None => &mut serial.made,
     }
 }
 
@@ -972,15 +986,7 @@ pub(crate) fn silent(id: ObjectId, at: &'static Location<'static>, before: u64, 
     with_recorder(|rec| {
         let who = rec.who();
         rec.memory.set(id.key, after);
-        match who {
-            Some(thread) => {
-                let shape = fingerprint::shape(SILENT, id.key, at);
-                rec.lanes[thread]
-                    .observed
-                    .push(fingerprint::entry(shape, before), shape);
-            }
-            None => rec.serial.accesses += 1,
-        }
+        rec.observe(who, fingerprint::shape(SILENT, id.key, at), before);
     });
 }
 
