@@ -253,6 +253,18 @@ pub fn loops_note(loop_edges: u64) -> String {
     )
 }
 
+/// The note of a tree explored taking a scout's failing run first: the first exploration
+/// stopped at `limit` before any run failed (see `fgvt_tree::scout`).
+pub fn scouted_note(limit: Option<Limit>) -> String {
+    // The limit's own name: a Rust test sets it by a method, not the command line's option.
+    let cut = limit.map_or_else(|| "a limit".into(), |l| format!("the `{}` limit", l.name()));
+    format!(
+        "the first exploration stopped at {cut} before any run failed; a search of the runs with \
+         at most {} preemptions found a failing one, and this tree was explored taking it first",
+        fgvt_tree::SCOUT_PREEMPTIONS
+    )
+}
+
 /// What a saturated count means, for people.
 pub fn saturated_note() -> String {
     format!(

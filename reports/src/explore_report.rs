@@ -23,6 +23,10 @@ pub struct ExploreSummary {
     pub object: String,
     /// The limit that cut exploration short (`max-states`, `timeout`, ...), or `null`.
     pub partial: Option<String>,
+    /// Whether a first exploration was cut before any run failed, and a search of the runs
+    /// with few preemptions found a failing one, which this tree was explored taking first.
+    #[serde(default)]
+    pub scouted: bool,
     /// Counts of the unfolded tree.
     pub tree: TreeCounts,
     /// How many leaves of the unfolded tree got each verdict.

@@ -61,7 +61,8 @@ mod xml;
 
 pub use build::{
     build_report, history_data, localize_tree, loops_note, option as limit_option, replay_command,
-    saturated_note, shell_quote, trace_steps, Localization, Replay, ReportContext, ReportInput,
+    saturated_note, scouted_note, shell_quote, trace_steps, Localization, Replay, ReportContext,
+    ReportInput,
 };
 pub use check_report::{CheckReport, CheckReports, CheckSummary, CheckVerdict, CHECK_SCHEMA_ID};
 #[cfg(feature = "graph")]

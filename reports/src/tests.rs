@@ -425,6 +425,7 @@ fn explore_examples() -> (crate::ExploreSummary, crate::ExplorePath) {
         test: "t.json".into(),
         object: "Counter".into(),
         partial: Some("max-states".into()),
+        scouted: false,
         tree: crate::TreeCounts {
             nodes: 7,
             edges: 6,

@@ -17,14 +17,15 @@ use crate::testcase::TestCase;
 /// Runs `fgvt explore`.
 pub fn run(args: &ExploreArgs) -> miette::Result<Exit> {
     let test = args.limits.load_test(&args.test)?;
-    let started = std::time::Instant::now();
     let limits = args.limits.limits();
     let mut progress = Progress::new("exploring");
-    let tree = pipeline::explore_test(&test, &limits.explore_options(), &mut progress);
+    let judged = pipeline::explore_and_judge(&test, &limits, &mut progress);
     progress.finish();
-    let tree = tree.map_err(pipeline_error)?;
-    let deadline = limits.check_deadline(started);
-    let judgement = pipeline::judge_test(&test, &tree, deadline).map_err(pipeline_error)?;
+    let pipeline::Judged {
+        tree,
+        judgement,
+        scouted,
+    } = judged.map_err(pipeline_error)?;
     // The summary answers "is this test linearizable?" with design.md's exit codes; one path
     // answers "does this run fail?" with the same codes.
     let path = match (&args.schedule, args.leaf) {
@@ -36,8 +37,10 @@ pub fn run(args: &ExploreArgs) -> miette::Result<Exit> {
         Some(path) => path_report(&test, &tree, &judgement, path, args.format)?,
         None => {
             let out = match args.format {
-                Format::Text => summary_text(&test, &tree, &judgement),
-                Format::Json => render_sorted_json(&summary_json(&test, &tree, &judgement)),
+                Format::Text => summary_text(&test, &tree, &judgement, scouted),
+                Format::Json => {
+                    render_sorted_json(&summary_json(&test, &tree, &judgement, scouted))
+                }
             };
             (out, exit_code(tree.partial.is_some(), &judgement))
         }
@@ -103,7 +106,7 @@ fn results(test: &TestCase, tree: &Tree) -> BTreeMap<String, BTreeMap<String, u6
     out
 }
 
-fn summary_text(test: &TestCase, tree: &Tree, judgement: &Judgement) -> String {
+fn summary_text(test: &TestCase, tree: &Tree, judgement: &Judgement, scouted: bool) -> String {
     let s = tree.stats();
     let mut out = String::new();
     let _ = writeln!(
@@ -166,15 +169,24 @@ fn summary_text(test: &TestCase, tree: &Tree, judgement: &Judgement) -> String {
             fgvt_reports::limit_option(limit)
         );
     }
+    if scouted {
+        let _ = writeln!(out, "note: {}", fgvt_reports::scouted_note(tree.partial));
+    }
     out
 }
 
-fn summary_json(test: &TestCase, tree: &Tree, judgement: &Judgement) -> ExploreSummary {
+fn summary_json(
+    test: &TestCase,
+    tree: &Tree,
+    judgement: &Judgement,
+    scouted: bool,
+) -> ExploreSummary {
     ExploreSummary {
         schema: EXPLORE_SCHEMA_ID.to_string(),
         test: test.path.display().to_string(),
         object: test.model.name().to_string(),
         partial: tree.partial.map(|l| l.name().to_string()),
+        scouted,
         tree: TreeCounts::from(tree.stats()),
         verdicts: VerdictCounts {
             spec: judgement.spec.clone(),

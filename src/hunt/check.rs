@@ -104,6 +104,7 @@ pub fn search_leaves(
             Search::Found {
                 leaf,
                 distinct_states,
+                ..
             } => {
                 let fault = leaf.kind == LeafKind::Fault;
                 TestReport {

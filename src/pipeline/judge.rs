@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use fgvt_checker::{check, CheckError, CheckOptions, Outcome, Spec, Verdict, VerdictCache};
-use fgvt_tree::{ExploreOptions, Fault, History, Leaf, LeafKind, NodeId, Search, Tree};
+use fgvt_tree::{ExploreOptions, Fault, History, Leaf, LeafKind, NodeId, Search, ThreadId, Tree};
 use rayon::prelude::*;
 
 use crate::testcase::{SpecChoice, SpecSource, TestCase};
@@ -88,34 +88,58 @@ pub fn search(
     deadline: Option<Instant>,
     violations_only: bool,
 ) -> Result<Result<Search, Fault>, CheckError> {
+    with_failing(test, deadline, violations_only, |program, fails| {
+        fgvt_tree::search_failing(program, explore, fails)
+    })
+}
+
+/// Looks for a failing run of `test` with few preemptions ([`fgvt_tree::scout`]), judging
+/// leaves as [`search`] does: its thread choices, if there is one. The inner error is a fault
+/// of the serial `init` part.
+pub fn scout(
+    test: &TestCase,
+    explore: &ExploreOptions,
+    deadline: Option<Instant>,
+) -> Result<Result<Option<Vec<ThreadId>>, Fault>, CheckError> {
+    with_failing(test, deadline, false, |program, fails| {
+        fgvt_tree::scout(program, explore, fails)
+    })
+}
+
+/// Runs `search` on `test`'s program with a judge of leaves against its spec, each distinct
+/// history once: a fault fails unless `violations_only`, a bounded leaf or an unknown verdict
+/// does not. A spec that cannot judge a history stops the search (the judge says it fails)
+/// and is the error.
+fn with_failing<R>(
+    test: &TestCase,
+    deadline: Option<Instant>,
+    violations_only: bool,
+    search: impl FnOnce(&fgvt_lang::TestProgram, &mut dyn FnMut(&Leaf) -> bool) -> R,
+) -> Result<R, CheckError> {
     let options = CheckOptions {
         deadline,
         ..CheckOptions::default()
     };
     let program = test.program();
     match test.spec_source() {
-        SpecSource::Serial(model) => search_with(
-            &program,
-            explore,
-            &VerdictCache::new(test.self_spec(model), options),
-            violations_only,
-        ),
-        SpecSource::Builtin(name) => search_with(
-            &program,
-            explore,
-            &VerdictCache::new(builtin(name), options),
-            violations_only,
-        ),
+        SpecSource::Serial(model) => {
+            let checker = VerdictCache::new(test.self_spec(model), options);
+            with_checker(&program, &checker, violations_only, search)
+        }
+        SpecSource::Builtin(name) => {
+            let checker = VerdictCache::new(builtin(name), options);
+            with_checker(&program, &checker, violations_only, search)
+        }
     }
 }
 
-/// [`search`] against the spec of `checker`, which judges each distinct history once.
-fn search_with<S: Spec>(
+/// [`with_failing`] against the spec of `checker`.
+fn with_checker<S: Spec, R>(
     program: &fgvt_lang::TestProgram,
-    explore: &ExploreOptions,
     checker: &VerdictCache<S>,
     violations_only: bool,
-) -> Result<Result<Search, Fault>, CheckError> {
+    search: impl FnOnce(&fgvt_lang::TestProgram, &mut dyn FnMut(&Leaf) -> bool) -> R,
+) -> Result<R, CheckError> {
     let mut error = None;
     let mut fails = |leaf: &Leaf| match leaf.kind {
         LeafKind::Fault => !violations_only,
@@ -130,7 +154,7 @@ fn search_with<S: Spec>(
             }
         },
     };
-    let searched = fgvt_tree::search_failing(program, explore, &mut fails);
+    let searched = search(program, &mut fails);
     match error {
         Some(e) => Err(e),
         None => Ok(searched),

@@ -61,6 +61,7 @@ impl Limits {
                 bytes,
                 used: crate::memory::allocated,
             }),
+            ..ExploreOptions::default()
         }
     }
 

@@ -71,6 +71,85 @@ fn init_fault(test: &TestCase, fault: fgvt_tree::Fault) -> PipelineError {
     }
 }
 
+/// A tree with every leaf judged, and how it was found.
+pub struct Judged {
+    /// The explored tree.
+    pub tree: Tree,
+    /// Its leaves' verdicts.
+    pub judgement: Judgement,
+    /// Whether the tree's failing run was found by a [`fgvt_tree::scout`] after a limit cut
+    /// the first exploration before any leaf failed, and then explored first.
+    pub scouted: bool,
+}
+
+/// The share of the exploration's time budget the first exploration may take when a timeout
+/// is set: what is left goes to a scout and to exploring again along its run, should the
+/// first exploration end cut short without a failing leaf.
+const FIRST_SHARE: f64 = 0.8;
+
+/// The share of the exploration's time budget by which the scout must have ended.
+const SCOUT_SHARE: f64 = 0.9;
+
+/// Explores and judges `test`. When a limit cuts the tree before any leaf fails, looks for a
+/// failing run with few preemptions ([`fgvt_tree::scout`], within the same limits) and, if
+/// there is one, explores again taking that run first: a partial tree then holds a failing run
+/// whenever a short one exists, though the depth-first search would have spent its whole budget
+/// below the first threads' first choices. With a timeout, the whole stays within it.
+pub fn explore_and_judge(
+    test: &TestCase,
+    limits: &Limits,
+    progress: &mut dyn Progress,
+) -> Result<Judged, PipelineError> {
+    let started = Instant::now();
+    let options = limits.explore_options();
+    let deadline = limits.check_deadline(started);
+    // What is left, at this moment, of `share` of the exploration's time budget.
+    let left =
+        |share: f64| (options.timeout).map(|t| t.mul_f64(share).saturating_sub(started.elapsed()));
+    let first = ExploreOptions {
+        timeout: left(FIRST_SHARE),
+        ..options.clone()
+    };
+    let tree = explore_test(test, &first, progress)?;
+    let judgement = judge_test(test, &tree, deadline)?;
+    let failing = judgement.not_linearizable + judgement.faults;
+    if tree.partial.is_none() || failing > 0 || left(SCOUT_SHARE).is_some_and(|t| t.is_zero()) {
+        return Ok(Judged {
+            tree,
+            judgement,
+            scouted: false,
+        });
+    }
+    let scouting = ExploreOptions {
+        timeout: left(SCOUT_SHARE),
+        ..options.clone()
+    };
+    let run = super::judge::scout(test, &scouting, deadline)
+        .map_err(|source| spec_error(test, source))?
+        .map_err(|fault| init_fault(test, fault))?;
+    let Some(run) = run else {
+        return Ok(Judged {
+            tree,
+            judgement,
+            scouted: false,
+        });
+    };
+    let again = ExploreOptions {
+        timeout: left(1.0),
+        first: Some(run.into()),
+        ..options
+    };
+    // The first tree is let go before the second is built: the peak is one tree.
+    drop((tree, judgement));
+    let tree = explore_test(test, &again, progress)?;
+    let judgement = judge_test(test, &tree, deadline)?;
+    Ok(Judged {
+        tree,
+        judgement,
+        scouted: true,
+    })
+}
+
 /// Judges every leaf of `tree` against the test's spec; `deadline` bounds each check.
 pub fn judge_test(
     test: &TestCase,
@@ -109,9 +188,11 @@ pub fn localize(
     options: &LocalizeOptions,
     progress: &mut dyn Progress,
 ) -> Result<Localized, PipelineError> {
-    let started = Instant::now();
-    let tree = explore_test(test, &limits.explore_options(), progress)?;
-    let judgement = judge_test(test, &tree, limits.check_deadline(started))?;
+    let Judged {
+        tree,
+        judgement,
+        scouted,
+    } = explore_and_judge(test, limits, progress)?;
     let info = TestInfo {
         file: test.path.display().to_string(),
         object: test.model.name().to_string(),
@@ -139,6 +220,11 @@ pub fn localize(
         &context,
     );
     report.notes.extend(spec_notes(&judgement));
+    if scouted {
+        report
+            .notes
+            .insert(0, fgvt_reports::scouted_note(tree.partial));
+    }
     Ok(Localized {
         report,
         tree,

@@ -8,7 +8,9 @@
 //!
 //! * [`explore_test`] builds the interleaving tree of a test;
 //! * [`judge_test`] gives every leaf its verdict against the test's spec ([`judge`] module);
-//! * [`localize`] does both, then labels the tree, finds the CDRS and builds the report;
+//! * [`explore_and_judge`] does both, and when a limit cuts the tree before any leaf fails,
+//!   scouts for a failing run with few preemptions and explores again taking it first;
+//! * [`localize`] does that, then labels the tree, finds the CDRS and builds the report;
 //! * [`search_test`] explores only until a leaf fails, judging leaves as they are made (the
 //!   verdict-only exploration of `hunt` and `minimize`).
 
@@ -20,7 +22,10 @@ mod localize;
 pub use error::PipelineError;
 pub use judge::{Judgement, LeafVerdict};
 pub use limits::{exploration_budget, Limits};
-pub use localize::{explore_test, judge_test, localize, search_test, LocalizeOptions, Localized};
+pub use localize::{
+    explore_and_judge, explore_test, judge_test, localize, search_test, Judged, LocalizeOptions,
+    Localized,
+};
 
 #[cfg(test)]
 mod tests;

@@ -230,20 +230,34 @@ impl<O: Object> Test<O> {
     /// The interleaving tree, by re-executing the object under every schedule (see
     /// [`Test::merge`]).
     pub fn explore(&self) -> Result<Tree, ReplayError> {
-        let options = ExploreOptions {
+        self.explore_with(&self.explore_options())
+    }
+
+    /// The limits of exploration this test sets.
+    fn explore_options(&self) -> ExploreOptions {
+        ExploreOptions {
             memoize: self.merge,
             max_states: Some(self.max_states),
             max_steps: Some(self.max_steps),
             timeout: self.timeout,
-            max_memory: None,
-        };
+            ..ExploreOptions::default()
+        }
+    }
+
+    /// The test's executions, as a program the explorer steps through.
+    fn program(&self) -> Reexecuted {
         let plan = Arc::new(self.plan.clone());
-        let program = Reexecuted::new(
+        Reexecuted::new(
             self.plan.threads.len(),
             Arc::new(move || run_plan::<O>(&plan)),
             self.merge,
-        );
-        let explored = explore(&program, &options);
+        )
+    }
+
+    /// [`Test::explore`] with `options`.
+    fn explore_with(&self, options: &ExploreOptions) -> Result<Tree, ReplayError> {
+        let program = self.program();
+        let explored = explore(&program, options);
         if let Some(error) = program.take_error() {
             return Err(error);
         }
@@ -260,11 +274,58 @@ impl<O: Object> Test<O> {
         }))
     }
 
+    /// Explores and judges every leaf. When a limit cuts the tree before any leaf fails,
+    /// looks for a failing run with few preemptions ([`fgvt_tree::scout`]) and, if there is
+    /// one, explores again taking it first, as `fgvt localize` does: the tree, its verdicts,
+    /// and whether a scout found its failing run.
+    fn explore_and_judge(&self) -> Result<(Tree, Verdicts, bool), ReplayError> {
+        let started = std::time::Instant::now();
+        let options = self.explore_options();
+        // What is left, at this moment, of `share` of the timeout.
+        let left = |share: f64| {
+            (options.timeout).map(|t| t.mul_f64(share).saturating_sub(started.elapsed()))
+        };
+        let first = ExploreOptions {
+            timeout: left(FIRST_SHARE),
+            ..options.clone()
+        };
+        let tree = self.explore_with(&first)?;
+        let verdicts = self.judge(&tree);
+        let fails = verdicts.values().any(|(o, _)| *o == LeafOutcome::Fail);
+        if tree.partial.is_none() || fails || left(SCOUT_SHARE).is_some_and(|t| t.is_zero()) {
+            return Ok((tree, verdicts, false));
+        }
+        let scouting = ExploreOptions {
+            timeout: left(SCOUT_SHARE),
+            ..options.clone()
+        };
+        let program = self.program();
+        let run = match self.spec {
+            SpecChoice::Serial => scout_with(&program, &scouting, SelfSpec::<O>::new()),
+            SpecChoice::Builtin(spec) => scout_with(&program, &scouting, spec),
+            SpecChoice::Sequential(spec) => (spec.scout)(&program, &scouting),
+        };
+        if let Some(error) = program.take_error() {
+            return Err(error);
+        }
+        let Some(run) = run else {
+            return Ok((tree, verdicts, false));
+        };
+        let again = ExploreOptions {
+            timeout: left(1.0),
+            first: Some(run.into()),
+            ..options
+        };
+        drop((tree, verdicts));
+        let tree = self.explore_with(&again)?;
+        let verdicts = self.judge(&tree);
+        Ok((tree, verdicts, true))
+    }
+
     /// Explores and judges every leaf against the spec, verdict only: what a hunt asks of
     /// each test it draws, and shrinking of each candidate.
     pub fn check(&self) -> Result<Checked, ReplayError> {
-        let tree = self.explore()?;
-        let verdicts = self.judge(&tree);
+        let (tree, verdicts, _) = self.explore_and_judge()?;
         let mut checked = Checked {
             not_linearizable: 0,
             faults: 0,
@@ -292,8 +353,7 @@ impl<O: Object> Test<O> {
     /// Explores, judges every leaf against the spec (by default `self`), labels the tree and
     /// finds its critical data race sequences.
     pub fn localize(&self) -> Result<Localized, ReplayError> {
-        let tree = self.explore()?;
-        let verdicts = self.judge(&tree);
+        let (tree, verdicts, scouted) = self.explore_and_judge()?;
         let info = TestInfo {
             file: self.name.clone(),
             object: short_type_name::<O>(),
@@ -325,6 +385,11 @@ impl<O: Object> Test<O> {
         );
         if let Some(note) = uninstrumented_note(&tree, self.plan.threads.len()) {
             report.notes.insert(0, note);
+        }
+        if scouted {
+            report
+                .notes
+                .insert(0, fgvt_reports::scouted_note(tree.partial));
         }
         Ok(Localized {
             report,
@@ -520,34 +585,56 @@ fn guarded<R>(f: impl FnOnce() -> R) -> Option<R> {
 /// Every leaf's outcome, and why it failed, by node.
 type Verdicts = HashMap<NodeId, (LeafOutcome, Why), foldhash::fast::RandomState>;
 
+/// The share of a test's timeout its first exploration may take: what is left goes to a
+/// scout and to exploring again along its run (as `fgvt localize` shares it).
+const FIRST_SHARE: f64 = 0.8;
+
+/// The share of the timeout by which the scout must have ended.
+const SCOUT_SHARE: f64 = 0.9;
+
 /// Judges every leaf of `tree` against `spec`.
 fn judge<S: Spec>(tree: &Tree, spec: S) -> Verdicts {
     // Many leaves of an unfolded tree share a history: each is checked once.
     let checker = VerdictCache::new(spec, CheckOptions::default());
-    // A leaf's explanation is written only if a report shows it: most failing leaves are only
-    // counted.
-    let mut verdicts = Verdicts::default();
-    for (node, leaf, _) in tree.leaves() {
-        let judged = match leaf.kind {
-            LeafKind::Bounded => (LeafOutcome::Unknown, Why::Nothing),
-            LeafKind::Fault => {
-                let message = leaf.fault.as_ref().map_or("", |f| f.message.as_str());
-                (LeafOutcome::Fail, Why::Panicked(message.to_string()))
-            }
-            LeafKind::Complete | LeafKind::Stuck => match checker.check(&leaf.history) {
-                Ok(outcome) => match &outcome.verdict {
-                    CheckVerdict::Linearizable { .. } => (LeafOutcome::Pass, Why::Nothing),
-                    CheckVerdict::NotLinearizable(_) => {
-                        (LeafOutcome::Fail, Why::NotLinearizable(outcome))
-                    }
-                    CheckVerdict::Unknown => (LeafOutcome::Unknown, Why::Nothing),
-                },
-                Err(_) => (LeafOutcome::Unknown, Why::Nothing),
+    tree.leaves()
+        .map(|(node, leaf, _)| (node, judge_leaf(&checker, leaf)))
+        .collect()
+}
+
+/// One leaf's outcome against the spec of `checker`, and why it failed. A leaf's explanation
+/// is written only if a report shows it: most failing leaves are only counted.
+fn judge_leaf<S: Spec>(checker: &VerdictCache<S>, leaf: &Leaf) -> (LeafOutcome, Why) {
+    match leaf.kind {
+        LeafKind::Bounded => (LeafOutcome::Unknown, Why::Nothing),
+        LeafKind::Fault => {
+            let message = leaf.fault.as_ref().map_or("", |f| f.message.as_str());
+            (LeafOutcome::Fail, Why::Panicked(message.to_string()))
+        }
+        LeafKind::Complete | LeafKind::Stuck => match checker.check(&leaf.history) {
+            Ok(outcome) => match &outcome.verdict {
+                CheckVerdict::Linearizable { .. } => (LeafOutcome::Pass, Why::Nothing),
+                CheckVerdict::NotLinearizable(_) => {
+                    (LeafOutcome::Fail, Why::NotLinearizable(outcome))
+                }
+                CheckVerdict::Unknown => (LeafOutcome::Unknown, Why::Nothing),
             },
-        };
-        verdicts.insert(node, judged);
+            Err(_) => (LeafOutcome::Unknown, Why::Nothing),
+        },
     }
-    verdicts
+}
+
+/// A failing run of `program` with few preemptions ([`fgvt_tree::scout`]), judged against
+/// `spec`, if there is one. A fault of the serial part is no run.
+fn scout_with<S: Spec>(
+    program: &Reexecuted,
+    options: &ExploreOptions,
+    spec: S,
+) -> Option<Vec<usize>> {
+    let checker = VerdictCache::new(spec, CheckOptions::default());
+    let mut fails = |leaf: &Leaf| judge_leaf(&checker, leaf).0 == LeafOutcome::Fail;
+    fgvt_tree::scout(program, options, &mut fails)
+        .ok()
+        .flatten()
 }
 
 /// The spec a test's runs are checked against.
@@ -567,6 +654,7 @@ pub(crate) enum SpecChoice {
 pub struct SpecType {
     name: fn() -> String,
     judge: fn(&Tree) -> Verdicts,
+    scout: fn(&Reexecuted, &ExploreOptions) -> Option<Vec<usize>>,
 }
 
 impl SpecType {
@@ -575,6 +663,7 @@ impl SpecType {
         SpecType {
             name: short_type_name::<S>,
             judge: |tree| judge(tree, SequentialSpec::<S>::new()),
+            scout: |program, options| scout_with(program, options, SequentialSpec::<S>::new()),
         }
     }
 

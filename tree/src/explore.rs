@@ -59,6 +59,13 @@ pub struct ExploreOptions {
     pub timeout: Option<Duration>,
     /// Stop when the process uses more memory than this.
     pub max_memory: Option<MemoryBudget>,
+    /// Explore only the runs with at most this many preemptions (a switch away from a thread
+    /// that could go on): the bounded search of a [`scout`]. States are then told apart by
+    /// who moved last and how many preemptions their path took, too.
+    pub max_preemptions: Option<u32>,
+    /// A run to explore first (its thread choices from the root): the search takes its path
+    /// before any other, so a partial tree holds the run whatever the limits cut.
+    pub first: Option<Arc<[ThreadId]>>,
 }
 
 /// A memory budget: how many bytes the process may use, and how to ask how many it uses.
@@ -81,6 +88,8 @@ impl Default for ExploreOptions {
             max_steps: Some(1_000),
             timeout: None,
             max_memory: None,
+            max_preemptions: None,
+            first: None,
         }
     }
 }
@@ -126,6 +135,8 @@ pub enum Search {
     Found {
         /// The failing leaf.
         leaf: Leaf,
+        /// The run that reaches it: the thread of every step from the root.
+        schedule: Vec<ThreadId>,
         /// Distinct states met before stopping.
         distinct_states: u64,
     },
@@ -146,6 +157,52 @@ pub fn search_failing<P: Program>(
     fails: &mut dyn FnMut(&Leaf) -> bool,
 ) -> Result<Search, Fault> {
     search(program, options, &mut (), Some(fails))
+}
+
+/// The most preemptions a [`scout`] allows a run.
+pub const SCOUT_PREEMPTIONS: u32 = 3;
+
+/// Looks for a failing run among those with few preemptions: [`search_failing`] restricted
+/// to runs with at most 0, then 1, 2, ... [`SCOUT_PREEMPTIONS`] preemptions, each round within
+/// `options`' state limit (its timeout and memory budget shared by all rounds). The run found, as thread choices from
+/// the root, or `None`.
+///
+/// This is what a depth-first search cut by a limit has not done: it looks at the whole tree
+/// below its first choices before any other thread's early choice, while most bugs take a
+/// few preemptions anywhere in the run (the observation behind CHESS's iterative context
+/// bounding). With the run found, [`ExploreOptions::first`] makes an exploration take it first.
+pub fn scout<P: Program>(
+    program: &P,
+    options: &ExploreOptions,
+    fails: &mut dyn FnMut(&Leaf) -> bool,
+) -> Result<Option<Vec<ThreadId>>, Fault> {
+    let started = Instant::now();
+    for bound in 0..=SCOUT_PREEMPTIONS {
+        let timeout = match options.timeout {
+            Some(timeout) if started.elapsed() >= timeout => return Ok(None),
+            Some(timeout) => Some(timeout - started.elapsed()),
+            None => None,
+        };
+        let round = ExploreOptions {
+            max_preemptions: Some(bound),
+            first: None,
+            timeout,
+            ..options.clone()
+        };
+        match search(program, &round, &mut (), Some(&mut *fails))? {
+            Search::Found { schedule, .. } => return Ok(Some(schedule)),
+            // Out of time or memory: so would the next round be. A round cut at
+            // `max_states` stops there too, but the next may reach a failure sooner (its
+            // bound lets it leave a thread's long run earlier).
+            Search::Explored(tree)
+                if matches!(tree.partial, Some(Limit::Timeout | Limit::Memory)) =>
+            {
+                return Ok(None)
+            }
+            Search::Explored(_) => {}
+        }
+    }
+    Ok(None)
 }
 
 /// The search behind [`explore_with_progress`] and [`search_failing`]: the whole tree, or the
@@ -170,6 +227,7 @@ fn search<'a, P: Program>(
         children: Vec::new(),
         edges: Vec::new(),
         op_steps: Vec::new(),
+        path: Vec::new(),
         members: Vec::new(),
         discovered: 0,
         partial: None,
@@ -197,11 +255,12 @@ fn search<'a, P: Program>(
     // Freed before the tree is finished, which then works out its counts: the peak is the
     // larger of the two moments, not their sum.
     drop((states, histories, real));
-    if let Some(found) = watch.found {
+    if let Some((found, schedule)) = watch.found {
         // A finding needs its leaf only: the rest of the tree is not finished.
         let leaf = tree.take_leaf(found).expect("the watcher sees leaves only");
         return Ok(Search::Found {
             leaf,
+            schedule,
             distinct_states,
         });
     }
@@ -220,8 +279,42 @@ fn search<'a, P: Program>(
     Ok(Search::Explored(tree))
 }
 
-/// What tells two states of the search apart: the program's state and the path's history.
-type Key<S> = (S, HistoryId);
+/// What tells two states of the search apart: the program's state, the path's history and,
+/// in a bounded-preemption search, its turn.
+type Key<S> = (S, HistoryId, Turn);
+
+/// In a bounded-preemption search, who moved last and how many preemptions the path took:
+/// two paths to one program state have the same futures only if both agree. Outside one it
+/// is always [`Turn::ANY`], so that it tells no states apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct Turn {
+    /// The thread that took the last step ([`Turn::NOBODY`] at the root).
+    last: u16,
+    /// Preemptions so far.
+    used: u16,
+}
+
+impl Turn {
+    const NOBODY: u16 = u16::MAX;
+    const ANY: Turn = Turn {
+        last: Turn::NOBODY,
+        used: 0,
+    };
+
+    /// The last thread, if one has moved.
+    fn last(self) -> Option<ThreadId> {
+        (self.last != Turn::NOBODY).then_some(usize::from(self.last))
+    }
+
+    /// The turn after `thread` moves, a preemption or not.
+    fn after(self, thread: ThreadId, preempts: bool) -> Turn {
+        Turn {
+            // A test of 65,535 threads or more is far past any bounded search's reach.
+            last: u16::try_from(thread).unwrap_or(Turn::NOBODY - 1),
+            used: self.used + u16::from(preempts),
+        }
+    }
+}
 
 /// A node of the search that is being explored.
 ///
@@ -243,6 +336,8 @@ struct Frame {
     edges_from: usize,
     /// The step to the child being explored in a frame of its own, whose node is not known yet.
     opened: Option<EventId>,
+    /// Whether the path to this state is a prefix of [`ExploreOptions::first`].
+    follows: bool,
     /// Graph mode: the smallest discovery index of a state of the unfinished component this
     /// node's subtree reaches (Tarjan's low-link); the node is its component's root when it
     /// stays at `index`. Path mode: unused.
@@ -279,13 +374,16 @@ struct Explorer<'a, P: Program> {
     states: States<Key<P::State>>,
     /// Children still to explore, of every open frame (each frame's from its
     /// `children_from`), in reverse order: the next child is on top.
-    children: Vec<(Arc<Event>, P::State)>,
+    children: Vec<(Arc<Event>, P::State, Turn)>,
     /// Explored children of every open frame (each frame's from its `edges_from`): the step
     /// and the child's node.
     edges: Vec<(EventId, NodeId)>,
     /// Steps taken by each thread in its current operation, along the path: one row of
     /// `threads` counts per open frame (and, while a state is being opened, its own on top).
     op_steps: Vec<u32>,
+    /// The thread of every step from the root to the state being looked at: the run a
+    /// failing leaf is reported with.
+    path: Vec<ThreadId>,
     /// Graph mode: closed states whose strongly connected component is not finished yet, in
     /// the order they closed (Tarjan's stack), so a finished component pops its members.
     members: Vec<StateId>,
@@ -303,19 +401,27 @@ struct Explorer<'a, P: Program> {
 struct Watch<'a> {
     /// Says whether a leaf fails; the search stops at the first that does.
     fails: Option<&'a mut dyn FnMut(&Leaf) -> bool>,
-    /// The first leaf `fails` failed.
-    found: Option<NodeId>,
+    /// The first leaf `fails` failed, with the run that reaches it.
+    found: Option<(NodeId, Vec<ThreadId>)>,
 }
 
 impl Watch<'_> {
-    fn leaf(&mut self, tree: &mut TreeBuilder, leaf: Leaf) -> NodeId {
+    /// Adds `leaf`, reached by the steps of `path` and then, for a failing step, of `last`.
+    fn leaf(
+        &mut self,
+        tree: &mut TreeBuilder,
+        leaf: Leaf,
+        path: &[ThreadId],
+        last: Option<ThreadId>,
+    ) -> NodeId {
         let stop = match &mut self.fails {
             Some(fails) => fails(&leaf),
             None => false,
         };
         let node = tree.leaf(leaf);
-        if stop {
-            self.found.get_or_insert(node);
+        if stop && self.found.is_none() {
+            let schedule = path.iter().copied().chain(last).collect();
+            self.found = Some((node, schedule));
         }
         node
     }
@@ -326,26 +432,35 @@ impl<P: Program> Explorer<'_, P> {
         self.options.memoize
     }
 
-    fn run(&mut self, initial: Key<P::State>) -> NodeId {
+    fn run(&mut self, (initial, history): (P::State, HistoryId)) -> NodeId {
         let threads = self.program.threads();
         let mut stack: Vec<Frame> = Vec::new();
-        let root = self.states.intern(initial);
+        let root = self.states.intern((initial, history, Turn::ANY));
         self.op_steps.resize(threads, 0);
-        match self.open(root, HistoryTree::ROOT, 0) {
+        let follows = self.options.first.is_some();
+        match self.open(root, HistoryTree::ROOT, 0, follows) {
             Ok(frame) => stack.push(frame),
             Err(node) => return node,
         }
         loop {
-            if let Some(found) = self.watch.found {
+            if let Some((found, _)) = self.watch.found {
                 return found;
             }
             let top = stack.last_mut().expect("the root frame is popped last");
             if self.children.len() > top.children_from {
-                let (event, child_state) = self.children.pop().expect("a pending child");
+                let (event, child_state, turn) = self.children.pop().expect("a pending child");
                 let step = self.tree.step_id(&event);
                 let depth = top.depth + 1;
+                let follows = top.follows
+                    && (self.options.first.as_ref()).and_then(|first| first.get(top.depth))
+                        == Some(&event.thread);
                 let history = self.histories.after(self.states.key(top.id).1, &event);
-                let visit = self.visit((child_state, history), top.real, depth, &event);
+                self.path.push(event.thread);
+                let key = (child_state, history, turn);
+                let visit = self.visit(key, top.real, depth, &event, follows);
+                if !matches!(visit, Visit::Open(_)) {
+                    self.path.pop();
+                }
                 let top = stack.last_mut().expect("frame");
                 match visit {
                     Visit::Leaf(node) => {
@@ -373,7 +488,11 @@ impl<P: Program> Explorer<'_, P> {
                 continue;
             }
             let frame = stack.pop().expect("frame");
+            let depth = frame.depth;
             let closed = self.close(frame, &mut stack);
+            if depth > 0 {
+                self.path.pop();
+            }
             match stack.last_mut() {
                 Some(parent) => {
                     if closed.finished {
@@ -402,6 +521,7 @@ impl<P: Program> Explorer<'_, P> {
         parent_real: HistoryId,
         depth: usize,
         step: &Event,
+        follows: bool,
     ) -> Visit {
         let id = self.states.intern(key);
         match self.states.slot(id) {
@@ -421,7 +541,7 @@ impl<P: Program> Explorer<'_, P> {
                 // Only a state opened here needs its path's history as it happened: most
                 // children are shared or loop back.
                 let real = self.real.after(parent_real, step);
-                match self.open(id, real, depth) {
+                match self.open(id, real, depth, follows) {
                     Ok(frame) => Visit::Open(frame),
                     Err(leaf) => Visit::Leaf(leaf),
                 }
@@ -432,8 +552,14 @@ impl<P: Program> Explorer<'_, P> {
     /// Takes every thread's step from a state: a frame to explore, or a leaf right away. The
     /// state's step counts are the top row of `op_steps`: the frame keeps them, a leaf drops
     /// them.
-    fn open(&mut self, id: StateId, real: HistoryId, depth: usize) -> Result<Frame, NodeId> {
-        let opened = self.open_frame(id, real, depth);
+    fn open(
+        &mut self,
+        id: StateId,
+        real: HistoryId,
+        depth: usize,
+        follows: bool,
+    ) -> Result<Frame, NodeId> {
+        let opened = self.open_frame(id, real, depth, follows);
         if opened.is_err() {
             self.op_steps
                 .truncate(self.op_steps.len() - self.program.threads());
@@ -441,7 +567,13 @@ impl<P: Program> Explorer<'_, P> {
         opened
     }
 
-    fn open_frame(&mut self, id: StateId, real: HistoryId, depth: usize) -> Result<Frame, NodeId> {
+    fn open_frame(
+        &mut self,
+        id: StateId,
+        real: HistoryId,
+        depth: usize,
+        follows: bool,
+    ) -> Result<Frame, NodeId> {
         // Leaves carry the history as this path took it.
         let history = real;
         if let Some(limit) = self.limit_hit() {
@@ -454,14 +586,36 @@ impl<P: Program> Explorer<'_, P> {
                 bound,
             ));
         }
-        let state = &self.states.key(id).0;
+        let (state, _, turn) = self.states.key(id);
+        let turn = *turn;
         let children_from = self.children.len();
         let edges_from = self.edges.len();
         let mut all_done = true;
+        // Whether a step was left out of a bounded-preemption search: the state may go on
+        // where the search does not look, so it is neither a leaf nor a livelock.
+        let mut pruned = false;
+        // Whether the thread that moved last can go on: a switch away from it preempts it.
+        let mut last_enabled = false;
         let counts = self.op_steps.len() - self.program.threads();
-        for thread in 0..self.program.threads() {
+        for thread in Self::step_order(self.program.threads(), turn, self.options.max_preemptions) {
+            let preempts = last_enabled && turn.last() != Some(thread);
+            if preempts
+                && (self.options.max_preemptions).is_some_and(|max| u32::from(turn.used) >= max)
+            {
+                // Not even asked for: a step of real code can cost a whole execution.
+                pruned = true;
+                continue;
+            }
+            let child_turn = match self.options.max_preemptions {
+                Some(_) => turn.after(thread, preempts),
+                None => Turn::ANY,
+            };
             let steps_in_op = self.op_steps[counts + thread];
-            match self.program.step(state, thread) {
+            let step = self.program.step(state, thread);
+            if turn.last() == Some(thread) {
+                last_enabled = matches!(step, Step::Moved { .. } | Step::Fault { .. });
+            }
+            match step {
                 Step::Done => continue,
                 Step::Blocked => {}
                 Step::Moved { state: next, event } => {
@@ -481,12 +635,14 @@ impl<P: Program> Explorer<'_, P> {
                             continue;
                         }
                     }
-                    self.children.push((event, next));
+                    self.children.push((event, next, child_turn));
                 }
                 Step::Fault { event, fault } => {
                     let leaf = self.watch.leaf(
                         &mut self.tree,
                         Leaf::fault(self.real.history(history), fault.clone()),
+                        &self.path,
+                        Some(thread),
                     );
                     let step = match event {
                         Some(event) => self.tree.event_id(event),
@@ -510,11 +666,14 @@ impl<P: Program> Explorer<'_, P> {
             } else {
                 self.stuck_leaf(state, history)
             };
-            let node = self.watch.leaf(&mut self.tree, leaf);
+            let node = self.watch.leaf(&mut self.tree, leaf, &self.path, None);
             if self.graph_mode() {
                 self.states.set(id, Slot::Done(node));
             }
             return Err(node);
+        }
+        if follows {
+            self.take_first(children_from, depth);
         }
         // The next child is taken from the top.
         self.children[children_from..].reverse();
@@ -535,13 +694,45 @@ impl<P: Program> Explorer<'_, P> {
             children_from,
             edges_from,
             opened: None,
-            // Leaves found while opening (faults, bounds) are already finished children.
-            exits: self.edges.len() > edges_from,
+            follows,
+            // Leaves found while opening (faults, bounds) are already finished children, and
+            // a step left out of the search leads out of the component too.
+            exits: self.edges.len() > edges_from || pruned,
             low: index,
             loops: Vec::new(),
             incoming: Vec::new(),
             members_from: self.members.len(),
         })
+    }
+
+    /// The order in which a state's threads are asked for their step: by number, except that
+    /// a bounded-preemption search asks the thread that moved last first (whether it can go
+    /// on decides which other steps are preemptions, and runs without one are looked at first).
+    fn step_order(
+        threads: usize,
+        turn: Turn,
+        max_preemptions: Option<u32>,
+    ) -> impl Iterator<Item = ThreadId> {
+        let last = turn.last().filter(|_| max_preemptions.is_some());
+        last.into_iter()
+            .chain((0..threads).filter(move |&t| Some(t) != last))
+    }
+
+    /// On the path of [`ExploreOptions::first`], moves the child that goes on along it (the
+    /// opened state is at `depth`) to the front of the children pushed from `children_from`.
+    fn take_first(&mut self, children_from: usize, depth: usize) {
+        let Some(&next) = self
+            .options
+            .first
+            .as_ref()
+            .and_then(|first| first.get(depth))
+        else {
+            return;
+        };
+        let pushed = &mut self.children[children_from..];
+        if let Some(at) = pushed.iter().position(|(event, ..)| event.thread == next) {
+            pushed[..=at].rotate_right(1);
+        }
     }
 
     /// Finishes a frame: its node, and what its parent learns. `stack` holds its ancestors.
@@ -564,7 +755,7 @@ impl<P: Program> Explorer<'_, P> {
         let node = if self.edges.len() == frame.edges_from {
             debug_assert!(!frame.loops.is_empty());
             let leaf = self.stuck_leaf(&self.states.key(frame.id).0, frame.real);
-            self.watch.leaf(&mut self.tree, leaf)
+            self.watch.leaf(&mut self.tree, leaf, &self.path, None)
         } else {
             self.node(frame.edges_from)
         };
@@ -588,7 +779,7 @@ impl<P: Program> Explorer<'_, P> {
             // A livelock's edges stay inside it (none leaves): they are dropped with it.
             self.edges.truncate(frame.edges_from);
             let leaf = self.stuck_leaf(&self.states.key(frame.id).0, frame.real);
-            self.watch.leaf(&mut self.tree, leaf)
+            self.watch.leaf(&mut self.tree, leaf, &self.path, None)
         } else {
             self.node(frame.edges_from)
         };

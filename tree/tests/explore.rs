@@ -282,7 +282,7 @@ proptest! {
         })
         .unwrap();
         match search {
-            Search::Found { leaf, distinct_states } => {
+            Search::Found { leaf, distinct_states, .. } => {
                 prop_assert!(failing, "found a failing leaf in a tree without one");
                 prop_assert!(fails(&leaf));
                 prop_assert!(distinct_states <= tree.distinct_states);
