@@ -1,0 +1,77 @@
+//! The assertions loom's and shuttle's test bodies make at the end of every execution (fgvt
+//! checks the same runs against a sequential spec instead).
+
+/// Checks what the pops of a stack test returned, where thread `i` ran `push(i + 1)` then
+/// `pop()`.
+///
+/// Every pop must return a pushed value, and no value twice. It must not return `None` either:
+/// each thread pops after its own push returned, so whenever a pop takes effect, at least one
+/// more push than earlier pops has taken effect, and a linearizable stack is not empty then.
+///
+/// # Panics
+///
+/// When the pops break that, naming them.
+pub fn check_pops(popped: &[Option<i64>]) {
+    let pushed = popped.len() as i64;
+    let mut seen = Vec::with_capacity(popped.len());
+    for pop in popped {
+        match *pop {
+            Some(v) if (1..=pushed).contains(&v) && !seen.contains(&v) => seen.push(v),
+            _ => panic!("stack: impossible pops {popped:?} after pushing 1..={pushed}"),
+        }
+    }
+}
+
+/// Checks a pair a seqlock reader returned while the writers wrote `(1, 1)` and `(2, 2)` over
+/// the initial `(0, 0)`.
+///
+/// # Panics
+///
+/// When the pair is torn (one cell from one write, the other from another).
+pub fn check_pair(pair: (i64, i64)) {
+    assert!(
+        matches!(pair, (0, 0) | (1, 1) | (2, 2)),
+        "seqlock: torn read {pair:?}"
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pops_of_pushed_values_pass() {
+        check_pops(&[Some(2), Some(1), Some(3)]);
+    }
+
+    #[test]
+    #[should_panic(expected = "impossible pops")]
+    fn a_value_popped_twice_fails() {
+        check_pops(&[Some(1), Some(1)]);
+    }
+
+    #[test]
+    #[should_panic(expected = "impossible pops")]
+    fn an_empty_pop_fails() {
+        check_pops(&[Some(1), None]);
+    }
+
+    #[test]
+    #[should_panic(expected = "impossible pops")]
+    fn a_value_never_pushed_fails() {
+        check_pops(&[Some(1), Some(3)]);
+    }
+
+    #[test]
+    fn whole_pairs_pass() {
+        for pair in [(0, 0), (1, 1), (2, 2)] {
+            check_pair(pair);
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "torn read")]
+    fn a_torn_pair_fails() {
+        check_pair((1, 2));
+    }
+}

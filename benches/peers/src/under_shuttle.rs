@@ -1,0 +1,190 @@
+//! The Treiber stack and the seqlock on shuttle's types, and the test bodies shuttle's DFS runs.
+//!
+//! The algorithms are the same text as in `under_fgvt.rs` and `under_loom.rs`; only the
+//! imports differ (and the spin hint: `shuttle::hint::spin_loop`, which yields in shuttle).
+
+use std::ptr::null_mut;
+
+use shuttle::hint::spin_loop;
+use shuttle::sync::atomic::{AtomicBool, AtomicI64, AtomicPtr, AtomicU64, Ordering::SeqCst};
+use shuttle::sync::Arc;
+use shuttle::thread;
+
+use crate::arena::Arena;
+use crate::cases::{count_execution, executions_outcome, Case, Outcome};
+use crate::invariants::{check_pair, check_pops};
+
+/// A node of the stack: its item, fixed when it is made, and the node below it.
+struct Node {
+    item: i64,
+    next: AtomicPtr<Node>,
+}
+
+/// A Treiber stack whose nodes are never reused while it lives (see [`Arena`]).
+pub struct TreiberStack {
+    top: AtomicPtr<Node>,
+    nodes: Arena<Node>,
+}
+
+impl TreiberStack {
+    /// An empty stack.
+    pub fn new() -> Self {
+        TreiberStack {
+            top: AtomicPtr::new(null_mut()),
+            nodes: Arena::new(),
+        }
+    }
+
+    /// The node at `at`, a non-null address this stack's arena handed out.
+    fn node(&self, at: *mut Node) -> &Node {
+        // SAFETY: every non-null pointer in `top` or a `next` came from `self.nodes`, whose
+        // nodes are freed only when the stack is dropped, after every borrow of it.
+        unsafe { &*at }
+    }
+
+    /// Pushes `v`: links a new node above the top it read, and CASes `top` to it.
+    pub fn push(&self, v: i64) {
+        let n = self.nodes.alloc(Node {
+            item: v,
+            next: AtomicPtr::new(null_mut()),
+        });
+        loop {
+            let t = self.top.load(SeqCst);
+            self.node(n).next.store(t, SeqCst);
+            if self.top.compare_exchange(t, n, SeqCst, SeqCst).is_ok() {
+                return;
+            }
+        }
+    }
+
+    /// Pops the top item, `None` when empty: CASes `top` from the node read to its `next`.
+    pub fn pop(&self) -> Option<i64> {
+        loop {
+            let t = self.top.load(SeqCst);
+            if t.is_null() {
+                return None;
+            }
+            let next = self.node(t).next.load(SeqCst);
+            if self.top.compare_exchange(t, next, SeqCst, SeqCst).is_ok() {
+                return Some(self.node(t).item);
+            }
+        }
+    }
+}
+
+impl Default for TreiberStack {
+    fn default() -> Self {
+        TreiberStack::new()
+    }
+}
+
+/// A seqlock guarding a pair: writers serialize on a CAS spin lock and make `seq` odd while
+/// they write; readers take no lock and retry until they read an even, unchanged `seq` around
+/// both cells (fgvt's `FixedSeqLock`).
+pub struct SeqLock {
+    /// The writers' spin lock.
+    locked: AtomicBool,
+    /// Odd while a write is in progress; bumped twice by every write.
+    seq: AtomicU64,
+    a: AtomicI64,
+    b: AtomicI64,
+}
+
+impl SeqLock {
+    /// The pair `(0, 0)`.
+    pub fn new() -> Self {
+        SeqLock {
+            locked: AtomicBool::new(false),
+            seq: AtomicU64::new(0),
+            a: AtomicI64::new(0),
+            b: AtomicI64::new(0),
+        }
+    }
+
+    /// Writes the pair `(a, b)`.
+    pub fn write(&self, a: i64, b: i64) {
+        while self
+            .locked
+            .compare_exchange(false, true, SeqCst, SeqCst)
+            .is_err()
+        {
+            spin_loop();
+        }
+        self.seq.fetch_add(1, SeqCst);
+        self.a.store(a, SeqCst);
+        self.b.store(b, SeqCst);
+        self.seq.fetch_add(1, SeqCst);
+        self.locked.store(false, SeqCst);
+    }
+
+    /// Reads the pair, waiting out writes in progress and retrying after one overlapped.
+    pub fn read(&self) -> (i64, i64) {
+        loop {
+            let s1 = self.seq.load(SeqCst);
+            if s1.is_multiple_of(2) {
+                let a = self.a.load(SeqCst);
+                let b = self.b.load(SeqCst);
+                let s2 = self.seq.load(SeqCst);
+                if s1 == s2 {
+                    return (a, b);
+                }
+            }
+            spin_loop();
+        }
+    }
+}
+
+impl Default for SeqLock {
+    fn default() -> Self {
+        SeqLock::new()
+    }
+}
+
+/// One execution of `case`: spawns its threads, runs their operations, asserts the invariant.
+fn body(case: Case) {
+    count_execution();
+    match case {
+        Case::Stack { threads } => {
+            let stack = Arc::new(TreiberStack::new());
+            let handles: Vec<_> = (1..=threads as i64)
+                .map(|v| {
+                    let stack = Arc::clone(&stack);
+                    thread::spawn(move || {
+                        stack.push(v);
+                        stack.pop()
+                    })
+                })
+                .collect();
+            let popped: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+            check_pops(&popped);
+        }
+        Case::SeqLock { readers } => {
+            let lock = Arc::new(SeqLock::new());
+            let writers: Vec<_> = [1, 2]
+                .into_iter()
+                .map(|v| {
+                    let lock = Arc::clone(&lock);
+                    thread::spawn(move || lock.write(v, v))
+                })
+                .collect();
+            let readers: Vec<_> = (0..readers)
+                .map(|_| {
+                    let lock = Arc::clone(&lock);
+                    thread::spawn(move || lock.read())
+                })
+                .collect();
+            for writer in writers {
+                writer.join().unwrap();
+            }
+            for reader in readers {
+                check_pair(reader.join().unwrap());
+            }
+        }
+    }
+}
+
+/// Runs `case` under shuttle's exhaustive depth-first scheduler, with no bound on the number
+/// of executions (`check_dfs(f, None)`) and shuttle's default configuration.
+pub fn run(case: Case) -> Outcome {
+    executions_outcome(move || shuttle::check_dfs(move || body(case), None))
+}
