@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 use fgvt_lang::SnippetSource;
 use fgvt_tree::source::{decode_utf8, line_column, NotUtf8};
-use fgvt_tree::{Call, SourceMap};
+use fgvt_tree::{Call, SourceMap, Value};
 use miette::{Diagnostic, SourceSpan};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -669,5 +669,26 @@ pub(crate) fn parse_checked_call(
             )),
         ));
     }
+    if let Some(big) = call.args.iter().find(|a| has_nat(a)) {
+        return Err(errors.at(
+            start,
+            end,
+            format!("{at}: the argument {big} does not fit in the modeling language's integers"),
+            "too large",
+            Some(format!(
+                "a model's integers are signed 64-bit: use a value of at most {}",
+                i64::MAX
+            )),
+        ));
+    }
     Ok(call)
+}
+
+/// Whether `value` holds an unsigned integer above `i64::MAX`, which models cannot hold.
+fn has_nat(value: &Value) -> bool {
+    match value {
+        Value::Nat(_) => true,
+        Value::Tuple(items) => items.iter().any(has_nat),
+        _ => false,
+    }
 }

@@ -61,6 +61,23 @@ fn a_wrong_arity_names_the_declaration() {
 }
 
 #[test]
+fn an_integer_past_the_models_range_is_bad_input_not_a_wrapped_value() {
+    let (code, err) = explore(&[
+        ("cell.fgv", MODEL),
+        (
+            "test.json",
+            &test_json(r#"[["write(18446744073709551615)"]]"#),
+        ),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("test.json:3:16"), "{err}");
+    assert!(
+        err.contains("18446744073709551615 does not fit in the modeling language's integers"),
+        "{err}"
+    );
+}
+
+#[test]
 fn a_malformed_call_points_into_the_string() {
     let (code, err) = explore(&[
         ("cell.fgv", MODEL),

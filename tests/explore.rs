@@ -183,5 +183,42 @@ fn max_states_marks_the_result_partial_with_exit_3() {
     );
     assert_eq!(code, 3, "{v}");
     assert_eq!(v["partial"], "max-states");
-    assert!(v["tree"]["bounded"].as_u64().unwrap() > 0);
+    // The states left unexplored are cut leaves; bounded ones are paths an operation's limit
+    // cut (issue 27).
+    assert!(v["tree"]["cut"].as_u64().unwrap() > 0, "{v}");
+    assert_eq!(v["tree"]["bounded"], 0, "{v}");
+}
+
+/// Issue 27: `explore` lists the failing leaves' indices, so `--leaf N` is no guesswork.
+#[test]
+fn explore_lists_the_failing_leaves_that_leaf_takes() {
+    let pair = fixture("pair_snapshot/failing.json");
+    let (code, out, _) = output(fgvt().arg("explore").arg(&pair));
+    assert_eq!(code, 1, "{out}");
+    let line = out
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("failing leaves (--leaf N): "))
+        .unwrap_or_else(|| panic!("no list of failing leaves: {out}"));
+    let first: u64 = line.split([',', ' ']).next().unwrap().parse().unwrap();
+    let (code, run, _) = output(
+        fgvt()
+            .arg("explore")
+            .arg(&pair)
+            .args(["--leaf", &first.to_string()]),
+    );
+    assert_eq!(code, 1, "leaf {first} fails: {run}");
+    assert!(run.contains("not linearizable"), "{run}");
+    // JSON lists the same, and the leaf just before the first failing one passes.
+    let (_, json, _) = output(fgvt().arg("explore").arg(&pair).args(["--format", "json"]));
+    let v: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["failing_leaves"][0], first, "{json}");
+    if first > 0 {
+        let (code, run, _) = output(
+            fgvt()
+                .arg("explore")
+                .arg(&pair)
+                .args(["--leaf", &(first - 1).to_string()]),
+        );
+        assert_eq!(code, 0, "leaf {} passes: {run}", first - 1);
+    }
 }

@@ -36,6 +36,21 @@ const EDN: &str = "[{:type :invoke, :f :write, :value 1, :process 0, :time 5}\n 
 {:type :ok, :f :write, :value 1, :process 0}\n \
 {:type :invoke, :f :read, :value nil, :process 1}\n \
 {:type :ok, :f :read, :value 1, :process 1}]\n";
+/// Jepsen EDN in the other shapes Jepsen writes: `;` comments first, a top-level list, maps
+/// over several lines with extra keys, operations that all failed.
+const EDN_COMMENTED_LIST: &str =
+    "; recorded by Jepsen\n({:type :invoke, :f :write, :value 1, :process 0}\n \
+; the write returns\n {:type :ok, :f :write, :value 1, :process 0}\n \
+{:type :invoke, :f :read, :value nil, :process 1}\n {:type :ok, :f :read, :value 1, :process 1})\n";
+const EDN_MULTI_LINE: &str =
+    "[{:type :invoke,\n :f :cas,\n :value [nil 2],\n :process 3,\n :time 7686455705}\n\
+{:type :info,\n :f :cas,\n :value [nil 2],\n :process 3,\n :error :timeout,\n :time 7686455799}\n\
+{:type :invoke,\n :f :read,\n :value nil,\n :process 8,\n :index 2}\n\
+{:type :ok,\n :f :read,\n :value 2,\n :process 8,\n :index 3}]\n";
+const EDN_ALL_FAILED: &str = "[{:process 12, :type :invoke, :f :read, :value nil}\n \
+{:process 12, :type :fail, :f :read, :value nil}\n \
+{:process 19, :type :invoke, :f :write, :value 1}\n \
+{:process 19, :type :fail, :f :write, :value 1, :error [:temporarily-unavailable nil]}]\n";
 const JSON_HISTORY: &str = r#"{"schema": "fgvt.history/1", "spec": "stack",
  "events": [
   {"type": "call", "thread": 0, "op": "push", "args": [1]},
@@ -181,6 +196,24 @@ const LOADERS: &[Loader] = &[
     Loader {
         file: "history.edn",
         seed: EDN,
+        others: &[],
+        args: &["check-history", "FILE"],
+    },
+    Loader {
+        file: "commented.edn",
+        seed: EDN_COMMENTED_LIST,
+        others: &[],
+        args: &["check-history", "FILE"],
+    },
+    Loader {
+        file: "multi-line.edn",
+        seed: EDN_MULTI_LINE,
+        others: &[],
+        args: &["check-history", "FILE"],
+    },
+    Loader {
+        file: "all-failed.edn",
+        seed: EDN_ALL_FAILED,
         others: &[],
         args: &["check-history", "FILE"],
     },
@@ -358,4 +391,192 @@ fn deep_nesting_is_refused_with_a_position() {
             said.len()
         );
     }
+}
+
+/// One operation of a generated Jepsen history: its process, `:f`, value, and how it ended.
+#[derive(Clone, Debug)]
+struct EdnOp {
+    process: usize,
+    f: &'static str,
+    value: String,
+    /// What the `:ok` of a read carries (`nil` or a number).
+    read: String,
+    end: &'static str,
+}
+
+/// A register history as Jepsen records one: up to 4 processes at a time, each invoking an
+/// operation and completing it (`:ok`, `:fail` or `:info`, after which Jepsen gives the
+/// process a new number) before its next; the events in one interleaving of theirs.
+fn edn_history() -> impl Strategy<Value = Vec<(EdnOp, bool)>> {
+    let op = (
+        0..4usize,
+        0..3usize,
+        0..4i64,
+        0..4i64,
+        prop::option::of(0..4i64),
+        prop::sample::select(&["ok", "ok", "fail", "info"][..]),
+    );
+    (
+        prop::collection::vec(op, 1..7),
+        prop::collection::vec(0..4usize, 0..40),
+    )
+        .prop_map(|(ops, schedule)| {
+            // Each slot's operations in order; a slot is one client, its process renumbered
+            // after an `:info`.
+            let mut queues: Vec<Vec<EdnOp>> = vec![Vec::new(); 4];
+            for (slot, f, a, b, read, end) in ops {
+                let (f, value) = match f {
+                    0 => ("read", "nil".to_owned()),
+                    1 => ("write", a.to_string()),
+                    _ => ("cas", format!("[{a} {b}]")),
+                };
+                queues[slot].push(EdnOp {
+                    process: slot,
+                    f,
+                    value,
+                    read: read.map_or("nil".to_owned(), |r| r.to_string()),
+                    end,
+                });
+            }
+            let mut events = Vec::new();
+            let mut next = [0usize; 4];
+            let mut open = [false; 4];
+            let mut renumbered = [0usize, 1, 2, 3];
+            // The schedule picks who moves; then everyone finishes in slot order.
+            let tail = (0..4).flat_map(|s| std::iter::repeat_n(s, 2 * queues[s].len()));
+            for slot in schedule.into_iter().chain(tail) {
+                if next[slot] == queues[slot].len() {
+                    continue;
+                }
+                let mut op = queues[slot][next[slot]].clone();
+                op.process = renumbered[slot];
+                if open[slot] {
+                    next[slot] += 1;
+                    if op.end == "info" {
+                        renumbered[slot] += 4;
+                    }
+                }
+                open[slot] = !open[slot];
+                events.push((op, open[slot]));
+            }
+            events
+        })
+}
+
+/// The EDN map of one event: an invocation, or the completion its operation ended with.
+fn edn_map(op: &EdnOp, invoke: bool, extra: &str) -> String {
+    let (kind, value) = match (invoke, op.end, op.f) {
+        (true, _, _) => ("invoke", op.value.as_str()),
+        (false, "ok", "read") => ("ok", op.read.as_str()),
+        (false, end, _) => (end, op.value.as_str()),
+    };
+    format!(
+        "{{:type :{kind}, :f :{}, :value {value}, :process {}{extra}}}",
+        op.f, op.process
+    )
+}
+
+/// The same history in every shape Jepsen writes: one map per line, a commented vector, a
+/// list with comments between its maps, maps over several lines with extra keys, and several
+/// maps on a line.
+fn edn_shapes(events: &[(EdnOp, bool)]) -> Vec<(&'static str, String)> {
+    let maps: Vec<String> = events
+        .iter()
+        .map(|(op, inv)| edn_map(op, *inv, ""))
+        .collect();
+    let extra: Vec<String> = events
+        .iter()
+        .enumerate()
+        .map(|(i, (op, inv))| {
+            edn_map(
+                op,
+                *inv,
+                &format!(", :index {i}, :time {}, :error nil", 1000 + 7 * i),
+            )
+            .replace(", ", ",\n  ")
+        })
+        .collect();
+    vec![
+        ("lines.edn", maps.join("\n") + "\n"),
+        (
+            "vector.edn",
+            format!("; a history\n\n[{}]\n", maps.join("\n ")),
+        ),
+        ("list.edn", format!("({})\n", maps.join("\n ; next\n "))),
+        ("multi-line.edn", format!("[{}]\n", extra.join("\n"))),
+        (
+            "packed.edn",
+            maps.chunks(3)
+                .map(|c| c.join(" "))
+                .collect::<Vec<_>>()
+                .join("\n")
+                + "\n",
+        ),
+    ]
+}
+
+/// Issue 27: the EDN loader reads every shape alike. A generated history gets one verdict in
+/// all of them (0 or 1, never bad input); with every operation failed, it is linearizable.
+#[test]
+fn every_edn_shape_gets_the_same_verdict() {
+    let mut runner = TestRunner::new(Config {
+        cases: cases().min(32),
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let seen = std::cell::RefCell::new(std::collections::BTreeSet::new());
+    runner
+        .run(&edn_history(), |events| {
+            let mut codes = Vec::new();
+            for failed in [false, true] {
+                let events: Vec<(EdnOp, bool)> = if failed {
+                    events
+                        .iter()
+                        .map(|(op, inv)| {
+                            (
+                                EdnOp {
+                                    end: "fail",
+                                    ..op.clone()
+                                },
+                                *inv,
+                            )
+                        })
+                        .collect()
+                } else {
+                    events.clone()
+                };
+                for (name, text) in edn_shapes(&events) {
+                    let (_dir, mut cmd) =
+                        prepare(name, text.as_bytes(), &[], &["check-history", "FILE"]);
+                    let (code, out, err) = common::run(&mut cmd);
+                    prop_assert!(
+                        code == 0 || code == 1,
+                        "{name}: exit {code}\n{text}\n{out}{err}"
+                    );
+                    if failed {
+                        prop_assert_eq!(code, 0, "all failed, {}:\n{}\n{}{}", name, text, out, err);
+                    }
+                    codes.push((failed, name, code));
+                }
+            }
+            for (failed, name, code) in &codes {
+                let first = codes.iter().find(|(f, ..)| f == failed).unwrap().2;
+                prop_assert_eq!(
+                    *code,
+                    first,
+                    "{} disagrees with lines.edn: {:?}",
+                    name,
+                    codes
+                );
+            }
+            seen.borrow_mut().insert(codes[0].2);
+            Ok(())
+        })
+        .unwrap_or_else(|e| panic!("{e}"));
+    // Both verdicts came up, so the agreement means something.
+    assert_eq!(
+        seen.into_inner().len(),
+        2,
+        "generated histories were all linearizable or all not"
+    );
 }

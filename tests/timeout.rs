@@ -56,3 +56,54 @@ fn the_memory_budget_ends_a_run_with_a_partial_result() {
     let notes = v["notes"].to_string();
     assert!(notes.contains("--max-memory"), "{notes}");
 }
+
+/// Issue 27: the timeout cuts exploration, not judging: every distinct history reached before
+/// the cut has its verdict (unless the cut fell inside the checker's own search), and the
+/// leaves without one are cut leaves, said as such.
+#[test]
+fn a_timeout_leaves_no_leaf_it_reached_unchecked() {
+    let model = std::fs::read_to_string(common::fixture("linked_list/linked_list.fgv")).unwrap();
+    let dir = common::workdir(&[("linked_list.fgv", &model), ("big.json", BIG_TEST)]);
+    let (code, out, err) = common::run(common::fgvt().current_dir(dir.path()).args([
+        "explore",
+        "big.json",
+        "--timeout",
+        "2",
+        "--format",
+        "json",
+    ]));
+    assert_eq!(code, 3, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["partial"], "timeout", "{out}");
+    let verdicts = &v["verdicts"];
+    let count = |key: &str| verdicts[key].as_u64().unwrap();
+    assert_eq!(
+        count("unchecked"),
+        0,
+        "every history reached was checked: {verdicts}"
+    );
+    assert!(
+        count("linearizable") + count("not_linearizable") + count("fault") > 0,
+        "{verdicts}"
+    );
+    assert!(count("cut") > 0, "{verdicts}");
+    assert_eq!(
+        count("unknown"),
+        count("cut") + count("bounded") + count("unchecked") + count("undecided"),
+        "{verdicts}"
+    );
+
+    let (code, out, _) = common::run(common::fgvt().current_dir(dir.path()).args([
+        "localize",
+        "big.json",
+        "--timeout",
+        "2",
+    ]));
+    assert_eq!(code, 3, "{out}");
+    assert!(!out.contains("bounded, or the checker timed out"), "{out}");
+    assert!(!out.contains("never checked"), "{out}");
+    assert!(
+        out.contains("cut (exploration stopped at the --timeout limit before reaching them)"),
+        "{out}"
+    );
+}

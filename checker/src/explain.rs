@@ -2,15 +2,19 @@
 //!
 //! An [`Explanation`] has
 //! * the **longest linearizable prefix**: the largest set of operations the search managed to
-//!   linearize, in that order, with what each returns;
+//!   linearize, in that order, with what each returns (taken on while a completed operation
+//!   can still come next where the search cut its own work short);
 //! * the **obstacles** at that point: every operation that could come next and why it cannot
 //!   (the spec returns something else, the spec blocks but the operation returned, or, in a stuck
-//!   history, a pending operation that the spec would not block);
+//!   history, a pending operation that the spec would not block), the most telling first;
 //! * for small histories (at most [`MAX_ORDERS`] real-time-respecting orders and at most
 //!   [`MAX_ORDER_OPERATIONS`] operations), **every candidate
 //!   order** with the first operation the spec contradicts, like Fig. 5 of the FGVT paper.
 //!
-//! It serializes to JSON (values and calls as the strings they display as) and displays as text.
+//! It serializes to JSON (values and calls as the strings they display as) and displays as text
+//! that says each thing once: the verdict line ([`Explanation::details`] leaves it out for a
+//! place that said it), each order up to where it fails (orders that differ only after that
+//! point are one line, with how many share it), counts in words that agree.
 
 use std::fmt;
 
@@ -144,7 +148,8 @@ pub struct Explanation {
     pub operations: Vec<OpRef>,
     /// The longest linearizable prefix.
     pub prefix: Vec<PrefixStep>,
-    /// Every operation that could come after the prefix, and why it cannot.
+    /// Every operation that could come after the prefix, and why it cannot: a contradicted
+    /// result first, an operation that only leads nowhere last.
     pub obstacles: Vec<Obstacle>,
     /// Every real-time-respecting order of the operations with its first contradiction, when
     /// there are at most [`MAX_ORDERS`] of them (and explanations were asked for).
@@ -167,6 +172,7 @@ pub(crate) fn explain<S: Spec>(
     let operations: Vec<OpRef> = part.iter().map(op_ref).collect();
     let mut state = spec.initial();
     let mut prefix = Vec::with_capacity(best.len());
+    let mut placed = vec![false; part.len()];
     for &i in best {
         // The search linearized exactly these operations with this spec; a spec that answers
         // differently now is not deterministic, and the prefix stops where it diverges.
@@ -177,7 +183,11 @@ pub(crate) fn explain<S: Spec>(
             op: op_ref(&part[i]),
             returns: value,
         });
+        placed[i] = true;
         state = next;
+    }
+    if full {
+        state = extend(spec, part, &mut placed, &mut prefix, state)?;
     }
     let mut explanation = Explanation {
         partition,
@@ -190,10 +200,6 @@ pub(crate) fn explain<S: Spec>(
     };
     if !full {
         return Ok(explanation);
-    }
-    let mut placed = vec![false; part.len()];
-    for &i in best {
-        placed[i] = true;
     }
     let first_return = (0..part.len())
         .filter(|&i| !placed[i])
@@ -215,9 +221,53 @@ pub(crate) fn explain<S: Spec>(
             }
         }
     }
+    // The most telling first: a contradicted result before an operation that leads nowhere.
+    explanation.obstacles.sort_by_key(rank);
     explanation.orders = every_order(spec, part, stuck)?;
     explanation.too_many_orders = explanation.orders.is_none();
     Ok(explanation)
+}
+
+/// Extends `prefix` (whose operations are `placed`, ending in `state`) while a completed
+/// operation can come next with its observed result, the one that returned first each time;
+/// the state at the end.
+///
+/// The search stops short of the longest prefix where it proves early that a configuration
+/// cannot succeed (a read whose result can no longer come, a read forced first): its deepest
+/// stack is then a prefix that could go on. An explanation that stopped there would blame an
+/// operation that is fine, and say that none can come first when one can.
+fn extend<S: Spec>(
+    spec: &S,
+    part: &[OpView<'_>],
+    placed: &mut [bool],
+    prefix: &mut Vec<PrefixStep>,
+    mut state: S::State,
+) -> Result<S::State, CheckError> {
+    'next: loop {
+        let first_return = (0..part.len())
+            .filter(|&i| !placed[i])
+            .filter_map(|i| part[i].ret_pos)
+            .min()
+            .unwrap_or(usize::MAX);
+        let mut candidates: Vec<usize> = (0..part.len())
+            .filter(|&i| !placed[i] && !part[i].is_pending() && part[i].call_pos < first_return)
+            .collect();
+        candidates.sort_by_key(|&i| part[i].ret_pos);
+        for i in candidates {
+            if let Apply::Returns { value, state: next } = apply(spec, &state, &part[i])? {
+                if part[i].accepts(spec, &value) {
+                    placed[i] = true;
+                    prefix.push(PrefixStep {
+                        op: op_ref(&part[i]),
+                        returns: value,
+                    });
+                    state = next;
+                    continue 'next;
+                }
+            }
+        }
+        return Ok(state);
+    }
 }
 
 /// Why `op` cannot come next in `state`, or `None` if it can (pending operations of a stuck
@@ -393,46 +443,56 @@ impl Explanation {
         self.operations.iter().find(|o| o.op == op)
     }
 
-    /// A one-line summary: the first obstacle, or the size of the prefix.
+    /// A one-line summary: the most telling obstacle (as in [`Self::headline`]), or the size
+    /// of the prefix.
     pub fn summary(&self) -> String {
-        match self.obstacles.first() {
+        match self.telling_obstacle() {
             Some(obstacle) => self.describe(
                 &obstacle.op,
                 &obstacle.reason,
                 self.prefix.last().map(|s| &s.op),
             ),
             None => format!(
-                "only {} of {} operations can be linearized",
+                "only {} of {} can be linearized",
                 self.prefix.len(),
-                self.operations.len()
+                count(self.operations.len(), "operation")
             ),
         }
     }
 
     /// What went wrong, in one sentence for the top of a bug report: "T1 read() returned
-    /// (1, 2), which no serial order of the operations gives".
+    /// (1, 2), which no serial order of the operations gives". The obstacle it names is the
+    /// most telling one: a result the spec contradicts before an operation that only leads
+    /// nowhere.
     pub fn headline(&self) -> String {
-        let Some(obstacle) = self.obstacles.first() else {
+        let Some(obstacle) = self.telling_obstacle() else {
             return self.summary();
         };
         let op = &obstacle.op;
         let who = format!("{} {}", Lane(op.thread), op.call);
-        match &obstacle.reason {
-            Reason::WrongResult { .. } | Reason::DeadEnd { .. } => format!(
-                "{who} returned {}, which no serial order of the operations gives",
-                op.observed
+        match (&obstacle.reason, &op.observed) {
+            // A pending operation returned nothing: say what happened instead.
+            (Reason::WrongResult { .. } | Reason::DeadEnd { .. }, Observed::Pending) => format!(
+                "{who} did not return (pending), and no serial order of the operations, with or without it, gives the results observed"
             ),
-            Reason::Blocks if op.observed == Observed::Pending => {
+            (Reason::WrongResult { .. } | Reason::DeadEnd { .. }, observed) => format!(
+                "{who} returned {observed}, which no serial order of the operations gives"
+            ),
+            (Reason::Blocks, Observed::Pending) => {
                 format!("{who} (pending) can take effect in no serial order: the spec blocks it")
             }
-            Reason::Blocks => format!(
-                "{who} returned {}, but in every serial order it would block",
-                op.observed
+            (Reason::Blocks, observed) => format!(
+                "{who} returned {observed}, but in every serial order it would block"
             ),
-            Reason::MustBlock { returns } => {
+            (Reason::MustBlock { returns }, _) => {
                 format!("{who} blocked forever, but run serially it returns {returns}")
             }
         }
+    }
+
+    /// The obstacle that says most ([`rank`]); the first of its kind.
+    fn telling_obstacle(&self) -> Option<&Obstacle> {
+        self.obstacles.iter().min_by_key(|o| rank(o))
     }
 
     /// Every operation that cannot come after the longest linearizable prefix (by its index in
@@ -457,6 +517,7 @@ impl Explanation {
             Reason::Blocks if op.observed == Observed::Pending => format!("{who} (pending) cannot take effect: the spec blocks {place}"),
             Reason::Blocks => format!("{who} returned {}, but the spec blocks {place}", op.observed),
             Reason::MustBlock { returns } => format!("{who} is pending in a stuck history, so it must block, but the spec does not block {place}: it returns {returns}"),
+            Reason::DeadEnd { .. } if op.observed == Observed::Pending => format!("{who} did not return (pending); it could take effect {place}, but no linearization of the remaining operations follows"),
             Reason::DeadEnd { returns } => format!("{who} returns {returns} {place} as observed, but no linearization of the remaining operations follows"),
         }
     }
@@ -478,26 +539,47 @@ impl fmt::Display for OpRef {
     }
 }
 
-impl fmt::Display for Explanation {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("not linearizable")?;
+impl Explanation {
+    /// The explanation without its first line ("not linearizable", and which sub-history):
+    /// for a place that has already said so, such as under a "why it is not linearizable"
+    /// heading. It serializes as the whole explanation does.
+    pub fn details(&self) -> Details<'_> {
+        Details(self)
+    }
+
+    /// The text: the verdict line when `verdict`, then the prefix, the obstacles and the
+    /// orders.
+    fn write_text(&self, f: &mut fmt::Formatter<'_>, verdict: bool) -> fmt::Result {
+        let mut notes = Vec::new();
         if let Some(key) = &self.partition {
-            write!(f, " (in the sub-history of key {key})")?;
+            notes.push(format!("in the sub-history of key {key}"));
         }
         if self.stuck {
-            f.write_str(" (stuck history: pending operations must block)")?;
+            notes.push("stuck history: pending operations must block".to_owned());
         }
-        writeln!(f)?;
+        if verdict {
+            f.write_str("not linearizable")?;
+            for note in &notes {
+                write!(f, " ({note})")?;
+            }
+            writeln!(f)?;
+        } else if !notes.is_empty() {
+            writeln!(f, "{}", notes.join("; "))?;
+        }
         writeln!(
             f,
-            "longest linearizable prefix ({} of {} operations):",
+            "longest linearizable prefix ({} of {}):",
             self.prefix.len(),
-            self.operations.len()
+            count(self.operations.len(), "operation")
         )?;
         if self.prefix.is_empty() {
             writeln!(f, "  (none: no operation can come first)")?;
         }
-        let hidden = self.prefix.len().saturating_sub(SHOWN_PREFIX_STEPS);
+        // A note that hides a single step would take the line the step needs.
+        let hidden = match self.prefix.len().saturating_sub(SHOWN_PREFIX_STEPS) {
+            1 => 0,
+            n => n,
+        };
         if hidden > 0 {
             writeln!(
                 f,
@@ -538,46 +620,124 @@ impl fmt::Display for Explanation {
             }
         }
         if let Some(orders) = &self.orders {
-            writeln!(f, "every order that respects real time ({}):", orders.len())?;
-            for (n, attempt) in orders.iter().enumerate() {
-                write!(f, "  {:>3}.", n + 1)?;
-                let failed_at = attempt.failure.as_ref().map(|failure| failure.position);
-                for (pos, o) in attempt
-                    .order
-                    .iter()
-                    .filter_map(|&op| self.operation(op))
-                    .enumerate()
-                {
-                    write!(f, "  {}", o.call)?;
-                    if let Observed::Returned(v) = &o.observed {
-                        if !v.is_unit() {
-                            write!(f, " → {v}")?;
-                        }
-                    }
-                    if failed_at == Some(pos) {
-                        f.write_str(" ✗")?;
-                        break;
-                    }
-                }
-                match &attempt.failure {
-                    Some(failure) => {
-                        let prev = failure
-                            .position
-                            .checked_sub(1)
-                            .and_then(|p| attempt.order.get(p))
-                            .and_then(|&o| self.operation(o));
-                        if let Some(op) = self.operation(failure.op) {
-                            writeln!(f, "\n         {}", self.describe(op, &failure.reason, prev))?;
-                        }
-                    }
-                    None => writeln!(f, "  (accepted)")?,
-                }
-            }
+            self.write_orders(f, orders)?;
         } else if self.too_many_orders {
             writeln!(f, "(too many orders respect real time to list them all)")?;
         }
         Ok(())
     }
+
+    /// The orders, each up to where the spec first contradicts it. Orders that differ only
+    /// after that point read the same: each such beginning is listed once, with how many
+    /// orders share it.
+    fn write_orders(&self, f: &mut fmt::Formatter<'_>, orders: &[OrderAttempt]) -> fmt::Result {
+        // (the order up to its failure, why it fails), in the order first met, with a count.
+        let mut shown: Vec<((String, Option<String>), usize)> = Vec::new();
+        for attempt in orders {
+            let line = self.order_text(attempt);
+            match shown.iter_mut().find(|(seen, _)| *seen == line) {
+                Some((_, n)) => *n += 1,
+                None => shown.push((line, 1)),
+            }
+        }
+        if shown.len() == orders.len() {
+            writeln!(f, "every order that respects real time ({}):", orders.len())?;
+        } else {
+            writeln!(
+                f,
+                "every order that respects real time ({}; {} up to where the spec first contradicts them):",
+                orders.len(),
+                count(shown.len(), "distinct beginning")
+            )?;
+        }
+        for (n, ((line, why), times)) in shown.iter().enumerate() {
+            write!(f, "  {:>3}.{line}", n + 1)?;
+            if *times > 1 {
+                write!(f, "  ({times} orders start this way)")?;
+            }
+            match why {
+                Some(why) => writeln!(f, "\n         {why}")?,
+                None => writeln!(f, "  (accepted)")?,
+            }
+        }
+        Ok(())
+    }
+
+    /// One order as the text shows it, up to where the spec first contradicts it (`✗`), and
+    /// why it fails there (`None`: the spec accepts it).
+    fn order_text(&self, attempt: &OrderAttempt) -> (String, Option<String>) {
+        use fmt::Write as _;
+        let mut line = String::new();
+        let failed_at = attempt.failure.as_ref().map(|failure| failure.position);
+        for (pos, o) in attempt
+            .order
+            .iter()
+            .filter_map(|&op| self.operation(op))
+            .enumerate()
+        {
+            // The lane tells apart orders that differ only in which thread went first.
+            let _ = write!(line, "  {} {}", Lane(o.thread), o.call);
+            if let Observed::Returned(v) = &o.observed {
+                if !v.is_unit() {
+                    let _ = write!(line, " → {v}");
+                }
+            }
+            if failed_at == Some(pos) {
+                line.push_str(" ✗");
+                break;
+            }
+        }
+        let why = attempt.failure.as_ref().map(|failure| {
+            let prev = failure
+                .position
+                .checked_sub(1)
+                .and_then(|p| attempt.order.get(p))
+                .and_then(|&o| self.operation(o));
+            self.operation(failure.op)
+                .map(|op| self.describe(op, &failure.reason, prev))
+                .unwrap_or_default()
+        });
+        (line, why)
+    }
+}
+
+impl fmt::Display for Explanation {
+    /// The whole explanation, opening with "not linearizable".
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.write_text(f, true)
+    }
+}
+
+/// An [`Explanation`] without its verdict line ([`Explanation::details`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Details<'e>(&'e Explanation);
+
+impl fmt::Display for Details<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.write_text(f, false)
+    }
+}
+
+impl Serialize for Details<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(serializer)
+    }
+}
+
+/// How telling an obstacle is, most first: a result the spec contradicts, an operation the
+/// spec blocks, one that leads nowhere (a completed one before a pending one).
+fn rank(o: &Obstacle) -> u8 {
+    match o.reason {
+        Reason::WrongResult { .. } => 0,
+        Reason::Blocks | Reason::MustBlock { .. } => 1,
+        Reason::DeadEnd { .. } if o.op.observed != Observed::Pending => 2,
+        Reason::DeadEnd { .. } => 3,
+    }
+}
+
+/// "1 operation", "2 operations".
+fn count(n: usize, noun: &str) -> String {
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
 }
 
 /// A thread as JSON: its number, 0 for the lanes of the serial parts (which run on thread 0).

@@ -50,6 +50,6 @@ pub use builtin::{builtin, BuiltinSpec, BuiltinState, BUILTIN_NAMES};
 pub use check::{
     check, check_parallel, CheckError, CheckOptions, Outcome, SearchStats, Verdict, VerdictCache,
 };
-pub use explain::Explanation;
+pub use explain::{Details, Explanation};
 pub use fgvt_tree::{Call, CoarseEvent, History, Operation, ThreadId, Value};
 pub use spec::{Apply, Initialized, Spec};

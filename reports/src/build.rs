@@ -31,26 +31,52 @@ pub struct ReportInput<'a> {
     /// Report at most this many CDRS (the best ones).
     pub max_cdrs: usize,
     /// How a witness is replayed.
-    pub replay: Replay,
+    pub replay: Replay<'a>,
 }
 
-/// How a report tells its reader to replay a witness.
+/// How a report tells its reader to replay a witness: a command that prints the run's
+/// per-thread columns and its verdict.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Replay {
+pub enum Replay<'a> {
     /// `fgvt explore TEST --schedule 0,1,1` ([`replay_command`]): a model's test file.
     #[default]
     Explore,
-    /// `thread choices 0,1,1`: a Rust test, which has no replay command yet.
-    ThreadChoices,
+    /// `PROGRAM explore TEST --schedule 0,1,1 OPTIONS`: a `fgvt_sync::main!` program (the
+    /// command that runs it), its test file, and the options it ran with (the limits).
+    Program {
+        /// The command that runs the program.
+        program: &'a str,
+        /// Options that follow, each with its leading space.
+        options: &'a str,
+    },
+    /// `FGVT_REPLAY=0,1,1 COMMAND`: a Rust test, run again by `COMMAND` (its `cargo test`
+    /// line), which replays the run its environment names.
+    Environment(&'a str),
 }
 
-impl Replay {
+impl Replay<'_> {
     /// What to tell the reader for the witness of `test_file` that follows `schedule`.
     fn command(self, test_file: &str, schedule: &[usize]) -> String {
         match self {
             Replay::Explore => replay_command(test_file, schedule),
-            Replay::ThreadChoices => format!("thread choices {}", schedule_text(schedule)),
+            Replay::Program { program, options } => format!(
+                "{program} explore {}{}{options}",
+                shell_quote(test_file),
+                schedule_option(schedule)
+            ),
+            Replay::Environment(command) => {
+                format!("FGVT_REPLAY={} {command}", schedule_text(schedule))
+            }
         }
+    }
+}
+
+/// The `--schedule` option of a replay, with its leading space (none for the empty run).
+fn schedule_option(schedule: &[usize]) -> String {
+    if schedule.is_empty() {
+        String::new()
+    } else {
+        format!(" --schedule {}", schedule_text(schedule))
     }
 }
 
@@ -67,7 +93,7 @@ pub struct ReportContext<'a> {
     /// Report at most this many CDRS in full (all are found and counted).
     pub max_cdrs: usize,
     /// How a witness is replayed.
-    pub replay: Replay,
+    pub replay: Replay<'a>,
 }
 
 /// A judged tree's labels, CDRS and report.
@@ -186,9 +212,21 @@ fn tree_summary(tree: &Tree, labeling: &Labeling) -> TreeSummary {
         stuck_leaves: stats.stuck,
         fault_leaves: stats.fault,
         bounded_leaves: stats.bounded,
+        cut_leaves: stats.cut,
         max_depth: stats.max_depth,
         loop_edges: stats.loop_edges,
         elapsed_ms: u64::try_from(tree.elapsed.as_millis()).unwrap_or(u64::MAX),
+        saturated: stats.saturated
+            || [
+                labeling.passing_leaves(),
+                labeling.failing_leaves(),
+                labeling.unknown_leaves(),
+            ]
+            .contains(&u64::MAX)
+            || labeling
+                .unfolded_counts()
+                .iter()
+                .any(|(_, n)| n == u64::MAX),
     }
 }
 
@@ -244,6 +282,49 @@ fn first_cut(tree: &Tree, sources: &SourceMap) -> Option<String> {
     })
 }
 
+/// Why leaves have no verdict, as far as the tree tells: cut (never explored), bounded (a path
+/// cut by an operation's limits), or complete and stuck leaves without a verdict from the
+/// checker (the front end says why: never checked, or given up on).
+fn unknown_note(tree: &Tree, summary: &TreeSummary) -> String {
+    let mut why = Vec::new();
+    if summary.cut_leaves > 0 {
+        let limit = tree.partial.map_or_else(
+            || "a limit".to_string(),
+            |l| match l {
+                Limit::Interrupted => "the interrupt".to_string(),
+                l => format!("the {} limit", option(l)),
+            },
+        );
+        why.push(format!(
+            "{} cut (exploration stopped at {limit} before reaching them)",
+            count_text(summary.cut_leaves)
+        ));
+    }
+    if summary.bounded_leaves > 0 {
+        why.push(format!(
+            "{} bounded (a path cut by {} or {})",
+            count_text(summary.bounded_leaves),
+            option(Limit::MaxSteps),
+            option(Limit::StepBudget)
+        ));
+    }
+    let judged = summary
+        .unknown_leaves
+        .saturating_sub(summary.cut_leaves)
+        .saturating_sub(summary.bounded_leaves);
+    if judged > 0 {
+        why.push(format!(
+            "{} complete or stuck without a verdict from the checker",
+            count_text(judged)
+        ));
+    }
+    format!(
+        "{} leaves have no verdict and are left out of the labels: {}",
+        count_text(summary.unknown_leaves),
+        why.join("; ")
+    )
+}
+
 /// What loop edges do to the counts, for people.
 pub fn loops_note(loop_edges: u64) -> String {
     format!(
@@ -268,9 +349,31 @@ pub fn scouted_note(limit: Option<Limit>) -> String {
 /// What a saturated count means, for people.
 pub fn saturated_note() -> String {
     format!(
-        "the unfolded tree is too large to count: a count of {} means more than that",
-        u64::MAX
+        "the unfolded tree is too large to count exactly: a count shown as \"{}\" stopped at \
+         the largest 64-bit number (in JSON, that number with `saturated` true)",
+        count_text(u64::MAX)
     )
+}
+
+/// A count of the unfolded tree as people read it: the number, or, when it reached the largest
+/// 64-bit number and stopped there (counts saturate), "more than 1.8 × 10¹⁹" (never the
+/// saturated number itself, which reads as exact).
+pub fn count_text(n: u64) -> String {
+    if n == u64::MAX {
+        "more than 1.8 × 10¹⁹".to_string()
+    } else {
+        n.to_string()
+    }
+}
+
+/// What a report says about its `partial` limit (a [`fgvt_tree::Limit::name`]): `INTERRUPTED`
+/// for an interrupt, else the option that set the limit (`--max-states`).
+pub(crate) fn partial_text(name: &str) -> String {
+    if name == fgvt_tree::Limit::Interrupted.name() {
+        "INTERRUPTED".to_string()
+    } else {
+        limit_option(name)
+    }
 }
 
 fn notes(
@@ -280,11 +383,17 @@ fn notes(
     shown: usize,
 ) -> Vec<String> {
     let mut notes = Vec::new();
-    if let Some(limit) = partial {
-        notes.push(format!(
+    match partial {
+        Some(limit) if limit == Limit::Interrupted.name() => notes.push(
+            "INTERRUPTED: a signal (Ctrl-C, SIGTERM) stopped the run: the tree is partial and its \
+             counts and verdicts cover only the part explored and checked"
+                .to_string(),
+        ),
+        Some(limit) => notes.push(format!(
             "exploration stopped at {}: the tree is partial and its counts cover only the explored part",
             limit_option(limit)
-        ));
+        )),
+        None => {}
     }
     if let Some(why) = first_cut(input.tree, input.sources) {
         notes.push(why);
@@ -292,16 +401,14 @@ fn notes(
     if summary.loop_edges > 0 {
         notes.push(loops_note(summary.loop_edges));
     }
-    if input.tree.stats().saturated {
+    if summary.saturated {
         notes.push(saturated_note());
     }
     if summary.unknown_leaves > 0 {
-        notes.push(format!(
-            "{} leaves have no verdict (bounded, or the checker timed out) and are not counted",
-            summary.unknown_leaves
-        ));
+        notes.push(unknown_note(input.tree, summary));
     }
-    if summary.failing_leaves > 0 && summary.passing_leaves == 0 {
+    // With leaves unjudged, passing ones may be among them: no claim about every run.
+    if summary.failing_leaves > 0 && summary.passing_leaves == 0 && summary.unknown_leaves == 0 {
         notes.push(
             "every interleaving fails: no race decides the outcome, so the fault is in the \
              sequential behaviour of the operations (or in the spec)"
@@ -545,6 +652,7 @@ pub fn trace_steps(
                 event: e.kind.to_string(),
                 target: e.location.clone(),
                 value: e.value.clone(),
+                file: location.as_ref().map(|l| l.file.clone()),
                 line: location.map(|l| l.line),
                 snippet,
                 call: e.call.as_ref().map(|c| c.to_string()),
@@ -569,6 +677,16 @@ fn leaf_kind_name(kind: LeafKind) -> &'static str {
     }
 }
 
+/// How reports name the kind of `leaf`: `complete`, `stuck`, `fault`, `bounded` (a path cut by
+/// an operation's limits) or `cut` (a state never explored: exploration stopped).
+pub fn leaf_kind(leaf: &fgvt_tree::Leaf) -> &'static str {
+    if leaf.is_cut() {
+        "cut"
+    } else {
+        leaf_kind_name(leaf.kind)
+    }
+}
+
 /// The command-line option that set the limit a report's `partial` names (its
 /// [`fgvt_tree::Limit::name`]).
 pub(crate) fn limit_option(name: &str) -> String {
@@ -576,7 +694,8 @@ pub(crate) fn limit_option(name: &str) -> String {
 }
 
 /// The `fgvt` command-line option that raises `limit` (the tree crate names no option: the
-/// reports speak the command line's vocabulary, as their replay commands do).
+/// reports speak the command line's vocabulary, as their replay commands do); for an
+/// interrupt, which no option sets, `Ctrl-C`.
 pub fn option(limit: fgvt_tree::Limit) -> &'static str {
     match limit {
         fgvt_tree::Limit::MaxStates => "--max-states",
@@ -584,17 +703,19 @@ pub fn option(limit: fgvt_tree::Limit) -> &'static str {
         fgvt_tree::Limit::MaxSteps => "--max-steps",
         fgvt_tree::Limit::StepBudget => "--max-local-steps",
         fgvt_tree::Limit::Memory => "--max-memory",
+        // No option sets it: a signal does.
+        fgvt_tree::Limit::Interrupted => "Ctrl-C",
     }
 }
 
 /// `fgvt explore TEST --schedule 0,1,1`, with the test path quoted for a POSIX shell if needed
 /// (an empty schedule, a failure before any step, gives just `fgvt explore TEST`).
 pub fn replay_command(test_file: &str, schedule: &[usize]) -> String {
-    let test = shell_quote(test_file);
-    if schedule.is_empty() {
-        return format!("fgvt explore {test}");
-    }
-    format!("fgvt explore {test} --schedule {}", schedule_text(schedule))
+    format!(
+        "fgvt explore {}{}",
+        shell_quote(test_file),
+        schedule_option(schedule)
+    )
 }
 
 /// A schedule as `--schedule` takes it: thread numbers joined by commas.
@@ -652,6 +773,16 @@ fn history_report(history: &History) -> HistoryReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_saturated_count_reads_as_a_lower_bound() {
+        assert_eq!(count_text(12), "12");
+        assert_eq!(count_text(u64::MAX - 1), (u64::MAX - 1).to_string());
+        assert_eq!(count_text(u64::MAX), "more than 1.8 × 10¹⁹");
+        assert!(!saturated_note().contains(&u64::MAX.to_string()));
+        assert_eq!(partial_text("interrupted"), "INTERRUPTED");
+        assert_eq!(partial_text("max-states"), "--max-states");
+    }
 
     #[test]
     fn quotes_test_paths_for_the_shell() {

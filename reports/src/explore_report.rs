@@ -21,7 +21,8 @@ pub struct ExploreSummary {
     pub test: String,
     /// The object under test.
     pub object: String,
-    /// The limit that cut exploration short (`max-states`, `timeout`, ...), or `null`.
+    /// The limit that cut exploration short (`max-states`, `timeout`, ...), `interrupted`,
+    /// or `null`.
     pub partial: Option<String>,
     /// Whether a first exploration was cut before any run failed, and a search of the runs
     /// with few preemptions found a failing one, which this tree was explored taking first.
@@ -31,12 +32,19 @@ pub struct ExploreSummary {
     pub tree: TreeCounts,
     /// How many leaves of the unfolded tree got each verdict.
     pub verdicts: VerdictCounts,
+    /// The indices (0-based, depth-first, as `--leaf N` takes them) of the first failing
+    /// leaves, at most [`FAILING_LEAVES_LISTED`].
+    #[serde(default)]
+    pub failing_leaves: Vec<u64>,
     /// The results of each operation over all leaves: `"T1 read()" -> {"(1, 2)": 3}`; the
     /// serial parts are named `init` and `final` instead of a thread.
     pub results: BTreeMap<String, BTreeMap<String, u64>>,
     /// Exploration time, in milliseconds.
     pub elapsed_ms: f64,
 }
+
+/// How many failing leaf indices `fgvt explore` lists.
+pub const FAILING_LEAVES_LISTED: usize = 20;
 
 /// Counts of an unfolded interleaving tree: `fgvt_tree::Stats` as the schema
 /// spells it (a copy, so that the schema does not change when the tree's counts do).
@@ -54,15 +62,20 @@ pub struct TreeCounts {
     pub stuck: u64,
     /// Leaves where the model failed.
     pub fault: u64,
-    /// Leaves cut by a limit.
+    /// Leaves where an operation's bound cut the path (`--max-steps`, `--max-local-steps`).
     pub bounded: u64,
+    /// States never explored because a limit stopped exploration (`--max-states`,
+    /// `--timeout`, `--max-memory`, an interrupt).
+    #[serde(default)]
+    pub cut: u64,
     /// Distinct states met.
     pub distinct_states: u64,
     /// Nodes of the stored (memoized) graph.
     pub graph_nodes: u64,
     /// The longest root-to-leaf path, in steps.
     pub max_depth: u64,
-    /// Some count reached the largest 64-bit number and stopped there: it means "more than".
+    /// Some count (here, in `verdicts` or in `results`) reached the largest 64-bit number and
+    /// stopped there: it means "more than".
     pub saturated: bool,
     /// Steps back to a state on the path (spin and retry loops): when not 0, the unfolded tree
     /// is infinite and the counts are those of the tree in which such a step ends its path.
@@ -79,6 +92,7 @@ impl From<Stats> for TreeCounts {
             stuck: s.stuck,
             fault: s.fault,
             bounded: s.bounded,
+            cut: s.cut,
             distinct_states: s.distinct_states,
             graph_nodes: s.graph_nodes,
             max_depth: s.max_depth,
@@ -99,8 +113,21 @@ pub struct VerdictCounts {
     pub not_linearizable: u64,
     /// Leaves where the model faulted.
     pub fault: u64,
-    /// Leaves without a verdict (bounded, or the checker ran out of time).
+    /// Leaves without a verdict: the sum of `cut`, `bounded`, `unchecked` and `undecided`.
     pub unknown: u64,
+    /// Unknown leaves never explored (a limit stopped exploration).
+    #[serde(default)]
+    pub cut: u64,
+    /// Unknown leaves whose path an operation's bound cut.
+    #[serde(default)]
+    pub bounded: u64,
+    /// Complete or stuck leaves whose history was never checked (time ran out, or the run
+    /// was interrupted, first).
+    #[serde(default)]
+    pub unchecked: u64,
+    /// Complete or stuck leaves whose history the checker gave up on (cut inside its search).
+    #[serde(default)]
+    pub undecided: u64,
     /// Distinct histories checked.
     pub distinct_histories: usize,
 }

@@ -52,6 +52,7 @@ pub mod history_html;
 mod json;
 mod markdown;
 pub mod model;
+pub mod sarif;
 mod style;
 #[cfg(feature = "graph")]
 pub mod svg;
@@ -60,9 +61,9 @@ mod timeline;
 mod xml;
 
 pub use build::{
-    build_report, history_data, localize_tree, loops_note, option as limit_option, replay_command,
-    saturated_note, scouted_note, shell_quote, trace_steps, Localization, Replay, ReportContext,
-    ReportInput,
+    build_report, count_text, history_data, leaf_kind, localize_tree, loops_note,
+    option as limit_option, replay_command, saturated_note, scouted_note, shell_quote, trace_steps,
+    Localization, Replay, ReportContext, ReportInput,
 };
 pub use check_report::{CheckReport, CheckReports, CheckSummary, CheckVerdict, CHECK_SCHEMA_ID};
 #[cfg(feature = "graph")]
@@ -70,15 +71,16 @@ pub use dot::render_dot;
 pub use draw::{select, shorten, DrawInput, DrawOptions, Focus, TreeDrawing};
 pub use explore_report::{
     render_sorted_json, ExplorePath, ExploreSummary, PathLeaf, TreeCounts, VerdictCounts,
-    EXPLORE_SCHEMA_ID,
+    EXPLORE_SCHEMA_ID, FAILING_LEAVES_LISTED,
 };
 pub use history_html::{render_history_html, HistoryPicture, PictureOp, Role};
 pub use json::{parse_json, render_json};
 pub use markdown::render_markdown;
 pub use model::{Explanation, LocalizeReport, TestInfo, Verdict, SCHEMA_ID};
+pub use sarif::render_sarif;
 #[cfg(feature = "graph")]
 pub use svg::{render_svg, SvgEngine, SvgError};
-pub use text::{render_path_text, render_text};
+pub use text::{render_path_text, render_run_text, render_text};
 
 #[cfg(test)]
 mod tests;

@@ -4,6 +4,7 @@ use std::fmt::Write;
 
 use fgvt_labeling::labels::Label;
 
+use crate::build::count_text;
 use crate::columns::Columns;
 use crate::model::{
     CdrsReport, HistoryKind, HistoryReport, LocalizeReport, RaceNodeReport, RaceReport, Verdict,
@@ -103,8 +104,11 @@ fn summary(out: &mut String, r: &LocalizeReport) {
     let partial = r
         .partial
         .as_ref()
-        .map(|p| match crate::build::limit_option(p) {
+        .map(|p| match crate::build::partial_text(p) {
             option if option.starts_with("--") => format!(" (partial: `{option}` was hit)"),
+            text if p == fgvt_tree::Limit::Interrupted.name() => {
+                format!(" (**{text}**: partial)")
+            }
             limit => format!(" (partial: {limit} was hit)"),
         })
         .unwrap_or_default();
@@ -112,8 +116,8 @@ fn summary(out: &mut String, r: &LocalizeReport) {
         out,
         "- **Verdict:** {}{partial}: {} of {} interleavings fail",
         r.verdict.name(),
-        t.failing_leaves,
-        t.passing_leaves + t.failing_leaves
+        count_text(t.failing_leaves),
+        count_text(t.passing_leaves.saturating_add(t.failing_leaves))
     );
     let _ = writeln!(out, "- **CDRS pattern:** `{}`", inline(&r.pattern));
     for note in &r.notes {
@@ -131,14 +135,19 @@ fn summary(out: &mut String, r: &LocalizeReport) {
         ("stuck leaves", t.stuck_leaves),
         ("fault leaves", t.fault_leaves),
         ("bounded leaves", t.bounded_leaves),
+        ("cut leaves", t.cut_leaves),
         ("max depth", t.max_depth),
     ];
     for (name, n) in rows {
-        let _ = writeln!(out, "| {name} | {n} |");
+        // Cut leaves exist only in a partial tree.
+        if name == "cut leaves" && n == 0 {
+            continue;
+        }
+        let _ = writeln!(out, "| {name} | {} |", count_text(n));
     }
     let labels: Vec<String> = Label::ALL
         .iter()
-        .map(|&l| format!("{} {}", l.name(), r.labels.get(l)))
+        .map(|&l| format!("{} {}", l.name(), count_text(r.labels.get(l))))
         .collect();
     let _ = writeln!(out, "\nLabels (unfolded tree): {}\n", labels.join(", "));
 }
@@ -155,7 +164,7 @@ fn cdrs_table(out: &mut String, r: &LocalizeReport) {
             "| {} | `{}` | {} | {} |",
             c.rank,
             c.pattern,
-            c.failing_leaves,
+            count_text(c.failing_leaves),
             cell(&statements.join(", "))
         );
     }
@@ -167,7 +176,7 @@ fn cdrs_section(out: &mut String, c: &CdrsReport) {
     let _ = writeln!(
         out,
         "{} failing {} of the interleaving tree {} this sequence of races.\n",
-        c.failing_leaves,
+        count_text(c.failing_leaves),
         if c.failing_leaves == 1 {
             "leaf"
         } else {

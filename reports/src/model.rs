@@ -20,8 +20,9 @@ pub struct LocalizeReport {
     pub schema: String,
     /// The overall verdict.
     pub verdict: Verdict,
-    /// The limit that cut exploration short (`max-states`, `timeout`, `max-steps`), or `null`
-    /// when the tree is complete.
+    /// The limit that cut exploration short (`max-states`, `timeout`, `max-steps`,
+    /// `step-budget`, `memory`), `interrupted` when a signal stopped the run, or `null` when
+    /// the tree is complete.
     pub partial: Option<String>,
     /// What was tested and how to reproduce it.
     pub test: TestInfo,
@@ -107,7 +108,8 @@ pub struct TreeSummary {
     pub passing_leaves: u64,
     /// Leaves whose history is not linearizable, or where the model faulted.
     pub failing_leaves: u64,
-    /// Leaves with no verdict (bounded leaves, checker timeouts); not counted in labels.
+    /// Leaves with no verdict (bounded and cut leaves, histories left unchecked or undecided
+    /// when time ran out); not counted in labels.
     pub unknown_leaves: u64,
     /// Leaves where every operation returned.
     pub complete_leaves: u64,
@@ -115,8 +117,12 @@ pub struct TreeSummary {
     pub stuck_leaves: u64,
     /// Leaves where the model itself failed (null dereference, failed assert, ...).
     pub fault_leaves: u64,
-    /// Leaves where a bound was hit.
+    /// Leaves where an operation's bound cut the path (`--max-steps`, `--max-local-steps`).
     pub bounded_leaves: u64,
+    /// States never explored because a limit stopped exploration (`--max-states`,
+    /// `--timeout`, `--max-memory`, an interrupt): *cut* leaves.
+    #[serde(default)]
+    pub cut_leaves: u64,
     /// Longest root-to-leaf path, in steps.
     pub max_depth: u64,
     /// Steps back to a state on the path (spin and retry loops): when not 0, the unfolded tree
@@ -125,6 +131,10 @@ pub struct TreeSummary {
     pub loop_edges: u64,
     /// Time spent exploring, in milliseconds.
     pub elapsed_ms: u64,
+    /// Some count of the report (here, in `labels` or in a CDRS) reached the largest 64-bit
+    /// number, 18446744073709551615, and stopped there: that count means "more than".
+    #[serde(default)]
+    pub saturated: bool,
 }
 
 /// A count per label: `{"W": .., "B": .., "G": .., "WG": .., "BG": .., "GG": .., "WBG": ..}`.
@@ -319,6 +329,9 @@ pub struct TraceStep {
     pub target: String,
     /// The value read or written.
     pub value: String,
+    /// The source file, when known.
+    #[serde(default)]
+    pub file: Option<String>,
     /// The source line, when known.
     pub line: Option<usize>,
     /// The source text of the access.

@@ -6,6 +6,7 @@ use std::fmt::Write;
 
 use fgvt_labeling::labels::Label;
 
+use crate::build::count_text;
 use crate::columns::Columns;
 use crate::model::{
     CdrsReport, LocalizeReport, RaceNodeReport, RaceReport, Verdict, WitnessReport,
@@ -44,8 +45,13 @@ fn header(out: &mut String, r: &LocalizeReport, st: Style) {
     };
     let partial = r
         .partial
-        .as_ref()
-        .map(|p| format!(" (partial: {})", crate::build::limit_option(p)))
+        .as_deref()
+        .map(|p| match crate::build::partial_text(p) {
+            text if p == fgvt_tree::Limit::Interrupted.name() => {
+                format!(" — {} (partial)", st.bold_yellow(&text))
+            }
+            text => format!(" (partial: {text})"),
+        })
         .unwrap_or_default();
     let _ = writeln!(
         out,
@@ -63,26 +69,36 @@ fn header(out: &mut String, r: &LocalizeReport, st: Style) {
         let _ = writeln!(out, "  what went wrong: {}", st.bold(symptom));
     }
     let t = &r.tree;
+    let n = count_text;
     let _ = writeln!(
         out,
         "tree: {} nodes ({} stored, {} distinct states), depth {}",
-        t.nodes, t.graph_nodes, t.distinct_states, t.max_depth
+        n(t.nodes),
+        t.graph_nodes,
+        t.distinct_states,
+        t.max_depth
     );
+    // Cut leaves exist only in a partial tree: a complete one's line stays as it always was.
+    let cut = if t.cut_leaves > 0 {
+        format!(", cut {}", n(t.cut_leaves))
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         out,
-        "leaves: {} — {} passing, {} failing, {} unknown (complete {}, stuck {}, fault {}, bounded {})",
-        t.leaves,
-        st.green(&t.passing_leaves.to_string()),
-        st.red(&t.failing_leaves.to_string()),
-        t.unknown_leaves,
-        t.complete_leaves,
-        t.stuck_leaves,
-        t.fault_leaves,
-        t.bounded_leaves
+        "leaves: {} — {} passing, {} failing, {} unknown (complete {}, stuck {}, fault {}, bounded {}{cut})",
+        n(t.leaves),
+        st.green(&n(t.passing_leaves)),
+        st.red(&n(t.failing_leaves)),
+        n(t.unknown_leaves),
+        n(t.complete_leaves),
+        n(t.stuck_leaves),
+        n(t.fault_leaves),
+        n(t.bounded_leaves)
     );
     let labels: Vec<String> = Label::ALL
         .iter()
-        .map(|&l| format!("{} {}", st.bold(l.name()), r.labels.get(l)))
+        .map(|&l| format!("{} {}", st.bold(l.name()), n(r.labels.get(l))))
         .collect();
     let _ = writeln!(out, "labels: {}", labels.join(" · "));
     if r.verdict == Verdict::NotLinearizable {
@@ -106,7 +122,7 @@ fn cdrs_section(out: &mut String, r: &LocalizeReport, c: &CdrsReport, st: Style)
         "{} {}  {} failing {}",
         st.bold(&format!("CDRS {} of {}:", c.rank, r.cdrs_found)),
         st.bold(&c.pattern),
-        st.red(&c.failing_leaves.to_string()),
+        st.red(&count_text(c.failing_leaves)),
         if c.failing_leaves == 1 {
             "leaf"
         } else {
@@ -236,6 +252,47 @@ pub fn render_path_text(
             let _ = writeln!(out, "  {thread} {line}");
         }
         let _ = writeln!(out, "  {}", st.dim(&history.text));
+    }
+    out
+}
+
+/// One run of `tree` as text, as `fgvt explore --schedule` prints it: the per-thread columns of
+/// its `steps` (and its history, when it ends at a leaf), its schedule, and what its `end` is
+/// (a leaf's kind, fault and bound, then `verdict`'s line when given; else how many leaves lie
+/// below). Rust tests print their replays with it too.
+pub fn render_run_text(
+    tree: &fgvt_tree::Tree,
+    steps: &[&fgvt_tree::Event],
+    end: fgvt_tree::NodeId,
+    sources: &fgvt_tree::SourceMap,
+    verdict: Option<&str>,
+    color: bool,
+) -> String {
+    let trace = crate::build::trace_steps(steps, sources, |_| None);
+    let leaf = tree.leaf(end);
+    let history = leaf.map(|l| crate::build::history_data(&l.history));
+    let mut out = render_path_text(&trace, history.as_ref(), color);
+    let schedule: Vec<String> = steps.iter().map(|e| e.thread.to_string()).collect();
+    let _ = writeln!(out, "schedule: {}", schedule.join(","));
+    let Some(leaf) = leaf else {
+        let below = count_text(tree.unfolded(end).leaves());
+        let _ = writeln!(out, "(not a leaf: {below} leaves below)");
+        return out;
+    };
+    let kind = crate::build::leaf_kind(leaf);
+    let _ = writeln!(out, "leaf: {kind}");
+    if let Some(f) = &leaf.fault {
+        let at = (f.span.and_then(|s| sources.locate(s)))
+            .map(|l| format!(" at {l}"))
+            .unwrap_or_default();
+        let _ = writeln!(out, "fault: {}{at}", f.message);
+    }
+    if let Some(bound) = &leaf.bound {
+        let limit = crate::build::option(bound.limit());
+        let _ = writeln!(out, "{kind}: {bound} ({limit})");
+    }
+    if let Some(verdict) = verdict {
+        let _ = writeln!(out, "{verdict}");
     }
     out
 }

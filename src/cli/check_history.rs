@@ -1,4 +1,5 @@
-//! `fgvt check-history`: linearizability of recorded histories (Jepsen, kv, fgvt JSON).
+//! `fgvt check-history`: linearizability of recorded histories (Jepsen etcd logs, kv logs,
+//! Jepsen EDN, fgvt JSON), with `--html` pages that draw them.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -95,6 +96,13 @@ pub fn run(args: &CheckHistoryArgs) -> miette::Result<Exit> {
     for note in &skipped {
         eprintln!("note: {note}");
     }
+    // Where the pictures go is settled before any work: a path that may not be written is
+    // refused at once.
+    let pictures = args
+        .html
+        .as_deref()
+        .map(|html| Pictures::new(html, files.len()))
+        .transpose()?;
     let format = match args.input_format {
         HistoryFormat::Auto => None,
         HistoryFormat::Json => Some(Format::Json),
@@ -128,35 +136,204 @@ pub fn run(args: &CheckHistoryArgs) -> miette::Result<Exit> {
         }
         super::Format::Text => emit(&text(&results))?,
     }
-    if let Some(html) = &args.html {
-        write_picture(html, &results)?;
+    // Errors go to stderr, as every command's do (the JSON report has them too).
+    for r in &results {
+        if let Err(e) = &r.outcome {
+            eprintln!("{}", error_line(r, e));
+        }
+    }
+    if let Some(pictures) = &pictures {
+        pictures.write(&results)?;
     }
     Ok(exit.unwrap_or(Exit::BadInput))
 }
 
-/// Writes the `--html` page of the one history checked.
-fn write_picture(html: &Path, results: &[FileResult]) -> miette::Result<()> {
-    let [FileResult {
-        path,
-        outcome: Ok(outcome),
-        history: Some(history),
-        ..
-    }] = results
-    else {
-        return Err(miette::miette!(
-            help = "check one history file at a time with --html",
-            "--html draws one checked history, and {} were given or could not be checked",
-            results.len()
-        ));
+/// `error: FILE:LINE: what`, naming the file once.
+fn error_line(r: &FileResult, e: &str) -> String {
+    let path = r.path.display().to_string();
+    if e.starts_with(&path) {
+        format!("error: {e}")
+    } else {
+        format!("error: {path}: {e}")
+    }
+}
+
+/// Where `--html` draws the histories: one page, or a directory of pages with an index.
+enum Pictures {
+    /// The one history's page.
+    Page(PathBuf),
+    /// One page per history and `index.html`, in this directory.
+    Directory(PathBuf),
+}
+
+impl Pictures {
+    /// `--html PATH` for `files` histories: a directory when there are several, or when
+    /// `PATH` is one (or ends with `/`); else a page. The directory is made if need be; a page
+    /// must be a path fgvt may write.
+    fn new(html: &Path, files: usize) -> miette::Result<Pictures> {
+        let names_directory =
+            html.is_dir() || html.to_string_lossy().ends_with(std::path::MAIN_SEPARATOR);
+        if files <= 1 && !names_directory {
+            super::output::check_output(html)?;
+            return Ok(Pictures::Page(html.to_path_buf()));
+        }
+        if super::output::output_target(html)
+            .is_ok_and(|t| !matches!(t, super::output::Target::File(_)))
+            && !html.is_dir()
+        {
+            miette::bail!(
+                help = "name a directory: one page per history goes in it, with index.html",
+                "--html {}: {files} histories are drawn as one page each, which cannot go to a stream",
+                super::output::output_name(html)
+            );
+        }
+        if html.exists() && !html.is_dir() {
+            miette::bail!(
+                help = "name a directory (it is made if need be): one page per history goes in it, with index.html",
+                "--html {}: {files} histories are drawn as one page each, and this is a file",
+                html.display()
+            );
+        }
+        std::fs::create_dir_all(html)
+            .map_err(|e| miette::miette!("cannot make the directory {}: {e}", html.display()))?;
+        Ok(Pictures::Directory(html.to_path_buf()))
+    }
+
+    /// Draws every history checked; one that could not be checked gets no page (its error was
+    /// reported), but a line in the index.
+    fn write(&self, results: &[FileResult]) -> miette::Result<()> {
+        match self {
+            Pictures::Page(html) => {
+                let Some(page) = results.first().and_then(page) else {
+                    eprintln!(
+                        "note: no page written to {}: the history could not be checked",
+                        super::output::output_name(html)
+                    );
+                    return Ok(());
+                };
+                super::output::write_atomically(html, page.as_bytes())?;
+                eprintln!("wrote {}", super::output::output_name(html));
+            }
+            Pictures::Directory(dir) => {
+                let names = page_names(results.iter().map(|r| r.path.as_path()));
+                let mut entries = Vec::with_capacity(results.len());
+                let mut pages = 0;
+                for (r, name) in results.iter().zip(names) {
+                    let written = match page(r) {
+                        Some(page) => {
+                            super::output::write_atomically(&dir.join(&name), page.as_bytes())?;
+                            pages += 1;
+                            Some(name)
+                        }
+                        None => None,
+                    };
+                    entries.push(index_entry(r, written));
+                }
+                let index = dir.join("index.html");
+                let title = format!(
+                    "{}: {}",
+                    count(results.len(), "history", "histories"),
+                    summary_words(results)
+                );
+                let html = fgvt_reports::history_html::render_history_index(&title, &entries);
+                super::output::write_atomically(&index, html.as_bytes())?;
+                eprintln!(
+                    "wrote {} and {} beside it",
+                    index.display(),
+                    count(pages, "page", "pages")
+                );
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The page of a history that was checked, `None` for one that could not be.
+fn page(r: &FileResult) -> Option<String> {
+    let (Ok(outcome), Some(history)) = (&r.outcome, &r.history) else {
+        return None;
     };
-    let page = fgvt_reports::render_history_html(&super::history_picture::picture(
-        path.display().to_string(),
-        history,
-        outcome,
-    ));
-    super::output::write_atomically(html, page.as_bytes())?;
-    eprintln!("wrote {}", html.display());
-    Ok(())
+    let mut picture =
+        super::history_picture::picture(r.path.display().to_string(), history, outcome);
+    if let Verdict::NotLinearizable(e) = &outcome.verdict {
+        // The page's verdict line says "NOT linearizable" already.
+        picture.explanation = Some(e.details().to_string());
+    }
+    Some(fgvt_reports::render_history_html(&picture))
+}
+
+/// The index's line of a history, linking its page if it has one.
+fn index_entry(r: &FileResult, page: Option<String>) -> fgvt_reports::history_html::IndexEntry {
+    let (verdict, detail) = match &r.outcome {
+        Ok(o) => match &o.verdict {
+            Verdict::Linearizable { .. } => ("linearizable", String::new()),
+            Verdict::NotLinearizable(e) => ("NOT linearizable", e.headline()),
+            Verdict::Unknown => ("unknown", "the check timed out".to_owned()),
+        },
+        Err(e) => ("error", e.clone()),
+    };
+    fgvt_reports::history_html::IndexEntry {
+        file: r.path.display().to_string(),
+        page,
+        verdict: verdict.to_owned(),
+        detail,
+    }
+}
+
+/// A page name for each file: its path below the directory all of them share, `/` written
+/// `--`, then `.html` (`jepsen/etcd_000.log` → `jepsen--etcd_000.log.html`); one of two equal
+/// names gets a number.
+fn page_names<'p>(paths: impl Iterator<Item = &'p Path>) -> Vec<String> {
+    let absolute: Vec<PathBuf> = paths
+        .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf()))
+        .collect();
+    // The directories every file is in.
+    let shared = absolute
+        .iter()
+        .map(|p| p.parent().map(Path::to_path_buf).unwrap_or_default())
+        .reduce(|a, b| {
+            a.components()
+                .zip(b.components())
+                .take_while(|(x, y)| x == y)
+                .map(|(x, _)| x)
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut names: Vec<String> = Vec::with_capacity(absolute.len());
+    for path in &absolute {
+        let relative = path.strip_prefix(&shared).unwrap_or(path);
+        let stem: Vec<String> = relative
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        let base = stem.join("--");
+        let mut name = format!("{base}.html");
+        let mut n = 2;
+        while names.contains(&name) {
+            name = format!("{base}-{n}.html");
+            n += 1;
+        }
+        names.push(name);
+    }
+    names
+}
+
+/// "1 history", "3 histories".
+fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// "2 linearizable, 1 not linearizable, 0 unknown, 1 error".
+fn summary_words(results: &[FileResult]) -> String {
+    let reports: Vec<CheckReport> = results.iter().map(FileResult::report).collect();
+    let s = CheckSummary::of(&reports);
+    format!(
+        "{} linearizable, {} not linearizable, {} unknown, {}",
+        s.linearizable,
+        s.not_linearizable,
+        s.unknown,
+        count(s.errors, "error", "errors")
+    )
 }
 
 /// The files to check, and notes on the files a directory held that are not histories.
@@ -183,14 +360,14 @@ fn expand(paths: &[PathBuf]) -> miette::Result<Inputs> {
         inside.sort();
         let before = inputs.files.len();
         for file in inside {
-            let head = first_line(&file);
+            let head = head(&file);
             // An empty file is a history that recorded nothing (a test that did not run): bad
             // input to report, not a stranger to skip.
-            if head.is_empty() || formats::detect_format(&head).is_some() {
+            if head.trim().is_empty() || formats::detect_format(&head).is_some() {
                 inputs.files.push(file);
             } else {
                 inputs.skipped.push(format!(
-                    "skipped {}: not a history (no known format on its first line)",
+                    "skipped {}: not a history (no known format at its start)",
                     file.display()
                 ));
             }
@@ -225,18 +402,19 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
     Ok(())
 }
 
-/// The first non-empty line of a file (enough to tell its format), or nothing.
-fn first_line(path: &Path) -> String {
-    use std::io::BufRead as _;
-    let Ok(file) = std::fs::File::open(path) else {
-        return String::new();
-    };
-    std::io::BufReader::new(file)
-        .lines()
-        .map_while(Result::ok)
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or_default()
+/// The first kilobytes of a file, enough to tell its format (past comments, and a first
+/// operation spread over several lines), or nothing.
+fn head(path: &Path) -> String {
+    use std::io::Read as _;
+    let mut bytes = Vec::new();
+    if let Ok(file) = std::fs::File::open(path) {
+        let _ = file.take(HEAD_BYTES).read_to_end(&mut bytes);
+    }
+    String::from_utf8_lossy(&bytes).into_owned()
 }
+
+/// How much of a file [`head`] reads.
+const HEAD_BYTES: u64 = 16 * 1024;
 
 fn check_file(path: &Path, format: Option<Format>, args: &CheckHistoryArgs) -> FileResult {
     let started = Instant::now();
@@ -362,34 +540,29 @@ fn text(results: &[FileResult]) -> String {
                 if o.partitions == 1 { "" } else { "s" },
                 r.elapsed
             ),
-            Err(e) => format!("error: {e}"),
+            // Said on stderr (see `run`); the summary counts it.
+            Err(_) => continue,
         };
-        let path = r.path.display().to_string();
-        if r.outcome.is_err() && detail.starts_with(&format!("error: {path}")) {
-            // The error names the file (with its line) already.
-            let _ = writeln!(out, "{detail}");
-        } else {
-            let _ = writeln!(out, "{path}: {detail}");
-        }
+        let _ = writeln!(out, "{}: {detail}", r.path.display());
         if let Ok(Outcome {
             verdict: Verdict::NotLinearizable(explanation),
             ..
         }) = &r.outcome
         {
             if results.len() == 1 {
-                let _ = writeln!(out, "\n{explanation}");
+                // The line above says "NOT linearizable": the details follow.
+                let _ = writeln!(out, "\n{}", explanation.details());
             } else {
                 let _ = writeln!(out, "  {}", explanation.summary());
             }
         }
     }
     if results.len() > 1 {
-        let reports: Vec<CheckReport> = results.iter().map(FileResult::report).collect();
-        let s = CheckSummary::of(&reports);
         let _ = writeln!(
             out,
-            "\n{} files: {} linearizable, {} not linearizable, {} unknown, {} errors",
-            s.files, s.linearizable, s.not_linearizable, s.unknown, s.errors
+            "\n{}: {}",
+            count(results.len(), "file", "files"),
+            summary_words(results)
         );
     }
     out

@@ -4,10 +4,10 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use fgvt_reports::{
-    render_sorted_json, ExplorePath, ExploreSummary, PathLeaf, TreeCounts, VerdictCounts,
-    EXPLORE_SCHEMA_ID,
+    count_text, render_sorted_json, ExplorePath, ExploreSummary, PathLeaf, TreeCounts,
+    VerdictCounts, EXPLORE_SCHEMA_ID, FAILING_LEAVES_LISTED,
 };
-use fgvt_tree::{CoarseEvent, Tree};
+use fgvt_tree::{CoarseEvent, Limit, NodeId, Tree};
 
 use super::output::{emit, Exit, Progress};
 use super::{pipeline_error, ExploreArgs, Format};
@@ -45,6 +45,11 @@ pub fn run(args: &ExploreArgs) -> miette::Result<Exit> {
             (out, exit_code(tree.partial.is_some(), &judgement))
         }
     };
+    let exit = if partial_limit(&tree, &judgement) == Some(Limit::Interrupted) {
+        Exit::Inconclusive
+    } else {
+        exit
+    };
     emit(&format!("{}\n", out.trim_end()))?;
     // The process ends here: freeing a large tree node by node would only delay the exit
     // (by a tenth of a second per few hundred thousand nodes), past `--timeout`.
@@ -52,9 +57,16 @@ pub fn run(args: &ExploreArgs) -> miette::Result<Exit> {
     Ok(exit)
 }
 
+/// What cut the result short: the limit that cut the tree, or an interrupt that left
+/// histories unchecked after exploration ended.
+fn partial_limit(tree: &Tree, judgement: &Judgement) -> Option<Limit> {
+    tree.partial
+        .or(judgement.interrupted.then_some(Limit::Interrupted))
+}
+
 /// The exit code of `fgvt explore` (design.md): 3 when a limit cut the tree; then 1 for a
 /// violation and 3 when some leaf has no verdict (the checker ran out of time), as `localize`
-/// decides.
+/// decides (an interrupt makes it 130, by the caller).
 fn exit_code(partial: bool, judgement: &Judgement) -> Exit {
     if partial {
         Exit::Inconclusive
@@ -97,7 +109,9 @@ fn results(test: &TestCase, tree: &Tree) -> BTreeMap<String, BTreeMap<String, u6
                 CoarseEvent::Return { thread, value } => {
                     if let Some(op) = pending.remove(thread) {
                         let value = value.as_ref().map_or("?".to_string(), |v| v.to_string());
-                        *out.entry(op).or_default().entry(value).or_default() += multiplicity;
+                        let slot = out.entry(op).or_default().entry(value).or_default();
+                        // Saturating, as every count of the unfolded tree.
+                        *slot = slot.saturating_add(multiplicity);
                     }
                 }
             }
@@ -106,8 +120,65 @@ fn results(test: &TestCase, tree: &Tree) -> BTreeMap<String, BTreeMap<String, u6
     out
 }
 
+/// The indices (0-based, depth-first: what `--leaf N` takes) of the first `max` failing
+/// leaves of the unfolded tree, found without walking the subtrees that have none.
+fn failing_leaf_indices(tree: &Tree, judgement: &Judgement, max: usize) -> Vec<u64> {
+    // Whether a failing leaf lies below each node: children are added before their parents,
+    // so one pass in index order sees every child first.
+    let mut failing_below = vec![false; tree.graph.node_count()];
+    for index in 0..tree.graph.node_count() {
+        let node = NodeId::new(index);
+        failing_below[index] = match tree.leaf(node) {
+            Some(_) => judgement
+                .verdicts
+                .get(&node)
+                .is_some_and(|v| v.is_failing()),
+            None => tree
+                .children(node)
+                .iter()
+                .any(|(_, child)| failing_below[child.index()]),
+        };
+    }
+    let mut found = Vec::new();
+    // Depth-first, children in order; `first` is the index of the subtree's first leaf.
+    let mut stack = vec![(tree.root, 0u64)];
+    while let Some((node, first)) = stack.pop() {
+        if found.len() >= max {
+            break;
+        }
+        if !failing_below[node.index()] {
+            continue;
+        }
+        if tree.leaf(node).is_some() {
+            found.push(first);
+            continue;
+        }
+        let mut at = first;
+        let mut children = Vec::new();
+        for (_, child) in tree.children(node) {
+            children.push((child, at));
+            at = at.saturating_add(tree.unfolded(child).leaves());
+        }
+        // The first child on top.
+        stack.extend(children.into_iter().rev());
+    }
+    found
+}
+
+/// The failing leaves' indices as a line: `3, 17, 42 (the first 20 of 1550)`.
+fn failing_leaves_line(indices: &[u64], failing: u64) -> String {
+    let list: Vec<String> = indices.iter().map(u64::to_string).collect();
+    let more = if failing > indices.len() as u64 {
+        format!(" (the first {} of {})", indices.len(), count_text(failing))
+    } else {
+        String::new()
+    };
+    format!("{}{more}", list.join(", "))
+}
+
 fn summary_text(test: &TestCase, tree: &Tree, judgement: &Judgement, scouted: bool) -> String {
     let s = tree.stats();
+    let n = count_text;
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -119,12 +190,23 @@ fn summary_text(test: &TestCase, tree: &Tree, judgement: &Judgement, scouted: bo
     let _ = writeln!(
         out,
         "  nodes {}  edges {}  max depth {}",
-        s.nodes, s.edges, s.max_depth
+        n(s.nodes),
+        n(s.edges),
+        s.max_depth
     );
+    let cut = if s.cut > 0 {
+        format!(", cut {}", n(s.cut))
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         out,
-        "  leaves {} (complete {}, stuck {}, fault {}, bounded {})",
-        s.leaves, s.complete, s.stuck, s.fault, s.bounded
+        "  leaves {} (complete {}, stuck {}, fault {}, bounded {}{cut})",
+        n(s.leaves),
+        n(s.complete),
+        n(s.stuck),
+        n(s.fault),
+        n(s.bounded)
     );
     let _ = writeln!(
         out,
@@ -144,35 +226,97 @@ fn summary_text(test: &TestCase, tree: &Tree, judgement: &Judgement, scouted: bo
     if s.loop_edges > 0 {
         let _ = writeln!(out, "  ({})", fgvt_reports::loops_note(s.loop_edges));
     }
-    if s.saturated {
+    let results = results(test, tree);
+    if saturated(&s, judgement, &results) {
         let _ = writeln!(out, "  ({})", fgvt_reports::saturated_note());
     }
     let _ = writeln!(
         out,
-        "  verdicts (spec {}): linearizable {}, not linearizable {}, fault {}, unknown {}  ({} distinct histories)",
+        "  verdicts (spec {}): linearizable {}, not linearizable {}, fault {}, unknown {}{}  ({} distinct histories)",
         judgement.spec,
-        judgement.linearizable,
-        judgement.not_linearizable,
-        judgement.faults,
-        judgement.unknown,
+        n(judgement.linearizable),
+        n(judgement.not_linearizable),
+        n(judgement.faults),
+        n(judgement.unknown),
+        unknown_breakdown(judgement),
         judgement.distinct_histories
     );
-    let _ = writeln!(out, "results over all leaves (value ×leaves):");
-    for (op, values) in results(test, tree) {
-        let values: Vec<String> = values.iter().map(|(v, n)| format!("{v} ×{n}")).collect();
-        let _ = writeln!(out, "  {op}: {}", values.join(", "));
-    }
-    if let Some(limit) = tree.partial {
+    let failing = judgement.not_linearizable.saturating_add(judgement.faults);
+    if failing > 0 {
+        let indices = failing_leaf_indices(tree, judgement, FAILING_LEAVES_LISTED);
         let _ = writeln!(
             out,
-            "PARTIAL: exploration hit {} — unexplored states are counted as bounded leaves; raise the limit for a full tree",
-            fgvt_reports::limit_option(limit)
+            "  failing leaves (--leaf N): {}",
+            failing_leaves_line(&indices, failing)
         );
+    }
+    let _ = writeln!(out, "results over all leaves (value ×leaves):");
+    for (op, values) in &results {
+        let values: Vec<String> = values
+            .iter()
+            .map(|(v, c)| format!("{v} ×{}", n(*c)))
+            .collect();
+        let _ = writeln!(out, "  {op}: {}", values.join(", "));
+    }
+    match partial_limit(tree, judgement) {
+        Some(Limit::Interrupted) => {
+            let _ = writeln!(
+                out,
+                "INTERRUPTED: a signal stopped the run — the counts and verdicts cover the part explored and checked"
+            );
+        }
+        Some(limit) => {
+            let _ = writeln!(
+                out,
+                "PARTIAL: exploration hit {} — unexplored states are counted as cut leaves; raise the limit for a full tree",
+                fgvt_reports::limit_option(limit)
+            );
+        }
+        None => {}
     }
     if scouted {
         let _ = writeln!(out, "note: {}", fgvt_reports::scouted_note(tree.partial));
     }
     out
+}
+
+/// Why leaves have no verdict, when some have none: ` (cut 3, never checked 5)`.
+fn unknown_breakdown(judgement: &Judgement) -> String {
+    let parts: Vec<String> = [
+        ("cut", judgement.cut),
+        ("bounded", judgement.bounded),
+        ("never checked", judgement.unchecked),
+        ("checker gave up", judgement.undecided),
+    ]
+    .iter()
+    .filter(|(_, c)| *c > 0)
+    .map(|(what, c)| format!("{what} {}", count_text(*c)))
+    .collect();
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", parts.join(", "))
+    }
+}
+
+/// Whether some count printed reached `u64::MAX` and stopped there: the tree's, the verdicts'
+/// or an operation's results'.
+fn saturated(
+    stats: &fgvt_tree::Stats,
+    judgement: &Judgement,
+    results: &BTreeMap<String, BTreeMap<String, u64>>,
+) -> bool {
+    let verdicts = [
+        judgement.linearizable,
+        judgement.not_linearizable,
+        judgement.faults,
+        judgement.unknown,
+    ];
+    stats.saturated
+        || verdicts.contains(&u64::MAX)
+        || results
+            .values()
+            .any(|values| values.values().any(|&c| c == u64::MAX))
 }
 
 fn summary_json(
@@ -181,22 +325,31 @@ fn summary_json(
     judgement: &Judgement,
     scouted: bool,
 ) -> ExploreSummary {
+    let stats = tree.stats();
+    let results = results(test, tree);
+    let mut counts = TreeCounts::from(stats.clone());
+    counts.saturated = saturated(&stats, judgement, &results);
     ExploreSummary {
         schema: EXPLORE_SCHEMA_ID.to_string(),
         test: test.path.display().to_string(),
         object: test.model.name().to_string(),
-        partial: tree.partial.map(|l| l.name().to_string()),
+        partial: partial_limit(tree, judgement).map(|l| l.name().to_string()),
         scouted,
-        tree: TreeCounts::from(tree.stats()),
+        tree: counts,
         verdicts: VerdictCounts {
             spec: judgement.spec.clone(),
             linearizable: judgement.linearizable,
             not_linearizable: judgement.not_linearizable,
             fault: judgement.faults,
             unknown: judgement.unknown,
+            cut: judgement.cut,
+            bounded: judgement.bounded,
+            unchecked: judgement.unchecked,
+            undecided: judgement.undecided,
             distinct_histories: judgement.distinct_histories,
         },
-        results: results(test, tree),
+        failing_leaves: failing_leaf_indices(tree, judgement, FAILING_LEAVES_LISTED),
+        results,
         elapsed_ms: tree.elapsed.as_secs_f64() * 1e3,
     }
 }
@@ -223,7 +376,9 @@ fn verdict_text(verdict: &LeafVerdict) -> String {
             _ => "verdict: NOT LINEARIZABLE".into(),
         },
         LeafVerdict::Fault => "verdict: fault (the model itself failed on this path)".into(),
-        LeafVerdict::Unknown => "verdict: unknown (a bound was hit, or the checker gave up)".into(),
+        LeafVerdict::Unknown => {
+            "verdict: unknown (a limit cut the path, or its history was not checked in time)".into()
+        }
     }
 }
 
@@ -253,62 +408,29 @@ fn path_report(
             )
         })?,
         Path::Leaf(n) => tree.nth_leaf(n).ok_or_else(|| {
-            miette::miette!(help = "leaves are numbered from 0 in depth-first order", "--leaf {n}: the tree has only {} leaves", tree.stats().leaves)
+            miette::miette!(help = "leaves are numbered from 0 in depth-first order; `fgvt explore TEST` lists the failing ones", "--leaf {n}: the tree has only {} leaves", count_text(tree.stats().leaves))
         })?,
     };
     let trace = fgvt_reports::trace_steps(&steps, &test.sources, |_| None);
-    let schedule: Vec<String> = steps.iter().map(|e| e.thread.to_string()).collect();
     let leaf = tree.leaf(end);
     let verdict = leaf.and_then(|_| judgement.verdicts.get(&end));
     let exit = path_exit(tree.partial.is_some(), verdict);
     let out = match format {
-        Format::Text => {
-            let history = leaf.map(|l| fgvt_reports::history_data(&l.history));
-            let mut out = fgvt_reports::render_path_text(
-                &trace,
-                history.as_ref(),
-                super::output::stdout_color(),
-            );
-            let _ = writeln!(out, "schedule: {}", schedule.join(","));
-            match leaf {
-                Some(leaf) => {
-                    let _ = writeln!(out, "leaf: {}", format!("{:?}", leaf.kind).to_lowercase());
-                    if let Some(f) = &leaf.fault {
-                        let at = f
-                            .span
-                            .and_then(|s| test.sources.locate(s))
-                            .map(|l| format!(" at {l}"))
-                            .unwrap_or_default();
-                        let _ = writeln!(out, "fault: {}{at}", f.message);
-                    }
-                    if let Some(bound) = &leaf.bound {
-                        let _ = writeln!(
-                            out,
-                            "bounded: {bound} ({})",
-                            fgvt_reports::limit_option(bound.limit())
-                        );
-                    }
-                    if let Some(verdict) = verdict {
-                        let _ = writeln!(out, "{}", verdict_text(verdict));
-                    }
-                }
-                None => {
-                    let _ = writeln!(
-                        out,
-                        "(not a leaf: {} leaves below)",
-                        tree.unfolded(end).leaves()
-                    );
-                }
-            }
-            out
-        }
+        Format::Text => fgvt_reports::render_run_text(
+            tree,
+            &steps,
+            end,
+            &test.sources,
+            verdict.map(verdict_text).as_deref(),
+            super::output::stdout_color(),
+        ),
         Format::Json => render_sorted_json(&ExplorePath {
             schema: EXPLORE_SCHEMA_ID.to_string(),
             test: test.path.display().to_string(),
             schedule: steps.iter().map(|e| e.thread).collect(),
             trace,
             leaf: leaf.map(|l| PathLeaf {
-                kind: format!("{:?}", l.kind).to_lowercase(),
+                kind: fgvt_reports::leaf_kind(l).to_string(),
                 history: fgvt_reports::history_data(&l.history),
                 fault: l.fault.as_ref().map(|f| f.message.clone()),
                 verdict: verdict.map(|v| verdict_name(v).to_string()),
@@ -336,6 +458,11 @@ mod tests {
             not_linearizable,
             faults: 0,
             unknown,
+            cut: 0,
+            bounded: 0,
+            unchecked: unknown,
+            undecided: 0,
+            interrupted: false,
             distinct_histories: 1,
             stuck_accepted_by_self: 0,
             spec: "self".into(),

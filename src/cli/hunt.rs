@@ -9,9 +9,11 @@ use fgvt_labeling::pattern::Pattern;
 use indicatif::{ProgressBar, ProgressState, ProgressStyle};
 
 use super::jobs::with_jobs;
-use super::output::{emit, stdout_color, write_atomically, Exit};
+use super::output::{
+    check_output, emit, is_stdout, output_name, stdout_color, write_atomically, Exit,
+};
 use super::pipeline_error;
-use super::written::{directory_of, summary, write_test};
+use super::written::{directory_of, summary, write_test, Stopped};
 use super::{HuntArgs, HuntFlags};
 use crate::hunt::{
     self, HuntError, HuntOptions, HuntPlan, Judge, Matrix, MinimizeOutcome, ModelJudge, ModelRefs,
@@ -98,6 +100,17 @@ pub fn hunt_with(flags: &HuntFlags, subject: &HuntSubject<'_>) -> miette::Result
             "--samples and --jobs must be at least 1"
         ));
     }
+    // Where the results go is checked before the (possibly long) hunt.
+    if let Some(output) = flags.output.as_deref().filter(|p| !is_stdout(p)) {
+        check_output(output)?;
+    }
+    if flags.localize {
+        let minimal = minimal_path(flags);
+        check_output(&minimal)?;
+        check_output(&found_path(&minimal))?;
+    }
+    // The interrupt the hunt's explorations stop at, if the front end gave one.
+    let stopped = || (subject.explore.interrupt).is_some_and(fgvt_tree::Interrupt::is_raised);
     let options = HuntOptions {
         seed: flags.seed,
         samples: flags.samples.unwrap_or(plan.samples),
@@ -139,6 +152,14 @@ pub fn hunt_with(flags: &HuntFlags, subject: &HuntSubject<'_>) -> miette::Result
     );
     let Some(first) = result.findings.first() else {
         let mut out = format!("{header}\nno failing test found\n");
+        if result.interrupted {
+            out.push_str(&format!(
+                "INTERRUPTED: a signal stopped the hunt; the {} test(s) above were checked\n",
+                result.drawn
+            ));
+            emit(&out)?;
+            return Ok(Exit::Inconclusive);
+        }
         if result.timed_out {
             out.push_str("PARTIAL: --timeout stopped the hunt before every test was checked\n");
         }
@@ -189,7 +210,7 @@ pub fn hunt_with(flags: &HuntFlags, subject: &HuntSubject<'_>) -> miette::Result
         if flags.output.is_none() {
             emit("(write the tests with -o FILE: sample N goes to FILE-N.json)\n")?;
         }
-        return Ok(Exit::Violation);
+        return Ok(interrupted_or(result.interrupted, Exit::Violation));
     }
     let summary = format!("{header}\n{}", describe(first));
     write_test(
@@ -200,7 +221,20 @@ pub fn hunt_with(flags: &HuntFlags, subject: &HuntSubject<'_>) -> miette::Result
         Some(options.seed),
         &summary,
     )?;
-    Ok(Exit::Violation)
+    Ok(interrupted_or(
+        result.interrupted || stopped(),
+        Exit::Violation,
+    ))
+}
+
+/// 130 when a signal cut the hunt short (what it found was written all the same), else `exit`.
+fn interrupted_or(interrupted: bool, exit: Exit) -> Exit {
+    if interrupted {
+        eprintln!("INTERRUPTED: a signal stopped the hunt before every test was checked");
+        Exit::Inconclusive
+    } else {
+        exit
+    }
 }
 
 /// How a hunt's tests are written: their references, and where they came from.
@@ -239,22 +273,24 @@ impl Written<'_> {
     }
 }
 
-/// Where `hunt --localize` writes the test it found, next to the minimal test at `minimal`:
-/// `found.json` beside the default `minimal.json`, `NAME-found.json` beside `-o NAME.json`.
-fn found_path(minimal: &Path) -> PathBuf {
-    let stem = minimal
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let name = if stem == "minimal" {
-        "found.json".to_string()
-    } else {
-        format!("{stem}-found.json")
-    };
-    minimal.with_file_name(name)
+/// Where `hunt --localize` writes the minimal test: `minimal.json` in `--out-dir`, else in
+/// the current directory.
+fn minimal_path(flags: &HuntFlags) -> PathBuf {
+    match &flags.out_dir {
+        Some(dir) => dir.join("minimal.json"),
+        None => PathBuf::from("minimal.json"),
+    }
 }
 
-/// Stages B and C on the hunt's finding: minimize it, write it and the finding, localize it.
+/// Where `hunt --localize` writes the test it found: `found.json`, beside the minimal test.
+fn found_path(minimal: &Path) -> PathBuf {
+    minimal.with_file_name("found.json")
+}
+
+/// Stages B and C on the hunt's finding: minimize it, localize it, print (or write to `-o`)
+/// the report, then write the finding and the minimal test to `--out-dir`. The report comes
+/// out before the tests are written, so that a directory that cannot take them loses nothing
+/// done; an interrupt stops at the stage it arrives in and writes what there is.
 fn pipeline(
     flags: &HuntFlags,
     written: &Written<'_>,
@@ -266,10 +302,18 @@ fn pipeline(
         return Ok(Exit::Violation);
     }
     let subject = written.subject;
-    let path = flags
-        .output
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("minimal.json"));
+    let stopped = || (subject.explore.interrupt).is_some_and(fgvt_tree::Interrupt::is_raised);
+    let path = minimal_path(flags);
+    let found_path = found_path(&path);
+    if stopped() {
+        written.finding(found, &found_path)?;
+        eprintln!(
+            "INTERRUPTED before minimizing: wrote {} (sample {}, as found); `fgvt minimize` and `fgvt localize` it to go on",
+            found_path.display(),
+            found.index
+        );
+        return Ok(Exit::Inconclusive);
+    }
     let outcome = with_jobs(Some(options.jobs), || {
         hunt::minimize_test(
             subject.judge,
@@ -279,18 +323,34 @@ fn pipeline(
         )
     })?
     .map_err(pipeline_error)?;
-    let MinimizeOutcome::Minimized {
-        minimized,
-        timed_out,
-        ..
-    } = outcome
-    else {
+    let (minimized, timed_out) = match outcome {
+        MinimizeOutcome::Minimized {
+            minimized,
+            timed_out,
+            ..
+        } => (minimized, timed_out),
+        MinimizeOutcome::NotFailing(_) if stopped() => {
+            written.finding(found, &found_path)?;
+            eprintln!(
+                "INTERRUPTED before minimizing: wrote {} (sample {}, as found)",
+                found_path.display(),
+                found.index
+            );
+            return Ok(Exit::Inconclusive);
+        }
         // The finding failed a moment ago with the same limits; only a time limit can change that.
-        return Err(miette::miette!(
-            help = "raise --timeout",
-            "{}: the failing test no longer fails when minimized (a time limit?)",
-            flags.hunt.display()
-        ));
+        MinimizeOutcome::NotFailing(_) => {
+            return Err(miette::miette!(
+                help = "raise --timeout",
+                "{}: the failing test no longer fails when minimized (a time limit?)",
+                flags.hunt.display()
+            ))
+        }
+    };
+    let why_stopped = match (timed_out, stopped()) {
+        (_, true) => Some(Stopped::Interrupted),
+        (true, false) => Some(Stopped::Timeout),
+        (false, false) => None,
     };
     eprint!(
         "{}",
@@ -298,7 +358,7 @@ fn pipeline(
             &format!("sample {}", found.index),
             &found.matrix,
             &minimized,
-            timed_out
+            why_stopped
         )
     );
     let description = format!(
@@ -306,30 +366,63 @@ fn pipeline(
         written.description(found.index),
         subject.program
     );
-    // Every command printed below names a file that exists: the minimal test goes to `-o`
-    // (or `minimal.json`), the test the hunt found next to it.
-    let text = hunt::render_test(
+    let minimal_text = hunt::render_test(
         &minimized.matrix,
         &subject.refs,
         &directory_of(&path),
         Some(&description),
         Some(options.seed),
     );
-    write_atomically(&path, text.as_bytes())?;
-    let found_path = found_path(&path);
-    written.finding(found, &found_path)?;
-    eprintln!(
-        "wrote {} (sample {}, as found) and {} (minimized)",
-        found_path.display(),
-        found.index,
-        path.display()
-    );
+    let write_tests = || -> miette::Result<()> {
+        // Every command printed names a file that exists once these are written.
+        write_atomically(&path, minimal_text.as_bytes())?;
+        written.finding(found, &found_path)?;
+        eprintln!(
+            "wrote {} (sample {}, as found) and {} (minimized){}",
+            found_path.display(),
+            found.index,
+            path.display(),
+            if flags.out_dir.is_none() {
+                " in the current directory (--out-dir DIR to put them elsewhere)"
+            } else {
+                ""
+            }
+        );
+        Ok(())
+    };
+    if why_stopped == Some(Stopped::Interrupted) {
+        write_tests()?;
+        eprintln!(
+            "INTERRUPTED before localizing: `fgvt localize {}` to go on",
+            path.display()
+        );
+        return Ok(Exit::Inconclusive);
+    }
 
     let report = with_jobs(Some(options.jobs), || {
         (subject.localize)(&minimized.matrix, &path)
     })??;
-    emit(&flags.format.render(&report, stdout_color()))?;
-    Ok(Exit::Violation)
+    // The test fails (the hunt saw it); a limit may leave the localization partial, which the
+    // report says. Only an interrupt makes the whole run inconclusive (exit 130).
+    let exit = if report.partial.as_deref() == Some(fgvt_tree::Limit::Interrupted.name()) {
+        Exit::Inconclusive
+    } else {
+        Exit::Violation
+    };
+    match flags.output.as_deref().filter(|p| !is_stdout(p)) {
+        Some(output) => {
+            let text = flags.format.render(&report, false);
+            if let Err(error) = write_atomically(output, text.as_bytes()) {
+                // The report is what all the work was for: print it rather than lose it.
+                emit(&text)?;
+                return Err(error);
+            }
+            eprintln!("wrote the report to {}", output_name(output));
+        }
+        None => emit(&flags.format.render(&report, stdout_color()))?,
+    }
+    write_tests()?;
+    Ok(exit)
 }
 
 /// A finding, for people: what failed and the test's operations.

@@ -4,15 +4,18 @@ use std::path::Path;
 use std::time::Instant;
 
 use super::jobs::with_jobs;
-use super::output::{emit, Exit};
+use super::output::{check_output, emit, is_stdout, Exit};
 use super::pipeline_error;
-use super::written::{summary, write_test};
+use super::written::{summary, write_test, Stopped};
 use super::MinimizeArgs;
 use crate::hunt::{minimize_test, Judge, Matrix, MinimizeOutcome, ModelJudge, ModelRefs, Subject};
 use fgvt_tree::ExploreOptions;
 
 /// Runs `fgvt minimize`.
 pub fn run(args: &MinimizeArgs) -> miette::Result<Exit> {
+    if let Some(output) = args.output.as_deref().filter(|p| !is_stdout(p)) {
+        check_output(output)?;
+    }
     // The test, and the file as written for the references and description of the minimal test.
     let (test, file) = args.limits.load_test_with_file(&args.test)?;
     let judge = ModelJudge {
@@ -61,8 +64,11 @@ pub struct MinimizeSubject<'a> {
     pub program: &'a str,
 }
 
-/// Shrinks `subject`'s test while it keeps failing, and writes the smallest one.
+/// Shrinks `subject`'s test while it keeps failing, and writes the smallest one; an interrupt
+/// (in `subject.explore`) stops the shrinking, and the smallest failing test so far is
+/// written all the same (exit 130).
 pub fn minimize_with(subject: &MinimizeSubject<'_>) -> miette::Result<Exit> {
+    let interrupted = || (subject.explore.interrupt).is_some_and(fgvt_tree::Interrupt::is_raised);
     let outcome = with_jobs(subject.jobs, || {
         minimize_test(
             subject.judge,
@@ -73,6 +79,13 @@ pub fn minimize_with(subject: &MinimizeSubject<'_>) -> miette::Result<Exit> {
     })?
     .map_err(pipeline_error)?;
     let (minimized, timed_out) = match outcome {
+        MinimizeOutcome::NotFailing(_) if interrupted() => {
+            emit(&format!(
+                "{}: INTERRUPTED before the test was checked; nothing minimized\n",
+                subject.test.display()
+            ))?;
+            return Ok(Exit::Inconclusive);
+        }
         MinimizeOutcome::NotFailing(report) => {
             emit(&format!(
                 "{}: the test does not fail; nothing to minimize\n",
@@ -103,11 +116,16 @@ pub fn minimize_with(subject: &MinimizeSubject<'_>) -> miette::Result<Exit> {
             .map(|d| format!(" {d}"))
             .unwrap_or_default()
     );
+    let stopped = match (timed_out, interrupted()) {
+        (_, true) => Some(Stopped::Interrupted),
+        (true, false) => Some(Stopped::Timeout),
+        (false, false) => None,
+    };
     let summary = summary(
         &subject.test.display().to_string(),
         &subject.start,
         &minimized,
-        timed_out,
+        stopped,
     );
     write_test(
         &minimized.matrix,
@@ -117,5 +135,9 @@ pub fn minimize_with(subject: &MinimizeSubject<'_>) -> miette::Result<Exit> {
         subject.seed,
         &summary,
     )?;
-    Ok(Exit::Violation)
+    Ok(if stopped == Some(Stopped::Interrupted) {
+        Exit::Inconclusive
+    } else {
+        Exit::Violation
+    })
 }

@@ -107,6 +107,7 @@ impl LimitArgs {
                 self.max_memory
                     .unwrap_or_else(crate::memory::default_budget),
             ),
+            interrupt: Some(output::interrupt()),
         }
     }
 }
@@ -190,6 +191,8 @@ pub enum ReportFormat {
     Markdown,
     /// JSON with schema `fgvt.localize/1`.
     Json,
+    /// SARIF 2.1.0 for code scanning: one result per CDRS, the witness as a code flow.
+    Sarif,
 }
 
 impl ReportFormat {
@@ -199,6 +202,7 @@ impl ReportFormat {
             ReportFormat::Text => fgvt_reports::render_text(report, color),
             ReportFormat::Markdown => fgvt_reports::render_markdown(report),
             ReportFormat::Json => fgvt_reports::render_json(report),
+            ReportFormat::Sarif => fgvt_reports::render_sarif(report),
         }
     }
 }
@@ -211,16 +215,19 @@ pub struct LocalizeArgs {
     /// Report format.
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     pub format: ReportFormat,
-    /// Write the report to this file (atomically) instead of stdout.
+    /// Write the report to this file (atomically; `-` for stdout) instead of stdout.
     #[arg(short = 'o', long = "output")]
     pub output: Option<PathBuf>,
-    /// The CDRS pattern over labels (default: the paper's `(WG|BG|WBG)*(BG|G|WBG)`).
+    /// The CDRS pattern: a regular expression over labels that must match a failing path's
+    /// whole sequence of decisive labels, root to leaf (default: the paper's
+    /// `(WG|BG|WBG)*(BG|G|WBG)`; `G` alone matches only paths with one decisive race).
     #[arg(long, value_parser = parse_pattern, default_value = fgvt_labeling::pattern::DEFAULT_PATTERN)]
     pub pattern: Pattern,
     /// Report at most this many CDRS, best first.
     #[arg(long, default_value_t = 3)]
     pub max_cdrs: usize,
-    /// Also draw the labeled tree as SVG to this file (see `fgvt render`).
+    /// Also draw the labeled tree as SVG to this file (see `fgvt render`; `-` for stdout when
+    /// the report goes to a file).
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
     /// Also draw the labeled tree as DOT (Graphviz) to this file.
@@ -266,7 +273,7 @@ pub enum FocusArg {
 /// How to draw a labeled tree: shared by `render` and by `localize --svg/--dot`.
 #[derive(Debug, Clone, Args)]
 pub struct DrawArgs {
-    /// Layout engine for SVG.
+    /// Layout engine for SVG (DOT needs none).
     #[arg(long, value_enum, default_value_t = EngineArg::Auto)]
     pub engine: EngineArg,
     /// Expand no node deeper than this many steps from the root.
@@ -292,13 +299,17 @@ pub struct DrawArgs {
 pub struct RenderArgs {
     /// The test (`failing.json`).
     pub test: PathBuf,
-    /// Write the drawing to this file (atomically); `.svg` or `.dot`/`.gv` choose the format.
+    /// Write the drawing to this file (atomically; `-` for stdout); `.svg` or `.dot`/`.gv`
+    /// choose the format.
     #[arg(short = 'o', long = "output")]
     pub output: Option<PathBuf>,
-    /// The format (default: from the extension of `-o`, else DOT on stdout).
+    /// The format (default: from the extension of `-o`, else DOT on stdout); a `-o` whose
+    /// extension names the other format is refused.
     #[arg(long, value_enum)]
     pub format: Option<TreeFormat>,
-    /// The CDRS pattern over labels (default: the paper's `(WG|BG|WBG)*(BG|G|WBG)`).
+    /// The CDRS pattern: a regular expression over labels that must match a failing path's
+    /// whole sequence of decisive labels, root to leaf (default: the paper's
+    /// `(WG|BG|WBG)*(BG|G|WBG)`).
     #[arg(long, value_parser = parse_pattern, default_value = fgvt_labeling::pattern::DEFAULT_PATTERN)]
     pub pattern: Pattern,
     /// Highlight at most this many CDRS, best first.
@@ -356,13 +367,18 @@ pub struct HuntFlags {
     /// Check every sample and report every failing test, not just the first.
     #[arg(long, conflicts_with = "localize")]
     pub all: bool,
-    /// Write the failing test (atomically) to this file instead of printing it; with
-    /// `--all`, sample N goes to `<stem>-N.json`; with `--localize`, the minimal test.
+    /// Write the failing test (atomically; `-` for stdout) to this file instead of printing
+    /// it; with `--all`, sample N goes to `<stem>-N.json`; with `--localize`, the report.
     #[arg(short = 'o', long = "output")]
     pub output: Option<PathBuf>,
-    /// Run the whole pipeline: minimize the failing test, localize it, print the report.
+    /// Run the whole pipeline: minimize the failing test, localize it, print the report (or
+    /// write it to `-o`); the tests go to `--out-dir`.
     #[arg(long)]
     pub localize: bool,
+    /// With `--localize`: the directory where the test found (`found.json`) and the minimal
+    /// test (`minimal.json`) are written (default: the current directory).
+    #[arg(long, value_name = "DIR", requires = "localize")]
+    pub out_dir: Option<PathBuf>,
     /// Report format with `--localize`.
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     pub format: ReportFormat,
@@ -373,7 +389,7 @@ pub struct HuntFlags {
 pub struct MinimizeArgs {
     /// The failing test (`failing.json`).
     pub test: PathBuf,
-    /// Write the minimal test (atomically) to this file instead of printing it.
+    /// Write the minimal test (atomically; `-` for stdout) to this file instead of printing it.
     #[arg(short = 'o', long = "output")]
     pub output: Option<PathBuf>,
     /// Worker threads (default: one per core).
@@ -419,10 +435,12 @@ pub struct CheckHistoryArgs {
 }
 
 /// Parses the command line and runs it; the process exit code follows design.md:
-/// 0 no violation, 1 violation, 2 bad input or usage, 3 inconclusive.
+/// 0 no violation, 1 violation, 2 bad input or usage, 3 inconclusive; 130 when SIGINT or
+/// SIGTERM stopped the run (what it had found is printed, marked INTERRUPTED).
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     output::install_error_hook();
+    output::install_interrupt_handler();
     let result = match cli.command {
         Command::Explore(args) => explore::run(&args),
         Command::CheckHistory(args) => check_history::run(&args),
@@ -432,7 +450,7 @@ pub fn main() -> ExitCode {
         Command::Minimize(args) => minimize::run(&args),
     };
     match result {
-        Ok(exit) => exit.into(),
+        Ok(exit) => output::process_exit(exit),
         Err(report) => {
             eprintln!("{report:?}");
             Exit::BadInput.into()

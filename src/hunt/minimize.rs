@@ -72,7 +72,8 @@ pub enum MinimizeOutcome {
     Minimized {
         /// The shrunk test.
         minimized: Minimized,
-        /// Whether the deadline stopped the search early (the test may not be minimal).
+        /// Whether the deadline, or the explore options' interrupt, stopped the search early
+        /// (the test may not be minimal).
         timed_out: bool,
     },
 }
@@ -81,7 +82,7 @@ pub enum MinimizeOutcome {
 /// same way: if it has non-linearizable leaves, every candidate must have some too (a candidate
 /// that only faults, say a `remove` on an empty list that dereferences null, is a different
 /// bug); if it only faults, a fault suffices. A candidate whose init part fails, or that the
-/// spec cannot judge, does not fail. Checks stop at `deadline`.
+/// spec cannot judge, does not fail. Checks stop at `deadline`, and at `options`' interrupt.
 pub fn minimize_test(
     judge: &dyn Judge,
     start: &Matrix,
@@ -96,7 +97,10 @@ pub fn minimize_test(
         } => not_linearizable > 0,
         _ => return Ok(MinimizeOutcome::NotFailing(original)),
     };
-    let past_deadline = || deadline.is_some_and(|d| Instant::now() >= d);
+    let past_deadline = || {
+        deadline.is_some_and(|d| Instant::now() >= d)
+            || (options.interrupt).is_some_and(fgvt_tree::Interrupt::is_raised)
+    };
     let fails = |m: &Matrix| {
         if past_deadline() {
             return false;

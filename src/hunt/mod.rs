@@ -34,7 +34,7 @@ pub use file::{load, read_plan, HuntFile, HuntPlan, DEFAULT_SAMPLES};
 pub use minimize::{minimize, minimize_test, MinimizeOutcome, Minimized};
 pub use nondet::{serial_nondeterminism, Nondeterminism};
 pub use sample::{draw, hunt, HuntError, HuntOptions, HuntResult, Sample};
-pub use write::{render_test, ModelRefs};
+pub use write::{render_test, render_test_anywhere, ModelRefs};
 
 /// The operations of a test: serial `init`, concurrent `threads`, serial `final`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]

@@ -60,6 +60,9 @@ pub struct HuntResult {
     pub partial: usize,
     /// Whether the deadline stopped the hunt before every sample was checked.
     pub timed_out: bool,
+    /// Whether the explore options' interrupt stopped the hunt before every sample was
+    /// checked.
+    pub interrupted: bool,
 }
 
 /// Draws the operations of sample `index` of a hunt seeded with `seed`: `init` and `final` as
@@ -91,12 +94,17 @@ pub fn hunt(
     // The lowest index with a finding or an error so far; samples above it need no check.
     let stop_at = AtomicUsize::new(usize::MAX);
     let timed_out = AtomicBool::new(false);
+    let interrupted = AtomicBool::new(false);
     let results: Mutex<BTreeMap<usize, Result<Sample, PipelineError>>> =
         Mutex::new(BTreeMap::new());
 
     let worker = || loop {
         let index = next.fetch_add(1, Ordering::SeqCst);
         if index >= options.samples || (!options.all && index > stop_at.load(Ordering::SeqCst)) {
+            return;
+        }
+        if (options.explore.interrupt).is_some_and(fgvt_tree::Interrupt::is_raised) {
+            interrupted.store(true, Ordering::SeqCst);
             return;
         }
         let mut explore = options.explore.clone();
@@ -146,6 +154,9 @@ pub fn hunt(
     };
     let mut result = HuntResult {
         timed_out: timed_out.load(Ordering::SeqCst),
+        // A sample checked while the interrupt was raised was cut short too.
+        interrupted: interrupted.load(Ordering::SeqCst)
+            || (options.explore.interrupt).is_some_and(fgvt_tree::Interrupt::is_raised),
         ..HuntResult::default()
     };
     for (index, outcome) in results.into_iter().filter(|(i, _)| *i < last) {

@@ -46,6 +46,16 @@ impl ModelRefs {
 
     /// `object` relative to `dir` (where the written test goes); a Rust object's name is kept.
     pub fn object_from(&self, dir: &Path) -> String {
+        self.object_at(Some(dir))
+    }
+
+    /// `spec` relative to `dir`: model files are rewritten, names kept.
+    pub fn spec_from(&self, dir: &Path) -> Option<String> {
+        self.spec_at(Some(dir))
+    }
+
+    /// `object` relative to `dir`, or absolute without one.
+    fn object_at(&self, dir: Option<&Path>) -> String {
         if self.object_is_file {
             relocate(&self.object, &self.base, dir)
         } else {
@@ -53,8 +63,8 @@ impl ModelRefs {
         }
     }
 
-    /// `spec` relative to `dir`: model files are rewritten, names kept.
-    pub fn spec_from(&self, dir: &Path) -> Option<String> {
+    /// `spec` relative to `dir`, or absolute without one.
+    fn spec_at(&self, dir: Option<&Path>) -> Option<String> {
         self.spec.as_ref().map(|s| {
             if s.contains(".fgv") {
                 relocate(s, &self.base, dir)
@@ -73,6 +83,28 @@ pub fn render_test(
     description: Option<&str>,
     seed: Option<u64>,
 ) -> String {
+    render_test_at(matrix, refs, Some(dir), description, seed)
+}
+
+/// A `failing.json` holding `matrix` with absolute model paths, loadable wherever it is put:
+/// for a test printed where fgvt cannot tell which file it ends up in.
+pub fn render_test_anywhere(
+    matrix: &Matrix,
+    refs: &ModelRefs,
+    description: Option<&str>,
+    seed: Option<u64>,
+) -> String {
+    render_test_at(matrix, refs, None, description, seed)
+}
+
+/// [`render_test`], with paths absolute when there is no `dir`.
+fn render_test_at(
+    matrix: &Matrix,
+    refs: &ModelRefs,
+    dir: Option<&Path>,
+    description: Option<&str>,
+    seed: Option<u64>,
+) -> String {
     let string = |s: &str| serde_json::to_string(s).expect("strings serialize");
     let calls = |calls: &[Call]| {
         format!(
@@ -88,8 +120,8 @@ pub fn render_test(
     if let Some(d) = description {
         let _ = writeln!(out, "  \"description\": {},", string(d));
     }
-    let _ = writeln!(out, "  \"object\": {},", string(&refs.object_from(dir)));
-    if let Some(spec) = refs.spec_from(dir) {
+    let _ = writeln!(out, "  \"object\": {},", string(&refs.object_at(dir)));
+    if let Some(spec) = refs.spec_at(dir) {
         let _ = writeln!(out, "  \"spec\": {},", string(&spec));
     }
     if let Some(seed) = seed {
@@ -103,14 +135,17 @@ pub fn render_test(
     out
 }
 
-/// `reference` (`file.fgv#Name`, relative to `base`) made relative to `dir`.
-fn relocate(reference: &str, base: &Path, dir: &Path) -> String {
+/// `reference` (`file.fgv#Name`, relative to `base`) made relative to `dir`, or absolute
+/// without one.
+fn relocate(reference: &str, base: &Path, dir: Option<&Path>) -> String {
     let (file, name) = match reference.split_once('#') {
         Some((file, name)) => (file, Some(name)),
         None => (reference, None),
     };
     let target = resolved(&base.join(file));
-    let path = relative(&resolved(dir), &target).unwrap_or(target);
+    let path = dir
+        .and_then(|dir| relative(&resolved(dir), &target))
+        .unwrap_or(target);
     // Forward slashes keep the file the same on every platform (Windows accepts them).
     let parts: Vec<String> = path
         .components()
@@ -233,6 +268,11 @@ mod tests {
         let json: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(json["object"], "m.fgv");
         assert_eq!(json["seed"], 7);
+        let anywhere = render_test_anywhere(&m, &refs, None, None);
+        let json: serde_json::Value = serde_json::from_str(&anywhere).unwrap();
+        let object = json["object"].as_str().unwrap();
+        assert!(Path::new(object).is_absolute(), "{object}");
+        assert!(object.ends_with("m.fgv"), "{object}");
         assert_eq!(json["threads"][1][0], "put(\"a\\\"b\")");
         assert_eq!(json["init"][0], "write(0, 1)");
     }

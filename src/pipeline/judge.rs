@@ -1,15 +1,22 @@
 //! Leaf verdicts: every leaf of an interleaving tree judged against the test's spec.
 //!
 //! Complete and stuck leaves have their coarse history checked for linearizability (once per
-//! distinct history, in parallel); fault leaves fail; bounded leaves are unknown and are left
-//! out of the labels.
+//! distinct history, in parallel); fault leaves fail; bounded and cut leaves are unknown and are
+//! left out of the labels.
+//!
+//! Under a time limit, leaves are judged as exploration makes them ([`explore_judged`]): the
+//! timeout then cuts exploration, not judging, and every distinct history reached before the
+//! cut has its verdict, unless the cut fell inside the checker's search for it.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Instant;
 
 use fgvt_checker::{check, CheckError, CheckOptions, Outcome, Spec, Verdict, VerdictCache};
-use fgvt_tree::{ExploreOptions, Fault, History, Leaf, LeafKind, NodeId, Search, ThreadId, Tree};
+use fgvt_tree::{
+    ExploreOptions, Fault, History, Interrupt, Leaf, LeafKind, NodeId, Progress, Search, ThreadId,
+    Tree,
+};
 use rayon::prelude::*;
 
 use crate::testcase::{SpecChoice, SpecSource, TestCase};
@@ -23,7 +30,8 @@ pub enum LeafVerdict {
     NotLinearizable(Arc<Outcome>),
     /// The model itself failed on this path.
     Fault,
-    /// Unknown: a bounded leaf, or the checker ran out of time.
+    /// Unknown: a bounded or cut leaf, a history never checked (time ran out or the run was
+    /// interrupted first), or one the checker gave up on.
     Unknown,
 }
 
@@ -44,9 +52,21 @@ pub struct Judgement {
     pub not_linearizable: u64,
     /// Fault leaves of the unfolded tree.
     pub faults: u64,
-    /// Leaves whose verdict is unknown (bounded, or the checker timed out).
+    /// Leaves whose verdict is unknown: the sum of the four counts below.
     pub unknown: u64,
-    /// Distinct histories checked.
+    /// Unknown leaves cut by a limit that stopped exploration: states never explored.
+    pub cut: u64,
+    /// Unknown leaves bounded by an operation's limits (`--max-steps`, `--max-local-steps`).
+    pub bounded: u64,
+    /// Unknown complete or stuck leaves whose history was never handed to the checker: time
+    /// ran out, or the run was interrupted, before the checker reached it.
+    pub unchecked: u64,
+    /// Unknown complete or stuck leaves whose history the checker gave up on (its deadline
+    /// fell inside the search).
+    pub undecided: u64,
+    /// Whether an interrupt left histories unchecked (exploration itself may have ended).
+    pub interrupted: bool,
+    /// Distinct histories of complete and stuck leaves (each checked at most once).
     pub distinct_histories: usize,
     /// Stuck leaves accepted by a spec synthesized from serial runs: the object blocks in its
     /// own serial runs too, so `self` cannot see a bug there (Line-Up's blind spot).
@@ -55,22 +75,121 @@ pub struct Judgement {
     pub spec: String,
 }
 
-/// Judges every leaf of `tree` against the test's spec; `deadline` bounds each check.
-pub fn judge(
-    test: &TestCase,
-    tree: &Tree,
-    deadline: Option<Instant>,
-) -> Result<Judgement, CheckError> {
-    let options = CheckOptions {
-        deadline,
-        ..CheckOptions::default()
-    };
+/// How long judging may go on, and what stops it early.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CheckBudget {
+    /// Checks give up (their verdict unknown) at this instant, and no history is handed to
+    /// the checker after it.
+    pub deadline: Option<Instant>,
+    /// No history is handed to the checker once this is raised.
+    pub interrupt: Option<Interrupt>,
+}
+
+impl CheckBudget {
+    /// Whether no more history may be checked.
+    fn exhausted(&self) -> bool {
+        self.deadline.is_some_and(|d| Instant::now() >= d) || self.interrupted()
+    }
+
+    fn interrupted(&self) -> bool {
+        self.interrupt.is_some_and(Interrupt::is_raised)
+    }
+}
+
+/// Judges every leaf of `tree` against the test's spec, each distinct history once, in
+/// parallel, within `budget`.
+pub fn judge(test: &TestCase, tree: &Tree, budget: CheckBudget) -> Result<Judgement, CheckError> {
     // Only `self` is synthesized from the very object under test (Line-Up's blind spot).
     let synthesized = matches!(test.spec, SpecChoice::SelfSpec);
     match test.spec_source() {
-        SpecSource::Serial(model) => judge_with(test.self_spec(model), tree, options, synthesized),
-        SpecSource::Builtin(name) => judge_with(builtin(name), tree, options, false),
+        SpecSource::Serial(model) => judge_with(test.self_spec(model), tree, budget, synthesized),
+        SpecSource::Builtin(name) => judge_with(builtin(name), tree, budget, false),
     }
+}
+
+/// Explores `test` with `options`, judging each leaf as it is made (each distinct history
+/// once), so that a limit that stops exploration leaves no leaf it reached unjudged: checks
+/// end with the exploration's timeout (a check cut there is the only unknown verdict of a
+/// leaf reached) and stop at its interrupt. The inner error is a fault of the serial `init`
+/// part.
+pub fn explore_judged(
+    test: &TestCase,
+    options: &ExploreOptions,
+    progress: &mut dyn Progress,
+) -> Result<Result<(Tree, Judgement), Fault>, CheckError> {
+    let budget = CheckBudget {
+        deadline: options.timeout.map(|t| Instant::now() + t),
+        interrupt: options.interrupt,
+    };
+    let synthesized = matches!(test.spec, SpecChoice::SelfSpec);
+    let program = test.program();
+    match test.spec_source() {
+        SpecSource::Serial(model) => judge_inline(
+            test.self_spec(model),
+            &program,
+            options,
+            progress,
+            budget,
+            synthesized,
+        ),
+        SpecSource::Builtin(name) => {
+            judge_inline(builtin(name), &program, options, progress, budget, false)
+        }
+    }
+}
+
+/// [`explore_judged`] against `spec`.
+fn judge_inline<S: Spec>(
+    spec: S,
+    program: &fgvt_lang::TestProgram,
+    options: &ExploreOptions,
+    progress: &mut dyn Progress,
+    budget: CheckBudget,
+    synthesized: bool,
+) -> Result<Result<(Tree, Judgement), Fault>, CheckError> {
+    let check_options = CheckOptions {
+        deadline: budget.deadline,
+        ..CheckOptions::default()
+    };
+    let mut outcomes: HashMap<History, Option<Arc<Outcome>>> = HashMap::new();
+    let mut error = None;
+    let mut interrupted = false;
+    let mut watch = |leaf: &Leaf| {
+        let judged = matches!(leaf.kind, LeafKind::Complete | LeafKind::Stuck);
+        if !judged || error.is_some() || outcomes.contains_key(&leaf.history) {
+            return;
+        }
+        // Past the deadline the history still goes to the checker, which gives up at once on
+        // one it cannot decide quickly: the explorer stops at its own next look at the clock,
+        // and every leaf it made until then is judged. Only an interrupt skips the check.
+        let outcome = if budget.interrupted() {
+            interrupted = true;
+            None
+        } else {
+            match check(&spec, &leaf.history, &check_options) {
+                Ok(outcome) => Some(Arc::new(outcome)),
+                Err(e) => {
+                    // The spec cannot judge: the whole run is an error, reported at the end.
+                    error = Some(e);
+                    None
+                }
+            }
+        };
+        outcomes.insert(leaf.history.clone(), outcome);
+    };
+    let tree = match fgvt_tree::explore_watching(program, options, progress, &mut watch) {
+        Ok(tree) => tree,
+        Err(fault) => return Ok(Err(fault)),
+    };
+    if let Some(e) = error {
+        return Err(e);
+    }
+    let mut judgement = tally(&tree, spec.name(), synthesized, |h| {
+        outcomes.get(h).cloned().flatten()
+    });
+    judgement.distinct_histories = outcomes.len();
+    judgement.interrupted = interrupted;
+    Ok(Ok((tree, judgement)))
 }
 
 /// The built-in spec `name`, which the test loader has checked exists.
@@ -164,67 +283,111 @@ fn with_checker<S: Spec, R>(
 fn judge_with<S: Spec + Sync>(
     spec: S,
     tree: &Tree,
-    options: CheckOptions,
+    budget: CheckBudget,
     synthesized: bool,
 ) -> Result<Judgement, CheckError>
 where
     S::State: Send + Sync,
 {
-    let leaves: Vec<_> = tree.leaves().collect();
+    let options = CheckOptions {
+        deadline: budget.deadline,
+        ..CheckOptions::default()
+    };
     // Check each distinct history once, in parallel; leaves then look their verdict up.
-    let histories: HashSet<&History> = leaves
-        .iter()
+    let histories: HashSet<&History> = tree
+        .leaves()
         .filter(|(_, leaf, _)| matches!(leaf.kind, LeafKind::Complete | LeafKind::Stuck))
         .map(|(_, leaf, _)| &leaf.history)
         .collect();
-    let past_deadline = || options.deadline.is_some_and(|d| Instant::now() >= d);
-    // Once the deadline has passed, a history is not even handed to the checker (whose setup
+    // Once the budget is spent, a history is not even handed to the checker (whose setup
     // alone costs time on a large tree): it has no verdict. `None` is that missing verdict.
     let outcomes: HashMap<&History, Option<Arc<Outcome>>> = histories
         .par_iter()
         .map(|&h| {
-            if past_deadline() {
+            if budget.exhausted() {
                 return Ok((h, None));
             }
             check(&spec, h, &options).map(|o| (h, Some(Arc::new(o))))
         })
         .collect::<Result<_, CheckError>>()?;
+    let mut judgement = tally(tree, spec.name(), synthesized, |h| {
+        outcomes.get(h).cloned().flatten()
+    });
+    judgement.distinct_histories = outcomes.len();
+    judgement.interrupted = judgement.unchecked > 0 && budget.interrupted();
+    Ok(judgement)
+}
 
+/// Every leaf's verdict and the counts, from `outcome`, the checker's outcome on a history
+/// (`None`: never checked).
+fn tally(
+    tree: &Tree,
+    spec: String,
+    synthesized: bool,
+    outcome: impl Fn(&History) -> Option<Arc<Outcome>>,
+) -> Judgement {
+    let leaves: Vec<_> = tree.leaves().collect();
     let mut judgement = Judgement {
         verdicts: HashMap::with_capacity(leaves.len()),
         linearizable: 0,
         not_linearizable: 0,
         faults: 0,
         unknown: 0,
-        distinct_histories: outcomes.len(),
+        cut: 0,
+        bounded: 0,
+        unchecked: 0,
+        undecided: 0,
+        interrupted: false,
+        distinct_histories: 0,
         stuck_accepted_by_self: 0,
-        spec: spec.name(),
+        spec,
     };
+    // Counts saturate, as the tree's do: a multiplicity can be the largest u64 already.
+    let add = |slot: &mut u64, n: u64| *slot = slot.saturating_add(n);
     for (node, leaf, multiplicity) in leaves {
         let verdict = match leaf.kind {
             LeafKind::Fault => LeafVerdict::Fault,
-            LeafKind::Bounded => LeafVerdict::Unknown,
-            LeafKind::Complete | LeafKind::Stuck => match &outcomes[&leaf.history] {
-                None => LeafVerdict::Unknown,
+            LeafKind::Bounded => {
+                let why = if leaf.is_cut() {
+                    &mut judgement.cut
+                } else {
+                    &mut judgement.bounded
+                };
+                add(why, multiplicity);
+                LeafVerdict::Unknown
+            }
+            LeafKind::Complete | LeafKind::Stuck => match outcome(&leaf.history) {
+                None => {
+                    add(&mut judgement.unchecked, multiplicity);
+                    LeafVerdict::Unknown
+                }
                 Some(outcome) => match outcome.verdict {
-                    Verdict::Unknown => LeafVerdict::Unknown,
+                    Verdict::Unknown => {
+                        add(&mut judgement.undecided, multiplicity);
+                        LeafVerdict::Unknown
+                    }
                     Verdict::Linearizable { .. } => {
                         if synthesized && leaf.kind == LeafKind::Stuck {
-                            judgement.stuck_accepted_by_self += multiplicity;
+                            add(&mut judgement.stuck_accepted_by_self, multiplicity);
                         }
                         LeafVerdict::Linearizable
                     }
-                    Verdict::NotLinearizable(_) => LeafVerdict::NotLinearizable(outcome.clone()),
+                    Verdict::NotLinearizable(_) => {
+                        LeafVerdict::NotLinearizable(Arc::clone(&outcome))
+                    }
                 },
             },
         };
-        *match verdict {
-            LeafVerdict::Linearizable => &mut judgement.linearizable,
-            LeafVerdict::NotLinearizable(_) => &mut judgement.not_linearizable,
-            LeafVerdict::Fault => &mut judgement.faults,
-            LeafVerdict::Unknown => &mut judgement.unknown,
-        } += multiplicity;
+        add(
+            match verdict {
+                LeafVerdict::Linearizable => &mut judgement.linearizable,
+                LeafVerdict::NotLinearizable(_) => &mut judgement.not_linearizable,
+                LeafVerdict::Fault => &mut judgement.faults,
+                LeafVerdict::Unknown => &mut judgement.unknown,
+            },
+            multiplicity,
+        );
         judgement.verdicts.insert(node, verdict);
     }
-    Ok(judgement)
+    judgement
 }

@@ -1,11 +1,11 @@
 //! How far a run may go: the limits of exploration, whatever front end sets them.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use fgvt_tree::{ExploreOptions, MemoryBudget};
+use fgvt_tree::{ExploreOptions, Interrupt, MemoryBudget};
 
 /// The limits of one run of the pipeline. A limit that is hit makes the result partial (the
-/// unexplored states become bounded leaves), never a silent cut.
+/// unexplored states become cut leaves), never a silent cut.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Limits {
     /// Stop after this many stored tree nodes.
@@ -20,6 +20,9 @@ pub struct Limits {
     pub memoize: bool,
     /// Stop exploring when the process uses this many bytes (see [`crate::memory`]).
     pub max_memory: Option<usize>,
+    /// Stop exploring and judging when this is raised (the command line raises it on SIGINT
+    /// and SIGTERM); the result is then partial, cut by `interrupted`.
+    pub interrupt: Option<Interrupt>,
 }
 
 impl Default for Limits {
@@ -31,17 +34,16 @@ impl Default for Limits {
             timeout: None,
             memoize: true,
             max_memory: None,
+            interrupt: None,
         }
     }
 }
 
-/// The share of [`Limits::timeout`] exploration may take: judging, labeling, finding the CDRS
-/// and reporting grow with the tree explored, and the whole run must end within the timeout
-/// (measured: 20–30 % of the exploration time on large trees, more on a loaded machine).
+/// The share of [`Limits::timeout`] exploration may take, leaves judged as they are made
+/// (`pipeline::explore_and_judge`): labeling, finding the CDRS and reporting grow with the
+/// tree explored, and the whole run must end within the timeout (measured: 20–30 % of the
+/// exploration time on large trees, more on a loaded machine).
 const EXPLORE_SHARE: f64 = 0.7;
-
-/// The share of [`Limits::timeout`] after which leaf checks give up (their verdict unknown).
-const CHECK_SHARE: f64 = 0.8;
 
 /// How long exploration may take when `left` is all the time a run has.
 pub fn exploration_budget(left: Duration) -> Duration {
@@ -61,12 +63,8 @@ impl Limits {
                 bytes,
                 used: crate::memory::allocated,
             }),
+            interrupt: self.interrupt,
             ..ExploreOptions::default()
         }
-    }
-
-    /// When leaf checks of a run started at `started` must give up, if there is a timeout.
-    pub fn check_deadline(&self, started: Instant) -> Option<Instant> {
-        self.timeout.map(|t| started + t.mul_f64(CHECK_SHARE))
     }
 }

@@ -13,7 +13,7 @@ use fgvt_reports::{
 use fgvt_tree::{ExploreOptions, NodeId, Progress, Search, Tree};
 
 use super::error::PipelineError;
-use super::judge::{judge, Judgement, LeafVerdict};
+use super::judge::{explore_judged, judge, CheckBudget, Judgement, LeafVerdict};
 use super::limits::Limits;
 use crate::testcase::TestCase;
 
@@ -94,7 +94,9 @@ const SCOUT_SHARE: f64 = 0.9;
 /// failing run with few preemptions ([`fgvt_tree::scout`], within the same limits) and, if
 /// there is one, explores again taking that run first: a partial tree then holds a failing run
 /// whenever a short one exists, though the depth-first search would have spent its whole budget
-/// below the first threads' first choices. With a timeout, the whole stays within it.
+/// below the first threads' first choices. With a timeout, the whole stays within it, and
+/// leaves are judged as they are made, so that every one reached before the time ran out has
+/// its verdict. An interrupt stops it all, the scout included.
 pub fn explore_and_judge(
     test: &TestCase,
     limits: &Limits,
@@ -102,18 +104,25 @@ pub fn explore_and_judge(
 ) -> Result<Judged, PipelineError> {
     let started = Instant::now();
     let options = limits.explore_options();
-    let deadline = limits.check_deadline(started);
     // What is left, at this moment, of `share` of the exploration's time budget.
     let left =
         |share: f64| (options.timeout).map(|t| t.mul_f64(share).saturating_sub(started.elapsed()));
+    let interrupted = || {
+        options
+            .interrupt
+            .is_some_and(fgvt_tree::Interrupt::is_raised)
+    };
     let first = ExploreOptions {
         timeout: left(FIRST_SHARE),
         ..options.clone()
     };
-    let tree = explore_test(test, &first, progress)?;
-    let judgement = judge_test(test, &tree, deadline)?;
-    let failing = judgement.not_linearizable + judgement.faults;
-    if tree.partial.is_none() || failing > 0 || left(SCOUT_SHARE).is_some_and(|t| t.is_zero()) {
+    let (tree, judgement) = explore_and_judge_once(test, &first, progress)?;
+    let failing = judgement.not_linearizable.saturating_add(judgement.faults);
+    if tree.partial.is_none()
+        || failing > 0
+        || interrupted()
+        || left(SCOUT_SHARE).is_some_and(|t| t.is_zero())
+    {
         return Ok(Judged {
             tree,
             judgement,
@@ -124,9 +133,13 @@ pub fn explore_and_judge(
         timeout: left(SCOUT_SHARE),
         ..options.clone()
     };
-    let run = super::judge::scout(test, &scouting, deadline)
-        .map_err(|source| spec_error(test, source))?
-        .map_err(|fault| init_fault(test, fault))?;
+    let run = super::judge::scout(
+        test,
+        &scouting,
+        scouting.timeout.map(|t| Instant::now() + t),
+    )
+    .map_err(|source| spec_error(test, source))?
+    .map_err(|fault| init_fault(test, fault))?;
     let Some(run) = run else {
         return Ok(Judged {
             tree,
@@ -141,8 +154,7 @@ pub fn explore_and_judge(
     };
     // The first tree is let go before the second is built: the peak is one tree.
     drop((tree, judgement));
-    let tree = explore_test(test, &again, progress)?;
-    let judgement = judge_test(test, &tree, deadline)?;
+    let (tree, judgement) = explore_and_judge_once(test, &again, progress)?;
     Ok(Judged {
         tree,
         judgement,
@@ -150,13 +162,34 @@ pub fn explore_and_judge(
     })
 }
 
-/// Judges every leaf of `tree` against the test's spec; `deadline` bounds each check.
+/// One exploration of `test` with `options`, every leaf judged: as the tree grows when a
+/// timeout could otherwise cut judging short, after it (in parallel) when none is set.
+fn explore_and_judge_once(
+    test: &TestCase,
+    options: &ExploreOptions,
+    progress: &mut dyn Progress,
+) -> Result<(Tree, Judgement), PipelineError> {
+    if options.timeout.is_some() {
+        return explore_judged(test, options, progress)
+            .map_err(|source| spec_error(test, source))?
+            .map_err(|fault| init_fault(test, fault));
+    }
+    let tree = explore_test(test, options, progress)?;
+    let budget = CheckBudget {
+        deadline: None,
+        interrupt: options.interrupt,
+    };
+    let judgement = judge_test(test, &tree, budget)?;
+    Ok((tree, judgement))
+}
+
+/// Judges every leaf of `tree` against the test's spec within `budget`.
 pub fn judge_test(
     test: &TestCase,
     tree: &Tree,
-    deadline: Option<Instant>,
+    budget: CheckBudget,
 ) -> Result<Judgement, PipelineError> {
-    judge(test, tree, deadline).map_err(|source| spec_error(test, source))
+    judge(test, tree, budget).map_err(|source| spec_error(test, source))
 }
 
 /// Explores `test` only until a leaf fails, judging leaves as they are made (see
@@ -219,6 +252,18 @@ pub fn localize(
         |leaf| explanation(&judgement, &tree, leaf),
         &context,
     );
+    if judgement.interrupted && tree.partial != Some(fgvt_tree::Limit::Interrupted) {
+        // Exploration ended (or stopped at another limit, which its own note names), but the
+        // interrupt left histories unchecked: the run was interrupted all the same.
+        report.partial = Some(fgvt_tree::Limit::Interrupted.name().to_string());
+        report.notes.insert(
+            0,
+            "INTERRUPTED: a signal (Ctrl-C, SIGTERM) stopped the run while leaves were being \
+             checked: the verdicts cover only the leaves checked"
+                .to_string(),
+        );
+    }
+    report.notes.extend(unknown_notes(&judgement, limits));
     report.notes.extend(spec_notes(&judgement));
     if scouted {
         report
@@ -255,6 +300,33 @@ fn explanation(judgement: &Judgement, tree: &Tree, leaf: NodeId) -> Option<Expla
         }),
         _ => None,
     }
+}
+
+/// Why complete and stuck leaves have no verdict, which the report's own note (built from the
+/// tree alone) cannot tell apart: never checked, or given up on by the checker.
+fn unknown_notes(judgement: &Judgement, limits: &Limits) -> Vec<String> {
+    let mut notes = Vec::new();
+    let stopped_by = if judgement.interrupted {
+        "the run was interrupted".to_string()
+    } else {
+        match limits.timeout {
+            Some(t) => format!("the --timeout of {} s ran out", t.as_secs_f64()),
+            None => "the run stopped".to_string(),
+        }
+    };
+    if judgement.unchecked > 0 {
+        notes.push(format!(
+            "{} leaves were never checked: {stopped_by} before the checker reached their history",
+            fgvt_reports::count_text(judgement.unchecked)
+        ));
+    }
+    if judgement.undecided > 0 {
+        notes.push(format!(
+            "the checker gave up on the history of {} leaves: {stopped_by} during its search",
+            fgvt_reports::count_text(judgement.undecided)
+        ));
+    }
+    notes
 }
 
 /// Remarks about the spec that a reader needs to trust (or distrust) the verdict.

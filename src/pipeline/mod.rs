@@ -20,7 +20,7 @@ mod limits;
 mod localize;
 
 pub use error::PipelineError;
-pub use judge::{Judgement, LeafVerdict};
+pub use judge::{CheckBudget, Judgement, LeafVerdict};
 pub use limits::{exploration_budget, Limits};
 pub use localize::{
     explore_and_judge, explore_test, judge_test, localize, search_test, Judged, LocalizeOptions,

@@ -63,6 +63,6 @@ fn limits_make_the_result_partial_not_an_error() {
     };
     let tree = explore_test(&test, &limits.explore_options(), &mut ()).unwrap();
     assert!(tree.partial.is_some());
-    let judgement = judge_test(&test, &tree, None).unwrap();
+    let judgement = judge_test(&test, &tree, CheckBudget::default()).unwrap();
     assert!(judgement.unknown > 0);
 }

@@ -5,6 +5,14 @@
 //! wrote and the caller's `file:line:col`. Every operation is sequentially consistent whatever
 //! `Ordering` is passed: fgvt explores interleavings, not weak-memory reorderings (a later
 //! step); the argument is taken so that code compiles unchanged.
+//!
+//! A read-modify-write (`swap`, `fetch_add`, `fetch_max`, …) is one step, shown as a write
+//! with the value it found and the value it left: `write seq#0 = 0 → 1 (fetch_add 1)`.
+//! [`fetch_update`](AtomicUsize::fetch_update) is what `std` makes it: a read, then one CAS
+//! step per attempt, the closure called again on the value a failed CAS found.
+//!
+//! The constructors are not `const` (each registers the atomic with the execution that
+//! creates it), so a `static` atomic must be made in a `LazyLock` or moved into the object.
 
 use std::fmt;
 
@@ -14,6 +22,21 @@ use fgvt_tree::EventKind;
 
 use crate::fingerprint::{Effect, Word};
 use crate::runtime::{access, pointer_name, Acted, Initial, ObjectId};
+
+/// A memory fence, drop-in for `std::sync::atomic::fence`: not a step of the tree. fgvt runs
+/// every access sequentially consistent, so the accesses are already in one total order that
+/// every thread sees, which is all a fence could add; a step would only add interleavings that
+/// no access can tell apart (a bigger tree with the same verdicts and races). It still calls
+/// `std`'s fence, which orders nothing fgvt's scheduler does not order already.
+pub fn fence(order: Ordering) {
+    std::sync::atomic::fence(order);
+}
+
+/// A compiler fence, drop-in for `std::sync::atomic::compiler_fence`: not a step, as
+/// [`fence`] is not (fgvt's scheduler never reorders the accesses of a thread).
+pub fn compiler_fence(order: Ordering) {
+    std::sync::atomic::compiler_fence(order);
+}
 
 /// How an integer or boolean value is shown in reports.
 fn show<V: fmt::Debug>(value: &V) -> String {
@@ -104,13 +127,16 @@ macro_rules! common {
                 )
             }
 
-            /// Writes `value` and returns the old one (one step).
+            /// Writes `value` and returns the old one (one step, shown `old → value (swap)`).
             #[track_caller]
             pub fn swap(&self, value: $t, _order: Ordering) -> $t {
                 access(
                     self.id.pending(EventKind::Write),
                     || self.inner.swap(value, Ordering::SeqCst),
-                    |old| Acted::new(EventKind::Write, format!("{} -> {}", $show(old), $show(&value))),
+                    |old| {
+                        let shown = format!("{} → {} (swap)", $show(old), $show(&value));
+                        Acted::new(EventKind::Write, shown)
+                    },
                     |old| Effect::Update { seen: $word(old), now: $word(&value) },
                 )
             }
@@ -141,7 +167,8 @@ macro_rules! common {
                 )
             }
 
-            /// As [`Self::compare_exchange`]: fgvt never fails a weak CAS spuriously.
+            /// As [`Self::compare_exchange`]: fgvt never fails a weak CAS spuriously (a
+            /// spurious failure is a retry, which the loop around a weak CAS makes anyway).
             #[track_caller]
             pub fn compare_exchange_weak(
                 &self,
@@ -153,14 +180,46 @@ macro_rules! common {
                 self.compare_exchange(current, new, success, failure)
             }
 
+            /// Sets the value to `f(old)` while `f` returns `Some`, as `std` does: one read
+            /// step, then one CAS step per attempt; a CAS that finds another value than the
+            /// one `f` was given calls `f` again on the value found. `Ok(old)` once a CAS
+            /// succeeds, `Err(value)` as soon as `f` returns `None`.
+            #[track_caller]
+            pub fn fetch_update<F>(
+                &self,
+                set_order: Ordering,
+                fetch_order: Ordering,
+                mut f: F,
+            ) -> Result<$t, $t>
+            where
+                F: FnMut($t) -> Option<$t>,
+            {
+                let mut prev = self.load(fetch_order);
+                while let Some(next) = f(prev) {
+                    match self.compare_exchange_weak(prev, next, set_order, fetch_order) {
+                        Ok(old) => return Ok(old),
+                        Err(now) => prev = now,
+                    }
+                }
+                Err(prev)
+            }
+
             /// The value, from an owned atomic (no step: nothing else can see it).
             pub fn into_inner(self) -> $t {
                 self.inner.into_inner()
             }
 
-            /// The value, through an exclusive reference (no step).
+            /// The value, through an exclusive reference (no step: nothing else can see it).
             pub fn get_mut(&mut self) -> &mut $t {
                 self.inner.get_mut()
+            }
+        }
+
+        impl<$($g),*> From<$t> for $name {
+            /// A new atomic holding `value`.
+            #[track_caller]
+            fn from(value: $t) -> Self {
+                Self::new(value)
             }
         }
 
@@ -173,23 +232,38 @@ macro_rules! common {
     };
 }
 
+/// Read-modify-write methods: `[generics] Type, operand type, value type, show, word, method,
+/// …`. Each is one step that returns the old value; its event shows `old → new (method
+/// operand)`.
 macro_rules! fetch {
-    ($name:ident, $t:ty, $($op:ident),*) => {
-        impl $name {
+    ([$($g:ident),*] $name:ty, $arg:ty, $t:ty, $show:expr, $word:expr, $($op:ident),*) => {
+        impl<$($g),*> $name {
             $(
-                #[doc = concat!("`", stringify!($op), "` as one step; returns the old value.")]
+                #[doc = concat!(
+                    "`", stringify!($op), "` as one step (a write that shows the value it found \
+                     and the one it left); returns the old value."
+                )]
                 #[track_caller]
-                pub fn $op(&self, value: $t, _order: Ordering) -> $t {
-                    access(
+                pub fn $op(&self, value: $arg, _order: Ordering) -> $t {
+                    let (old, _) = access(
                         self.id.pending(EventKind::Write),
-                        || self.inner.$op(value, Ordering::SeqCst),
-                        |old| Acted::new(EventKind::Write, format!("{old:?} {} {value:?}", stringify!($op))),
                         // What is left: only this task runs until the next switch.
-                        |old| Effect::Update {
-                            seen: word(old),
-                            now: word(&self.inner.load(Ordering::SeqCst)),
+                        || {
+                            let old = self.inner.$op(value, Ordering::SeqCst);
+                            (old, self.inner.load(Ordering::SeqCst))
                         },
-                    )
+                        |(old, new)| {
+                            let shown = format!(
+                                "{} → {} ({} {value:?})",
+                                $show(old),
+                                $show(new),
+                                stringify!($op)
+                            );
+                            Acted::new(EventKind::Write, shown)
+                        },
+                        |(old, new)| Effect::Update { seen: $word(old), now: $word(new) },
+                    );
+                    old
                 }
             )*
         }
@@ -204,10 +278,17 @@ macro_rules! atomic_int {
                 inner: $std,
                 id: ObjectId,
             }
+
             common!([] $name, $std, $t, stringify!($name), show, word);
-            fetch!($name, $t, fetch_add, fetch_sub, fetch_and, fetch_or, fetch_xor, fetch_max, fetch_min);
+            fetch!(
+                [] $name, $t, $t, show, word,
+                fetch_add, fetch_sub, fetch_and, fetch_nand, fetch_or, fetch_xor, fetch_max,
+                fetch_min
+            );
 
             impl Default for $name {
+                /// A new atomic holding 0.
+                #[track_caller]
                 fn default() -> Self {
                     $name::new(0)
                 }
@@ -217,12 +298,16 @@ macro_rules! atomic_int {
 }
 
 atomic_int!(
-    AtomicUsize(std::sync::atomic::AtomicUsize, usize),
-    AtomicIsize(std::sync::atomic::AtomicIsize, isize),
+    AtomicU8(std::sync::atomic::AtomicU8, u8),
+    AtomicI8(std::sync::atomic::AtomicI8, i8),
+    AtomicU16(std::sync::atomic::AtomicU16, u16),
+    AtomicI16(std::sync::atomic::AtomicI16, i16),
     AtomicU32(std::sync::atomic::AtomicU32, u32),
     AtomicI32(std::sync::atomic::AtomicI32, i32),
     AtomicU64(std::sync::atomic::AtomicU64, u64),
     AtomicI64(std::sync::atomic::AtomicI64, i64),
+    AtomicUsize(std::sync::atomic::AtomicUsize, usize),
+    AtomicIsize(std::sync::atomic::AtomicIsize, isize),
 );
 
 /// An instrumented `std::sync::atomic::AtomicBool`.
@@ -230,10 +315,23 @@ pub struct AtomicBool {
     inner: std::sync::atomic::AtomicBool,
     id: ObjectId,
 }
+
 common!([] AtomicBool, std::sync::atomic::AtomicBool, bool, "AtomicBool", show, word);
-fetch!(AtomicBool, bool, fetch_and, fetch_or, fetch_xor);
+fetch!([] AtomicBool, bool, bool, show, word, fetch_and, fetch_nand, fetch_or, fetch_xor);
+
+impl AtomicBool {
+    /// Negates the value as one step (a write that shows the value it found and the one it
+    /// left); returns the old value.
+    #[track_caller]
+    pub fn fetch_not(&self, order: Ordering) -> bool {
+        // `fetch_xor(true)` is what `std` does, and shows as `fetch_xor true`.
+        self.fetch_xor(true, order)
+    }
+}
 
 impl Default for AtomicBool {
+    /// A new atomic holding `false`.
+    #[track_caller]
     fn default() -> Self {
         AtomicBool::new(false)
     }
@@ -246,4 +344,18 @@ pub struct AtomicPtr<T> {
     inner: std::sync::atomic::AtomicPtr<T>,
     id: ObjectId,
 }
+
 common!([T] AtomicPtr<T>, std::sync::atomic::AtomicPtr<T>, *mut T, "AtomicPtr", show_ptr::<T>, word_ptr::<T>);
+// Pointer arithmetic and tag bits (a mark in the low bits of a lock-free list's `next`).
+fetch!(
+    [T] AtomicPtr<T>, usize, *mut T, show_ptr::<T>, word_ptr::<T>,
+    fetch_ptr_add, fetch_ptr_sub, fetch_byte_add, fetch_byte_sub, fetch_and, fetch_or, fetch_xor
+);
+
+impl<T> Default for AtomicPtr<T> {
+    /// A new atomic holding the null pointer.
+    #[track_caller]
+    fn default() -> Self {
+        AtomicPtr::new(std::ptr::null_mut())
+    }
+}

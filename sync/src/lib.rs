@@ -2,6 +2,12 @@
 //! its operations, and fgvt explores every interleaving of a small test, checks every run for
 //! linearizability and reports the races that decide it, quoting the lines of your `.rs` files.
 //!
+//! The types are drop-in for `std::sync`'s where the signatures allow: swap
+//! `use std::sync::{Mutex, Condvar}` for `use fgvt_sync::{Mutex, Condvar}` and
+//! `std::sync::atomic` for [`fgvt_sync::atomic`](atomic). [`Mutex`] and [`RwLock`] poison as
+//! `std`'s do, [`Condvar`] waits and notifies, and the report types ([`Verdict`],
+//! [`LocalizeReport`], and the rest in [`report`]) come with this crate.
+//!
 //! ```
 //! use fgvt_sync::atomic::{AtomicI64, Ordering};
 //! use fgvt_sync::{unknown, Call, IntoValue, Object, Test, Value};
@@ -35,7 +41,7 @@
 //!     .thread(&["inc()"])
 //!     .finally(&["get()"]);
 //! let found = test.localize().unwrap();
-//! assert_eq!(found.report.verdict, fgvt_reports::Verdict::NotLinearizable);
+//! assert_eq!(found.report.verdict, fgvt_sync::Verdict::NotLinearizable);
 //! // The same tree and race as the model of this counter: T1 reading before T0 writes decides.
 //! assert_eq!((found.report.tree.nodes, found.report.tree.leaves), (19, 6));
 //! assert_eq!(found.report.cdrs[0].pattern, "G");
@@ -60,12 +66,22 @@
 //! kept between executions; an operation keeps nothing for the next but what it stores in
 //! instrumented objects, and plain data shared between threads is written before it is
 //! published through an instrumented object (what makes merging states sound: see
-//! `fingerprint.rs`). A panic in the object is a *fault* leaf; all threads blocked on
-//! locks is a *stuck* leaf; an operation that spins past the step limit without
-//! [`hint::spin_loop`] is a *bounded* leaf.
+//! `fingerprint.rs`). A panic in the object is a *fault* leaf (unless the object catches it: a
+//! lock held by the panicking thread is then poisoned, as with `std`); all threads blocked on
+//! locks or condition variables is a *stuck* leaf, which says where each holder took its lock
+//! and which condition variable each waiter waits on; an operation that spins past the step
+//! limit without [`hint::spin_loop`] is a *bounded* leaf.
+//!
+//! `atomic::fence` and `compiler_fence` are not steps (accesses are already in one order);
+//! [`Condvar::notify_one`] wakes the thread that has waited longest, and no wait wakes up
+//! spuriously. Constructors are not `const`: a `static` instrumented object needs a
+//! `LazyLock`.
+
+#![warn(missing_docs)]
 
 pub mod atomic;
 mod cell;
+mod condvar;
 mod fingerprint;
 pub mod hint;
 mod lock;
@@ -85,11 +101,48 @@ mod spec;
 mod test;
 
 pub use cell::Shared;
+pub use condvar::Condvar;
+pub use fgvt_reports::{LocalizeReport, Verdict};
 pub use fgvt_tree::{Call, Value};
 pub use mutex::{Mutex, MutexGuard};
 pub use object::{unknown, Arg, IntoValue, Object};
 pub use rwlock::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 pub use silent::Silent;
 pub use spec::Sequential;
-pub use std::sync::Arc;
-pub use test::{Checked, Localized, SpecType, Test};
+pub use std::sync::{Arc, LockResult, PoisonError, TryLockError, TryLockResult};
+pub use test::{Checked, Localized, Replayed, SpecType, Test, REPLAY_VARIABLE};
+
+pub mod report {
+    //! The types of what [`Test::localize`](crate::Test::localize) and
+    //! [`Test::explore`](crate::Test::explore) return, so that a test reads them with
+    //! `fgvt-sync` as its only dependency: the report ([`LocalizeReport`] and its parts,
+    //! rendered with [`render_text`], [`render_markdown`] or [`render_json`]), the tree
+    //! ([`Tree`], its [`Leaf`]s and [`Event`]s), its labels ([`Labeling`]) and critical data
+    //! race sequences ([`Cdrs`]).
+    //!
+    //! ```
+    //! use fgvt_sync::report::{CdrsReport, LocalizeReport, Verdict};
+    //!
+    //! /// The patterns of the CDRS a report found, if the test failed.
+    //! fn patterns(report: &LocalizeReport) -> Vec<&str> {
+    //!     if report.verdict != Verdict::NotLinearizable {
+    //!         return Vec::new();
+    //!     }
+    //!     let cdrs: &[CdrsReport] = &report.cdrs;
+    //!     cdrs.iter().map(|c| c.pattern.as_str()).collect()
+    //! }
+    //! # let _ = patterns;
+    //! ```
+
+    pub use fgvt_labeling::cdrs::Cdrs;
+    pub use fgvt_labeling::labels::{Labeling, LeafOutcome};
+    pub use fgvt_reports::model::{
+        CdrsReport, Explanation, FaultReport, HistoryItem, HistoryKind, HistoryReport, LabelTotals,
+        LocalizeReport, RaceNodeReport, RaceReport, SourceLocation, Statement, TestInfo, TraceStep,
+        TreeSummary, Verdict, WaitReport, WitnessReport,
+    };
+    pub use fgvt_reports::{render_json, render_markdown, render_text};
+    pub use fgvt_tree::{
+        CoarseEvent, Event, EventKind, Fault, History, Leaf, LeafKind, Limit, Tree, Wait,
+    };
+}

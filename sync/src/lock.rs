@@ -1,21 +1,28 @@
-//! What `Mutex` and `RwLock` share: a lock word whose acquire and release are steps. A thread
-//! whose next step takes the lock in a mode it cannot have now is not offered to the explorer
-//! until it can (`runtime.rs` keeps who holds what), as a real lock blocks.
+//! What `Mutex` and `RwLock` share: a lock word whose acquire and release are steps, and a
+//! poison flag. A thread whose next step takes the lock in a mode it cannot have now is not
+//! offered to the explorer until it can (`runtime.rs` keeps who holds what), as a real lock
+//! blocks.
 
 use std::panic::Location;
-use std::sync::atomic::{AtomicIsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicIsize, Ordering};
 
 use fgvt_tree::EventKind;
 
-use crate::fingerprint::Effect;
-use crate::runtime::{access, Acted, Initial, ObjectId, Pending};
+use crate::fingerprint::{Effect, Word};
+use crate::runtime::{self, access, Acted, Initial, ObjectId, Pending, Role};
 
-/// A lock: free, held by readers, or held by one thread alone.
+/// A lock: free, held by readers, or held by one thread alone; poisoned once a holder panicked.
 pub(crate) struct RawLock {
     /// Readers holding the lock, or -1 while one thread holds it alone.
     state: AtomicIsize,
+    /// Whether a thread panicked while holding the lock alone (as `std` poisons).
+    poisoned: AtomicBool,
     id: ObjectId,
 }
+
+/// What a `try_lock` that found the lock held saw, for fingerprints (a version, what a
+/// successful one sees, is a 64-bit hash: it does not meet this value but by chance).
+const HELD: u64 = 0x4e1d;
 
 impl RawLock {
     /// A free lock, named in reports after the field or variable it is created for, else
@@ -24,7 +31,16 @@ impl RawLock {
     pub(crate) fn new(kind: &'static str) -> RawLock {
         RawLock {
             state: AtomicIsize::new(0),
+            poisoned: AtomicBool::new(false),
             id: ObjectId::new(kind, Initial::Version),
+        }
+    }
+
+    /// The same lock, shown in reports as `name`.
+    pub(crate) fn named(self, name: &'static str) -> RawLock {
+        RawLock {
+            id: self.id.named(name),
+            ..self
         }
     }
 
@@ -34,10 +50,52 @@ impl RawLock {
     }
 
     /// The step of taking (`EventKind::Lock`) or releasing the lock, shared or not.
-    fn step(&self, kind: EventKind, shared: bool, at: &'static Location<'static>) -> Pending {
+    fn step(
+        &self,
+        kind: EventKind,
+        shared: bool,
+        role: Role,
+        at: &'static Location<'static>,
+    ) -> Pending {
         Pending {
             shared,
+            role,
             ..self.id.pending_at(kind, at)
+        }
+    }
+
+    /// Takes the lock word if it is free for the mode asked (no step: the caller's step does).
+    fn take(&self, shared: bool) -> bool {
+        if shared {
+            // Another reader may come and go between the load and the swap (outside the
+            // scheduler, on real threads): retry while no writer holds it.
+            let mut readers = self.state.load(Ordering::SeqCst);
+            while readers >= 0 {
+                let next = readers + 1;
+                match (self.state).compare_exchange(
+                    readers,
+                    next,
+                    Ordering::SeqCst,
+                    Ordering::SeqCst,
+                ) {
+                    Ok(_) => return true,
+                    Err(now) => readers = now,
+                }
+            }
+            false
+        } else {
+            self.state
+                .compare_exchange(0, -1, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok()
+        }
+    }
+
+    /// Frees the lock word for one holder (no step: the caller's step does).
+    fn free(&self, shared: bool) {
+        if shared {
+            self.state.fetch_sub(1, Ordering::SeqCst);
+        } else {
+            self.state.store(0, Ordering::SeqCst);
         }
     }
 
@@ -51,23 +109,57 @@ impl RawLock {
         caller: &'static Location<'static>,
         shown: &'static str,
     ) {
+        self.acquire_as(shared, Role::Plain, caller, shown.to_string());
+    }
+
+    /// [`RawLock::acquire`] with the step's role (a condition variable's waiter taking the lock
+    /// back) and the text the event shows.
+    pub(crate) fn acquire_as(
+        &self,
+        shared: bool,
+        role: Role,
+        caller: &'static Location<'static>,
+        shown: String,
+    ) {
         access(
-            self.step(EventKind::Lock, shared, caller),
+            self.step(EventKind::Lock, shared, role, caller),
             || {
-                let free = if shared {
-                    self.state.fetch_add(1, Ordering::SeqCst) >= 0
-                } else {
-                    let taken =
-                        self.state
-                            .compare_exchange(0, -1, Ordering::SeqCst, Ordering::SeqCst);
-                    taken.is_ok()
-                };
+                let free = self.take(shared);
                 assert!(free, "{} is held: taking it would block forever", self.id);
             },
-            |()| Acted::new(EventKind::Lock, shown.to_string()),
+            |()| Acted::new(EventKind::Lock, shown),
             // The holder sees the data as the last writer left it: its version.
             |()| Effect::ReadVersion,
         );
+    }
+
+    /// Takes the lock, shared or alone, if it can be had now, as one step at `caller` that
+    /// never waits: the event is a lock showing `shown`, or a read of the lock that saw it
+    /// held. Whether it took the lock.
+    pub(crate) fn try_acquire(
+        &self,
+        shared: bool,
+        caller: &'static Location<'static>,
+        shown: &'static str,
+    ) -> bool {
+        access(
+            self.step(EventKind::Lock, shared, Role::Attempt, caller),
+            || self.take(shared),
+            |&taken| {
+                if taken {
+                    Acted::new(EventKind::Lock, shown.to_string())
+                } else {
+                    Acted::new(EventKind::Read, format!("held ({shown} would block)"))
+                }
+            },
+            |&taken| {
+                if taken {
+                    Effect::ReadVersion
+                } else {
+                    Effect::Read(Word::Int(HELD))
+                }
+            },
+        )
     }
 
     /// Releases the lock taken at `taken_at` (a destructor has no caller of its own), as one
@@ -78,16 +170,22 @@ impl RawLock {
         taken_at: &'static Location<'static>,
         shown: &'static str,
     ) {
+        self.release_as(shared, Role::Plain, taken_at, shown.to_string());
+    }
+
+    /// [`RawLock::release`] with the step's role (a condition variable's wait) and the text
+    /// the event shows.
+    pub(crate) fn release_as(
+        &self,
+        shared: bool,
+        role: Role,
+        at: &'static Location<'static>,
+        shown: String,
+    ) {
         access(
-            self.step(EventKind::Unlock, shared, taken_at),
-            || {
-                if shared {
-                    self.state.fetch_sub(1, Ordering::SeqCst);
-                } else {
-                    self.state.store(0, Ordering::SeqCst);
-                }
-            },
-            |()| Acted::new(EventKind::Unlock, shown.to_string()),
+            self.step(EventKind::Unlock, shared, role, at),
+            || self.free(shared),
+            |()| Acted::new(EventKind::Unlock, shown),
             // A writer leaves data that is a function of what it observed; readers change
             // nothing.
             |()| {
@@ -98,5 +196,43 @@ impl RawLock {
                 }
             },
         );
+    }
+
+    /// Marks the lock poisoned: a thread panicked while holding it alone. Called after the
+    /// release, so that the next holder's version says it.
+    pub(crate) fn poison(&self) {
+        self.poisoned.store(true, Ordering::SeqCst);
+        runtime::poisoned(self.id);
+    }
+
+    /// Clears the poison flag, as one write step of the lock at `caller` (its data gets a new
+    /// version, named after the caller: the next holder sees a sound lock).
+    pub(crate) fn clear_poison(&self, caller: &'static Location<'static>) {
+        access(
+            self.id.pending_at(EventKind::Write, caller),
+            || self.poisoned.store(false, Ordering::SeqCst),
+            |()| Acted::new(EventKind::Write, "clear_poison".to_string()),
+            |()| Effect::WriteVersion,
+        );
+    }
+
+    /// Whether a holder panicked, as the lock step just taken saw it (its version says so):
+    /// no step of its own.
+    pub(crate) fn poisoned(&self) -> bool {
+        self.poisoned.load(Ordering::SeqCst)
+    }
+
+    /// Whether a holder panicked, read by `caller` outside a lock step: one read step of the
+    /// flag (not free: another thread's panic may come before or after it).
+    pub(crate) fn read_poisoned(&self, caller: &'static Location<'static>) -> bool {
+        access(
+            self.id.pending_at(EventKind::Read, caller),
+            || self.poisoned(),
+            |&poisoned| {
+                let shown = if poisoned { "poisoned" } else { "not poisoned" };
+                Acted::new(EventKind::Read, shown.to_string())
+            },
+            |&poisoned| Effect::Read(Word::Int(u64::from(poisoned))),
+        )
     }
 }

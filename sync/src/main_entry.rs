@@ -27,7 +27,7 @@ use miette::miette;
 use crate::object::Object;
 use crate::picture::{drawing, Format};
 use crate::spec::serial_run;
-use crate::test::{parse_all, Checked, Localized, SpecChoice, SpecType, Test};
+use crate::test::{parse_all, Checked, Localized, Replayed, SpecChoice, SpecType, Test};
 
 /// The test `file` on `O`, named `name`; its `"spec"` may name one of the sequential `specs`.
 pub fn test_from_file<O: Object>(
@@ -74,6 +74,10 @@ pub trait AnyTest {
     fn explore(&self) -> Result<Tree, ReplayError>;
     /// [`Test::check`].
     fn check(&self) -> Result<Checked, ReplayError>;
+    /// The first call the object rejects (an unknown operation, wrong arguments), named.
+    fn rejected_call(&self) -> Result<(), String>;
+    /// [`Test::replay`].
+    fn replay(&self, schedule: &[usize]) -> Result<Replayed, String>;
 }
 
 impl<O: Object> AnyTest for Test<O> {
@@ -87,6 +91,14 @@ impl<O: Object> AnyTest for Test<O> {
 
     fn check(&self) -> Result<Checked, ReplayError> {
         Test::check(self)
+    }
+
+    fn rejected_call(&self) -> Result<(), String> {
+        Test::rejected_call(self)
+    }
+
+    fn replay(&self, schedule: &[usize]) -> Result<Replayed, String> {
+        Test::replay(self, schedule)
     }
 }
 
@@ -115,7 +127,11 @@ pub fn make_test<O: Object>(args: &MakeArgs<'_>) -> Box<dyn AnyTest> {
         .with_calls(&calls.init, &calls.threads, &calls.finals)
         .max_steps(args.limits.max_steps)
         .max_states(args.limits.max_states)
-        .reproduce_with(args.reproduce);
+        .reproduce_with(args.reproduce)
+        .replayed_by(
+            &fgvt_reports::shell_quote(&program_name()),
+            &args.limits.options(),
+        );
     if let Some(timeout) = args.limits.timeout {
         test = test.timeout(timeout);
     }
@@ -127,7 +143,9 @@ pub fn make_test<O: Object>(args: &MakeArgs<'_>) -> Box<dyn AnyTest> {
 /// arguments) is bad input rather than a finding; a panic is left for the runs to find.
 pub fn check_calls<O: Object>(init: &[Call], calls: &[Call]) -> Result<(), String> {
     for call in init.iter().chain(calls) {
-        if let Ok(Err(message)) = serial_run::<O>(init, call) {
+        // Cut like `Test::rejected_call`'s: a call may wait forever when run alone.
+        let run = crate::runtime::bounded(100_000, || serial_run::<O>(init, call));
+        if let Ok(Err(message)) = run {
             return Err(format!("`{call}`: {message}"));
         }
     }
@@ -156,6 +174,9 @@ pub struct Program<'a> {
     pub objects: &'a [Entry],
     /// The sequential specs.
     pub specs: &'a [SpecType],
+    /// The directory of the package the program was compiled in (`CARGO_MANIFEST_DIR`), so
+    /// that reports quote its sources whatever directory it runs in.
+    pub package_dir: &'static str,
 }
 
 impl Program<'_> {
@@ -214,6 +235,24 @@ pub struct Limits {
     pub timeout: Option<Duration>,
 }
 
+impl Limits {
+    /// The options that set these limits where they differ from the defaults, each with its
+    /// leading space: what a command that reruns the test must repeat.
+    fn options(&self) -> String {
+        let mut out = String::new();
+        if self.max_steps != 1_000 {
+            out.push_str(&format!(" --max-steps {}", self.max_steps));
+        }
+        if self.max_states != 1_000_000 {
+            out.push_str(&format!(" --max-states {}", self.max_states));
+        }
+        if let Some(timeout) = self.timeout {
+            out.push_str(&format!(" --timeout {}", timeout.as_secs_f64()));
+        }
+        out
+    }
+}
+
 #[derive(Debug, Args)]
 struct HuntArgs {
     #[command(flatten)]
@@ -257,6 +296,10 @@ struct LocalizeArgs {
 struct ExploreArgs {
     /// The test file.
     test: PathBuf,
+    /// Print one run instead of the tree's counts: the thread of each step, as a report's
+    /// replay line gives them (`--schedule 0,1,1`); exit 1 when that run fails.
+    #[arg(long, value_delimiter = ',', num_args = 0..)]
+    schedule: Option<Vec<usize>>,
     #[command(flatten)]
     limits: Limits,
 }
@@ -275,6 +318,7 @@ struct RenderArgs {
 /// Runs the program on its objects and specs. Exit codes and error rendering are `fgvt`'s
 /// (`fgvt::cli::output`): 0 linearizable, 1 not, 2 bad input, 3 inconclusive.
 pub fn run(program: Program<'_>) -> ExitCode {
+    crate::sources::anchor(program.package_dir);
     let cli = Cli::parse();
     install_error_hook();
     match dispatch(program, &cli.command) {
@@ -305,6 +349,24 @@ fn dispatch(program: Program<'_>, command: &Command) -> miette::Result<Exit> {
             // The process ends here: freeing a tree of a million nodes would only delay it.
             std::mem::forget(found);
             Ok(exit)
+        }
+        Command::Explore(args) if args.schedule.is_some() => {
+            let schedule = args.schedule.as_deref().unwrap_or_default();
+            let replayed = load(program, &args.test, &args.limits, "explore")?
+                .replay(schedule)
+                .map_err(|e| {
+                    miette!(
+                        help = "run without --schedule to see the tree",
+                        "{}: --schedule: {e}",
+                        args.test.display()
+                    )
+                })?;
+            emit(&replayed.text)?;
+            Ok(if replayed.fails {
+                Exit::Violation
+            } else {
+                Exit::Ok
+            })
         }
         Command::Explore(args) => {
             let tree = load(program, &args.test, &args.limits, "explore")?
@@ -386,7 +448,7 @@ fn hunt(program: Program<'_>, args: &HuntArgs) -> miette::Result<Exit> {
             name: name.clone(),
             ..judge.clone()
         };
-        let reproduce = reproduce("localize", &name);
+        let reproduce = reproduce("localize", &name, judge.limits);
         judge
             .make(matrix, None, &reproduce)
             .localize()
@@ -420,9 +482,12 @@ fn minimize(program: Program<'_>, args: &MinimizeArgs) -> miette::Result<Exit> {
         limits: &args.limits,
         name: args.test.display().to_string(),
     };
+    let start = parse_file(&file).map_err(fail)?;
+    // A call the object does not run is a mistake in the file (exit 2), not a verdict.
+    (judge.make(&start, None, "").rejected_call()).map_err(fail)?;
     minimize_with(&MinimizeSubject {
         test: &args.test,
-        start: parse_file(&file).map_err(fail)?,
+        start,
         refs: ModelRefs::rust(&file.object, file.spec.as_deref(), &args.test),
         description: file.description.clone(),
         seed: file.seed,
@@ -519,12 +584,14 @@ fn program_name() -> String {
     std::env::args().next().unwrap_or_else(|| "program".into())
 }
 
-/// The command that runs `subcommand` of this program on the test `name` again.
-fn reproduce(subcommand: &str, name: &str) -> String {
+/// The command that runs `subcommand` of this program on the test `name` again, with the
+/// `limits` it ran with.
+fn reproduce(subcommand: &str, name: &str, limits: &Limits) -> String {
     format!(
-        "{} {subcommand} {}",
+        "{} {subcommand} {}{}",
         fgvt_reports::shell_quote(&program_name()),
-        fgvt_reports::shell_quote(name)
+        fgvt_reports::shell_quote(name),
+        limits.options()
     )
 }
 
@@ -539,16 +606,19 @@ fn load(
     let fail = |message: String| miette!("{}: {message}", path.display());
     let entry = program.object(&file.object).map_err(fail)?;
     let name = path.display().to_string();
-    let reproduce = reproduce(subcommand, &name);
+    let reproduce = reproduce(subcommand, &name, limits);
     let spec = SpecChoice::named(file.spec.as_deref(), program.specs).map_err(fail)?;
     let calls = parse_file(&file).map_err(fail)?;
-    Ok((entry.make)(&MakeArgs {
+    let test = (entry.make)(&MakeArgs {
         name: &name,
         calls: &calls,
         spec,
         limits,
         reproduce: &reproduce,
-    }))
+    });
+    // A call the object does not run is a mistake in the file (exit 2), not a verdict.
+    test.rejected_call().map_err(fail)?;
+    Ok(test)
 }
 
 /// A `main` for Rust objects: `fgvt_sync::main!(PairSnapshot, FixedPairSnapshot);` makes a
@@ -570,6 +640,7 @@ macro_rules! main {
                     }),+
                 ],
                 specs: &[$($($crate::SpecType::of::<$spec>()),+)?],
+                package_dir: env!("CARGO_MANIFEST_DIR"),
             })
         }
     };

@@ -35,16 +35,23 @@ pub trait Object: Send + Sync + 'static {
 
 /// The error for a call the object does not know.
 pub fn unknown(call: &Call) -> String {
-    format!("unknown operation `{call}`: the object's `Object::call` has no arm for it")
+    let n = call.args.len();
+    format!(
+        "unknown operation: the object's `Object::call` has no arm for `{}` with {n} argument{}",
+        call.op,
+        if n == 1 { "" } else { "s" }
+    )
 }
 
 /// An argument of a call, read as a Rust value.
 pub trait Arg {
-    /// An integer argument.
+    /// An integer argument that fits in an `i64`.
     fn int(&self) -> Result<i64, String>;
+    /// A non-negative integer argument, up to `u64::MAX`.
+    fn uint(&self) -> Result<u64, String>;
     /// A non-negative integer argument, as an index.
     fn index(&self) -> Result<usize, String> {
-        let n = self.int()?;
+        let n = self.uint()?;
         usize::try_from(n).map_err(|_| format!("expected an index, got {n}"))
     }
     /// A boolean argument.
@@ -55,7 +62,21 @@ impl Arg for Value {
     fn int(&self) -> Result<i64, String> {
         match self {
             Value::Int(n) => Ok(*n),
+            Value::Nat(n) => Err(format!(
+                "expected an integer of at most {}, got {n}",
+                i64::MAX
+            )),
             other => Err(format!("expected an integer, got {other}")),
+        }
+    }
+
+    fn uint(&self) -> Result<u64, String> {
+        match self {
+            Value::Int(n) => {
+                u64::try_from(*n).map_err(|_| format!("expected a non-negative integer, got {n}"))
+            }
+            Value::Nat(n) => Ok(*n),
+            other => Err(format!("expected a non-negative integer, got {other}")),
         }
     }
 
@@ -89,14 +110,39 @@ macro_rules! int_value {
     ($($t:ty),*) => {
         $(impl IntoValue for $t {
             fn into_value(self) -> Value {
-                // Values past i64 are shown saturated; tests use small numbers.
-                Value::Int(i64::try_from(self).unwrap_or(i64::MAX))
+                // Every integer of 64 bits or fewer is exact: a signed one is an `i64`.
+                Value::Int(i64::from(self))
             }
         })*
     };
 }
 
-int_value!(i8, i16, i32, i64, isize, u8, u16, u32, u64, usize);
+macro_rules! uint_value {
+    ($($t:ty),*) => {
+        $(impl IntoValue for $t {
+            fn into_value(self) -> Value {
+                // Exact: above `i64::MAX` it is a `Value::Nat`.
+                Value::unsigned(u64::from(self))
+            }
+        })*
+    };
+}
+
+int_value!(i8, i16, i32, i64);
+uint_value!(u8, u16, u32, u64);
+
+impl IntoValue for isize {
+    fn into_value(self) -> Value {
+        // An `isize` has at most 64 bits on every target Rust supports with threads.
+        Value::integer(self as i128).expect("an isize fits in 64 bits")
+    }
+}
+
+impl IntoValue for usize {
+    fn into_value(self) -> Value {
+        Value::integer(self as i128).expect("a usize fits in 64 bits")
+    }
+}
 
 impl<T: IntoValue> IntoValue for Option<T> {
     fn into_value(self) -> Value {

@@ -65,6 +65,36 @@ pub(crate) struct Pending {
     /// For a lock or unlock: whether the lock is taken shared (a read lock, which other
     /// readers may hold at the same time) rather than exclusive.
     pub shared: bool,
+    /// What the step does besides its kind, where that decides when it can happen.
+    pub role: Role,
+}
+
+/// What a lock or condition-variable step does besides its kind: the scheduler reads it to
+/// know when the step can happen, and the recorder to keep who waits for what.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Role {
+    /// An access like any other: a lock step waits while the lock cannot be had.
+    Plain,
+    /// A `try_lock`: it never waits, it takes the lock or sees it held.
+    Attempt,
+    /// The first step of a condition-variable wait: it releases the mutex (an unlock) and
+    /// queues the thread on the condition variable.
+    Wait(ObjectId),
+    /// The second step of a condition-variable wait: it takes the mutex back (a lock), and can
+    /// happen only once a notify has woken the thread.
+    Woken(ObjectId),
+}
+
+impl Role {
+    /// The role as a number, for fingerprints.
+    fn code(self) -> u64 {
+        match self {
+            Role::Plain => 0,
+            Role::Attempt => 1,
+            Role::Wait(condvar) => combine(2, condvar.key),
+            Role::Woken(condvar) => combine(3, condvar.key),
+        }
+    }
 }
 
 impl Pending {
@@ -82,7 +112,7 @@ impl Pending {
     fn hash(&self) -> u64 {
         let object = self.object.map_or(0, |o| o.key);
         let shape = fingerprint::shape(kind_code(self.kind), object, self.caller);
-        fingerprint::entry(shape, u64::from(self.shared))
+        fingerprint::entry(shape, combine(u64::from(self.shared), self.role.code()))
     }
 }
 
@@ -155,6 +185,7 @@ impl ObjectId {
             object: Some(*self),
             caller,
             shared: false,
+            role: Role::Plain,
         }
     }
 }
@@ -218,6 +249,18 @@ struct Lane {
     observed: Observations,
     /// What it has made in the current operation.
     made: Made,
+    /// While it waits on a condition variable (between the two steps of a wait): which one,
+    /// and whether a notify has woken it.
+    wait: Option<Waiting>,
+}
+
+/// A thread waiting on a condition variable.
+#[derive(Clone, Copy, Debug)]
+struct Waiting {
+    /// The condition variable's key.
+    condvar: u64,
+    /// Whether a notify has woken it: it may take the mutex back once it is free.
+    notified: bool,
 }
 
 /// How many objects and new addresses a creator (a thread in one operation, or the serial
@@ -292,6 +335,10 @@ struct Recorder {
     history: History,
     /// Locks held, by object key, with their holders.
     locks: HashMap<u64, Held, foldhash::fast::RandomState>,
+    /// The threads waiting on each condition variable that no notify has woken yet, by the
+    /// condition variable's key, in the order they started waiting (`notify_one` wakes the
+    /// first).
+    condvars: HashMap<u64, Vec<ThreadId>, foldhash::fast::RandomState>,
     /// The instrumented objects' values, for fingerprints.
     memory: Memory,
     /// The serial part, as a creator.
@@ -332,14 +379,28 @@ pub(crate) struct Cancelled;
 #[derive(Debug)]
 struct Held {
     exclusive: bool,
-    /// At least one: a lock nobody holds has no entry.
-    holders: Vec<ThreadId>,
+    /// At least one: a lock nobody holds has no entry. Each holder with where it took the
+    /// lock (a reader that took it twice is here twice).
+    holders: Vec<(ThreadId, &'static Location<'static>)>,
 }
 
 impl Held {
-    /// "T0", or "readers T0, T2": the holders, for a stuck leaf.
+    /// "T0 (taken at src/lib.rs:12:9)", or "readers T0 (taken at …), T2 (taken at …)": the
+    /// holders, for a stuck leaf, with where each took the lock (a deadlock is two places in
+    /// the code, the waiter's and the holder's).
     fn holders(&self) -> String {
-        let names: Vec<String> = self.holders.iter().map(|t| format!("T{t}")).collect();
+        let names: Vec<String> = self
+            .holders
+            .iter()
+            .map(|(t, at)| {
+                format!(
+                    "T{t} (taken at {}:{}:{})",
+                    at.file(),
+                    at.line(),
+                    at.column()
+                )
+            })
+            .collect();
         if self.exclusive {
             names.join(", ")
         } else {
@@ -389,6 +450,7 @@ pub(crate) fn execute(
         record_from,
         history: History::new(),
         locks: HashMap::default(),
+        condvars: HashMap::default(),
         memory: Memory::default(),
         serial: SerialLane::default(),
         point: None,
@@ -572,6 +634,9 @@ const OBJECT: u64 = 0x0b1e;
 const ADDRESS: u64 = 0xadd5;
 const THREAD: u64 = 0x7ead << 48;
 const LOCK: u64 = 0x10c6 << 48;
+const CONDVAR: u64 = 0xc0d7 << 48;
+/// Mixed into a lock's data version when a panicking holder poisons it.
+const POISONED: u64 = 0x0901_50ed;
 const DONE: u64 = 0xd0e;
 /// The kind of a bookkeeping access in an observation log (not an event kind).
 const SILENT: u64 = 0x51;
@@ -669,6 +734,31 @@ impl Recorder {
         }
     }
 
+    /// `thread` released `lock` once (a reader that holds it twice still holds it).
+    fn unlock(&mut self, lock: u64, thread: ThreadId) {
+        if let Some(held) = self.locks.get_mut(&lock) {
+            if let Some(at) = held.holders.iter().position(|(t, _)| *t == thread) {
+                held.holders.remove(at);
+            }
+            if held.holders.is_empty() {
+                self.locks.remove(&lock);
+            }
+        }
+    }
+
+    /// A release made while its thread unwinds from a panic (not a step): what it did to the
+    /// lock's data and who holds the lock, as the step would have recorded them.
+    fn unwound(&mut self, pending: &Pending, effect: Effect) {
+        if self.end.is_some() {
+            return;
+        }
+        let who = self.who();
+        self.apply(who, pending, effect);
+        if let (Some(thread), Some(lock)) = (who, pending.lock()) {
+            self.unlock(lock, thread);
+        }
+    }
+
     /// The point the execution is at, between steps.
     fn point(&self) -> Point {
         let mut fingerprint = self.memory.sum();
@@ -677,13 +767,18 @@ impl Recorder {
             // A thread with no pending step at a point has run all its operations.
             let (status, state) = match &lane.pending {
                 Some(pending) => {
-                    let status = if self.enabled(pending) {
+                    let status = if self.enabled(thread, pending) {
                         Status::Enabled
                     } else {
                         Status::Blocked
                     };
                     let op = lane.op.as_ref().map_or(u64::MAX, |op| op.index as u64);
-                    (status, hash_of(&[op, lane.observed.hash(), pending.hash()]))
+                    // A waiter's next step waits for a notify until one has woken it.
+                    let wait = lane
+                        .wait
+                        .map_or(0, |w| combine(w.condvar, 1 + u64::from(w.notified)));
+                    let words = [op, lane.observed.hash(), pending.hash(), wait];
+                    (status, hash_of(&words))
                 }
                 None => (Status::Done, DONE),
             };
@@ -691,10 +786,19 @@ impl Recorder {
             fingerprint = fingerprint.wrapping_add(summand(THREAD | thread as u64, state));
         }
         for (lock, held) in &self.locks {
-            let holders = held.holders.iter().fold(u64::from(held.exclusive), |h, t| {
-                h ^ fingerprint::mix(*t as u64)
-            });
+            // A sum, not a xor: a reader holding the lock twice must not cancel out.
+            let holders = held
+                .holders
+                .iter()
+                .fold(u64::from(held.exclusive), |h, (t, _)| {
+                    h.wrapping_add(fingerprint::mix(*t as u64))
+                });
             fingerprint = fingerprint.wrapping_add(summand(LOCK ^ lock, holders));
+        }
+        // Who a notify wakes depends on the order of the waiters: the queue, in order.
+        for (condvar, queue) in &self.condvars {
+            let queue: Vec<u64> = queue.iter().map(|t| *t as u64).collect();
+            fingerprint = fingerprint.wrapping_add(summand(CONDVAR ^ condvar, hash_of(&queue)));
         }
         Point {
             fingerprint,
@@ -702,9 +806,15 @@ impl Recorder {
         }
     }
 
-    /// Whether a thread's pending step can happen now: a lock waits while it is held,
-    /// unless both the holders and the asker read.
-    fn enabled(&self, pending: &Pending) -> bool {
+    /// Whether `thread`'s pending step can happen now: a lock waits while it is held,
+    /// unless both the holders and the asker read; a `try_lock` never waits; a condition
+    /// variable's waiter waits for a notify, then for the mutex.
+    fn enabled(&self, thread: ThreadId, pending: &Pending) -> bool {
+        match pending.role {
+            Role::Attempt => return true,
+            Role::Woken(_) if !self.lanes[thread].wait.is_some_and(|w| w.notified) => return false,
+            _ => {}
+        }
         if pending.kind != EventKind::Lock {
             return true;
         }
@@ -724,7 +834,7 @@ impl Recorder {
                 None => return Some(task.id()),
                 Some(_) if self.end.is_some() => return Some(task.id()),
                 Some((thread, pending)) => {
-                    if self.enabled(pending) {
+                    if self.enabled(thread, pending) {
                         offered.push(thread);
                     }
                 }
@@ -782,12 +892,19 @@ impl Recorder {
                 self.blocked.push((thread, op.call.clone()));
             }
             let holder = pending.lock().and_then(|n| self.locks.get(&n));
+            let unwoken = lane.wait.is_some_and(|w| !w.notified);
             waiting.push(Wait {
                 thread,
                 op: op.call.to_string(),
-                reason: match holder {
-                    Some(h) => format!("waits for {} held by {}", pending.name(), h.holders()),
-                    None => format!("waits at {}", pending.name()),
+                reason: match (pending.role, holder) {
+                    (Role::Woken(condvar), _) if unwoken => format!(
+                        "waits on {condvar} (to take {} back), and no thread is left to notify it",
+                        pending.name()
+                    ),
+                    (_, Some(h)) => {
+                        format!("waits for {} held by {}", pending.name(), h.holders())
+                    }
+                    (_, None) => format!("waits at {}", pending.name()),
                 },
                 span: Some(sources::span_at(pending.caller)),
             });
@@ -851,9 +968,15 @@ pub(crate) fn access<R>(
     effect: impl FnOnce(&R) -> Effect,
 ) -> R {
     if std::thread::panicking() {
-        // A destructor while a panic unwinds (a guard's release): the execution ends at the
-        // panic, so this is no step; switching now would hand the unwinding task to shuttle.
-        return act();
+        // A destructor while a panic unwinds (a guard's release): no step, as switching now
+        // would hand the unwinding task to shuttle. The execution ends at the panic unless the
+        // object catches it; then the lock must be free for the threads that go on.
+        let result = act();
+        if pending.kind == EventKind::Unlock {
+            let effect = effect(&result);
+            with_recorder(|rec| rec.unwound(&pending, effect));
+        }
+        return result;
     }
     let registered = with_recorder(|rec| {
         let Some(thread) = rec.who() else {
@@ -866,7 +989,10 @@ pub(crate) fn access<R>(
         Registered::Step(thread)
     });
     let thread = match registered.unwrap_or(Registered::Outside) {
-        Registered::Outside => return act(),
+        Registered::Outside => {
+            spend_outside_step();
+            return act();
+        }
         Registered::Serial => {
             let result = act();
             let effect = effect(&result);
@@ -898,17 +1024,21 @@ pub(crate) fn access<R>(
                         holders: Vec::new(),
                     })
                     .holders
-                    .push(thread),
-                EventKind::Unlock => {
-                    if let Some(held) = rec.locks.get_mut(&lock) {
-                        held.holders.retain(|t| *t != thread);
-                        if held.holders.is_empty() {
-                            rec.locks.remove(&lock);
-                        }
-                    }
-                }
+                    .push((thread, pending.caller)),
+                EventKind::Unlock => rec.unlock(lock, thread),
                 _ => {}
             }
+        }
+        match pending.role {
+            Role::Wait(condvar) => {
+                rec.lanes[thread].wait = Some(Waiting {
+                    condvar: condvar.key,
+                    notified: false,
+                });
+                rec.condvars.entry(condvar.key).or_default().push(thread);
+            }
+            Role::Woken(_) => rec.lanes[thread].wait = None,
+            Role::Plain | Role::Attempt => {}
         }
         let position = rec.taken;
         rec.taken += 1;
@@ -990,10 +1120,87 @@ pub(crate) fn silent(id: ObjectId, at: &'static Location<'static>, before: u64, 
     });
 }
 
+/// Whether the caller is a test thread of an execution, in the concurrent part: the only
+/// place where another thread could wake a condition variable's waiter.
+pub(crate) fn in_thread() -> bool {
+    with_thread(|_, _| ()).is_some()
+}
+
+/// Wakes the first thread waiting on `condvar` that no notify has woken yet, or all of them
+/// (`all`): they may take their mutex back once it is free. The threads woken.
+pub(crate) fn notify(condvar: ObjectId, all: bool) -> Vec<ThreadId> {
+    with_recorder(|rec| {
+        let Some(queue) = rec.condvars.get_mut(&condvar.key) else {
+            return Vec::new();
+        };
+        let woken: Vec<ThreadId> = if all {
+            std::mem::take(queue)
+        } else {
+            queue.drain(..1.min(queue.len())).collect()
+        };
+        if queue.is_empty() {
+            rec.condvars.remove(&condvar.key);
+        }
+        for &thread in &woken {
+            if let Some(wait) = &mut rec.lanes[thread].wait {
+                wait.notified = true;
+            }
+        }
+        woken
+    })
+    .unwrap_or_default()
+}
+
+/// The lock `id` was poisoned (a holder panicked): its data's version says so, so that a
+/// poisoned lock is another state than a sound one for whoever takes it next.
+pub(crate) fn poisoned(id: ObjectId) {
+    with_recorder(|rec| {
+        let version = rec.memory.get(id.key);
+        rec.memory.set(id.key, combine(version, POISONED));
+    });
+}
+
 /// The calling thread is at a retry hint (`fgvt_sync::hint::spin_loop`): see
 /// [`Observations::retry`]. Whether a test thread of an execution called it.
 pub(crate) fn retry() -> bool {
-    with_thread(|rec, thread| rec.lanes[thread].observed.retry()).is_some()
+    let retried = with_thread(|rec, thread| rec.lanes[thread].observed.retry()).is_some();
+    if !retried && with_recorder(|_| ()).is_none() {
+        spend_outside_step();
+    }
+    retried
+}
+
+thread_local! {
+    /// Steps code run outside any execution may still take, when bounded (see [`bounded`]).
+    static OUTSIDE_BUDGET: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };
+}
+
+/// Why a run outside any execution stopped: it took more steps than [`bounded`] allowed.
+pub(crate) struct OutOfSteps;
+
+/// Runs `f` (code outside any execution: a serial run) allowing it at most `steps` accesses
+/// and retry hints; past them it unwinds with [`OutOfSteps`], without the panic hook's message.
+/// A check that runs the object serially must end even when an operation waits forever there.
+pub(crate) fn bounded<R>(steps: u64, f: impl FnOnce() -> R) -> R {
+    let before = OUTSIDE_BUDGET.replace(Some(steps));
+    // Restored however `f` ends.
+    struct Restore(Option<u64>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            OUTSIDE_BUDGET.set(self.0);
+        }
+    }
+    let _restore = Restore(before);
+    f()
+}
+
+/// Takes one step of the budget [`bounded`] set, if any, unwinding when there is none left.
+fn spend_outside_step() {
+    match OUTSIDE_BUDGET.get() {
+        None => {}
+        Some(0) => std::panic::resume_unwind(Box::new(OutOfSteps)),
+        Some(n) => OUTSIDE_BUDGET.set(Some(n - 1)),
+    }
 }
 
 /// The calling thread's operation returned `value`. One that took no shared step takes a local
@@ -1013,6 +1220,7 @@ pub(crate) fn end_op(value: &Value) {
             object: None,
             caller,
             shared: false,
+            role: Role::Plain,
         };
         access(
             pending,

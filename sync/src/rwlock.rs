@@ -6,17 +6,29 @@ use std::cell::UnsafeCell;
 use std::fmt;
 use std::ops::{Deref, DerefMut};
 use std::panic::Location;
+use std::sync::{LockResult, PoisonError, TryLockError, TryLockResult};
 
 use crate::lock::RawLock;
 
-/// A reader-writer lock protecting a `T`, drop-in for `std::sync::RwLock` (without poisoning:
-/// `read` and `write` return the guards themselves).
+/// A reader-writer lock protecting a `T`, drop-in for `std::sync::RwLock`, poisoning
+/// included: a write guard dropped while its thread panics poisons the lock (a read guard does
+/// not, as in `std`), and every later [`read`](RwLock::read) or [`write`](RwLock::write)
+/// returns `Err` with the guard inside.
 ///
 /// Under fgvt's scheduler, a thread whose next step takes the lock in a mode it cannot have
-/// now cannot move; when no thread can, the run is a *stuck* leaf saying who holds what.
-/// Outside it (the object's own serial runs), taking the lock in a conflicting mode panics: a
-/// serial run has no one to release it.
-pub struct RwLock<T> {
+/// now cannot move; when no thread can, the run is a *stuck* leaf saying who holds what, and
+/// where. Outside it (the object's own serial runs), taking the lock in a conflicting mode
+/// panics: a serial run has no one to release it.
+///
+/// ```
+/// use fgvt_sync::RwLock;
+///
+/// let config = RwLock::new(1);
+/// assert_eq!(*config.read().unwrap(), 1);
+/// *config.write().unwrap() = 2;
+/// assert_eq!(config.into_inner().unwrap(), 2);
+/// ```
+pub struct RwLock<T: ?Sized> {
     raw: RawLock,
     data: UnsafeCell<T>,
 }
@@ -24,20 +36,25 @@ pub struct RwLock<T> {
 // SAFETY: `data` is reached only through guards. A write guard exists only while its `write`
 // holds the raw lock alone; read guards exist only while the raw lock counts them, and give
 // shared references only (hence `T: Sync`).
-unsafe impl<T: Send + Sync> Sync for RwLock<T> {}
-unsafe impl<T: Send> Send for RwLock<T> {}
+unsafe impl<T: ?Sized + Send + Sync> Sync for RwLock<T> {}
+unsafe impl<T: ?Sized + Send> Send for RwLock<T> {}
 
 /// Shared access to a [`RwLock`] until dropped; dropping it is the release step.
-pub struct RwLockReadGuard<'a, T> {
+#[must_use = "the lock is released as soon as the guard is dropped"]
+pub struct RwLockReadGuard<'a, T: ?Sized> {
     lock: &'a RwLock<T>,
     /// Where the lock was taken: the release is reported there (a destructor has no caller).
     taken_at: &'static Location<'static>,
 }
 
 /// Exclusive access to a [`RwLock`] until dropped; dropping it is the release step.
-pub struct RwLockWriteGuard<'a, T> {
+#[must_use = "the lock is released as soon as the guard is dropped"]
+pub struct RwLockWriteGuard<'a, T: ?Sized> {
     lock: &'a RwLock<T>,
     taken_at: &'static Location<'static>,
+    /// Whether the thread was already panicking when it took the lock: only a panic that
+    /// starts while the guard is held poisons the lock (as in `std`).
+    panicking: bool,
 }
 
 impl<T> RwLock<T> {
@@ -51,47 +68,154 @@ impl<T> RwLock<T> {
         }
     }
 
-    /// Takes the lock shared (one step, which waits while a writer holds it).
-    #[track_caller]
-    pub fn read(&self) -> RwLockReadGuard<'_, T> {
-        let caller = Location::caller();
-        self.raw.acquire(true, caller, "read");
-        RwLockReadGuard {
-            lock: self,
-            taken_at: caller,
+    /// Names the lock in reports (`"table"` is shown `table#3`), where the line that creates
+    /// it names no field or variable (an array, a macro).
+    pub fn named(self, name: &'static str) -> Self {
+        RwLock {
+            raw: self.raw.named(name),
+            data: self.data,
         }
     }
 
-    /// Takes the lock exclusively (one step, which waits while anyone holds it).
-    #[track_caller]
-    pub fn write(&self) -> RwLockWriteGuard<'_, T> {
-        let caller = Location::caller();
-        self.raw.acquire(false, caller, "write");
-        RwLockWriteGuard {
-            lock: self,
-            taken_at: caller,
+    /// The value, from an owned lock (no step: nothing else can see it); `Err` with the value
+    /// if the lock is poisoned.
+    pub fn into_inner(self) -> LockResult<T> {
+        let poisoned = self.raw.poisoned();
+        let value = self.data.into_inner();
+        if poisoned {
+            Err(PoisonError::new(value))
+        } else {
+            Ok(value)
         }
-    }
-
-    /// The value, from an owned lock.
-    pub fn into_inner(self) -> T {
-        self.data.into_inner()
     }
 }
 
-impl<T> Drop for RwLockReadGuard<'_, T> {
+/// `Ok(guard)`, or `Err` with it if the lock is poisoned: what the lock step just taken
+/// observed (the data's version says whether it is poisoned), no step of its own.
+fn poisoned_if<G>(raw: &RawLock, guard: G) -> LockResult<G> {
+    if raw.poisoned() {
+        Err(PoisonError::new(guard))
+    } else {
+        Ok(guard)
+    }
+}
+
+impl<T: ?Sized> RwLock<T> {
+    /// Takes the lock shared (one step, which waits while a writer holds it); `Err` with the
+    /// guard if a writer panicked (the lock is poisoned).
+    #[track_caller]
+    pub fn read(&self) -> LockResult<RwLockReadGuard<'_, T>> {
+        let caller = Location::caller();
+        self.raw.acquire(true, caller, "read");
+        poisoned_if(&self.raw, self.read_guard(caller))
+    }
+
+    /// Takes the lock exclusively (one step, which waits while anyone holds it); `Err` with
+    /// the guard if a writer panicked (the lock is poisoned).
+    #[track_caller]
+    pub fn write(&self) -> LockResult<RwLockWriteGuard<'_, T>> {
+        let caller = Location::caller();
+        self.raw.acquire(false, caller, "write");
+        poisoned_if(&self.raw, self.write_guard(caller))
+    }
+
+    /// Takes the lock shared if no writer holds it (one step, which never waits: it observes
+    /// the lock): `Err(TryLockError::WouldBlock)` while a writer holds it,
+    /// `Err(TryLockError::Poisoned)` with the guard if it is poisoned.
+    #[track_caller]
+    pub fn try_read(&self) -> TryLockResult<RwLockReadGuard<'_, T>> {
+        let caller = Location::caller();
+        if !self.raw.try_acquire(true, caller, "try_read") {
+            return Err(TryLockError::WouldBlock);
+        }
+        poisoned_if(&self.raw, self.read_guard(caller)).map_err(TryLockError::from)
+    }
+
+    /// Takes the lock exclusively if no one holds it (one step, which never waits: it
+    /// observes the lock): `Err(TryLockError::WouldBlock)` while anyone holds it,
+    /// `Err(TryLockError::Poisoned)` with the guard if it is poisoned.
+    #[track_caller]
+    pub fn try_write(&self) -> TryLockResult<RwLockWriteGuard<'_, T>> {
+        let caller = Location::caller();
+        if !self.raw.try_acquire(false, caller, "try_write") {
+            return Err(TryLockError::WouldBlock);
+        }
+        poisoned_if(&self.raw, self.write_guard(caller)).map_err(TryLockError::from)
+    }
+
+    fn read_guard(&self, taken_at: &'static Location<'static>) -> RwLockReadGuard<'_, T> {
+        RwLockReadGuard {
+            lock: self,
+            taken_at,
+        }
+    }
+
+    fn write_guard(&self, taken_at: &'static Location<'static>) -> RwLockWriteGuard<'_, T> {
+        RwLockWriteGuard {
+            lock: self,
+            taken_at,
+            panicking: std::thread::panicking(),
+        }
+    }
+
+    /// Whether a writer panicked (one read step of the lock's poison flag).
+    #[track_caller]
+    pub fn is_poisoned(&self) -> bool {
+        self.raw.read_poisoned(Location::caller())
+    }
+
+    /// Makes a poisoned lock sound again (one write step of the lock), as `std`'s does.
+    #[track_caller]
+    pub fn clear_poison(&self) {
+        self.raw.clear_poison(Location::caller());
+    }
+
+    /// The value, through an exclusive reference (no step: nothing else can see it); `Err`
+    /// with the reference if the lock is poisoned.
+    pub fn get_mut(&mut self) -> LockResult<&mut T> {
+        let poisoned = self.raw.poisoned();
+        let value = self.data.get_mut();
+        if poisoned {
+            Err(PoisonError::new(value))
+        } else {
+            Ok(value)
+        }
+    }
+}
+
+impl<T: Default> Default for RwLock<T> {
+    /// A free lock around `T::default()`.
+    #[track_caller]
+    fn default() -> Self {
+        RwLock::new(T::default())
+    }
+}
+
+impl<T> From<T> for RwLock<T> {
+    /// A free lock around `value`.
+    #[track_caller]
+    fn from(value: T) -> Self {
+        RwLock::new(value)
+    }
+}
+
+impl<T: ?Sized> Drop for RwLockReadGuard<'_, T> {
     fn drop(&mut self) {
         self.lock.raw.release(true, self.taken_at, "read");
     }
 }
 
-impl<T> Drop for RwLockWriteGuard<'_, T> {
+impl<T: ?Sized> Drop for RwLockWriteGuard<'_, T> {
     fn drop(&mut self) {
+        let poison = !self.panicking && std::thread::panicking();
         self.lock.raw.release(false, self.taken_at, "write");
+        if poison {
+            self.lock.raw.poison();
+        }
     }
 }
 
-impl<T> Deref for RwLockReadGuard<'_, T> {
+impl<T: ?Sized> Deref for RwLockReadGuard<'_, T> {
     type Target = T;
     fn deref(&self) -> &T {
         // SAFETY: the guard holds the lock shared (see `Sync for RwLock`).
@@ -99,7 +223,7 @@ impl<T> Deref for RwLockReadGuard<'_, T> {
     }
 }
 
-impl<T> Deref for RwLockWriteGuard<'_, T> {
+impl<T: ?Sized> Deref for RwLockWriteGuard<'_, T> {
     type Target = T;
     fn deref(&self) -> &T {
         // SAFETY: the guard holds the lock alone (see `Sync for RwLock`).
@@ -107,7 +231,7 @@ impl<T> Deref for RwLockWriteGuard<'_, T> {
     }
 }
 
-impl<T> DerefMut for RwLockWriteGuard<'_, T> {
+impl<T: ?Sized> DerefMut for RwLockWriteGuard<'_, T> {
     fn deref_mut(&mut self) -> &mut T {
         // SAFETY: the guard holds the lock alone, and `&mut self` makes this the only
         // reference.
@@ -115,8 +239,21 @@ impl<T> DerefMut for RwLockWriteGuard<'_, T> {
     }
 }
 
-impl<T> fmt::Debug for RwLock<T> {
+impl<T: ?Sized + fmt::Debug> fmt::Debug for RwLockReadGuard<'_, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}
+
+impl<T: ?Sized + fmt::Debug> fmt::Debug for RwLockWriteGuard<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}
+
+impl<T: ?Sized> fmt::Debug for RwLock<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Showing the data would take the lock, a step: show the lock's name.
         write!(f, "{}", self.raw.id())
     }
 }

@@ -1,8 +1,15 @@
 //! The user's source files, read once, so that reports quote the lines of their `.rs` files.
 //!
 //! `#[track_caller]` gives a file name as rustc saw it (relative to the directory cargo ran it
-//! in, the workspace root, for a workspace member), a line and a column. A test runs in its
-//! package's directory, so a relative name is looked for there and in every directory above.
+//! in, the workspace root, for a workspace member), a line and a column. A relative name is
+//! looked for under the package's directory and every directory above it, whatever the working
+//! directory: the directory `fgvt_sync::main!` captured at compile time ([`anchor`]), the one
+//! cargo names at run time (`CARGO_MANIFEST_DIR`, set by `cargo test` and `cargo run`), then the
+//! working directory and those above it.
+//!
+//! A file that cannot be read is still told apart position by position: each position gets a
+//! placeholder text of its own with the code missing, so a report locates it by line and column
+//! and its races are grouped as they would be with the code ([`unreadable`] names such files).
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -16,7 +23,12 @@ use fgvt_tree::{SourceMap, Span};
 #[derive(Default)]
 struct Sources {
     map: SourceMap,
-    numbers: HashMap<String, u32>,
+    /// The number of every file read, or `None` for one that could not be.
+    numbers: HashMap<String, Option<u32>>,
+    /// Directories whose ancestors hold the package's sources, besides the working directory.
+    anchors: Vec<PathBuf>,
+    /// The span of each position met in a file that could not be read.
+    placeholders: HashMap<(String, u32, u32), Span>,
     /// Spans by `#[track_caller]` position, keyed by the position's address: every execution
     /// of a test meets the same ones, and comparing addresses is cheaper than file names.
     spans: ByPosition<Span>,
@@ -141,16 +153,61 @@ impl Sources {
         let number = match self.numbers.get(file) {
             Some(&n) => n,
             None => {
-                let n = self.map.add(file, read(file).unwrap_or_default());
+                let text = read(file, &self.anchors);
+                let n = text.map(|text| self.map.add(file, text));
                 self.numbers.insert(file.to_string(), n);
                 n
             }
+        };
+        let Some(number) = number else {
+            return self.placeholder(file, line, column);
         };
         let (_, text) = self.map.file(number).expect("a file just added");
         let at = offset(text, line, column);
         let (start, end) = expression(text, at);
         Span::new(number, start, end)
     }
+
+    /// The span of a position in a file that could not be read: a file entry of its own whose
+    /// text is blank up to the position, so it is located by line and column and no two
+    /// positions share a span (spans decide which races are the same statement).
+    fn placeholder(&mut self, file: &str, line: u32, column: u32) -> Span {
+        let key = (file.to_string(), line, column);
+        if let Some(&span) = self.placeholders.get(&key) {
+            return span;
+        }
+        let mut text = "\n".repeat(line.saturating_sub(1) as usize);
+        text.push_str(&" ".repeat(column.saturating_sub(1) as usize));
+        let start = text.len();
+        text.push('?');
+        let number = self.map.add(file, text);
+        let span = Span::new(number, start, start + 1);
+        self.placeholders.insert(key, span);
+        span
+    }
+}
+
+/// Adds `dir` to where relative source names are looked for (with every directory above it):
+/// `fgvt_sync::main!` passes the package directory it was compiled in, so that a program run
+/// from anywhere quotes its sources.
+#[cfg_attr(not(feature = "cli"), allow(dead_code))]
+pub(crate) fn anchor(dir: &'static str) {
+    let mut sources = sources().lock().unwrap_or_else(|e| e.into_inner());
+    let dir = PathBuf::from(dir);
+    if !sources.anchors.contains(&dir) {
+        sources.anchors.push(dir);
+    }
+}
+
+/// The source files met that could not be read, by the name rustc gave them.
+pub(crate) fn unreadable() -> Vec<String> {
+    let sources = sources().lock().unwrap_or_else(|e| e.into_inner());
+    let mut names: Vec<String> = (sources.numbers.iter())
+        .filter(|(_, n)| n.is_none())
+        .map(|(name, _)| name.clone())
+        .collect();
+    names.sort();
+    names
 }
 
 /// The expression a call at byte `at` belongs to: `#[track_caller]` points at a method's name
@@ -241,22 +298,49 @@ fn offset(text: &str, line: u32, column: u32) -> usize {
             .map_or(line_text.len(), |(i, _)| i)
 }
 
-/// The text of `file`, looked for as given, then under every directory above this one.
-fn read(file: &str) -> Option<String> {
+/// The text of `file`: as given if absolute, else under the first of `anchors`, the package
+/// directory cargo names (`CARGO_MANIFEST_DIR`) and the working directory, or a directory above
+/// one of them, that has it.
+fn read(file: &str, anchors: &[PathBuf]) -> Option<String> {
     let path = Path::new(file);
     if path.is_absolute() {
         return std::fs::read_to_string(path).ok();
     }
-    let here = std::env::current_dir().ok()?;
-    here.ancestors()
-        .map(|dir| dir.join(path))
-        .find(|p: &PathBuf| p.is_file())
-        .and_then(|p| std::fs::read_to_string(p).ok())
+    let cargo = std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from);
+    let here = std::env::current_dir().ok();
+    let starts = anchors.iter().cloned().chain(cargo).chain(here);
+    starts
+        .flat_map(|start| {
+            let found = start
+                .ancestors()
+                .map(|dir| dir.join(path))
+                .find(|p| p.is_file());
+            found
+        })
+        .find_map(|p| std::fs::read_to_string(p).ok())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unreadable_file_keeps_its_positions_apart_and_is_named() {
+        let file = "no/such/dir/object.rs";
+        let a = span(file, 12, 9);
+        let b = span(file, 12, 30);
+        let c = span(file, 40, 5);
+        assert!(a != b && b != c && a != c, "{a:?} {b:?} {c:?}");
+        assert_eq!(span(file, 12, 9), a, "one span per position");
+        let map = map();
+        let at = |s: Span| {
+            let l = map.locate(s).unwrap();
+            (l.file, l.line, l.column)
+        };
+        assert_eq!(at(a), (file.to_string(), 12, 9));
+        assert_eq!(at(c), (file.to_string(), 40, 5));
+        assert!(unreadable().contains(&file.to_string()));
+    }
 
     #[test]
     fn a_position_is_a_byte_offset_in_its_line() {

@@ -57,6 +57,10 @@ pub struct Test<O: Object> {
     timeout: Option<Duration>,
     /// The command a report gives to run the test again.
     reproduce: String,
+    /// The `fgvt_sync::main!` program (its command, and the options it ran with) whose
+    /// `explore --schedule` replays a run, for a test made from a test file; `None` for a test
+    /// in code, replayed by running it again with `FGVT_REPLAY` set.
+    replay_program: Option<(String, String)>,
     spec: SpecChoice,
     object: PhantomData<fn() -> O>,
 }
@@ -70,6 +74,54 @@ pub struct Checked {
     pub faults: u64,
     /// The limit that cut exploration short, if one did (leaves past it are not judged).
     pub partial: Option<Limit>,
+}
+
+/// One run of a test replayed ([`Test::replay`]).
+#[derive(Clone, Debug)]
+pub struct Replayed {
+    /// The run as text: per-thread columns, history, schedule, leaf and verdict.
+    pub text: String,
+    /// Whether the run fails (not linearizable, or the object panicked).
+    pub fails: bool,
+}
+
+/// The environment variable whose thread choices `assert_linearizable` replays first.
+pub const REPLAY_VARIABLE: &str = "FGVT_REPLAY";
+
+/// Thread choices as a report writes them: `0,1,1` (empty for the empty run).
+fn parse_schedule(text: &str) -> Result<Vec<usize>, String> {
+    (text.split(',').filter(|t| !t.trim().is_empty()))
+        .map(|t| (t.trim().parse()).map_err(|_| format!("`{t}` is not a thread number")))
+        .collect()
+}
+
+/// The `cargo test` command that runs the test calling this, exactly: libtest names a test's
+/// thread after the test, cargo names the package in `CARGO_PKG_NAME`, and the executable is
+/// the test target's (`<target>-<hash>`). Falls back on `cargo test <name>` where one of them
+/// is missing (a test on the main thread, a program run outside cargo).
+fn cargo_test_command(name: &str) -> String {
+    let thread = std::thread::current();
+    let test = thread.name().filter(|n| *n != "main");
+    let package = std::env::var("CARGO_PKG_NAME").ok();
+    let exe = std::env::current_exe().ok();
+    let target = exe
+        .as_deref()
+        .and_then(|e| e.file_stem())
+        .and_then(|s| s.to_str());
+    let (Some(test), Some(package), Some(target)) = (test, package, target) else {
+        return format!("cargo test {}", fgvt_reports::shell_quote(name));
+    };
+    // `counter-0123456789abcdef`: the target's name, then cargo's hash.
+    let target = target.rsplit_once('-').map_or(target, |(t, _)| t);
+    let which = if target == package.replace('-', "_") {
+        "--lib".to_string()
+    } else {
+        format!("--test {target}")
+    };
+    format!(
+        "cargo test -p {package} {which} -- --exact {}",
+        fgvt_reports::shell_quote(test)
+    )
 }
 
 /// What [`Test::localize`] found: the report, with the tree and labels it describes.
@@ -95,7 +147,8 @@ impl<O: Object> Test<O> {
             merge: true,
             allow_uninstrumented: false,
             timeout: None,
-            reproduce: format!("cargo test {name}"),
+            reproduce: cargo_test_command(name),
+            replay_program: None,
             spec: SpecChoice::Serial,
             object: PhantomData,
         }
@@ -227,10 +280,53 @@ impl<O: Object> Test<O> {
         self
     }
 
+    /// Says that `program explore FILE --schedule … options` replays a run of this test (a
+    /// test made by a `fgvt_sync::main!` program from a test file).
+    #[cfg_attr(not(feature = "cli"), allow(dead_code))]
+    pub(crate) fn replayed_by(mut self, program: &str, options: &str) -> Self {
+        self.replay_program = Some((program.to_string(), options.to_string()));
+        self
+    }
+
     /// The interleaving tree, by re-executing the object under every schedule (see
     /// [`Test::merge`]).
+    ///
+    /// # Panics
+    ///
+    /// If the object rejects one of the test's calls (an unknown operation, wrong arguments:
+    /// its [`Object::call`] returns `Err` in a serial run after `init`), naming the call: that
+    /// is a mistake in the test, not a verdict. So do [`Test::check`] and [`Test::localize`].
     pub fn explore(&self) -> Result<Tree, ReplayError> {
         self.explore_with(&self.explore_options())
+    }
+
+    /// The most accesses a call may take when [`Test::rejected_call`] runs it alone.
+    const CHECK_STEPS: u64 = 100_000;
+
+    /// The first call the object rejects in a serial run after `init` (its `Object::call`
+    /// returns `Err`: an unknown operation or wrong arguments), named with where it is.
+    pub(crate) fn rejected_call(&self) -> Result<(), String> {
+        let plan = &self.plan;
+        let placed = (plan.init.iter().enumerate())
+            .map(|(i, c)| (format!("init[{i}]"), c))
+            .chain(plan.threads.iter().enumerate().flat_map(|(t, calls)| {
+                (calls.iter().enumerate()).map(move |(i, c)| (format!("threads[{t}][{i}]"), c))
+            }))
+            .chain((plan.finals.iter().enumerate()).map(|(i, c)| (format!("final[{i}]"), c)));
+        for (at, call) in placed {
+            // A panic is the object's own failure, which a run reports; only `Err` is refusal.
+            // A call that waits forever when run alone (a spin on a flag nobody sets) is cut,
+            // and passes the check: the runs will show what it does.
+            let run = runtime::bounded(Self::CHECK_STEPS, || {
+                crate::spec::serial_run::<O>(&plan.init, call)
+            });
+            if let Ok(Err(message)) = run {
+                return Err(format!(
+                    "{at}, `{call}`: {message} (list only operations the object runs)"
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// The limits of exploration this test sets.
@@ -256,6 +352,9 @@ impl<O: Object> Test<O> {
 
     /// [`Test::explore`] with `options`.
     fn explore_with(&self, options: &ExploreOptions) -> Result<Tree, ReplayError> {
+        if let Err(message) = self.rejected_call() {
+            panic!("fgvt test `{}`: {message}", self.name);
+        }
         let program = self.program();
         let explored = explore(&program, options);
         if let Some(error) = program.take_error() {
@@ -361,13 +460,18 @@ impl<O: Object> Test<O> {
             command: self.reproduce.clone(),
         };
         let sources = sources::map();
+        // A replay reruns the test with its output shown.
+        let replay_command = format!("{} --nocapture", self.reproduce);
         let context = ReportContext {
             pattern: &Pattern::default(),
             sources: &sources,
             test: &info,
             // As `fgvt localize`: the best three in full, all counted.
             max_cdrs: 3,
-            replay: fgvt_reports::Replay::ThreadChoices,
+            replay: match &self.replay_program {
+                Some((program, options)) => fgvt_reports::Replay::Program { program, options },
+                None => fgvt_reports::Replay::Environment(&replay_command),
+            },
         };
         let Localization {
             mut report,
@@ -391,6 +495,16 @@ impl<O: Object> Test<O> {
                 .notes
                 .insert(0, fgvt_reports::scouted_note(tree.partial));
         }
+        let unreadable = sources::unreadable();
+        if !unreadable.is_empty() {
+            report.notes.push(format!(
+                "could not read {} (looked under the package directory, the one cargo names in \
+                 CARGO_MANIFEST_DIR and the working directory, and every directory above them): \
+                 its steps are located by line and column without their code, and its objects \
+                 are named by type",
+                unreadable.join(", ")
+            ));
+        }
         Ok(Localized {
             report,
             tree,
@@ -403,8 +517,17 @@ impl<O: Object> Test<O> {
     /// message is the text report, and its Markdown and JSON are written under
     /// `target/fgvt/<name>.md` and `.json` for a bug ticket (and the labeled tree as `.svg`
     /// with the `svg` feature).
+    ///
+    /// With `FGVT_REPLAY=0,1,1` in the environment (a report's replay line sets it), it first
+    /// prints that run of the test ([`Test::replay`]) to standard error.
     #[track_caller]
     pub fn assert_linearizable(&self) {
+        if let Ok(schedule) = std::env::var(REPLAY_VARIABLE) {
+            match parse_schedule(&schedule).and_then(|s| self.replay(&s)) {
+                Ok(replayed) => eprintln!("{} {schedule}:\n{}", REPLAY_VARIABLE, replayed.text),
+                Err(e) => panic!("{REPLAY_VARIABLE}={schedule}: {e}"),
+            }
+        }
         let localized = match self.localize() {
             Ok(l) => l,
             Err(e) => panic!("fgvt could not explore `{}`: {e}", self.name),
@@ -415,6 +538,8 @@ impl<O: Object> Test<O> {
                 .next()
                 .is_some();
         if report.verdict == Verdict::Linearizable && !blind {
+            // The reports of an earlier failing run would describe a bug that is gone.
+            self.remove_reports();
             return;
         }
         let written = self.write_reports(&localized);
@@ -428,22 +553,71 @@ impl<O: Object> Test<O> {
         panic!("{text}\n{written}{why}");
     }
 
+    /// One run of the test, by its thread choices (a report's witness gives them, and its
+    /// replay line runs this): its per-thread columns, history and verdict, as `fgvt explore
+    /// --schedule` prints a model's run. `Err` when a choice names a thread that cannot move.
+    pub fn replay(&self, schedule: &[usize]) -> Result<Replayed, String> {
+        // Taken first, the run is in the tree whatever the limits cut.
+        let options = ExploreOptions {
+            first: Some(schedule.into()),
+            ..self.explore_options()
+        };
+        let tree = self.explore_with(&options).map_err(|e| e.to_string())?;
+        let (steps, end) = tree.follow(schedule).map_err(|at| {
+            format!(
+                "at step {at}, thread {} cannot move (each number is the thread that takes the \
+                 next step)",
+                schedule[at]
+            )
+        })?;
+        let verdicts = self.judge(&tree);
+        let judged = tree.leaf(end).and_then(|_| verdicts.get(&end));
+        let verdict = judged.map(|(outcome, why)| match (outcome, why.explanation()) {
+            (LeafOutcome::Pass, _) => "verdict: linearizable".to_string(),
+            (LeafOutcome::Fail, Some(e)) => format!("verdict: {}", e.text.trim_end()),
+            (LeafOutcome::Fail, None) => "verdict: NOT LINEARIZABLE".to_string(),
+            (LeafOutcome::Unknown, _) => {
+                "verdict: unknown (a bound was hit, or the checker gave up)".to_string()
+            }
+        });
+        let text = fgvt_reports::render_run_text(
+            &tree,
+            &steps,
+            end,
+            &sources::map(),
+            verdict.as_deref(),
+            false,
+        );
+        Ok(Replayed {
+            text,
+            fails: judged.is_some_and(|(outcome, _)| *outcome == LeafOutcome::Fail),
+        })
+    }
+
+    /// The file name the reports of this test get under `target/fgvt/`, without extension.
+    fn report_stem(&self) -> String {
+        let keep = |c: char| c.is_alphanumeric() || c == '-' || c == '_';
+        (self.name.chars())
+            .map(|c| if keep(c) { c } else { '_' })
+            .collect()
+    }
+
+    /// Removes the reports an earlier run of this test wrote, if any.
+    fn remove_reports(&self) {
+        let dir = target_dir().join("fgvt");
+        let stem = self.report_stem();
+        for ext in ["md", "json", "sarif", "svg"] {
+            // Absent is the usual case; anything else leaves a stale file, which is harmless.
+            let _ = std::fs::remove_file(dir.join(format!("{stem}.{ext}")));
+        }
+    }
+
     /// Writes the Markdown and JSON of `localized`'s report under `target/fgvt/` (and its
     /// tree as SVG with the `svg` feature); says where, or why not.
     fn write_reports(&self, localized: &Localized) -> String {
         let report = &localized.report;
         let dir = target_dir().join("fgvt");
-        let stem: String = self
-            .name
-            .chars()
-            .map(|c| {
-                if c.is_alphanumeric() || c == '-' || c == '_' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
+        let stem = self.report_stem();
         let write = || -> std::io::Result<PathBuf> {
             std::fs::create_dir_all(&dir)?;
             let md = dir.join(format!("{stem}.md"));
@@ -451,6 +625,10 @@ impl<O: Object> Test<O> {
             std::fs::write(
                 dir.join(format!("{stem}.json")),
                 fgvt_reports::render_json(report),
+            )?;
+            std::fs::write(
+                dir.join(format!("{stem}.sarif")),
+                fgvt_reports::render_sarif(report),
             )?;
             #[cfg(feature = "svg")]
             if let Ok(svg) = crate::picture::drawing(localized, crate::picture::Format::Svg) {
@@ -460,7 +638,7 @@ impl<O: Object> Test<O> {
         };
         match write() {
             Ok(md) => format!(
-                "(the report is written to {}, with its .json{})",
+                "(the report is written to {}, with its .json, .sarif{})",
                 md.display(),
                 if cfg!(feature = "svg") {
                     " and the tree's .svg"

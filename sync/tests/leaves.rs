@@ -84,8 +84,8 @@ impl Object for TwoLocks {
             "ba" => (&self.b, &self.a),
             _ => return Err(unknown(call)),
         };
-        let mut x = first.lock();
-        let mut y = second.lock();
+        let mut x = first.lock().unwrap();
+        let mut y = second.lock().unwrap();
         *x += 1;
         *y += 1;
         Ok(Value::Unit)

@@ -59,7 +59,7 @@ impl Random {
                 }
                 Instr::FetchAdd(i, c) => r += self.x[i].fetch_add(c, SeqCst),
                 Instr::LockedInc => {
-                    let mut n = self.n.lock();
+                    let mut n = self.n.lock().unwrap();
                     r = *n;
                     *n = r + 1;
                 }

@@ -26,7 +26,7 @@ impl Object for Named {
     fn call(&self, call: &Call) -> Result<Value, String> {
         match call.op.as_str() {
             "touch" => {
-                let _held = self.guard.lock();
+                let _held = self.guard.lock().unwrap();
                 self.note.set(self.hits.fetch_add(1, SeqCst));
                 self.cells[0].store(1, SeqCst);
                 Ok(().into_value())

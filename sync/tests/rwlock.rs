@@ -17,23 +17,23 @@ impl Object for RwCounter {
         match call.op.as_str() {
             // Right: the increment under the write lock.
             "inc" => {
-                let count = self.0.write();
+                let count = self.0.write().unwrap();
                 let v = count.get();
                 count.set(v + 1);
                 Ok(Value::Unit)
             }
             // Wrong: a mutation under a read lock, which other readers share.
             "inc_shared" => {
-                let count = self.0.read();
+                let count = self.0.read().unwrap();
                 let v = count.get();
                 count.set(v + 1);
                 Ok(Value::Unit)
             }
-            "get" => Ok(self.0.read().get().into_value()),
+            "get" => Ok(self.0.read().unwrap().get().into_value()),
             // A reader asking to write: it waits for itself.
             "upgrade" => {
-                let _reading = self.0.read();
-                let _writing = self.0.write();
+                let _reading = self.0.read().unwrap();
+                let _writing = self.0.write().unwrap();
                 Ok(Value::Unit)
             }
             _ => Err(unknown(call)),

@@ -174,12 +174,10 @@ impl<'a> Cursor<'a> {
         let text = &self.text[digits..self.at];
         let magnitude: i128 = text.parse().unwrap_or(i128::MAX);
         let value = if negative { -magnitude } else { magnitude };
-        i64::try_from(value)
-            .map(Value::Int)
-            .map_err(|_| CallSyntaxError {
-                offset: start,
-                message: "the integer does not fit in 64 bits".into(),
-            })
+        Value::integer(value).ok_or_else(|| CallSyntaxError {
+            offset: start,
+            message: "the integer does not fit in 64 bits".into(),
+        })
     }
 
     /// A double-quoted string.

@@ -35,6 +35,7 @@
 //! the bounded leaves of the path that first explored it. Bounded leaves are excluded from
 //! verdicts, so this only matters for runs that already hit a limit (and are marked partial).
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -66,7 +67,43 @@ pub struct ExploreOptions {
     /// A run to explore first (its thread choices from the root): the search takes its path
     /// before any other, so a partial tree holds the run whatever the limits cut.
     pub first: Option<Arc<[ThreadId]>>,
+    /// Stop as soon as this flag is raised (a signal handler raises it on Ctrl-C): the tree is
+    /// then partial, cut by [`Limit::Interrupted`], like any other limit.
+    pub interrupt: Option<Interrupt>,
 }
+
+/// A flag that asks a running exploration to stop: set from anywhere (a signal handler, another
+/// thread), looked at wherever the limits are.
+///
+/// It wraps a `&'static AtomicBool` so that options holding one stay `Clone`, `Debug` and
+/// comparable (two interrupts are equal when they are the same flag).
+#[derive(Clone, Copy, Debug)]
+pub struct Interrupt(&'static AtomicBool);
+
+impl Interrupt {
+    /// The interrupt raised by setting `flag`.
+    pub const fn new(flag: &'static AtomicBool) -> Interrupt {
+        Interrupt(flag)
+    }
+
+    /// Whether the flag is raised.
+    pub fn is_raised(self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    /// Raises the flag (what a signal handler does; tests call it directly).
+    pub fn raise(self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+impl PartialEq for Interrupt {
+    fn eq(&self, other: &Interrupt) -> bool {
+        std::ptr::eq(self.0, other.0)
+    }
+}
+
+impl Eq for Interrupt {}
 
 /// A memory budget: how many bytes the process may use, and how to ask how many it uses.
 ///
@@ -90,6 +127,7 @@ impl Default for ExploreOptions {
             max_memory: None,
             max_preemptions: None,
             first: None,
+            interrupt: None,
         }
     }
 }
@@ -126,6 +164,28 @@ pub fn explore_with_progress<P: Program>(
     match search(program, options, progress, None)? {
         Search::Explored(tree) => Ok(tree),
         Search::Found { .. } => unreachable!("without a watcher no leaf is found"),
+    }
+}
+
+/// [`explore_with_progress`], showing every leaf that has a verdict (complete, stuck or fault;
+/// bounded leaves have none) to `watch` as it is made.
+///
+/// A front end that must judge every leaf it reaches before a limit cuts exploration (a
+/// `--timeout` that would otherwise leave no time to judge them) judges them here, while the
+/// tree grows.
+pub fn explore_watching<P: Program>(
+    program: &P,
+    options: &ExploreOptions,
+    progress: &mut dyn Progress,
+    watch: &mut dyn FnMut(&Leaf),
+) -> Result<Tree, Fault> {
+    let mut never_stop = |leaf: &Leaf| {
+        watch(leaf);
+        false
+    };
+    match search(program, options, progress, Some(&mut never_stop))? {
+        Search::Explored(tree) => Ok(tree),
+        Search::Found { .. } => unreachable!("a watcher that never fails finds no leaf"),
     }
 }
 
@@ -195,7 +255,10 @@ pub fn scout<P: Program>(
             // `max_states` stops there too, but the next may reach a failure sooner (its
             // bound lets it leave a thread's long run earlier).
             Search::Explored(tree)
-                if matches!(tree.partial, Some(Limit::Timeout | Limit::Memory)) =>
+                if matches!(
+                    tree.partial,
+                    Some(Limit::Timeout | Limit::Memory | Limit::Interrupted)
+                ) =>
             {
                 return Ok(None)
             }
@@ -873,6 +936,9 @@ impl<P: Program> Explorer<'_, P> {
         // Reading the clock costs little next to the steps of every thread that opening a
         // state takes, so look at every state: gating on the node count would skip it for
         // whole trees (nodes are added when frames close, so the count can stay put for long).
+        if self.options.interrupt.is_some_and(Interrupt::is_raised) {
+            return Some(Limit::Interrupted);
+        }
         if let Some(budget) = self.options.max_memory {
             if (budget.used)() >= budget.bytes {
                 return Some(Limit::Memory);

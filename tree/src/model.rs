@@ -32,7 +32,10 @@ pub enum LeafKind {
     Stuck,
     /// The model failed (null dereference, failed assert, ...).
     Fault,
-    /// A bound was hit; the verdict below this point is unknown.
+    /// A bound was hit; the verdict below this point is unknown. Which bound is in
+    /// [`Leaf::bound`]: a path cut by an operation's limits ([`Bound::MaxSteps`],
+    /// [`Bound::StepBudget`]), or a state never explored because the whole exploration stopped
+    /// ([`Bound::Stopped`]: see [`Leaf::is_cut`]).
     Bounded,
 }
 
@@ -75,6 +78,13 @@ impl Leaf {
         }
     }
 
+    /// Whether this is a state the exploration never explored because it stopped (too many
+    /// states, out of time or memory, interrupted): a *cut* leaf, as reports call it, rather
+    /// than a path cut by one operation's limits (a *bounded* one).
+    pub fn is_cut(&self) -> bool {
+        matches!(self.bound, Some(Bound::Stopped { .. }))
+    }
+
     /// A complete leaf: every operation returned; `history` includes the `final` part's.
     pub fn complete(history: History) -> Leaf {
         Leaf {
@@ -107,10 +117,11 @@ impl Leaf {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "bound", rename_all = "kebab-case")]
 pub enum Bound {
-    /// Exploration stopped (too many states, out of time or out of memory) before this state
-    /// was explored.
+    /// Exploration stopped (too many states, out of time or out of memory, interrupted)
+    /// before this state was explored.
     Stopped {
-        /// The limit that stopped it: [`Limit::MaxStates`] or [`Limit::Timeout`].
+        /// The limit that stopped it: [`Limit::MaxStates`], [`Limit::Timeout`],
+        /// [`Limit::Memory`] or [`Limit::Interrupted`].
         limit: Limit,
     },
     /// An operation took more steps along this path than the per-operation maximum.
@@ -176,8 +187,10 @@ pub struct Counts {
     pub stuck: u64,
     /// Fault leaves.
     pub fault: u64,
-    /// Bounded leaves.
+    /// Bounded leaves: paths cut by an operation's limits (`max_steps`, the step budget).
     pub bounded: u64,
+    /// Cut leaves: states left unexplored because exploration stopped (see [`Leaf::is_cut`]).
+    pub cut: u64,
     /// Longest path below, in steps.
     pub depth: u64,
 }
@@ -190,6 +203,20 @@ impl Counts {
         };
         *c.of_kind_mut(kind) = 1;
         c
+    }
+
+    /// The counts of the one-node subtree `leaf`: a bounded leaf that exploration never
+    /// reached counts as cut.
+    pub(crate) fn of_leaf(leaf: &Leaf) -> Counts {
+        if leaf.is_cut() {
+            Counts {
+                nodes: 1,
+                cut: 1,
+                ..Counts::default()
+            }
+        } else {
+            Counts::leaf(leaf.kind)
+        }
     }
 
     fn of_kind_mut(&mut self, kind: LeafKind) -> &mut u64 {
@@ -207,6 +234,7 @@ impl Counts {
             .saturating_add(self.stuck)
             .saturating_add(self.fault)
             .saturating_add(self.bounded)
+            .saturating_add(self.cut)
     }
 
     /// Whether a count reached `u64::MAX` and stopped there: the unfolded tree is larger than
@@ -222,6 +250,7 @@ impl Counts {
         self.stuck = self.stuck.saturating_add(child.stuck);
         self.fault = self.fault.saturating_add(child.fault);
         self.bounded = self.bounded.saturating_add(child.bounded);
+        self.cut = self.cut.saturating_add(child.cut);
         self.depth = self.depth.max(child.depth + 1);
     }
 }
@@ -241,11 +270,14 @@ pub enum Limit {
     StepBudget,
     /// The process used more memory than [`ExploreOptions::max_memory`](crate::ExploreOptions::max_memory).
     Memory,
+    /// Someone raised [`ExploreOptions::interrupt`](crate::ExploreOptions::interrupt) (a
+    /// signal: Ctrl-C, `kill`).
+    Interrupted,
 }
 
 impl Limit {
     /// The limit's stable name, as JSON reports spell it: `max-states`, `timeout`,
-    /// `max-steps`, `step-budget`, `memory`.
+    /// `max-steps`, `step-budget`, `memory`, `interrupted`.
     pub fn name(self) -> &'static str {
         match self {
             Limit::MaxStates => "max-states",
@@ -253,6 +285,7 @@ impl Limit {
             Limit::MaxSteps => "max-steps",
             Limit::StepBudget => "step-budget",
             Limit::Memory => "memory",
+            Limit::Interrupted => "interrupted",
         }
     }
 
@@ -264,6 +297,7 @@ impl Limit {
             Limit::MaxSteps,
             Limit::StepBudget,
             Limit::Memory,
+            Limit::Interrupted,
         ]
         .into_iter()
         .find(|l| l.name() == name)
@@ -285,8 +319,11 @@ pub struct Stats {
     pub stuck: u64,
     /// Fault leaves.
     pub fault: u64,
-    /// Bounded leaves.
+    /// Bounded leaves: paths cut by an operation's limits (`max_steps`, the step budget).
     pub bounded: u64,
+    /// Cut leaves: states left unexplored because exploration stopped (a state limit, the
+    /// timeout, the memory budget, an interrupt).
+    pub cut: u64,
     /// Distinct states met.
     pub distinct_states: u64,
     /// Nodes in the stored graph (smaller than `nodes` when memoized).
@@ -357,12 +394,18 @@ impl Tree {
         let c = self.unfolded(self.root);
         Stats {
             nodes: c.nodes,
-            edges: c.nodes.saturating_sub(1),
+            // A saturated node count says "more than": so does the edge count it gives.
+            edges: if c.nodes == u64::MAX {
+                u64::MAX
+            } else {
+                c.nodes.saturating_sub(1)
+            },
             leaves: c.leaves(),
             complete: c.complete,
             stuck: c.stuck,
             fault: c.fault,
             bounded: c.bounded,
+            cut: c.cut,
             distinct_states: self.distinct_states,
             graph_nodes: self.graph.node_count() as u64,
             max_depth: c.depth,
@@ -615,7 +658,7 @@ fn unfolded_counts(graph: &DiGraph<Node, EventId>) -> Vec<Counts> {
     let mut counts: Vec<Counts> = Vec::with_capacity(graph.node_count());
     for node in graph.node_indices() {
         let here = match &graph[node].leaf {
-            Some(leaf) => Counts::leaf(leaf.kind),
+            Some(leaf) => Counts::of_leaf(leaf),
             None => {
                 let mut here = Counts {
                     nodes: 1,
@@ -665,5 +708,39 @@ mod count_tests {
             "the sum saturates instead of wrapping"
         );
         assert!(sum.saturated());
+        let mut cut = Counts::leaf(LeafKind::Complete);
+        cut.cut = u64::MAX;
+        assert!(cut.saturated(), "cut leaves count among the leaves");
+    }
+
+    #[test]
+    fn a_state_never_explored_is_cut_and_a_long_path_bounded() {
+        let history = History::new();
+        let stopped = Leaf::bounded(
+            history.clone(),
+            Bound::Stopped {
+                limit: Limit::MaxStates,
+            },
+        );
+        let long = Leaf::bounded(
+            history,
+            Bound::MaxSteps {
+                thread: 0,
+                op: "spin".into(),
+                max: 3,
+            },
+        );
+        assert!(stopped.is_cut() && !long.is_cut());
+        assert_eq!(
+            (
+                Counts::of_leaf(&stopped).cut,
+                Counts::of_leaf(&stopped).bounded
+            ),
+            (1, 0)
+        );
+        assert_eq!(
+            (Counts::of_leaf(&long).cut, Counts::of_leaf(&long).bounded),
+            (0, 1)
+        );
     }
 }

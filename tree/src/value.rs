@@ -19,8 +19,12 @@ pub enum Value {
     Null,
     /// A boolean.
     Bool(bool),
-    /// An integer.
+    /// An integer that fits in an `i64`.
     Int(i64),
+    /// An unsigned integer above `i64::MAX` (a `u64` or `usize` result such as `usize::MAX`);
+    /// every integer that fits in an `i64` is an [`Value::Int`], so that equal numbers are
+    /// equal values (build one with [`Value::unsigned`]).
+    Nat(u64),
     /// A string (recorded histories of key/value stores). Shared: a spec returns the string it
     /// holds without copying it, and histories clone values often.
     Str(Arc<str>),
@@ -35,6 +39,19 @@ impl Value {
     pub fn is_unit(&self) -> bool {
         matches!(self, Value::Unit)
     }
+
+    /// The unsigned integer `n`, exactly: an [`Value::Int`] when it fits in an `i64`.
+    pub fn unsigned(n: u64) -> Value {
+        i64::try_from(n).map_or(Value::Nat(n), Value::Int)
+    }
+
+    /// The integer `n`, exactly, if it fits in 64 bits (signed or unsigned).
+    pub fn integer(n: i128) -> Option<Value> {
+        match i64::try_from(n) {
+            Ok(n) => Some(Value::Int(n)),
+            Err(_) => u64::try_from(n).ok().map(Value::Nat),
+        }
+    }
 }
 
 impl fmt::Display for Value {
@@ -44,6 +61,7 @@ impl fmt::Display for Value {
             Value::Null => f.write_str("null"),
             Value::Bool(b) => write!(f, "{b}"),
             Value::Int(i) => write!(f, "{i}"),
+            Value::Nat(n) => write!(f, "{n}"),
             Value::Str(s) => write!(f, "{s:?}"),
             Value::Ref(r) => write!(f, "#{r}"),
             Value::Tuple(items) => {
@@ -73,5 +91,26 @@ mod tests {
         assert_eq!(pair.to_string(), "(1, (null, true))");
         assert_eq!(Value::Str("a b".into()).to_string(), "\"a b\"");
         assert_eq!(Value::Ref(3).to_string(), "#3");
+    }
+
+    #[test]
+    fn every_64_bit_integer_is_exact_and_has_one_value() {
+        assert_eq!(
+            Value::unsigned(u64::MAX).to_string(),
+            "18446744073709551615"
+        );
+        assert_eq!(Value::unsigned(7), Value::Int(7));
+        assert_eq!(
+            Value::integer(i128::from(u64::MAX)),
+            Some(Value::Nat(u64::MAX))
+        );
+        assert_eq!(Value::integer(-3), Some(Value::Int(-3)));
+        assert_eq!(Value::integer(i128::from(u64::MAX) + 1), None);
+        let json = serde_json::to_string(&Value::Nat(u64::MAX)).unwrap();
+        assert_eq!(json, "18446744073709551615");
+        assert_eq!(
+            serde_json::from_str::<Value>(&json).unwrap(),
+            Value::Nat(u64::MAX)
+        );
     }
 }

@@ -200,14 +200,40 @@ fn max_steps_bounds_a_spin_that_never_repeats_a_state_and_marks_the_tree_partial
 }
 
 #[test]
-fn max_states_gives_a_partial_tree_with_bounded_leaves() {
+fn max_states_gives_a_partial_tree_with_cut_leaves() {
     let options = ExploreOptions {
         max_states: Some(10),
         ..plain()
     };
     let tree = explore(&straight_line(&[3, 3, 3]), &options).unwrap();
     assert_eq!(tree.partial, Some(fgvt_tree::Limit::MaxStates));
-    assert!(tree.stats().bounded > 0);
+    // The states never explored are cut leaves: no operation's path was bounded.
+    assert!(tree.stats().cut > 0);
+    assert_eq!(tree.stats().bounded, 0);
+    assert!(tree.leaves().any(|(_, leaf, _)| leaf.is_cut()));
+}
+
+#[test]
+fn a_raised_interrupt_stops_exploration_like_a_limit() {
+    static FLAG: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    let interrupt = fgvt_tree::Interrupt::new(&FLAG);
+    let options = ExploreOptions {
+        interrupt: Some(interrupt),
+        ..plain()
+    };
+    let whole = explore(&straight_line(&[2, 2]), &options).unwrap();
+    assert_eq!(whole.partial, None, "not raised: the whole tree");
+    interrupt.raise();
+    assert!(interrupt.is_raised());
+    let cut = explore(&straight_line(&[2, 2]), &options).unwrap();
+    assert_eq!(cut.partial, Some(fgvt_tree::Limit::Interrupted));
+    let stats = cut.stats();
+    assert_eq!((stats.leaves, stats.cut, stats.complete), (1, 1, 0));
+    assert_eq!(fgvt_tree::Limit::Interrupted.name(), "interrupted");
+    assert_eq!(
+        fgvt_tree::Limit::from_name("interrupted"),
+        Some(fgvt_tree::Limit::Interrupted)
+    );
 }
 
 #[test]
@@ -346,7 +372,7 @@ fn a_timeout_stops_a_small_tree_that_gets_slow_after_its_first_leaf() {
     };
     let tree = explore(&SlowLater(straight_line(&[2, 2])), &options).unwrap();
     assert_eq!(tree.partial, Some(fgvt_tree::Limit::Timeout));
-    assert!(tree.stats().bounded > 0);
+    assert!(tree.stats().cut > 0);
     assert!(
         tree.stats().complete > 0,
         "the quick first path is complete"

@@ -2,7 +2,7 @@ use std::time::{Duration, Instant};
 
 use super::*;
 use crate::builtin::{builtin, BuiltinSpec};
-use crate::explain::{Observed, Reason};
+use crate::explain::{Observed, PrefixStep, Reason};
 use crate::spec::Apply;
 use crate::workload::generate_set_history;
 use fgvt_tree::Call;
@@ -150,6 +150,233 @@ fn a_long_prefix_is_shortened_in_text_only() {
     assert!(
         text.contains("T0 contains(100) returned true, but the spec returns false"),
         "{text}"
+    );
+}
+
+/// Orders that differ only after the operation the spec rejects read the same: each such
+/// beginning is listed once, with how many orders share it, and every operation names its
+/// thread so that orders differing only in which thread went first are told apart.
+#[test]
+fn orders_sharing_a_failing_beginning_are_listed_once() {
+    // A read of 7, which nobody writes, overlaps three writes: 4! orders, and the read fails
+    // wherever it is, so each order fails at the read.
+    let mut h = History::new();
+    h.call(0, call("read", &[]));
+    for t in 1..=3 {
+        h.call(t, call("write", &[t as i64]));
+    }
+    for t in 1..=3 {
+        h.ret(t, Value::Unit);
+    }
+    h.ret(0, int(7));
+    let e = explanation(verdict("register", &h));
+    assert_eq!(e.orders.as_ref().map(Vec::len), Some(24));
+    let text = e.to_string();
+    let lines: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("every order"))
+        .skip(1)
+        .filter(|l| l.contains('✗'))
+        .collect();
+    // The read comes after 0, 1, 2 or 3 of the writes, in any order of them: 1 + 3 + 6 + 6.
+    assert_eq!(lines.len(), 16, "{text}");
+    let mut distinct = lines.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    assert_eq!(distinct.len(), lines.len(), "no two lines alike: {text}");
+    let shared: usize = lines
+        .iter()
+        .map(|l| {
+            match l
+                .split_once("  (")
+                .and_then(|(_, n)| n.split_once(" orders start"))
+            {
+                Some((n, _)) => n.parse::<usize>().unwrap(),
+                None => 1,
+            }
+        })
+        .sum();
+    assert_eq!(shared, 24, "every order is counted once: {text}");
+    assert!(
+        text.contains("every order that respects real time (24; 16 distinct beginnings up to where the spec first contradicts them):"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  1.  T0 read() → 7 ✗  (6 orders start this way)\n"),
+        "{text}"
+    );
+    assert!(text.contains("T1 write(1)  T0 read() → 7 ✗"), "{text}");
+}
+
+/// Two increments and a final read of 1: the two orders differ in which thread went first,
+/// and say so.
+#[test]
+fn orders_that_differ_in_threads_only_name_them() {
+    let mut h = History::new();
+    h.call(0, call("inc", &[]));
+    h.call(1, call("inc", &[]));
+    h.ret(0, Value::Unit);
+    h.ret(1, Value::Unit);
+    h.call(2, call("get", &[]));
+    h.ret(2, int(1));
+    let e = explanation(verdict("counter", &h));
+    let text = e.to_string();
+    assert!(
+        text.contains("every order that respects real time (2):"),
+        "{text}"
+    );
+    assert!(
+        text.contains("T0 inc()  T1 inc()  T2 get() → 1 ✗"),
+        "{text}"
+    );
+    assert!(
+        text.contains("T1 inc()  T0 inc()  T2 get() → 1 ✗"),
+        "{text}"
+    );
+    assert!(!text.contains("start this way"), "{text}");
+}
+
+/// The verdict line is said once: `details` leaves it out for a place that has said it.
+#[test]
+fn details_leave_out_the_verdict_line() {
+    let e = explanation(verdict("snapshot", &pair_snapshot()));
+    let whole = e.to_string();
+    let details = e.details().to_string();
+    assert!(
+        whole.starts_with("not linearizable\nlongest linearizable prefix (6 of 7 operations):"),
+        "{whole}"
+    );
+    assert!(
+        details.starts_with("longest linearizable prefix (6 of 7 operations):"),
+        "{details}"
+    );
+    assert!(!details.contains("not linearizable"), "{details}");
+    assert_eq!(
+        whole.strip_prefix("not linearizable\n"),
+        Some(details.as_str())
+    );
+    assert_eq!(
+        serde_json::to_value(e.details()).unwrap(),
+        serde_json::to_value(&e).unwrap(),
+        "the same JSON"
+    );
+    // A sub-history or a stuck history is still said, without the verdict.
+    let mut partitioned = e.clone();
+    partitioned.partition = Some(Value::Str("k".into()));
+    partitioned.stuck = true;
+    assert!(
+        partitioned.details().to_string().starts_with(
+            "in the sub-history of key \"k\"; stuck history: pending operations must block\nlongest"
+        ),
+        "{}",
+        partitioned.details()
+    );
+}
+
+/// Counts read right: "1 operation", and a note never hides a single step.
+#[test]
+fn counts_are_in_words_that_agree() {
+    // One read of 7 alone.
+    let mut h = History::new();
+    h.call(0, call("read", &[]));
+    h.ret(0, int(7));
+    let e = explanation(verdict("register", &h));
+    let text = e.to_string();
+    assert!(
+        text.contains("longest linearizable prefix (0 of 1 operation):"),
+        "{text}"
+    );
+    let mut bare = e.clone();
+    bare.obstacles.clear();
+    assert_eq!(bare.summary(), "only 0 of 1 operation can be linearized");
+
+    // A prefix of 41 steps is shown whole (a note would hide one line and take one); of 42,
+    // the note hides 2.
+    let long = |steps: usize| {
+        let mut long = e.clone();
+        let step = PrefixStep {
+            op: e.operations[0].clone(),
+            returns: Value::Unit,
+        };
+        long.prefix = vec![step; steps];
+        long.to_string()
+    };
+    let text = long(41);
+    assert!(!text.contains("earlier step"), "{text}");
+    assert!(text.contains("   1. T0 read() → ()"), "{text}");
+    assert!(text.contains("  41. T0 read() → ()"), "{text}");
+    let text = long(42);
+    assert!(
+        text.contains("  ... (2 earlier steps; the JSON report lists them all)\n   3. T0 read()"),
+        "{text}"
+    );
+}
+
+/// A read whose result can never come stops the search at once (the configuration is dead
+/// before anything is tried), but the explanation still linearizes what can be, and blames
+/// the read, not the write before it.
+#[test]
+fn the_prefix_goes_on_past_where_the_search_gave_up() {
+    let mut h = History::new();
+    h.call(0, call("write", &[1]));
+    h.ret(0, Value::Unit);
+    h.call(1, call("read", &[]));
+    h.call(2, call("write", &[2]));
+    h.ret(1, int(7));
+    let e = explanation(verdict("register", &h));
+    assert_eq!(e.prefix.len(), 1, "{e}");
+    assert_eq!(e.prefix[0].op.call, call("write", &[1]));
+    let blamed: Vec<&Call> = e.obstacles.iter().map(|o| &o.op.call).collect();
+    assert!(blamed.contains(&&call("read", &[])), "{e}");
+    assert!(!blamed.contains(&&call("write", &[1])), "{e}");
+    assert_eq!(
+        e.headline(),
+        "T1 read() returned 7, which no serial order of the operations gives"
+    );
+    // Without explanations the search's own prefix is given, as it found it.
+    let options = CheckOptions {
+        explain: false,
+        ..CheckOptions::default()
+    };
+    let bare = explanation(check(&BuiltinSpec::Register, &h, &options).unwrap().verdict);
+    assert!(bare.prefix.len() <= 1);
+}
+
+/// A pending operation did not return: its headline says so rather than "returned pending".
+#[test]
+fn the_headline_of_a_pending_operation_says_it_did_not_return() {
+    // A write of 2 never returned; a read beside it saw 3.
+    let mut h = History::new();
+    h.call(1, call("write", &[2]));
+    h.call(2, call("read", &[]));
+    h.ret(2, int(3));
+    let e = explanation(verdict("register", &h));
+    let headline = e.headline();
+    assert!(!headline.contains("returned pending"), "{headline}");
+    // The read, whose result the spec contradicts, is the more telling obstacle.
+    assert_eq!(
+        headline,
+        "T2 read() returned 3, which no serial order of the operations gives"
+    );
+    // With only the pending write left to blame, it says what happened to it.
+    let pending_only = Explanation {
+        obstacles: e
+            .obstacles
+            .iter()
+            .filter(|o| o.op.observed == Observed::Pending)
+            .cloned()
+            .collect(),
+        ..e.clone()
+    };
+    assert!(!pending_only.obstacles.is_empty(), "{e}");
+    assert_eq!(
+        pending_only.headline(),
+        "T1 write(2) did not return (pending), and no serial order of the operations, with or without it, gives the results observed"
+    );
+    assert!(
+        pending_only.obstacle_notes()[0].1.starts_with("T1 write(2) did not return (pending); it could take effect in the initial state, but no linearization"),
+        "{:?}",
+        pending_only.obstacle_notes()
     );
 }
 

@@ -1,6 +1,8 @@
-//! Jepsen histories in EDN: one operation map per line, or one vector of them.
+//! Jepsen histories in EDN: operation maps, one per line or spread over several lines, bare
+//! or in one top-level vector `[…]` or list `(…)`, with `;` comments anywhere.
 //!
 //! ```edn
+//! ; a cas that took effect
 //! {:type :invoke, :f :cas, :value [1 2], :process 3, :time 12, :index 7}
 //! {:type :ok,     :f :cas, :value [1 2], :process 3, :time 19, :index 8}
 //! ```
@@ -12,8 +14,10 @@
 //! | `:fail` | the call did not happen: it is removed |
 //! | `:info` | the call may or may not have happened: it stays pending forever |
 //!
-//! Operations of processes that are not integers (`:nemesis`) are skipped; `:time` and
-//! `:index` are ignored (the file's order is real-time order). The model is inferred from the
+//! Operations of processes that are not integers (`:nemesis`) are skipped; `:time`, `:index`,
+//! `:error` and any other key are ignored (the file's order is real-time order). A history
+//! whose every operation failed, or that holds only the nemesis's, is empty, and linearizable;
+//! a file with no operation map at all is an error. The model is inferred from the
 //! operations' names unless the caller names a spec:
 //!
 //! | model | operations | calls |
@@ -28,6 +32,37 @@
 //! and lists → tuples, sets → sorted tuples. The EDN itself is read by the `edn-format`
 //! crate; this module finds where each operation starts (for positions in errors) and bounds
 //! the nesting before handing text to it.
+
+/// How Jepsen EDN histories are read, for `docs/history-format.md` (Markdown).
+pub const REFERENCE: &str = r#"Operation maps as Jepsen records them, in any of the shapes it writes: one map per line or
+several on a line, maps spread over several lines, bare or in one top-level vector `[…]` or list
+`(…)`, with `;` comments anywhere. Only `:type`, `:f`, `:value` and `:process` are read; `:time`,
+`:index`, `:error` and any other key are ignored, and the file's order is real-time order.
+
+| `:type` | event |
+|---|---|
+| `:invoke` | the process calls `:f` |
+| `:ok` | the call returns (`:value` is the result where the model has one) |
+| `:fail` | the call did not happen: it is removed |
+| `:info` | the call may or may not have happened: it stays pending forever |
+
+Operations of processes that are not integers (`:nemesis`) are skipped. A history whose every
+operation failed, or that holds only the nemesis's, is empty: nothing happened, which is
+linearizable (exit 0). A file with no operation map at all is bad input (exit 2): the test
+probably did not run.
+
+The model is inferred from the operations' names unless `--spec` names one:
+
+| model | operations | calls |
+|---|---|---|
+| `register` (cas-register, from `nil`) | `:read`, `:write v`, `:cas [a b]` | `read()` → value, `write(v)`, `cas(a, b)` → `true` |
+| `queue` (fifo) | `:enqueue v`, `:dequeue` | `enqueue(v)`, `dequeue()` → value |
+| `mutex` | `:acquire`, `:release` | `acquire()`, `release()` |
+| `set` | `:add v`, `:read` | `add(v)` (result not recorded), `read()` → every element |
+| `multi-register` | `:txn [[:read k nil] [:write k v] ...]` | `txn(steps)` → the steps with the reads' values |
+
+A model that starts elsewhere takes `--initial`: Knossos's `multi-register.edn` starts from
+`--initial '{:x 0 :y 0}'`."#;
 
 use edn_format::Value as Edn;
 use fgvt_tree::{Call, Value};
@@ -50,7 +85,10 @@ pub fn parse(text: &str, spec: Option<&str>) -> Result<Parsed, ParseError> {
     };
     let mut recorder = Recorder::default();
     for (line, op) in &ops {
-        let Some(thread) = op.process else { continue };
+        let Some(thread) = op.process else {
+            recorder.other_process();
+            continue;
+        };
         recorder.jepsen_event(
             *line,
             thread,
@@ -297,14 +335,14 @@ struct Element<'t> {
     column: usize,
 }
 
-/// The top-level values of `text` (the items of a single top-level vector, if the file is
-/// one), with their positions; nesting deeper than [`MAX_NESTING`] is an error at its place.
+/// The top-level values of `text` (the items of a single top-level vector or list, if the file
+/// is one), with their positions; nesting deeper than [`MAX_NESTING`] is an error at its place.
 fn elements(text: &str) -> Result<Vec<Element<'_>>, ParseError> {
     let mut out = Vec::new();
     let mut at = Position { line: 1, column: 1 };
     let mut depth = 0usize;
-    // The depth items start at: 1 inside a file-wide vector, 0 otherwise (decided by the first
-    // character that is not blank).
+    // The depth items start at: 1 inside a file-wide vector or list, 0 otherwise (decided by
+    // the first character that is not blank or a comment).
     let mut item_depth = None;
     // Where the current item starts: byte offset and position.
     let mut start: Option<(usize, Position)> = None;
@@ -340,11 +378,11 @@ fn elements(text: &str) -> Result<Vec<Element<'_>>, ParseError> {
             c if c.is_whitespace() || c == ',' => continue,
             _ => {}
         }
-        let base = *item_depth.get_or_insert(usize::from(c == '['));
+        let base = *item_depth.get_or_insert(usize::from(matches!(c, '[' | '(')));
         let opens = matches!(c, '{' | '[' | '(');
         let closes = matches!(c, '}' | ']' | ')');
-        // An item starts at its first character at the items' depth (the file-wide vector's
-        // own brackets are below it).
+        // An item starts at its first character at the items' depth (the file-wide vector's or
+        // list's own brackets are below it).
         if depth == base && start.is_none() && !closes {
             start = Some((offset, here));
         }

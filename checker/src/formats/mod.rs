@@ -7,8 +7,8 @@
 //! * [`Format::Json`]: fgvt's own JSON history format (`"schema": "fgvt.history/1"`), which names
 //!   its spec; see [`json`].
 //! * [`Format::Edn`]: Jepsen's EDN operation maps (`{:type :invoke, :f :cas, :value [1 2],
-//!   :process 3}`), as a vector or one per line; the model is inferred from the operations or
-//!   named; see [`edn`].
+//!   :process 3}`), bare or in a vector or list, one per line or over several lines, with `;`
+//!   comments; the model is inferred from the operations or named; see [`edn`].
 //!
 //! Every parse error carries the 1-based line number of the offending line.
 
@@ -183,25 +183,59 @@ pub enum LoadError {
     },
 }
 
-/// The 1-based number of the first line of `text` that is not blank (1 if there is none).
+/// The 1-based number of the first line of `text` that holds something other than blanks and
+/// `;` comments (1 if there is none): the line the format is told from.
 fn first_line(text: &str) -> usize {
-    event_lines(text).next().map_or(1, |(line, _)| line)
+    significant_lines(text).next().map_or(1, |(line, _)| line)
 }
 
-/// Guesses the format of `text` from its first non-blank line; `None` when it looks like none.
+/// The lines of `text` that are neither blank nor `;` comments (EDN's), with their 1-based
+/// numbers.
+fn significant_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    event_lines(text).filter(|(_, raw)| !raw.trim_start().starts_with(';'))
+}
+
+/// Guesses the format of `text` (the whole file, or its first few kilobytes) from its first
+/// line that is not blank or a `;` comment; `None` when it looks like none.
+///
+/// Jepsen writes EDN histories in several shapes, all recognized: one operation map per line,
+/// a top-level vector `[…]` or list `(…)` of them, maps spread over several lines. A kv log is
+/// EDN too, one map per line: it is told apart by the `:key` of its first map.
 pub fn detect_format(text: &str) -> Option<Format> {
-    let first = event_lines(text).next()?.1.trim();
+    let (line, first) = significant_lines(text).next()?;
     if first.contains("jepsen.util") {
-        Some(Format::Jepsen)
-    } else if first.starts_with("{:") && first.contains(":key ") {
-        Some(Format::Kv)
-    } else if first.starts_with("{:") || first.starts_with('[') {
-        Some(Format::Edn)
-    } else if first.starts_with('{') {
-        Some(Format::Json)
-    } else {
-        None
+        return Some(Format::Jepsen);
     }
+    // From that line on (a map may go on over the next lines).
+    let from: usize = text
+        .split_inclusive('\n')
+        .take(line - 1)
+        .map(str::len)
+        .sum();
+    let rest = text[from..].trim_start();
+    let items =
+        rest.trim_start_matches(|c: char| matches!(c, '[' | '(' | ',') || c.is_whitespace());
+    let file_wide = items.len() < rest.len();
+    let Some(map) = items.strip_prefix('{') else {
+        // A file-wide vector or list whose first item is no map is still EDN: its reader says
+        // what is wrong, with a position.
+        return file_wide.then_some(Format::Edn);
+    };
+    let map = map.trim_start_matches(|c: char| c == ',' || c.is_whitespace());
+    if !map.starts_with(':') {
+        // `{` then a string: a JSON object (EDN maps of histories are keyed by keywords).
+        return Some(if file_wide { Format::Edn } else { Format::Json });
+    }
+    // The first map up to its first closing brace (a kv map holds no nested map).
+    let first_map = &map[..map.find('}').unwrap_or(map.len())];
+    let keyed = first_map
+        .split(|c: char| c == ',' || c.is_whitespace())
+        .any(|word| word == ":key");
+    Some(if keyed && !file_wide {
+        Format::Kv
+    } else {
+        Format::Edn
+    })
 }
 
 /// Parses `text` as `format`.
@@ -256,6 +290,8 @@ pub fn load_history_as(
         Some(format) => format,
         // An empty file is most likely a Jepsen test that did not run; its parser says so.
         None if text.trim().is_empty() => Format::Jepsen,
+        // Only `;` comments: an EDN file with no operations, which its parser says.
+        None if significant_lines(&text).next().is_none() => Format::Edn,
         None => {
             return Err(LoadError::UnknownFormat {
                 path: path.to_owned(),
@@ -279,6 +315,10 @@ pub(crate) struct Recorder {
     events: Vec<Option<(fgvt_tree::CoarseEvent, usize)>>,
     /// Per thread: the event index and line of its pending call.
     pending: std::collections::HashMap<usize, (usize, usize)>,
+    /// Whether any operation was recorded, withdrawn ones and other processes' (a nemesis's)
+    /// included: a history whose every call failed shows that the test ran (and is trivially
+    /// linearizable), an empty file does not.
+    recorded: bool,
 }
 
 impl Recorder {
@@ -293,6 +333,7 @@ impl Recorder {
             return Err(ParseError::new(line, format!("process {thread} invokes {call} while its operation from line {earlier} is still pending")));
         }
         self.pending.insert(thread, (self.events.len(), line));
+        self.recorded = true;
         self.events
             .push(Some((fgvt_tree::CoarseEvent::Call { thread, call }, line)));
         Ok(())
@@ -324,6 +365,12 @@ impl Recorder {
             fgvt_tree::CoarseEvent::Return { thread, value },
             line,
         )));
+    }
+
+    /// Notes an operation of a process that is not a client (Jepsen's nemesis): not part of
+    /// the history, but proof that the test ran.
+    pub(crate) fn other_process(&mut self) {
+        self.recorded = true;
     }
 
     /// Withdraws `thread`'s pending call: it definitely did not take effect.
@@ -370,14 +417,16 @@ impl Recorder {
         Ok(())
     }
 
-    /// The history with the line of each event, or an error on `last_line` if it has none.
+    /// The history with the line of each event, or an error on `last_line` if no operation
+    /// was recorded. Calls that all failed leave an empty history: nothing happened, which is
+    /// linearizable.
     pub(crate) fn finish(
         self,
         last_line: usize,
         what: &str,
     ) -> Result<(History, Vec<usize>), ParseError> {
         let (events, lines): (Vec<_>, Vec<_>) = self.events.into_iter().flatten().unzip();
-        if events.is_empty() {
+        if !self.recorded {
             return Err(ParseError::new(
                 last_line.max(1),
                 format!("no events: {what}"),

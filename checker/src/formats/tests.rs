@@ -469,3 +469,114 @@ fn a_json_history_may_give_an_initial_state() {
     let bad = "{\"spec\": \"queue\",\n \"initial\": [7, 1.5],\n \"events\": []}\n";
     assert_eq!(parse(bad, Format::Json).unwrap_err().line, 2);
 }
+
+/// Every shape Jepsen writes an EDN history in is told from its opening and read the same:
+/// `;` comments first, a top-level list or vector or bare maps, maps over several lines, extra
+/// keys.
+#[test]
+fn every_shape_of_an_edn_history_is_recognized_and_read_alike() {
+    let one_per_line = "{:type :invoke, :f :write, :value 1, :process 0}\n\
+                        {:type :ok, :f :write, :value 1, :process 0}\n\
+                        {:type :invoke, :f :read, :value nil, :process 1}\n\
+                        {:type :ok, :f :read, :value 1, :process 1}\n";
+    let expected = parse(one_per_line, Format::Edn).unwrap().history;
+    let shapes = [
+        one_per_line.to_owned(),
+        format!("; recorded by Jepsen\n;; twice\n\n{one_per_line}"),
+        format!("[{}]", one_per_line.trim_end()),
+        format!("({})\n", one_per_line.trim_end()),
+        format!("; a list, commented\n(\n{one_per_line}; the end\n)\n"),
+        // Knossos's multi-register.edn: keys on lines of their own, extra keys.
+        "[{:type :invoke,\n :f :write,\n :value 1,\n :process 0,\n :time 7686455705}\n\
+         {:type :ok,\n :f :write,\n :value 1,\n :process 0,\n :time 7686455799,\n :error nil}\n\
+         {:process 1  :type :invoke, :f :read, :value nil, :index 2}\n\
+         {:process 1, :type :ok, :f :read, :value 1, :index 3, :node \"n1\"}]\n"
+            .to_owned(),
+    ];
+    for text in &shapes {
+        assert_eq!(detect_format(text), Some(Format::Edn), "{text}");
+        let parsed = parse(text, Format::Edn).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        assert_eq!(parsed.history, expected, "{text}");
+        assert_eq!(parsed.spec.as_deref(), Some("register"), "{text}");
+    }
+    // The lines of the events are where their maps start.
+    let lines = parse(&shapes[5], Format::Edn).unwrap().lines;
+    assert_eq!(lines, vec![1, 6, 12, 13]);
+    // A kv log is EDN too, told apart by its `:key`, even after a comment; JSON by its string
+    // keys, even when the brace is alone on its line.
+    assert_eq!(
+        detect_format("; kv\n{:process 0, :type :invoke, :f :get, :key \"a\", :value nil}\n"),
+        Some(Format::Kv)
+    );
+    assert_eq!(
+        detect_format("{\n  \"spec\": \"queue\"}\n"),
+        Some(Format::Json)
+    );
+    assert_eq!(
+        detect_format("{:type :invoke,\n :f :read}\n"),
+        Some(Format::Edn)
+    );
+    assert_eq!(detect_format("; only a comment\n"), None);
+}
+
+/// A history whose every operation failed recorded a test that ran and did nothing: it is
+/// empty, and linearizable; so is one of the nemesis's operations only. A file with no
+/// operation at all is still an error.
+#[test]
+fn an_all_failed_history_is_empty_not_missing() {
+    use crate::builtin::builtin;
+    use crate::{check, CheckOptions, Verdict};
+    let all_failed = "[{:process 12, :type :invoke, :f :read, :value nil}\n \
+                      {:process 12, :type :fail, :f :read, :value nil}\n \
+                      {:process 19, :type :invoke, :f :write, :value 1}\n \
+                      {:process 19, :type :fail, :f :write, :value 1, :error :timeout}]\n";
+    let nemesis_only = "[{:process :nemesis, :type :info, :f :kill, :value nil}\n \
+                        {:process :nemesis, :type :info, :f :kill, :value nil}]\n";
+    for text in [all_failed, nemesis_only] {
+        let parsed = parse(text, Format::Edn).unwrap_or_else(|e| panic!("{e}"));
+        assert!(parsed.history.events.is_empty(), "{text}");
+        let outcome = check(
+            &builtin(parsed.spec.as_deref().unwrap()).unwrap(),
+            &parsed.history,
+            &CheckOptions::default(),
+        )
+        .unwrap();
+        assert!(
+            matches!(outcome.verdict, Verdict::Linearizable { .. }),
+            "{text}: {:?}",
+            outcome.verdict
+        );
+    }
+    // A Jepsen log of failed writes only is empty too (a failed cas returned false: it stays).
+    let failed_writes =
+        "INFO  jepsen.util - 0\t:invoke\t:write\t1\nINFO  jepsen.util - 0\t:fail\t:write\t1\n";
+    let parsed = parse(failed_writes, Format::Jepsen).unwrap_or_else(|e| panic!("{e}"));
+    assert!(parsed.history.events.is_empty());
+    for (text, format) in [
+        ("", Format::Edn),
+        ("; nothing but a comment\n", Format::Edn),
+        ("[]", Format::Edn),
+        ("", Format::Jepsen),
+    ] {
+        let e = parse(text, format).unwrap_err();
+        assert!(e.message.starts_with("no events"), "{format} {text:?}: {e}");
+    }
+}
+
+/// `:info` and `:fail` anywhere: a completion with no invocation before it is named with its
+/// line; an `:info` of a process with nothing pending is harmless (Jepsen's crash of an idle
+/// process).
+#[test]
+fn info_and_fail_anywhere() {
+    let stray_fail = "{:type :invoke, :f :read, :value nil, :process 0}\n\
+                      {:type :ok, :f :read, :value nil, :process 0}\n\
+                      {:type :fail, :f :write, :value 3, :process 4}\n";
+    let e = parse(stray_fail, Format::Edn).unwrap_err();
+    assert_eq!(e.line, 3, "{e}");
+    let stray_info = "{:type :info, :f :write, :value 3, :process 4}\n\
+                      {:type :invoke, :f :read, :value nil, :process 0}\n\
+                      {:type :ok, :f :read, :value nil, :process 0}\n\
+                      {:type :info, :f :read, :value nil, :process 0}\n";
+    let parsed = parse(stray_info, Format::Edn).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(parsed.history.events.len(), 2);
+}

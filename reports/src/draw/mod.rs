@@ -192,6 +192,8 @@ struct Selector<'a> {
     schedules: Vec<Vec<usize>>,
     /// Per [`Collapsed`] reason, the nodes left out below collapsed nodes.
     cut: [u64; 4],
+    /// DAG mode: the states already counted in `cut`.
+    hidden: HashSet<NodeId>,
 }
 
 impl<'a> Selector<'a> {
@@ -233,6 +235,7 @@ impl<'a> Selector<'a> {
             drawn: HashMap::new(),
             schedules: Vec::new(),
             cut: [0; 4],
+            hidden: HashSet::new(),
         }
     }
 
@@ -269,22 +272,19 @@ impl<'a> Selector<'a> {
         }
         let notes = self.notes();
         let stats = tree.stats();
+        let count = crate::build::count_text;
         let summary = format!(
             "{} of {} nodes drawn ({}), {} leaves: {} passing, {} failing",
             self.nodes.len(),
-            if self.options.dag {
-                stats.graph_nodes
-            } else {
-                stats.nodes
-            },
+            count(of_nodes(&stats, self.options.dag)),
             if self.options.dag {
                 "DAG of states"
             } else {
                 "unfolded tree"
             },
-            stats.leaves,
-            self.input.labeling.passing_leaves(),
-            self.input.labeling.failing_leaves(),
+            count(stats.leaves),
+            count(self.input.labeling.passing_leaves()),
+            count(self.input.labeling.failing_leaves()),
         );
         TreeDrawing {
             title: self.input.title.to_string(),
@@ -370,12 +370,33 @@ impl<'a> Selector<'a> {
         node.text = format!(
             "{}\n{} {}",
             node.text,
-            leaves,
+            crate::build::count_text(leaves),
             if leaves == 1 { "leaf" } else { "leaves" }
         );
-        let hidden = self.input.tree.unfolded(node.node).nodes.saturating_sub(1);
-        let slot = &mut self.cut[reason as usize];
-        *slot = slot.saturating_add(hidden);
+        let below = node.node;
+        if self.options.dag {
+            // The DAG's own nodes, each once however many collapsed nodes reach it: the
+            // summary counts graph nodes too, so the notes add up to it.
+            self.hidden_states(below, reason);
+        } else {
+            let hidden = self.input.tree.unfolded(below).nodes.saturating_sub(1);
+            let slot = &mut self.cut[reason as usize];
+            *slot = slot.saturating_add(hidden);
+        }
+    }
+
+    /// DAG mode: counts the states below `node` (not itself) that no other collapsed node
+    /// has counted yet, under `reason`.
+    fn hidden_states(&mut self, node: NodeId, reason: Collapsed) {
+        let tree = self.input.tree;
+        let mut stack: Vec<NodeId> = tree.children(node).into_iter().map(|(_, c)| c).collect();
+        while let Some(next) = stack.pop() {
+            if self.drawn.contains_key(&next) || !self.hidden.insert(next) {
+                continue;
+            }
+            self.cut[reason as usize] += 1;
+            stack.extend(tree.children(next).into_iter().map(|(_, c)| c));
+        }
     }
 
     fn add_node(&mut self, node: NodeId, mask: u64, schedule: Vec<usize>) -> usize {
@@ -489,6 +510,16 @@ impl<'a> Selector<'a> {
     }
 }
 
+/// How many nodes a drawing is drawn out of: the unfolded tree's, or the DAG's states with
+/// [`DrawOptions::dag`]; what `render` says on stderr and the drawing's summary agree on it.
+pub fn of_nodes(stats: &fgvt_tree::Stats, dag: bool) -> u64 {
+    if dag {
+        stats.graph_nodes
+    } else {
+        stats.nodes
+    }
+}
+
 /// The tooltip of a node: its state, label, counts and, for a leaf, its history.
 fn tooltip(input: &DrawInput<'_>, node: NodeId, schedule: Option<&[usize]>) -> String {
     let (tree, labeling) = (input.tree, input.labeling);
@@ -515,24 +546,25 @@ fn tooltip(input: &DrawInput<'_>, node: NodeId, schedule: Option<&[usize]>) -> S
             }
         );
     }
+    let count = crate::build::count_text;
     let _ = write!(
         s,
         "\nleaves below: {} passing, {} failing, {} unknown\nsubtree: {} nodes, depth {}",
-        labeling.passing_below(node),
-        labeling.failing_below(node),
-        labeling.unknown_below(node),
-        counts.nodes,
+        count(labeling.passing_below(node)),
+        count(labeling.failing_below(node)),
+        count(labeling.unknown_below(node)),
+        count(counts.nodes),
         counts.depth
     );
     let paths = labeling.paths_to(node);
     if paths > 1 {
-        let _ = write!(s, "\nshared state: reached by {paths} paths");
+        let _ = write!(s, "\nshared state: reached by {} paths", count(paths));
     }
     for l in tree.loops_from(node) {
         let _ = write!(s, "\nloop: {} returns to state {}", l.step, l.to.index());
     }
     if let Some(leaf) = tree.leaf(node) {
-        let _ = write!(s, "\nleaf: {:?}", leaf.kind);
+        let _ = write!(s, "\nleaf: {}", crate::build::leaf_kind(leaf));
         let history = leaf.history.to_string();
         if !history.is_empty() {
             let _ = write!(s, "\nhistory: {}", shorten(&history, 400));

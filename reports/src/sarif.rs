@@ -1,0 +1,239 @@
+//! A localization as SARIF 2.1.0, the format code-scanning views read (GitHub code scanning,
+//! VS Code's SARIF viewer): one result per CDRS.
+//!
+//! A CDRS is a set of source locations with an interleaving between them, which is the shape
+//! SARIF gives a result: the decisive race (the last node of the sequence, where the run is
+//! decided to fail) is the primary location, every race of the sequence a related location,
+//! and the witness a code flow with one thread flow per thread, each step with its location,
+//! what it did and its place in the run (`executionOrder`). The rule's metadata says what a
+//! CDRS is. The file validates against the OASIS schema shipped in `schemas/` (a test checks
+//! every report the fixtures give).
+
+use std::collections::BTreeMap;
+
+use serde_json::{json, Value as Json};
+
+use crate::model::{CdrsReport, LocalizeReport, RaceReport, SourceLocation, Verdict};
+
+/// The id of fgvt's one rule: a critical data race sequence.
+pub const RULE_ID: &str = "fgvt/cdrs";
+
+/// `report` as a SARIF 2.1.0 log (pretty-printed JSON, with a final newline).
+pub fn render_sarif(report: &LocalizeReport) -> String {
+    let log = json!({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": { "driver": driver() },
+            "invocations": [{
+                "commandLine": report.test.command,
+                // The run worked whatever it found; a limit makes it partial, said below.
+                "executionSuccessful": true,
+            }],
+            "results": report.cdrs.iter().map(|c| result(report, c)).collect::<Vec<_>>(),
+            "properties": {
+                "verdict": verdict_name(report.verdict),
+                "partial": report.partial,
+                "object": report.test.object,
+                "spec": report.test.spec,
+                "test": report.test.file,
+            },
+        }],
+    });
+    let mut text = serde_json::to_string_pretty(&log).expect("SARIF is plain JSON");
+    text.push('\n');
+    text
+}
+
+/// fgvt as the tool that ran, with the CDRS rule.
+fn driver() -> Json {
+    json!({
+        "name": "fgvt",
+        "informationUri": "https://github.com/fgvt/fgvt",
+        "version": env!("CARGO_PKG_VERSION"),
+        "rules": [{
+            "id": RULE_ID,
+            "name": "CriticalDataRaceSequence",
+            "shortDescription": {
+                "text": "A sequence of data races that decides a non-linearizable run."
+            },
+            "fullDescription": {
+                "text": "fgvt explored every interleaving of a small test of a concurrent object and \
+                         checked every run for linearizability. A critical data race sequence \
+                         (CDRS) is a path of the interleaving tree through races whose outcome \
+                         decides failure: at each, which thread goes first moves the runs below \
+                         from passing (or mixed) towards failing. The last race of the sequence \
+                         is where the failure is decided; the earlier ones set it up."
+            },
+            "help": {
+                "text": "Reorder or synchronize the racing statements so that no interleaving of \
+                         them gives a result that no serial order of the operations gives: the \
+                         witness shows one such interleaving step by step."
+            },
+            "defaultConfiguration": { "level": "error" },
+        }],
+    })
+}
+
+/// One CDRS as a result.
+fn result(report: &LocalizeReport, cdrs: &CdrsReport) -> Json {
+    let races: Vec<&RaceReport> = cdrs.nodes.iter().flat_map(|n| &n.races).collect();
+    // The decisive race: the step the witness takes at the last node of the sequence.
+    let decisive =
+        (cdrs.nodes.last()).and_then(|n| n.races.iter().find(|r| r.taken).or(n.races.first()));
+    let labels: Vec<String> = cdrs
+        .nodes
+        .iter()
+        .map(|n| n.label.name().to_string())
+        .collect();
+    let symptom = report.symptom.as_deref().unwrap_or("the runs below fail");
+    let message = format!(
+        "CDRS {} ({}), {} failing run{}: {symptom}. Decided by {}.",
+        cdrs.rank,
+        labels.join(" "),
+        cdrs.failing_leaves,
+        if cdrs.failing_leaves == 1 { "" } else { "s" },
+        decisive.map_or_else(|| "its races".to_string(), race_text),
+    );
+    let locations: Vec<Json> = decisive
+        .and_then(located)
+        .map(|(l, r)| location(l, &r.snippet, &race_text(r), None))
+        .into_iter()
+        .collect();
+    let related: Vec<Json> = (races.iter().copied().filter_map(located).enumerate())
+        .map(|(i, (l, r))| location(l, &r.snippet, &race_text(r), Some(i)))
+        .collect();
+    let mut result = json!({
+        "ruleId": RULE_ID,
+        "ruleIndex": 0,
+        "level": "error",
+        "message": { "text": message },
+        "locations": locations,
+        "relatedLocations": related,
+        "codeFlows": [code_flow(cdrs)],
+        // Stable across runs: the statements of the sequence, not node numbers.
+        "partialFingerprints": { "cdrsStatements/v1": fingerprint(cdrs) },
+        "properties": {
+            "rank": cdrs.rank,
+            "pattern": labels.join(" "),
+            "failingLeaves": cdrs.failing_leaves,
+            "replay": cdrs.witness.replay,
+        },
+    });
+    if locations_empty(&result) {
+        // A result without a location is valid SARIF but shows nowhere: point at the test.
+        result["locations"] = json!([{
+            "physicalLocation": { "artifactLocation": { "uri": uri(&report.test.file) } },
+            "message": { "text": "the test that fails" },
+        }]);
+    }
+    result
+}
+
+fn locations_empty(result: &Json) -> bool {
+    result["locations"].as_array().is_none_or(Vec::is_empty)
+}
+
+/// A race with its source location, when it has one.
+fn located(r: &RaceReport) -> Option<(&SourceLocation, &RaceReport)> {
+    r.location.as_ref().map(|l| (l, r))
+}
+
+/// The witness as a code flow: one thread flow per thread, steps in run order.
+fn code_flow(cdrs: &CdrsReport) -> Json {
+    let w = &cdrs.witness;
+    let mut threads: BTreeMap<usize, Vec<Json>> = BTreeMap::new();
+    for step in &w.trace {
+        let mut text = format!(
+            "T{} {}: {} {}",
+            step.thread, step.op, step.event, step.target
+        );
+        if !step.value.is_empty() {
+            text.push_str(&format!(" {}", step.value));
+        }
+        if let Some(label) = step.race {
+            text.push_str(&format!(" [race {}]", label.name()));
+        }
+        let mut location = json!({ "message": { "text": text } });
+        if let (Some(file), Some(line)) = (&step.file, step.line) {
+            location["physicalLocation"] = json!({
+                "artifactLocation": { "uri": uri(file) },
+                "region": { "startLine": line, "snippet": { "text": step.snippet } },
+            });
+        }
+        threads.entry(step.thread).or_default().push(json!({
+            "location": location,
+            "executionOrder": step.step,
+            "importance": if step.race.is_some() { "essential" } else { "important" },
+        }));
+    }
+    json!({
+        "message": { "text": format!("witness ({} steps, ends {}); replay: {}", w.trace.len(), w.leaf, w.replay) },
+        "threadFlows": threads.into_iter().map(|(thread, locations)| json!({
+            "id": format!("T{thread}"),
+            "message": { "text": format!("thread T{thread}") },
+            "locations": locations,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// A source location with the statement's region and a message.
+fn location(at: &SourceLocation, snippet: &str, text: &str, id: Option<usize>) -> Json {
+    let mut json = json!({
+        "physicalLocation": {
+            "artifactLocation": { "uri": uri(&at.file) },
+            "region": {
+                "startLine": at.line,
+                "startColumn": at.column,
+                "endColumn": at.column + at.width.max(1),
+                "snippet": { "text": snippet },
+            },
+        },
+        "message": { "text": text },
+    });
+    if let Some(id) = id {
+        json["id"] = json!(id);
+    }
+    json
+}
+
+/// A race as one line: `T1 read x → 0 (get())`.
+fn race_text(r: &RaceReport) -> String {
+    let value = if r.value.is_empty() {
+        String::new()
+    } else {
+        format!(" {}", r.value)
+    };
+    format!("T{} {} {}{value} in {}", r.thread, r.event, r.target, r.op)
+}
+
+/// A file name as a URI reference: relative names stay relative (to the repository root,
+/// where code scanning resolves them), with `/` separators.
+fn uri(file: &str) -> String {
+    file.replace('\\', "/")
+}
+
+/// The statements of a CDRS, hashed (64-bit FNV-1a, the same in every build): equal for the
+/// same races on the same lines.
+fn fingerprint(cdrs: &CdrsReport) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for s in &cdrs.statements {
+        let key = format!(
+            "{}:{}:{}:{}\n",
+            s.location.file, s.location.line, s.location.column, s.snippet
+        );
+        for byte in key.bytes() {
+            hash = (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    format!("{hash:016x}")
+}
+
+/// The verdict's stable name.
+fn verdict_name(verdict: Verdict) -> &'static str {
+    match verdict {
+        Verdict::Linearizable => "linearizable",
+        Verdict::NotLinearizable => "not-linearizable",
+        Verdict::Inconclusive => "inconclusive",
+    }
+}

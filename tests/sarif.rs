@@ -1,0 +1,94 @@
+//! `--format sarif` (issue 28): every localization of the Table 2 fixtures, failing and fixed,
+//! is a SARIF 2.1.0 log that validates against the OASIS schema shipped in
+//! `reports/schemas/`, with one result per CDRS pointing at the racing lines.
+
+mod common;
+
+/// The OASIS SARIF 2.1.0 schema, compiled once per test.
+fn validator() -> jsonschema::Validator {
+    let text =
+        std::fs::read_to_string(common::root().join("reports/schemas/sarif-schema-2.1.0.json"))
+            .unwrap();
+    let schema: serde_json::Value = serde_json::from_str(&text).unwrap();
+    jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft4)
+        .build(&schema)
+        .unwrap()
+}
+
+/// `fgvt localize FILE --format sarif`: (exit code, the log).
+fn sarif(file: &str) -> (i32, serde_json::Value) {
+    let (code, stdout) = common::localize(&[file, "--format", "sarif"]);
+    let log = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{file}: {e}\n{stdout}"));
+    (code, log)
+}
+
+/// Every error the schema finds in `log`, as text.
+fn errors(validator: &jsonschema::Validator, log: &serde_json::Value) -> Vec<String> {
+    validator
+        .iter_errors(log)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect()
+}
+
+#[test]
+fn every_table_2_report_is_valid_sarif_with_a_result_per_cdrs() {
+    let validator = validator();
+    for name in [
+        "linked_list",
+        "lock_free_list",
+        "optimistic_queue",
+        "pair_snapshot",
+        "counter1",
+        "snark",
+    ] {
+        let file = format!("fixtures/{name}/failing.json");
+        let (code, log) = sarif(&file);
+        assert_eq!(code, 1, "{name}");
+        assert_eq!(errors(&validator, &log), Vec::<String>::new(), "{name}");
+        let run = &log["runs"][0];
+        assert_eq!(run["properties"]["verdict"], "not-linearizable", "{name}");
+        let results = run["results"].as_array().unwrap();
+        assert!(!results.is_empty(), "{name}: one result per CDRS shown");
+        for result in results {
+            assert_eq!(result["ruleId"], "fgvt/cdrs");
+            let uri = result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+                .as_str()
+                .unwrap();
+            assert!(
+                uri.ends_with(".fgv"),
+                "{name}: the decisive race is in the model: {uri}"
+            );
+            let flows = result["codeFlows"][0]["threadFlows"].as_array().unwrap();
+            assert!(flows.len() >= 2, "{name}: a thread flow per thread");
+            // Execution order runs over the whole witness, across the threads' flows.
+            let mut order: Vec<u64> = flows
+                .iter()
+                .flat_map(|f| f["locations"].as_array().unwrap())
+                .map(|l| l["executionOrder"].as_u64().unwrap())
+                .collect();
+            order.sort_unstable();
+            assert_eq!(order, (0..order.len() as u64).collect::<Vec<_>>(), "{name}");
+        }
+        let (code, log) = sarif(&format!("fixtures/{name}/fixed.json"));
+        assert_eq!(code, 0, "{name}");
+        assert_eq!(
+            errors(&validator, &log),
+            Vec::<String>::new(),
+            "{name} fixed"
+        );
+        assert_eq!(
+            log["runs"][0]["results"],
+            serde_json::json!([]),
+            "{name}: nothing to show"
+        );
+    }
+}
+
+#[test]
+fn a_log_that_breaks_the_schema_is_caught() {
+    // The validation above could pass by accident if the schema checked nothing.
+    let (_, mut log) = sarif("fixtures/counter1/failing.json");
+    log["runs"][0]["results"][0]["level"] = serde_json::json!("fatal");
+    assert!(!errors(&validator(), &log).is_empty());
+}
