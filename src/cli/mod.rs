@@ -428,8 +428,9 @@ pub struct CheckHistoryArgs {
     /// Give up on a file after this many seconds: its verdict is unknown (exit 3).
     #[arg(long, value_parser = parse_seconds)]
     pub timeout: Option<Duration>,
-    /// Draw the history as a self-contained HTML page (one history file only): operations per
-    /// process on a time axis, the longest linearizable prefix, what cannot come next.
+    /// Draw the history as a self-contained HTML page: operations per process on a time axis,
+    /// the longest linearizable prefix, what cannot come next. With several files, a directory
+    /// that gets one page per file and an `index.html`.
     #[arg(long)]
     pub html: Option<PathBuf>,
 }
