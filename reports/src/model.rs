@@ -399,9 +399,15 @@ impl Explanation {
     /// The explanation of `what` (the checker's account of a violation): its text as it
     /// prints, its JSON as it serializes.
     pub fn described<E: fmt::Display + Serialize>(headline: String, what: &E) -> Explanation {
+        Explanation::told(headline, what.to_string(), what)
+    }
+
+    /// An explanation whose text is `text` (a report already says the verdict, so the text
+    /// need not repeat it), with `what`'s JSON.
+    pub fn told<E: Serialize>(headline: String, text: String, what: &E) -> Explanation {
         Explanation {
             headline,
-            text: what.to_string(),
+            text,
             json: serde_json::to_value(what).unwrap_or_default(),
         }
     }

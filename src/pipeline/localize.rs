@@ -290,7 +290,10 @@ fn outcome(judgement: &Judgement, node: NodeId) -> LeafOutcome {
 fn explanation(judgement: &Judgement, tree: &Tree, leaf: NodeId) -> Option<Explanation> {
     match judgement.verdicts.get(&leaf)? {
         LeafVerdict::NotLinearizable(outcome) => match &outcome.verdict {
-            CheckVerdict::NotLinearizable(e) => Some(Explanation::described(e.headline(), e)),
+            CheckVerdict::NotLinearizable(e) => {
+                // The report's heading says it is not linearizable: the text goes on.
+                Some(Explanation::told(e.headline(), e.details().to_string(), e))
+            }
             _ => None,
         },
         LeafVerdict::Fault => tree.leaf(leaf)?.fault.as_ref().map(|f| Explanation {

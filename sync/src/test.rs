@@ -572,10 +572,15 @@ impl<O: Object> Test<O> {
         })?;
         let verdicts = self.judge(&tree);
         let judged = tree.leaf(end).and_then(|_| verdicts.get(&end));
-        let verdict = judged.map(|(outcome, why)| match (outcome, why.explanation()) {
+        let verdict = judged.map(|(outcome, why)| match (outcome, why) {
             (LeafOutcome::Pass, _) => "verdict: linearizable".to_string(),
-            (LeafOutcome::Fail, Some(e)) => format!("verdict: {}", e.text.trim_end()),
-            (LeafOutcome::Fail, None) => "verdict: NOT LINEARIZABLE".to_string(),
+            (LeafOutcome::Fail, Why::Panicked(message)) => {
+                format!("verdict: fault (the object panicked: {message})")
+            }
+            (LeafOutcome::Fail, why) => {
+                let text = why.explanation().map(|e| e.text).unwrap_or_default();
+                format!("verdict: not linearizable\n{}", text.trim_end())
+            }
             (LeafOutcome::Unknown, _) => {
                 "verdict: unknown (a bound was hit, or the checker gave up)".to_string()
             }
@@ -906,7 +911,10 @@ impl Why {
                 })
             }
             Why::NotLinearizable(outcome) => match &outcome.verdict {
-                CheckVerdict::NotLinearizable(e) => Some(Explanation::described(e.headline(), e)),
+                CheckVerdict::NotLinearizable(e) => {
+                    // The report's heading says it is not linearizable: the text goes on.
+                    Some(Explanation::told(e.headline(), e.details().to_string(), e))
+                }
                 _ => None,
             },
         }
