@@ -236,3 +236,14 @@ impl RawLock {
         )
     }
 }
+
+/// `Ok(value)`, or `Err` with it when `poisoned`: std's `LockResult` around a guard, a
+/// reference or the data. For a guard, whether the lock is poisoned is what the lock step just
+/// taken observed (the data's version says it): no step of its own.
+pub(crate) fn poisoned_if<T>(poisoned: bool, value: T) -> std::sync::LockResult<T> {
+    if poisoned {
+        Err(std::sync::PoisonError::new(value))
+    } else {
+        Ok(value)
+    }
+}

@@ -26,7 +26,6 @@ use miette::miette;
 
 use crate::object::Object;
 use crate::picture::{drawing, Format};
-use crate::spec::serial_run;
 use crate::test::{parse_all, Checked, Localized, Replayed, SpecChoice, SpecType, Test};
 
 /// The test `file` on `O`, named `name`; its `"spec"` may name one of the sequential `specs`.
@@ -143,9 +142,7 @@ pub fn make_test<O: Object>(args: &MakeArgs<'_>) -> Box<dyn AnyTest> {
 /// arguments) is bad input rather than a finding; a panic is left for the runs to find.
 pub fn check_calls<O: Object>(init: &[Call], calls: &[Call]) -> Result<(), String> {
     for call in init.iter().chain(calls) {
-        // Cut like `Test::rejected_call`'s: a call may wait forever when run alone.
-        let run = crate::runtime::bounded(100_000, || serial_run::<O>(init, call));
-        if let Ok(Err(message)) = run {
+        if let Some(message) = crate::spec::refusal::<O>(init, call) {
             return Err(format!("`{call}`: {message}"));
         }
     }
@@ -220,14 +217,20 @@ enum Command {
     Minimize(MinimizeArgs),
 }
 
+/// The default of `--max-steps`.
+const DEFAULT_MAX_STEPS: usize = 1_000;
+
+/// The default of `--max-states`.
+const DEFAULT_MAX_STATES: usize = 1_000_000;
+
 /// The limits of an exploration.
 #[derive(Debug, Clone, Args)]
 pub struct Limits {
     /// Most steps one operation may take on a path (an endless spin ends there, bounded).
-    #[arg(long, default_value_t = 1_000)]
+    #[arg(long, default_value_t = DEFAULT_MAX_STEPS)]
     pub max_steps: usize,
     /// Most tree nodes before exploration stops (the result is then partial, exit 3).
-    #[arg(long, default_value_t = 1_000_000)]
+    #[arg(long, default_value_t = DEFAULT_MAX_STATES)]
     pub max_states: usize,
     /// Stop after this many seconds (the result is then partial, exit 3); for `hunt` and
     /// `minimize`, the whole search.
@@ -240,10 +243,10 @@ impl Limits {
     /// leading space: what a command that reruns the test must repeat.
     fn options(&self) -> String {
         let mut out = String::new();
-        if self.max_steps != 1_000 {
+        if self.max_steps != DEFAULT_MAX_STEPS {
             out.push_str(&format!(" --max-steps {}", self.max_steps));
         }
-        if self.max_states != 1_000_000 {
+        if self.max_states != DEFAULT_MAX_STATES {
             out.push_str(&format!(" --max-states {}", self.max_states));
         }
         if let Some(timeout) = self.timeout {

@@ -5,9 +5,9 @@ use std::cell::UnsafeCell;
 use std::fmt;
 use std::ops::{Deref, DerefMut};
 use std::panic::Location;
-use std::sync::{LockResult, PoisonError, TryLockError, TryLockResult};
+use std::sync::{LockResult, TryLockError, TryLockResult};
 
-use crate::lock::RawLock;
+use crate::lock::{poisoned_if, RawLock};
 
 /// A lock protecting a `T`, drop-in for `std::sync::Mutex`, poisoning included: a guard
 /// dropped while its thread panics poisons the lock, and every later [`lock`](Mutex::lock)
@@ -70,12 +70,7 @@ impl<T> Mutex<T> {
     /// if the lock is poisoned.
     pub fn into_inner(self) -> LockResult<T> {
         let poisoned = self.raw.poisoned();
-        let value = self.data.into_inner();
-        if poisoned {
-            Err(PoisonError::new(value))
-        } else {
-            Ok(value)
-        }
+        poisoned_if(poisoned, self.data.into_inner())
     }
 }
 
@@ -113,11 +108,7 @@ impl<T: ?Sized> Mutex<T> {
         };
         // The lock step just taken observed the data's version, which says whether the lock
         // is poisoned: no step of its own.
-        if self.raw.poisoned() {
-            Err(PoisonError::new(guard))
-        } else {
-            Ok(guard)
-        }
+        poisoned_if(self.raw.poisoned(), guard)
     }
 
     /// Whether a holder panicked (one read step of the lock's poison flag).
@@ -136,12 +127,7 @@ impl<T: ?Sized> Mutex<T> {
     /// with the reference if the lock is poisoned.
     pub fn get_mut(&mut self) -> LockResult<&mut T> {
         let poisoned = self.raw.poisoned();
-        let value = self.data.get_mut();
-        if poisoned {
-            Err(PoisonError::new(value))
-        } else {
-            Ok(value)
-        }
+        poisoned_if(poisoned, self.data.get_mut())
     }
 }
 

@@ -6,9 +6,9 @@ use std::cell::UnsafeCell;
 use std::fmt;
 use std::ops::{Deref, DerefMut};
 use std::panic::Location;
-use std::sync::{LockResult, PoisonError, TryLockError, TryLockResult};
+use std::sync::{LockResult, TryLockError, TryLockResult};
 
-use crate::lock::RawLock;
+use crate::lock::{poisoned_if, RawLock};
 
 /// A reader-writer lock protecting a `T`, drop-in for `std::sync::RwLock`, poisoning
 /// included: a write guard dropped while its thread panics poisons the lock (a read guard does
@@ -81,22 +81,7 @@ impl<T> RwLock<T> {
     /// if the lock is poisoned.
     pub fn into_inner(self) -> LockResult<T> {
         let poisoned = self.raw.poisoned();
-        let value = self.data.into_inner();
-        if poisoned {
-            Err(PoisonError::new(value))
-        } else {
-            Ok(value)
-        }
-    }
-}
-
-/// `Ok(guard)`, or `Err` with it if the lock is poisoned: what the lock step just taken
-/// observed (the data's version says whether it is poisoned), no step of its own.
-fn poisoned_if<G>(raw: &RawLock, guard: G) -> LockResult<G> {
-    if raw.poisoned() {
-        Err(PoisonError::new(guard))
-    } else {
-        Ok(guard)
+        poisoned_if(poisoned, self.data.into_inner())
     }
 }
 
@@ -107,7 +92,7 @@ impl<T: ?Sized> RwLock<T> {
     pub fn read(&self) -> LockResult<RwLockReadGuard<'_, T>> {
         let caller = Location::caller();
         self.raw.acquire(true, caller, "read");
-        poisoned_if(&self.raw, self.read_guard(caller))
+        poisoned_if(self.raw.poisoned(), self.read_guard(caller))
     }
 
     /// Takes the lock exclusively (one step, which waits while anyone holds it); `Err` with
@@ -116,7 +101,7 @@ impl<T: ?Sized> RwLock<T> {
     pub fn write(&self) -> LockResult<RwLockWriteGuard<'_, T>> {
         let caller = Location::caller();
         self.raw.acquire(false, caller, "write");
-        poisoned_if(&self.raw, self.write_guard(caller))
+        poisoned_if(self.raw.poisoned(), self.write_guard(caller))
     }
 
     /// Takes the lock shared if no writer holds it (one step, which never waits: it observes
@@ -128,7 +113,7 @@ impl<T: ?Sized> RwLock<T> {
         if !self.raw.try_acquire(true, caller, "try_read") {
             return Err(TryLockError::WouldBlock);
         }
-        poisoned_if(&self.raw, self.read_guard(caller)).map_err(TryLockError::from)
+        poisoned_if(self.raw.poisoned(), self.read_guard(caller)).map_err(TryLockError::from)
     }
 
     /// Takes the lock exclusively if no one holds it (one step, which never waits: it
@@ -140,7 +125,7 @@ impl<T: ?Sized> RwLock<T> {
         if !self.raw.try_acquire(false, caller, "try_write") {
             return Err(TryLockError::WouldBlock);
         }
-        poisoned_if(&self.raw, self.write_guard(caller)).map_err(TryLockError::from)
+        poisoned_if(self.raw.poisoned(), self.write_guard(caller)).map_err(TryLockError::from)
     }
 
     fn read_guard(&self, taken_at: &'static Location<'static>) -> RwLockReadGuard<'_, T> {
@@ -174,12 +159,7 @@ impl<T: ?Sized> RwLock<T> {
     /// with the reference if the lock is poisoned.
     pub fn get_mut(&mut self) -> LockResult<&mut T> {
         let poisoned = self.raw.poisoned();
-        let value = self.data.get_mut();
-        if poisoned {
-            Err(PoisonError::new(value))
-        } else {
-            Ok(value)
-        }
+        poisoned_if(poisoned, self.data.get_mut())
     }
 }
 

@@ -26,6 +26,20 @@ pub(crate) fn serial_run<O: Object>(
     }))
 }
 
+/// The most accesses a call may take when [`refusal`] runs it alone.
+const CHECK_STEPS: u64 = 100_000;
+
+/// Why `O` refuses `call` after `init`, if it does: its [`Object::call`] returns `Err` (an
+/// unknown operation, wrong arguments) in a serial run. A panic is the object's own failure,
+/// which a run reports; a call that waits forever when run alone (a spin on a flag nobody sets)
+/// is cut after a budget of accesses and passes: the runs will show what it does.
+pub(crate) fn refusal<O: Object>(init: &[Call], call: &Call) -> Option<String> {
+    match crate::runtime::bounded(CHECK_STEPS, || serial_run::<O>(init, call)) {
+        Ok(Err(message)) => Some(message),
+        _ => None,
+    }
+}
+
 /// The spec whose state is the operations applied so far: applying one more runs them all, in
 /// order, on a fresh object, then the new one, and takes its result.
 pub(crate) struct SelfSpec<O>(PhantomData<fn() -> O>);

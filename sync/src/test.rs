@@ -300,11 +300,8 @@ impl<O: Object> Test<O> {
         self.explore_with(&self.explore_options())
     }
 
-    /// The most accesses a call may take when [`Test::rejected_call`] runs it alone.
-    const CHECK_STEPS: u64 = 100_000;
-
-    /// The first call the object rejects in a serial run after `init` (its `Object::call`
-    /// returns `Err`: an unknown operation or wrong arguments), named with where it is.
+    /// The first call the object rejects in a serial run after `init` (see
+    /// [`spec::refusal`](crate::spec::refusal)), named with where it is.
     pub(crate) fn rejected_call(&self) -> Result<(), String> {
         let plan = &self.plan;
         let placed = (plan.init.iter().enumerate())
@@ -314,13 +311,7 @@ impl<O: Object> Test<O> {
             }))
             .chain((plan.finals.iter().enumerate()).map(|(i, c)| (format!("final[{i}]"), c)));
         for (at, call) in placed {
-            // A panic is the object's own failure, which a run reports; only `Err` is refusal.
-            // A call that waits forever when run alone (a spin on a flag nobody sets) is cut,
-            // and passes the check: the runs will show what it does.
-            let run = runtime::bounded(Self::CHECK_STEPS, || {
-                crate::spec::serial_run::<O>(&plan.init, call)
-            });
-            if let Ok(Err(message)) = run {
+            if let Some(message) = crate::spec::refusal::<O>(&plan.init, call) {
                 return Err(format!(
                     "{at}, `{call}`: {message} (list only operations the object runs)"
                 ));
