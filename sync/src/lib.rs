@@ -80,6 +80,7 @@
 #![warn(missing_docs)]
 
 pub mod atomic;
+mod cargo_test;
 mod cell;
 mod condvar;
 mod fingerprint;

@@ -95,35 +95,6 @@ fn parse_schedule(text: &str) -> Result<Vec<usize>, String> {
         .collect()
 }
 
-/// The `cargo test` command that runs the test calling this, exactly: libtest names a test's
-/// thread after the test, cargo names the package in `CARGO_PKG_NAME`, and the executable is
-/// the test target's (`<target>-<hash>`). Falls back on `cargo test <name>` where one of them
-/// is missing (a test on the main thread, a program run outside cargo).
-fn cargo_test_command(name: &str) -> String {
-    let thread = std::thread::current();
-    let test = thread.name().filter(|n| *n != "main");
-    let package = std::env::var("CARGO_PKG_NAME").ok();
-    let exe = std::env::current_exe().ok();
-    let target = exe
-        .as_deref()
-        .and_then(|e| e.file_stem())
-        .and_then(|s| s.to_str());
-    let (Some(test), Some(package), Some(target)) = (test, package, target) else {
-        return format!("cargo test {}", fgvt_reports::shell_quote(name));
-    };
-    // `counter-0123456789abcdef`: the target's name, then cargo's hash.
-    let target = target.rsplit_once('-').map_or(target, |(t, _)| t);
-    let which = if target == package.replace('-', "_") {
-        "--lib".to_string()
-    } else {
-        format!("--test {target}")
-    };
-    format!(
-        "cargo test -p {package} {which} -- --exact {}",
-        fgvt_reports::shell_quote(test)
-    )
-}
-
 /// What [`Test::localize`] found: the report, with the tree and labels it describes.
 pub struct Localized {
     /// The report, as `fgvt localize` makes it for a model.
@@ -147,7 +118,7 @@ impl<O: Object> Test<O> {
             merge: true,
             allow_uninstrumented: false,
             timeout: None,
-            reproduce: cargo_test_command(name),
+            reproduce: crate::cargo_test::command(name),
             replay_program: None,
             spec: SpecChoice::Serial,
             object: PhantomData,
@@ -441,8 +412,11 @@ impl<O: Object> Test<O> {
     }
 
     /// Explores, judges every leaf against the spec (by default `self`), labels the tree and
-    /// finds its critical data race sequences.
+    /// finds its critical data race sequences. With `FGVT_REPLAY=0,1,1` in the environment (a
+    /// report's replay line sets it), it first prints that run of the test to standard error.
+    #[track_caller]
     pub fn localize(&self) -> Result<Localized, ReplayError> {
+        self.show_replay_from_environment();
         let (tree, verdicts, scouted) = self.explore_and_judge()?;
         let info = TestInfo {
             file: self.name.clone(),
@@ -509,16 +483,9 @@ impl<O: Object> Test<O> {
     /// `target/fgvt/<name>.md` and `.json` for a bug ticket (and the labeled tree as `.svg`
     /// with the `svg` feature).
     ///
-    /// With `FGVT_REPLAY=0,1,1` in the environment (a report's replay line sets it), it first
-    /// prints that run of the test ([`Test::replay`]) to standard error.
+    /// With `FGVT_REPLAY` set, it first prints that run, as [`Test::localize`] does.
     #[track_caller]
     pub fn assert_linearizable(&self) {
-        if let Ok(schedule) = std::env::var(REPLAY_VARIABLE) {
-            match parse_schedule(&schedule).and_then(|s| self.replay(&s)) {
-                Ok(replayed) => eprintln!("{} {schedule}:\n{}", REPLAY_VARIABLE, replayed.text),
-                Err(e) => panic!("{REPLAY_VARIABLE}={schedule}: {e}"),
-            }
-        }
         let localized = match self.localize() {
             Ok(l) => l,
             Err(e) => panic!("fgvt could not explore `{}`: {e}", self.name),
@@ -542,6 +509,20 @@ impl<O: Object> Test<O> {
             ""
         };
         panic!("{text}\n{written}{why}");
+    }
+
+    /// With `FGVT_REPLAY=0,1,1` in the environment (a report's replay line sets it), prints
+    /// that run of the test ([`Test::replay`]) to standard error; panics when the variable
+    /// names no run of this test, as a replay line pasted into the wrong test would.
+    #[track_caller]
+    fn show_replay_from_environment(&self) {
+        let Ok(schedule) = std::env::var(REPLAY_VARIABLE) else {
+            return;
+        };
+        match parse_schedule(&schedule).and_then(|s| self.replay(&s)) {
+            Ok(replayed) => eprintln!("{REPLAY_VARIABLE} {schedule}:\n{}", replayed.text),
+            Err(e) => panic!("{REPLAY_VARIABLE}={schedule}: {e}"),
+        }
     }
 
     /// One run of the test, by its thread choices (a report's witness gives them, and its
