@@ -95,8 +95,11 @@ fn required_features(manifest: &toml::Table, test: &str) -> Vec<String> {
 /// renamed `sync = { package = "fgvt-sync", … }`), in `[dependencies]` or a target's.
 fn optional_dependency_key(manifest: &toml::Table) -> Option<String> {
     let targets = manifest.get("target").and_then(|t| t.as_table());
-    let tables = std::iter::once(manifest)
-        .chain(targets.into_iter().flat_map(|t| t.values().filter_map(|v| v.as_table())));
+    let tables = std::iter::once(manifest).chain(
+        targets
+            .into_iter()
+            .flat_map(|t| t.values().filter_map(|v| v.as_table())),
+    );
     tables
         .filter_map(|table| table.get("dependencies").and_then(|d| d.as_table()))
         .flat_map(|dependencies| dependencies.iter())
@@ -121,9 +124,11 @@ fn feature_enabling(manifest: &toml::Table, key: &str) -> Option<String> {
         .filter(|(_, list)| strings(Some(list)).iter().any(|item| names(item, key)))
         .map(|(name, _)| name.clone())
         .min_by_key(|name| (name.len(), name.clone()));
-    let explicit = features
-        .values()
-        .any(|list| strings(Some(list)).iter().any(|item| item == &format!("dep:{key}")));
+    let explicit = features.values().any(|list| {
+        strings(Some(list))
+            .iter()
+            .any(|item| item == &format!("dep:{key}"))
+    });
     direct.or_else(|| (!explicit).then(|| key.to_string()))
 }
 

@@ -76,14 +76,11 @@ impl Condvar {
     pub fn wait<'a, T>(&self, guard: MutexGuard<'a, T>) -> LockResult<MutexGuard<'a, T>> {
         let caller = Location::caller();
         if !runtime::in_thread() {
-            // Unwound without the panic hook: a serial run of the `self` spec meets this for
-            // every blocking call tried in a state where it blocks, which is no failure to
-            // print. The message is the payload, as a panic's is.
-            std::panic::resume_unwind(Box::new(format!(
+            runtime::would_block(format!(
                 "{} waits in a serial run: no other thread could notify it, so it would block \
                  forever",
                 self.id
-            )));
+            ));
         }
         let mutex = guard.mutex;
         // The wait step releases the lock in the guard's stead: the guard must not release it

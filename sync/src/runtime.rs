@@ -1178,6 +1178,19 @@ thread_local! {
 /// Why a run outside any execution stopped: it took more steps than [`bounded`] allowed.
 pub(crate) struct OutOfSteps;
 
+/// Why a run outside any execution stopped: an operation would block forever there (a wait
+/// on a condition variable, a lock held by an earlier operation), as no other thread exists
+/// to wake it. The message says which object and why.
+pub(crate) struct WouldBlock(pub(crate) String);
+
+/// Stops a run outside any execution that would block forever, with `message`: it unwinds
+/// without the panic hook (a serial run of the `self` spec meets this for every blocking call
+/// tried in a state where it blocks, which is no failure to print), with [`WouldBlock`] as the
+/// payload.
+pub(crate) fn would_block(message: String) -> ! {
+    std::panic::resume_unwind(Box::new(WouldBlock(message)))
+}
+
 /// Runs `f` (code outside any execution: a serial run) allowing it at most `steps` accesses
 /// and retry hints; past them it unwinds with [`OutOfSteps`], without the panic hook's message.
 /// A check that runs the object serially must end even when an operation waits forever there.
@@ -1326,6 +1339,8 @@ pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     if let Some(s) = payload.downcast_ref::<&str>() {
         (*s).to_string()
     } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else if let Some(WouldBlock(s)) = payload.downcast_ref::<WouldBlock>() {
         s.clone()
     } else {
         "a panic".to_string()

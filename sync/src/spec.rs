@@ -9,7 +9,7 @@ use fgvt_checker::{Apply, Spec};
 use fgvt_tree::{Call, ThreadId, Value};
 
 use crate::object::Object;
-use crate::runtime::panic_message;
+use crate::runtime::{panic_message, OutOfSteps, WouldBlock};
 
 /// Runs `earlier`, then `call`, on a fresh `O`, outside any scheduler: `call`'s result, the
 /// first `Err` of them all, or the panic that stopped them.
@@ -41,7 +41,9 @@ pub(crate) fn refusal<O: Object>(init: &[Call], call: &Call) -> Option<String> {
 }
 
 /// The spec whose state is the operations applied so far: applying one more runs them all, in
-/// order, on a fresh object, then the new one, and takes its result.
+/// order, on a fresh object, then the new one, and takes its result. A call that waits forever
+/// in that serial run (a condition variable's wait, a lock an earlier call kept, a spin past
+/// [`CHECK_STEPS`] accesses) *blocks* there, as Line-Up's serial runs say of a blocking call.
 pub(crate) struct SelfSpec<O>(PhantomData<fn() -> O>);
 
 impl<O: Object> SelfSpec<O> {
@@ -58,13 +60,18 @@ impl<O: Object> Spec for SelfSpec<O> {
     }
 
     fn apply(&self, state: &Vec<Call>, _thread: ThreadId, call: &Call) -> Apply<Vec<Call>> {
-        match serial_run::<O>(state, call) {
+        match crate::runtime::bounded(CHECK_STEPS, || serial_run::<O>(state, call)) {
             Ok(Ok(value)) => {
                 let mut next = state.clone();
                 next.push(call.clone());
                 Apply::Returns { value, state: next }
             }
             Ok(Err(message)) => Apply::Invalid(message),
+            // Alone, the call waits forever: on a condition variable or a lock (nothing could
+            // wake it), or spinning past the budget (nothing could change what it waits for).
+            Err(payload) if payload.is::<WouldBlock>() || payload.is::<OutOfSteps>() => {
+                Apply::Blocks
+            }
             Err(payload) => Apply::Invalid(format!(
                 "`{call}` panicked in a serial run: {}",
                 panic_message(payload.as_ref())

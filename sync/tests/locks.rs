@@ -365,3 +365,49 @@ fn a_reader_asking_to_write_waits_for_itself_where_it_read() {
         "{reason}"
     );
 }
+
+/// A lock whose operations are `acquire()` and `release()`: a CAS spin, and a store. A thread
+/// holds it across calls, so the `self` spec's serial runs meet an `acquire` that spins forever
+/// (the lock is held by an earlier call), which they must take for blocking, not run forever.
+struct SpinLock {
+    held: fgvt_sync::atomic::AtomicBool,
+}
+
+impl Object for SpinLock {
+    fn new() -> Self {
+        SpinLock {
+            held: fgvt_sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    fn call(&self, call: &Call) -> Result<Value, String> {
+        use fgvt_sync::atomic::Ordering::SeqCst;
+        match call.op.as_str() {
+            "acquire" => {
+                while (self.held.compare_exchange(false, true, SeqCst, SeqCst)).is_err() {
+                    fgvt_sync::hint::spin_loop();
+                }
+                Ok(Value::Unit)
+            }
+            "release" => {
+                self.held.store(false, SeqCst);
+                Ok(Value::Unit)
+            }
+            _ => Err(unknown(call)),
+        }
+    }
+}
+
+#[test]
+fn a_serial_spin_on_a_lock_an_earlier_call_holds_blocks_the_self_spec() {
+    let threads = |t: Test<SpinLock>| t.thread(&["acquire()", "release()"]).thread(&["acquire()"]);
+    let found = threads(Test::new("spin")).localize().unwrap();
+    assert_eq!(
+        found.report.verdict,
+        fgvt_sync::report::Verdict::Linearizable
+    );
+    // As the built-in lock spec judges it.
+    let by_lock = threads(Test::new("spin")).spec("mutex").localize().unwrap();
+    assert_eq!(by_lock.report.verdict, found.report.verdict);
+    assert_eq!(by_lock.report.labels, found.report.labels);
+}
