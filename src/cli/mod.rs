@@ -6,6 +6,7 @@ mod history_picture;
 pub mod hunt;
 mod jobs;
 mod localize;
+mod manual;
 pub mod minimize;
 pub mod output;
 mod render;
@@ -24,7 +25,16 @@ pub use output::{write_atomically, Exit};
 
 /// fgvt localizes linearizability faults in concurrent objects down to the racing statements.
 #[derive(Debug, Parser)]
-#[command(name = "fgvt", version, about, long_about = None, propagate_version = true)]
+#[command(
+    name = "fgvt",
+    version,
+    about,
+    long_about = None,
+    propagate_version = true,
+    after_long_help = "Exit status: 0 linearizable (no violation found), 1 not linearizable, \
+        2 bad input or usage, 3 a limit made the result partial, 130 interrupted by Ctrl-C or \
+        SIGTERM (what was found is printed, marked INTERRUPTED)."
+)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
@@ -48,6 +58,33 @@ pub enum Command {
     Minimize(MinimizeArgs),
     /// Check recorded histories (Jepsen etcd logs, kv logs, fgvt JSON) for linearizability.
     CheckHistory(CheckHistoryArgs),
+    /// Print a completion script for a shell (bash, zsh, fish, elvish, powershell).
+    Completions(CompletionsArgs),
+    /// Print fgvt's manual page (roff), or write one page per command into a directory.
+    Man(ManArgs),
+}
+
+/// Arguments of `fgvt completions`.
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+    /// Write the script (atomically) to this file instead of printing it.
+    #[arg(short = 'o', long = "output")]
+    pub output: Option<PathBuf>,
+}
+
+/// Arguments of `fgvt man`.
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write the page of `fgvt` (atomically) to this file instead of printing it.
+    #[arg(short = 'o', long = "output", conflicts_with = "dir")]
+    pub output: Option<PathBuf>,
+    /// Write every page into this directory instead: `fgvt.1` and one per command
+    /// (`fgvt-localize.1`, …), as `man` finds them under a `man1` directory of its path.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }
 
 /// Limits shared by every command that explores a test.
@@ -449,6 +486,8 @@ pub fn main() -> ExitCode {
         Command::Render(args) => render::run(&args),
         Command::Hunt(args) => hunt::run(&args),
         Command::Minimize(args) => minimize::run(&args),
+        Command::Completions(args) => manual::completions(&args),
+        Command::Man(args) => manual::man(&args),
     };
     match result {
         Ok(exit) => output::process_exit(exit),
