@@ -734,6 +734,8 @@ fn the_initial_state_is_settable() {
     let (code, out, err) = check(&[&file("queue.json"), "--initial", "[8 7]"]);
     assert_eq!(code, 1, "{out}{err}");
     assert!(out.contains("returned 7, but the spec returns 8"), "{out}");
+    // Repeated as given, in EDN, not in fgvt's notation for the same value, `(8, 7)`.
+    assert!(out.contains("spec queue from [8 7],"), "{out}");
 
     // Bad input: the wrong shape (from the flag, from the file with its line), bad EDN.
     let (code, out, err) = check(&[&file("read3.edn"), "--spec", "counter", "--initial", "[1]"]);
@@ -764,4 +766,77 @@ fn the_initial_state_is_settable() {
         err.contains("1:3") && err.contains("malformed EDN"),
         "{err}"
     );
+}
+
+/// `check-history --format sarif` on every shipped history: a valid SARIF log; a result for
+/// each NOT linearizable one, at the line the README names as the bad operation where it names
+/// one, with the longest linearizable prefix as a code flow; none for a linearizable one.
+#[test]
+fn every_shipped_history_gives_valid_sarif_pointing_at_the_bad_line() {
+    let validator = common::sarif_validator();
+    let readme = std::fs::read_to_string(shipped().join("README.md")).unwrap();
+    for doc in documented() {
+        let path = shipped().join(&doc.file);
+        let mut args = vec![path.to_str().unwrap(), "--format", "sarif"];
+        args.extend(doc.flags.iter().map(String::as_str));
+        let (code, out, err) = check(&args);
+        assert_eq!(code, if doc.linearizable { 0 } else { 1 }, "{}: {err}", doc.file);
+        let log: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+        let problems = common::sarif_errors(&validator, &log);
+        assert_eq!(problems, Vec::<String>::new(), "{}", doc.file);
+        let results = log["runs"][0]["results"].as_array().unwrap();
+        if doc.linearizable {
+            assert_eq!(results.len(), 0, "{}", doc.file);
+            continue;
+        }
+        assert_eq!(results.len(), 1, "{}", doc.file);
+        let result = &results[0];
+        assert_eq!(result["ruleId"], "fgvt/non-linearizable-history");
+        let at = &result["locations"][0]["physicalLocation"];
+        assert_eq!(at["artifactLocation"]["uri"], path.to_str().unwrap());
+        let line = at["region"]["startLine"].as_u64().expect("a line");
+        // "the same with one stale read (line 97)"
+        let row = (readme.lines()).find(|l| l.contains(&format!("`{}`", doc.file)));
+        let documented_line = (row.unwrap().split("(line ").nth(1))
+            .and_then(|rest| rest.split(')').next())
+            .map(|n| n.parse::<u64>().unwrap());
+        if let Some(expected) = documented_line {
+            assert_eq!(line, expected, "{}", doc.file);
+        }
+        // The prefix, then the culprit, in one execution order over the processes' flows.
+        let flows = result["codeFlows"][0]["threadFlows"].as_array().unwrap();
+        let mut order: Vec<u64> = (flows.iter())
+            .flat_map(|f| f["locations"].as_array().unwrap())
+            .map(|l| l["executionOrder"].as_u64().unwrap())
+            .collect();
+        order.sort_unstable();
+        assert_eq!(order, (0..order.len() as u64).collect::<Vec<_>>(), "{}", doc.file);
+    }
+}
+
+/// A file that cannot be checked is an error notification, and the run is not successful.
+#[test]
+fn a_history_that_cannot_be_read_is_a_sarif_notification() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, "{\"spec\": \"register\", \"events\": [ {\"oops\": 1} ]}").unwrap();
+    let good = shipped().join("kv/c01-ok.txt");
+    let (code, out, _) = check(&[
+        bad.to_str().unwrap(),
+        good.to_str().unwrap(),
+        "--format",
+        "sarif",
+    ]);
+    assert_eq!(code, 2);
+    let log: Value = serde_json::from_str(&out).unwrap();
+    let problems = common::sarif_errors(&common::sarif_validator(), &log);
+    assert_eq!(problems, Vec::<String>::new());
+    let invocation = &log["runs"][0]["invocations"][0];
+    assert_eq!(invocation["executionSuccessful"], false);
+    let notes = invocation["toolExecutionNotifications"].as_array().unwrap();
+    assert_eq!(notes.len(), 1);
+    assert_eq!(notes[0]["level"], "error");
+    let uri = &notes[0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"];
+    assert_eq!(uri, bad.to_str().unwrap());
+    assert_eq!(log["runs"][0]["properties"]["summary"]["linearizable"], 1);
 }

@@ -4,31 +4,13 @@
 
 mod common;
 
-/// The OASIS SARIF 2.1.0 schema, compiled once per test.
-fn validator() -> jsonschema::Validator {
-    let text =
-        std::fs::read_to_string(common::root().join("reports/schemas/sarif-schema-2.1.0.json"))
-            .unwrap();
-    let schema: serde_json::Value = serde_json::from_str(&text).unwrap();
-    jsonschema::options()
-        .with_draft(jsonschema::Draft::Draft4)
-        .build(&schema)
-        .unwrap()
-}
+use common::{sarif_errors as errors, sarif_validator as validator};
 
 /// `fgvt localize FILE --format sarif`: (exit code, the log).
 fn sarif(file: &str) -> (i32, serde_json::Value) {
     let (code, stdout) = common::localize(&[file, "--format", "sarif"]);
     let log = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{file}: {e}\n{stdout}"));
     (code, log)
-}
-
-/// Every error the schema finds in `log`, as text.
-fn errors(validator: &jsonschema::Validator, log: &serde_json::Value) -> Vec<String> {
-    validator
-        .iter_errors(log)
-        .map(|e| format!("{} at {}", e, e.instance_path()))
-        .collect()
 }
 
 #[test]
@@ -91,4 +73,42 @@ fn a_log_that_breaks_the_schema_is_caught() {
     let (_, mut log) = sarif("fixtures/counter1/failing.json");
     log["runs"][0]["results"][0]["level"] = serde_json::json!("fatal");
     assert!(!errors(&validator(), &log).is_empty());
+}
+
+/// Every test of every model fixture, failing, fixed or correct: a valid log, one result per
+/// CDRS shown for a failing one and none for a passing one.
+#[test]
+fn every_model_fixture_gives_valid_sarif() {
+    let validator = validator();
+    let mut checked = 0;
+    let mut dirs: Vec<_> = std::fs::read_dir(common::root().join("fixtures"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    for dir in dirs {
+        for (test, code) in [("failing.json", 1), ("fixed.json", 0), ("correct.json", 0)] {
+            let path = dir.join(test);
+            // Rust ports live in fixtures/rust, checked by their own crate's tests.
+            if !path.exists() || !std::fs::read_to_string(&path).unwrap().contains(".fgv") {
+                continue;
+            }
+            let file = path.strip_prefix(common::root()).unwrap().display().to_string();
+            let (got, log) = sarif(&file);
+            assert_eq!(got, code, "{file}");
+            assert_eq!(errors(&validator, &log), Vec::<String>::new(), "{file}");
+            let results = log["runs"][0]["results"].as_array().unwrap();
+            assert_eq!(results.is_empty(), code == 0, "{file}");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 20, "only {checked} fixture tests found");
+}
+
+/// One log in full, as a reviewer reads it: a change to the SARIF shape shows in the diff.
+#[test]
+fn the_counter_log_is_as_reviewed() {
+    let (_, log) = sarif("fixtures/counter1/failing.json");
+    insta::assert_json_snapshot!(log);
 }

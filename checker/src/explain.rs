@@ -490,6 +490,13 @@ impl Explanation {
         }
     }
 
+    /// The operation [`Self::headline`] names (by its index in
+    /// [`History::operations`](fgvt_tree::History::operations)): the one that cannot be placed
+    /// after the longest linearizable prefix and says most about why.
+    pub fn culprit(&self) -> Option<usize> {
+        self.telling_obstacle().map(|o| o.op.op)
+    }
+
     /// The obstacle that says most ([`rank`]); the first of its kind.
     fn telling_obstacle(&self) -> Option<&Obstacle> {
         self.obstacles.iter().min_by_key(|o| rank(o))

@@ -355,6 +355,11 @@ pub fn saturated_note() -> String {
     )
 }
 
+/// `n` followed by the word for one thing or for several: `1 step`, `7 steps`.
+pub fn counted(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// A count of the unfolded tree as people read it: the number, or, when it reached the largest
 /// 64-bit number and stopped there (counts saturate), "more than 1.8 × 10¹⁹" (never the
 /// saturated number itself, which reads as exact).

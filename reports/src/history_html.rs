@@ -381,7 +381,7 @@ mod tests {
                 op("T0", "write(1) → ()", 0, Some(1), Role::Linearized(0)),
                 op("T1", long, 1, Some(2), Role::Linearized(1)),
                 op("T0", "read() → 1", 2, Some(3), Role::Other),
-                op("T2", "write(7) → pending", 2, None, Role::Other),
+                op("T2", "write(7) (pending)", 2, None, Role::Other),
             ],
             explanation: None,
         };

@@ -61,7 +61,7 @@ mod timeline;
 mod xml;
 
 pub use build::{
-    build_report, count_text, history_data, leaf_kind, localize_tree, loops_note,
+    build_report, count_text, counted, history_data, leaf_kind, localize_tree, loops_note,
     option as limit_option, replay_command, saturated_note, scouted_note, shell_quote, trace_steps,
     Localization, Replay, ReportContext, ReportInput,
 };
@@ -77,7 +77,7 @@ pub use history_html::{render_history_html, HistoryPicture, PictureOp, Role};
 pub use json::{parse_json, render_json};
 pub use markdown::render_markdown;
 pub use model::{Explanation, LocalizeReport, TestInfo, Verdict, SCHEMA_ID};
-pub use sarif::render_sarif;
+pub use sarif::{render_history_sarif, render_sarif};
 #[cfg(feature = "graph")]
 pub use svg::{render_svg, SvgEngine, SvgError};
 pub use text::{render_path_text, render_run_text, render_text};

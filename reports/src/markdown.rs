@@ -268,8 +268,8 @@ fn witness(out: &mut String, w: &WitnessReport) {
     let _ = writeln!(out, "### Witness\n");
     let _ = writeln!(
         out,
-        "A failing execution ({} steps, ends {}), one column per thread:\n",
-        w.trace.len(),
+        "A failing execution ({}, ends {}), one column per thread:\n",
+        crate::build::counted(w.trace.len(), "step", "steps"),
         w.leaf
     );
     let cols = Columns::new(&w.trace);

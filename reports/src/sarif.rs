@@ -1,5 +1,6 @@
 //! A localization as SARIF 2.1.0, the format code-scanning views read (GitHub code scanning,
-//! VS Code's SARIF viewer): one result per CDRS.
+//! VS Code's SARIF viewer): one result per CDRS; and a history check as SARIF, one result per
+//! non-linearizable history ([`render_history_sarif`]).
 //!
 //! A CDRS is a set of source locations with an interleaving between them, which is the shape
 //! SARIF gives a result: the decisive race (the last node of the sequence, where the run is
@@ -13,6 +14,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value as Json};
 
+use crate::check_report::{CheckReport, CheckSummary, CheckVerdict};
 use crate::model::{CdrsReport, LocalizeReport, RaceReport, SourceLocation, Verdict};
 
 /// The id of fgvt's one rule: a critical data race sequence.
@@ -168,7 +170,7 @@ fn code_flow(cdrs: &CdrsReport) -> Json {
         }));
     }
     json!({
-        "message": { "text": format!("witness ({} steps, ends {}); replay: {}", w.trace.len(), w.leaf, w.replay) },
+        "message": { "text": format!("witness ({}, ends {}); replay: {}", crate::build::counted(w.trace.len(), "step", "steps"), w.leaf, w.replay) },
         "threadFlows": threads.into_iter().map(|(thread, locations)| json!({
             "id": format!("T{thread}"),
             "message": { "text": format!("thread T{thread}") },
@@ -236,4 +238,181 @@ fn verdict_name(verdict: Verdict) -> &'static str {
         Verdict::NotLinearizable => "not-linearizable",
         Verdict::Inconclusive => "inconclusive",
     }
+}
+
+/// The rule of a history check: a recorded history that no serial order of its operations
+/// explains.
+pub const HISTORY_RULE_ID: &str = "fgvt/non-linearizable-history";
+
+/// One history file's check as SARIF shows it: the report `check-history --format json` gives,
+/// and, when the history is not linearizable, where in the file it goes wrong.
+#[derive(Clone, Debug)]
+pub struct HistoryCheck<'a> {
+    /// The file's check.
+    pub report: &'a CheckReport,
+    /// Why it is not linearizable, by lines of the file; `None` for any other verdict.
+    pub violation: Option<HistoryViolation>,
+}
+
+/// Where a recorded history stops being linearizable.
+#[derive(Clone, Debug)]
+pub struct HistoryViolation {
+    /// What went wrong, in one sentence (the checker's headline).
+    pub headline: String,
+    /// The operation that cannot be placed after the longest linearizable prefix and says most
+    /// about why (the result's location).
+    pub culprit: HistoryOp,
+    /// Every operation that could come after the prefix, with why it cannot.
+    pub obstacles: Vec<HistoryOp>,
+    /// The longest linearizable prefix, in its order.
+    pub prefix: Vec<HistoryOp>,
+}
+
+/// An operation of a recorded history, located in its file.
+#[derive(Clone, Debug)]
+pub struct HistoryOp {
+    /// The 1-based line of the file where the operation's result is recorded (its return; its
+    /// call when it never returned), when the format has lines.
+    pub line: Option<usize>,
+    /// The process (thread) that performed it: `T1`.
+    pub process: String,
+    /// What to say about it.
+    pub text: String,
+}
+
+/// The checks of `checks` (one per history file) as one SARIF 2.1.0 log: a result per
+/// non-linearizable history, pointing at the line of the operation that cannot be placed, with
+/// the other operations that cannot come next as related locations and the longest
+/// linearizable prefix as a code flow (one thread flow per process). A file that could not be
+/// checked, or whose check timed out, is a notification of the invocation.
+pub fn render_history_sarif(checks: &[HistoryCheck<'_>], command_line: &str) -> String {
+    let notifications: Vec<Json> = checks.iter().filter_map(notification).collect();
+    let failed = checks
+        .iter()
+        .any(|c| c.report.verdict == CheckVerdict::Error);
+    let results: Vec<Json> = (checks.iter())
+        .filter_map(|c| c.violation.as_ref().map(|v| history_result(c.report, v)))
+        .collect();
+    let reports: Vec<CheckReport> = checks.iter().map(|c| c.report.clone()).collect();
+    let log = json!({
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": { "driver": history_driver() },
+            "invocations": [{
+                "commandLine": command_line,
+                // A file that could not be read is a failure of the run; verdicts are not.
+                "executionSuccessful": !failed,
+                "toolExecutionNotifications": notifications,
+            }],
+            "results": results,
+            "properties": { "summary": CheckSummary::of(&reports) },
+        }],
+    });
+    let mut text = serde_json::to_string_pretty(&log).expect("SARIF is plain JSON");
+    text.push('\n');
+    text
+}
+
+/// fgvt as the tool that checked the histories, with the history rule.
+fn history_driver() -> Json {
+    json!({
+        "name": "fgvt",
+        "informationUri": "https://github.com/fgvt/fgvt",
+        "version": env!("CARGO_PKG_VERSION"),
+        "rules": [{
+            "id": HISTORY_RULE_ID,
+            "name": "NonLinearizableHistory",
+            "shortDescription": {
+                "text": "A recorded history that no serial order of its operations explains."
+            },
+            "fullDescription": {
+                "text": "fgvt searched every order of the history's operations that respects \
+                         real time (an operation that returned before another was called comes \
+                         first) and found none that the spec accepts. The longest prefix it \
+                         could place is shown step by step; the result points at the operation \
+                         that cannot come next and says why."
+            },
+            "help": {
+                "text": "The system that recorded the history returned a result no serial \
+                         execution gives: look at the operations around the one pointed at, \
+                         and at the longest linearizable prefix before it."
+            },
+            "defaultConfiguration": { "level": "error" },
+        }],
+    })
+}
+
+/// A non-linearizable history as a result.
+fn history_result(report: &CheckReport, violation: &HistoryViolation) -> Json {
+    let uri = uri(&report.file);
+    let at = |op: &HistoryOp, id: Option<usize>| {
+        let mut location = json!({
+            "physicalLocation": { "artifactLocation": { "uri": uri } },
+            "message": { "text": op.text },
+        });
+        if let Some(line) = op.line {
+            location["physicalLocation"]["region"] = json!({ "startLine": line });
+        }
+        if let Some(id) = id {
+            location["id"] = json!(id);
+        }
+        location
+    };
+    let mut flows: BTreeMap<&str, Vec<Json>> = BTreeMap::new();
+    let steps = (violation.prefix.iter().map(|op| (op, "important")))
+        .chain(std::iter::once((&violation.culprit, "essential")));
+    for (order, (op, importance)) in steps.enumerate() {
+        flows.entry(&op.process).or_default().push(json!({
+            "location": at(op, None),
+            "executionOrder": order,
+            "importance": importance,
+        }));
+    }
+    json!({
+        "ruleId": HISTORY_RULE_ID,
+        "ruleIndex": 0,
+        "level": "error",
+        "message": { "text": format!("{}: not linearizable: {}", report.file, violation.headline) },
+        "locations": [at(&violation.culprit, None)],
+        "relatedLocations": (violation.obstacles.iter().enumerate())
+            .map(|(i, op)| at(op, Some(i)))
+            .collect::<Vec<_>>(),
+        "codeFlows": [{
+            "message": { "text": format!(
+                "the longest linearizable prefix ({} operation{}), then the operation that cannot come next",
+                violation.prefix.len(),
+                if violation.prefix.len() == 1 { "" } else { "s" },
+            ) },
+            "threadFlows": flows.into_iter().map(|(process, locations)| json!({
+                "id": process,
+                "message": { "text": format!("process {process}") },
+                "locations": locations,
+            })).collect::<Vec<_>>(),
+        }],
+        "properties": {
+            "spec": report.spec,
+            "format": report.format,
+            "partitions": report.partitions,
+        },
+    })
+}
+
+/// A file that could not be checked (an error) or whose check gave up (a warning), as a
+/// notification of the run; `None` for a verdict.
+fn notification(check: &HistoryCheck<'_>) -> Option<Json> {
+    let report = check.report;
+    let (level, text) = match report.verdict {
+        CheckVerdict::Error => ("error", report.error.clone().unwrap_or_default()),
+        CheckVerdict::Unknown => (
+            "warning",
+            format!("{}: unknown: the check timed out (raise --timeout)", report.file),
+        ),
+        CheckVerdict::Linearizable | CheckVerdict::NotLinearizable => return None,
+    };
+    Some(json!({
+        "level": level,
+        "message": { "text": text },
+        "locations": [{ "physicalLocation": { "artifactLocation": { "uri": uri(&report.file) } } }],
+    }))
 }

@@ -185,7 +185,8 @@ fn race_line(race: &RaceReport, st: Style) -> String {
 }
 
 fn witness(out: &mut String, w: &WitnessReport, st: Style) {
-    let _ = writeln!(out, "  witness ({} steps, ends {}):", w.trace.len(), w.leaf);
+    let steps = crate::build::counted(w.trace.len(), "step", "steps");
+    let _ = writeln!(out, "  witness ({steps}, ends {}):", w.leaf);
     for line in columns_text(&Columns::new(&w.trace), st) {
         let _ = writeln!(out, "    {line}");
     }

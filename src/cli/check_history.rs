@@ -9,14 +9,18 @@ use fgvt_checker::formats::{self, Format};
 use fgvt_checker::{
     check, check_parallel, CheckError, CheckOptions, Initialized, Outcome, Spec, Verdict,
 };
+use fgvt_reports::sarif::{HistoryCheck, HistoryOp, HistoryViolation};
+// "1 history", "3 histories".
+use fgvt_reports::counted as count;
 use fgvt_reports::{
-    render_sorted_json, CheckReport, CheckReports, CheckSummary, CheckVerdict, CHECK_SCHEMA_ID,
+    render_history_sarif, render_sorted_json, CheckReport, CheckReports, CheckSummary,
+    CheckVerdict, CHECK_SCHEMA_ID,
 };
 use fgvt_tree::SourceMap;
 use miette::IntoDiagnostic;
 
 use super::output::{emit, Exit};
-use super::{CheckHistoryArgs, HistoryFormat};
+use super::{CheckHistoryArgs, HistoryFormat, HistoryReportFormat};
 use fgvt_lang::{Model, SelfSpec};
 
 /// What became of one file.
@@ -28,8 +32,8 @@ struct FileResult {
     initial: Option<String>,
     outcome: Result<Outcome, String>,
     elapsed: Duration,
-    /// The history read, kept for `--html`.
-    history: Option<fgvt_checker::History>,
+    /// The history read, with the line of each event: for `--html` pages and SARIF locations.
+    parsed: Option<formats::Parsed>,
 }
 
 impl FileResult {
@@ -53,6 +57,40 @@ impl FileResult {
                 Verdict::Unknown => CheckVerdict::Unknown,
             },
         }
+    }
+
+    /// Where the history stops being linearizable, by lines of the file (for SARIF).
+    fn violation(&self) -> Option<HistoryViolation> {
+        let Ok(Outcome {
+            verdict: Verdict::NotLinearizable(explanation),
+            ..
+        }) = &self.outcome
+        else {
+            return None;
+        };
+        let parsed = self.parsed.as_ref()?;
+        let op = |index: usize, text: String| {
+            let thread = explanation.operation(index).map(|o| o.thread);
+            HistoryOp {
+                // Where the result shows: a wrong result is on the return's line.
+                line: parsed.line_of_result(index),
+                process: thread.map_or_else(|| "?".to_string(), |t| format!("T{t}")),
+                text,
+            }
+        };
+        let obstacles: Vec<HistoryOp> = (explanation.obstacle_notes().into_iter())
+            .map(|(index, why)| op(index, why))
+            .collect();
+        let culprit = explanation.culprit()?;
+        let prefix = (explanation.prefix.iter())
+            .map(|step| op(step.op.op, format!("{} (linearized)", step.op)))
+            .collect();
+        Some(HistoryViolation {
+            headline: explanation.headline(),
+            culprit: op(culprit, explanation.headline()),
+            obstacles,
+            prefix,
+        })
     }
 
     fn report(&self) -> CheckReport {
@@ -122,7 +160,18 @@ pub fn run(args: &CheckHistoryArgs) -> miette::Result<Exit> {
             Exit::BadInput => 3,
         });
     match args.format {
-        super::Format::Json => {
+        HistoryReportFormat::Sarif => {
+            let reports: Vec<CheckReport> = results.iter().map(FileResult::report).collect();
+            let checks: Vec<HistoryCheck<'_>> = (results.iter().zip(&reports))
+                .map(|(r, report)| HistoryCheck {
+                    report,
+                    violation: r.violation(),
+                })
+                .collect();
+            let command: Vec<String> = std::env::args().collect();
+            emit(&render_history_sarif(&checks, &command.join(" ")))?;
+        }
+        HistoryReportFormat::Json => {
             let reports: Vec<CheckReport> = results.iter().map(FileResult::report).collect();
             emit(&if let [one] = &reports[..] {
                 render_sorted_json(one)
@@ -134,7 +183,7 @@ pub fn run(args: &CheckHistoryArgs) -> miette::Result<Exit> {
                 })
             })?;
         }
-        super::Format::Text => emit(&text(&results))?,
+        HistoryReportFormat::Text => emit(&text(&results))?,
     }
     // Errors go to stderr, as every command's do (the JSON report has them too).
     for r in &results {
@@ -250,7 +299,7 @@ impl Pictures {
 
 /// The page of a history that was checked, `None` for one that could not be.
 fn page(r: &FileResult) -> Option<String> {
-    let (Ok(outcome), Some(history)) = (&r.outcome, &r.history) else {
+    let (Ok(outcome), Some(history)) = (&r.outcome, r.parsed.as_ref().map(|p| &p.history)) else {
         return None;
     };
     let mut picture =
@@ -318,10 +367,6 @@ fn page_names<'p>(paths: impl Iterator<Item = &'p Path>) -> Vec<String> {
     names
 }
 
-/// "1 history", "3 histories".
-fn count(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
-}
 
 /// "2 linearizable, 1 not linearizable, 0 unknown, 1 error".
 fn summary_words(results: &[FileResult]) -> String {
@@ -425,7 +470,7 @@ fn check_file(path: &Path, format: Option<Format>, args: &CheckHistoryArgs) -> F
         initial: None,
         outcome: Err(String::new()),
         elapsed: Duration::ZERO,
-        history: None,
+        parsed: None,
     };
     let loaded = match formats::load_history_as(path, format, args.spec.as_deref()) {
         Ok(l) => l,
@@ -458,11 +503,15 @@ fn check_file(path: &Path, format: Option<Format>, args: &CheckHistoryArgs) -> F
     let named_in_file = args.spec.is_none();
     // The flag's initial state wins over the file's (whose line errors point at).
     let initial = match (&args.initial, &loaded.parsed.initial) {
-        (Some(value), _) => Some((value, None)),
+        (Some(given), _) => Some((&given.value, None)),
         (None, Some((value, line))) => Some((value, Some(*line))),
         (None, None) => None,
     };
-    result.initial = initial.map(|(value, _)| value.to_string());
+    // Shown as the user gave it: the flag's EDN text, or the file's value.
+    result.initial = match &args.initial {
+        Some(given) => Some(given.text.clone()),
+        None => initial.map(|(value, _)| value.to_string()),
+    };
     // The built-in spec, started from the initial state given, if any.
     let initialized = |spec: fgvt_checker::BuiltinSpec| {
         let state = match initial {
@@ -500,9 +549,7 @@ fn check_file(path: &Path, format: Option<Format>, args: &CheckHistoryArgs) -> F
         },
     };
     result.elapsed = started.elapsed();
-    if args.html.is_some() {
-        result.history = Some(loaded.parsed.history);
-    }
+    result.parsed = Some(loaded.parsed);
     result
 }
 

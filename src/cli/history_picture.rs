@@ -76,13 +76,18 @@ pub fn picture(title: String, history: &History, outcome: &Outcome) -> HistoryPi
             let o = operations.get(op)?;
             // Every operation not given a role above is an other one.
             let role = roles.remove(&op).unwrap_or(Role::Other);
-            let result = match &o.ret {
-                Some(r) => r.value.as_ref().map_or("?".to_string(), |v| v.to_string()),
-                None => "pending".to_string(),
+            // An operation that never returned has no result to show: it is marked pending,
+            // not said to have returned "pending".
+            let label = match &o.ret {
+                Some(r) => {
+                    let result = r.value.as_ref().map_or("?".to_string(), |v| v.to_string());
+                    format!("{} → {result}", o.call)
+                }
+                None => format!("{} (pending)", o.call),
             };
             Some(PictureOp {
                 lane: Lane(o.thread).to_string(),
-                label: format!("{} → {result}", o.call),
+                label,
                 start: at(o.call_index),
                 end: o.ret.as_ref().map(|r| at(r.index)),
                 role,

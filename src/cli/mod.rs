@@ -186,9 +186,23 @@ pub fn parse_seconds(s: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(secs))
 }
 
+/// An initial state given on the command line: the value, and the text it was given as, which
+/// reports repeat (`[1 2]`, not fgvt's `(1, 2)` for the same value).
+#[derive(Debug, Clone)]
+pub struct InitialState {
+    /// The value read.
+    pub value: fgvt_checker::Value,
+    /// As the user wrote it.
+    pub text: String,
+}
+
 /// Parses `--initial`: one EDN value.
-fn parse_initial(s: &str) -> Result<fgvt_checker::Value, String> {
-    fgvt_checker::formats::edn::parse_value(s).map_err(|e| e.to_string())
+fn parse_initial(s: &str) -> Result<InitialState, String> {
+    let value = fgvt_checker::formats::edn::parse_value(s).map_err(|e| e.to_string())?;
+    Ok(InitialState {
+        value,
+        text: s.trim().to_string(),
+    })
 }
 
 /// How results are printed.
@@ -198,6 +212,18 @@ pub enum Format {
     Text,
     /// For machines, with a schema id.
     Json,
+}
+
+/// How `check-history` prints its verdicts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum HistoryReportFormat {
+    /// For people, in a terminal.
+    Text,
+    /// For machines, with schema `fgvt.check/1`.
+    Json,
+    /// SARIF 2.1.0 for code scanning: a result per non-linearizable history, at the line of
+    /// the operation that cannot be placed.
+    Sarif,
 }
 
 /// Arguments of `fgvt explore`.
@@ -455,13 +481,13 @@ pub struct CheckHistoryArgs {
     /// set, `{"k" "x"}` for a kv store or map, `true` for a held mutex. A JSON history may give
     /// it as `"initial"`; this flag wins.
     #[arg(long, value_name = "EDN", value_parser = parse_initial)]
-    pub initial: Option<fgvt_checker::Value>,
+    pub initial: Option<InitialState>,
     /// Check the history whole even when the spec partitions it (per key).
     #[arg(long)]
     pub no_partition: bool,
     /// How to print the verdicts.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    pub format: Format,
+    #[arg(long, value_enum, default_value_t = HistoryReportFormat::Text)]
+    pub format: HistoryReportFormat,
     /// Give up on a file after this many seconds: its verdict is unknown (exit 3).
     #[arg(long, value_parser = parse_seconds)]
     pub timeout: Option<Duration>,

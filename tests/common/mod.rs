@@ -71,3 +71,22 @@ object Busy {
 
 /// A test of [`LOCAL_LOOP_MODEL`] saved as `m.fgv`.
 pub const LOCAL_LOOP_TEST: &str = r#"{"object": "m.fgv", "threads": [["spin()"]]}"#;
+
+/// The OASIS SARIF 2.1.0 schema shipped in `reports/schemas/`, compiled.
+pub fn sarif_validator() -> jsonschema::Validator {
+    let text = std::fs::read_to_string(root().join("reports/schemas/sarif-schema-2.1.0.json"))
+        .unwrap();
+    let schema: serde_json::Value = serde_json::from_str(&text).unwrap();
+    jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft4)
+        .build(&schema)
+        .unwrap()
+}
+
+/// Every error the SARIF schema finds in `log`, as text (empty for a valid log).
+pub fn sarif_errors(validator: &jsonschema::Validator, log: &serde_json::Value) -> Vec<String> {
+    validator
+        .iter_errors(log)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect()
+}

@@ -133,6 +133,15 @@ impl Parsed {
         let ops = self.history.operations().ok()?;
         self.lines.get(ops.get(op)?.call_index).copied()
     }
+
+    /// The line where operation `op` returned, which shows its result; its call's line when
+    /// it never returned.
+    pub fn line_of_result(&self, op: usize) -> Option<usize> {
+        let ops = self.history.operations().ok()?;
+        let op = ops.get(op)?;
+        let event = op.ret.as_ref().map_or(op.call_index, |r| r.index);
+        self.lines.get(event).copied()
+    }
 }
 
 /// A history loaded from a file.
