@@ -318,9 +318,9 @@ fn unknown_note(tree: &Tree, summary: &TreeSummary) -> String {
             count_text(judged)
         ));
     }
+    let leaves = counted(summary.unknown_leaves, "leaf has", "leaves have");
     format!(
-        "{} leaves have no verdict and are left out of the labels: {}",
-        count_text(summary.unknown_leaves),
+        "{leaves} no verdict and are left out of the labels: {}",
         why.join("; ")
     )
 }
@@ -355,9 +355,10 @@ pub fn saturated_note() -> String {
     )
 }
 
-/// `n` followed by the word for one thing or for several: `1 step`, `7 steps`.
-pub fn counted(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
+/// `n` followed by the word for one thing or for several: `1 step`, `7 steps` (a saturated
+/// count as [`count_text`] says it).
+pub fn counted(n: u64, one: &str, many: &str) -> String {
+    format!("{} {}", count_text(n), if n == 1 { one } else { many })
 }
 
 /// A count of the unfolded tree as people read it: the number, or, when it reached the largest
@@ -421,8 +422,12 @@ fn notes(
         );
     } else if input.cdrs.unmatched_failing_leaves > 0 {
         notes.push(format!(
-            "{} failing leaves have no race sequence matching `{}`",
-            input.cdrs.unmatched_failing_leaves,
+            "{} no race sequence matching `{}`",
+            counted(
+                input.cdrs.unmatched_failing_leaves,
+                "failing leaf has",
+                "failing leaves have"
+            ),
             input.pattern.as_str()
         ));
     }
@@ -787,6 +792,17 @@ mod tests {
         assert!(!saturated_note().contains(&u64::MAX.to_string()));
         assert_eq!(partial_text("interrupted"), "INTERRUPTED");
         assert_eq!(partial_text("max-states"), "--max-states");
+    }
+
+    #[test]
+    fn counts_take_the_word_their_number_asks_for() {
+        assert_eq!(counted(1, "step", "steps"), "1 step");
+        assert_eq!(counted(0, "step", "steps"), "0 steps");
+        assert_eq!(counted(7, "leaf has", "leaves have"), "7 leaves have");
+        assert_eq!(
+            counted(u64::MAX, "leaf", "leaves"),
+            "more than 1.8 × 10¹⁹ leaves"
+        );
     }
 
     #[test]

@@ -269,7 +269,7 @@ fn witness(out: &mut String, w: &WitnessReport) {
     let _ = writeln!(
         out,
         "A failing execution ({}, ends {}), one column per thread:\n",
-        crate::build::counted(w.trace.len(), "step", "steps"),
+        crate::build::counted(w.trace.len() as u64, "step", "steps"),
         w.leaf
     );
     let cols = Columns::new(&w.trace);

@@ -170,7 +170,7 @@ fn code_flow(cdrs: &CdrsReport) -> Json {
         }));
     }
     json!({
-        "message": { "text": format!("witness ({}, ends {}); replay: {}", crate::build::counted(w.trace.len(), "step", "steps"), w.leaf, w.replay) },
+        "message": { "text": format!("witness ({}, ends {}); replay: {}", crate::build::counted(w.trace.len() as u64, "step", "steps"), w.leaf, w.replay) },
         "threadFlows": threads.into_iter().map(|(thread, locations)| json!({
             "id": format!("T{thread}"),
             "message": { "text": format!("thread T{thread}") },
@@ -406,7 +406,10 @@ fn notification(check: &HistoryCheck<'_>) -> Option<Json> {
         CheckVerdict::Error => ("error", report.error.clone().unwrap_or_default()),
         CheckVerdict::Unknown => (
             "warning",
-            format!("{}: unknown: the check timed out (raise --timeout)", report.file),
+            format!(
+                "{}: unknown: the check timed out (raise --timeout)",
+                report.file
+            ),
         ),
         CheckVerdict::Linearizable | CheckVerdict::NotLinearizable => return None,
     };

@@ -185,7 +185,7 @@ fn race_line(race: &RaceReport, st: Style) -> String {
 }
 
 fn witness(out: &mut String, w: &WitnessReport, st: Style) {
-    let steps = crate::build::counted(w.trace.len(), "step", "steps");
+    let steps = crate::build::counted(w.trace.len() as u64, "step", "steps");
     let _ = writeln!(out, "  witness ({steps}, ends {}):", w.leaf);
     for line in columns_text(&Columns::new(&w.trace), st) {
         let _ = writeln!(out, "    {line}");

@@ -281,7 +281,7 @@ impl Pictures {
                 let index = dir.join("index.html");
                 let title = format!(
                     "{}: {}",
-                    count(results.len(), "history", "histories"),
+                    count(results.len() as u64, "history", "histories"),
                     summary_words(results)
                 );
                 let html = fgvt_reports::history_html::render_history_index(&title, &entries);
@@ -289,7 +289,7 @@ impl Pictures {
                 eprintln!(
                     "wrote {} and {} beside it",
                     index.display(),
-                    count(pages, "page", "pages")
+                    count(pages as u64, "page", "pages")
                 );
             }
         }
@@ -367,7 +367,6 @@ fn page_names<'p>(paths: impl Iterator<Item = &'p Path>) -> Vec<String> {
     names
 }
 
-
 /// "2 linearizable, 1 not linearizable, 0 unknown, 1 error".
 fn summary_words(results: &[FileResult]) -> String {
     let reports: Vec<CheckReport> = results.iter().map(FileResult::report).collect();
@@ -377,7 +376,7 @@ fn summary_words(results: &[FileResult]) -> String {
         s.linearizable,
         s.not_linearizable,
         s.unknown,
-        count(s.errors, "error", "errors")
+        count(s.errors as u64, "error", "errors")
     )
 }
 
@@ -608,7 +607,7 @@ fn text(results: &[FileResult]) -> String {
         let _ = writeln!(
             out,
             "\n{}: {}",
-            count(results.len(), "file", "files"),
+            count(results.len() as u64, "file", "files"),
             summary_words(results)
         );
     }

@@ -319,14 +319,19 @@ fn unknown_notes(judgement: &Judgement, limits: &Limits) -> Vec<String> {
     };
     if judgement.unchecked > 0 {
         notes.push(format!(
-            "{} leaves were never checked: {stopped_by} before the checker reached their history",
-            fgvt_reports::count_text(judgement.unchecked)
+            "{} never checked: {stopped_by} before the checker reached {}",
+            fgvt_reports::counted(judgement.unchecked, "leaf was", "leaves were"),
+            if judgement.unchecked == 1 {
+                "its history"
+            } else {
+                "their histories"
+            }
         ));
     }
     if judgement.undecided > 0 {
         notes.push(format!(
-            "the checker gave up on the history of {} leaves: {stopped_by} during its search",
-            fgvt_reports::count_text(judgement.undecided)
+            "the checker gave up on the history of {}: {stopped_by} during its search",
+            fgvt_reports::counted(judgement.undecided, "leaf", "leaves")
         ));
     }
     notes
