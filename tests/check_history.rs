@@ -780,7 +780,12 @@ fn every_shipped_history_gives_valid_sarif_pointing_at_the_bad_line() {
         let mut args = vec![path.to_str().unwrap(), "--format", "sarif"];
         args.extend(doc.flags.iter().map(String::as_str));
         let (code, out, err) = check(&args);
-        assert_eq!(code, if doc.linearizable { 0 } else { 1 }, "{}: {err}", doc.file);
+        assert_eq!(
+            code,
+            if doc.linearizable { 0 } else { 1 },
+            "{}: {err}",
+            doc.file
+        );
         let log: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
         let problems = common::sarif_errors(&validator, &log);
         assert_eq!(problems, Vec::<String>::new(), "{}", doc.file);
@@ -810,7 +815,12 @@ fn every_shipped_history_gives_valid_sarif_pointing_at_the_bad_line() {
             .map(|l| l["executionOrder"].as_u64().unwrap())
             .collect();
         order.sort_unstable();
-        assert_eq!(order, (0..order.len() as u64).collect::<Vec<_>>(), "{}", doc.file);
+        assert_eq!(
+            order,
+            (0..order.len() as u64).collect::<Vec<_>>(),
+            "{}",
+            doc.file
+        );
     }
 }
 
@@ -819,7 +829,11 @@ fn every_shipped_history_gives_valid_sarif_pointing_at_the_bad_line() {
 fn a_history_that_cannot_be_read_is_a_sarif_notification() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.json");
-    std::fs::write(&bad, "{\"spec\": \"register\", \"events\": [ {\"oops\": 1} ]}").unwrap();
+    std::fs::write(
+        &bad,
+        "{\"spec\": \"register\", \"events\": [ {\"oops\": 1} ]}",
+    )
+    .unwrap();
     let good = shipped().join("kv/c01-ok.txt");
     let (code, out, _) = check(&[
         bad.to_str().unwrap(),

@@ -25,7 +25,14 @@ fn subcommands() -> BTreeSet<String> {
         .filter(|name| *name != "help")
         .map(str::to_string)
         .collect();
-    for expected in ["localize", "explore", "hunt", "check-history", "completions", "man"] {
+    for expected in [
+        "localize",
+        "explore",
+        "hunt",
+        "check-history",
+        "completions",
+        "man",
+    ] {
         assert!(names.contains(expected), "{expected} in {names:?}");
     }
     names
@@ -65,7 +72,11 @@ fn bash_completes(words: &[&str]) -> Vec<String> {
         last = words.len() - 1,
     );
     let out = Command::new("bash").args(["-c", &line]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     (String::from_utf8_lossy(&out.stdout).lines())
         .map(|l| l.trim().to_string())
         .filter(|l| !l.is_empty())
@@ -131,16 +142,17 @@ fn the_manual_has_a_page_per_command_with_every_flag() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     let commands = subcommands();
-    let mut expected: BTreeSet<String> = (commands.iter())
-        .map(|c| format!("fgvt-{c}.1"))
-        .collect();
+    let mut expected: BTreeSet<String> = (commands.iter()).map(|c| format!("fgvt-{c}.1")).collect();
     expected.insert("fgvt.1".to_string());
     assert_eq!(written, expected);
     for command in &commands {
         let page = std::fs::read_to_string(dir.path().join(format!("man1/fgvt-{command}.1")));
         let page = page.unwrap();
         assert!(page.contains(&format!(".TH fgvt-{command} 1")), "{page}");
-        assert!(page.contains(&format!("\"fgvt {}\"", env!("CARGO_PKG_VERSION"))), "{page}");
+        assert!(
+            page.contains(&format!("\"fgvt {}\"", env!("CARGO_PKG_VERSION"))),
+            "{page}"
+        );
         for flag in long_flags(command) {
             // roff escapes each hyphen of a flag.
             let roff = flag.replace('-', "\\-");

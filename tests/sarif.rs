@@ -94,7 +94,11 @@ fn every_model_fixture_gives_valid_sarif() {
             if !path.exists() || !std::fs::read_to_string(&path).unwrap().contains(".fgv") {
                 continue;
             }
-            let file = path.strip_prefix(common::root()).unwrap().display().to_string();
+            let file = path
+                .strip_prefix(common::root())
+                .unwrap()
+                .display()
+                .to_string();
             let (got, log) = sarif(&file);
             assert_eq!(got, code, "{file}");
             assert_eq!(errors(&validator, &log), Vec::<String>::new(), "{file}");

@@ -74,8 +74,8 @@ pub const LOCAL_LOOP_TEST: &str = r#"{"object": "m.fgv", "threads": [["spin()"]]
 
 /// The OASIS SARIF 2.1.0 schema shipped in `reports/schemas/`, compiled.
 pub fn sarif_validator() -> jsonschema::Validator {
-    let text = std::fs::read_to_string(root().join("reports/schemas/sarif-schema-2.1.0.json"))
-        .unwrap();
+    let text =
+        std::fs::read_to_string(root().join("reports/schemas/sarif-schema-2.1.0.json")).unwrap();
     let schema: serde_json::Value = serde_json::from_str(&text).unwrap();
     jsonschema::options()
         .with_draft(jsonschema::Draft::Draft4)
