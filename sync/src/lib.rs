@@ -10,29 +10,25 @@
 //!
 //! ```
 //! use fgvt_sync::atomic::{AtomicI64, Ordering};
-//! use fgvt_sync::{unknown, Call, IntoValue, Object, Test, Value};
+//! use fgvt_sync::Test;
 //!
 //! /// A counter whose increment is a read then a write: it loses updates.
 //! struct Counter(AtomicI64);
 //!
+//! /// The operations a test calls, `inc()` and `get()`: the `pub` methods.
+//! #[fgvt_sync::operations]
 //! impl Counter {
-//!     fn inc(&self) {
-//!         let v = self.0.load(Ordering::SeqCst);
-//!         self.0.store(v + 1, Ordering::SeqCst);
-//!     }
-//! }
-//!
-//! impl Object for Counter {
 //!     fn new() -> Self {
 //!         Counter(AtomicI64::new(0))
 //!     }
 //!
-//!     fn call(&self, call: &Call) -> Result<Value, String> {
-//!         match call.op.as_str() {
-//!             "inc" => Ok(self.inc().into_value()),
-//!             "get" => Ok(self.0.load(Ordering::SeqCst).into_value()),
-//!             _ => Err(unknown(call)),
-//!         }
+//!     pub fn inc(&self) {
+//!         let v = self.0.load(Ordering::SeqCst);
+//!         self.0.store(v + 1, Ordering::SeqCst);
+//!     }
+//!
+//!     pub fn get(&self) -> i64 {
+//!         self.0.load(Ordering::SeqCst)
 //!     }
 //! }
 //!
@@ -46,6 +42,11 @@
 //! assert_eq!((found.report.tree.nodes, found.report.tree.leaves), (19, 6));
 //! assert_eq!(found.report.cdrs[0].pattern, "G");
 //! ```
+//!
+//! [`operations`](macro@operations) writes the object's [`Object`] implementation from the
+//! impl block (and [`sequential`](macro@sequential) a sequential spec's [`Sequential`]); an
+//! `impl Object` written by hand, as [`Object`] shows, dispatches what the attribute cannot
+//! express.
 //!
 //! # How it runs
 //!
@@ -104,6 +105,8 @@ mod test;
 pub use cell::Shared;
 pub use condvar::Condvar;
 pub use fgvt_reports::{LocalizeReport, Verdict};
+#[cfg(feature = "macros")]
+pub use fgvt_sync_macros::{operations, sequential};
 pub use fgvt_tree::{Call, Value};
 pub use mutex::{Mutex, MutexGuard};
 pub use object::{unknown, Arg, IntoValue, Object};

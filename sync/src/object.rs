@@ -5,6 +5,14 @@ use fgvt_tree::{Call, Value};
 /// A concurrent object that fgvt can test: how to make a fresh one, and how to run an
 /// operation named in a test on it.
 ///
+/// `#[fgvt_sync::operations]` on the object's impl block writes this implementation from its
+/// `pub fn`s that take `&self` (see [`operations`](crate::operations) for the rules), and is
+/// how most objects get it. Written by hand, `call` matches the operation's name and
+/// arguments, reads each argument with [`Arg`], returns the result through [`IntoValue`], and
+/// gives [`unknown`]'s error for any other call: what an object needs when its dispatch is
+/// not one method per operation (an operation's name chosen at run time, arguments of a type
+/// of its own, several objects behind one dispatch).
+///
 /// ```
 /// use fgvt_sync::atomic::{AtomicI64, Ordering};
 /// use fgvt_sync::{Arg, Call, IntoValue, Object, Value};
@@ -33,7 +41,8 @@ pub trait Object: Send + Sync + 'static {
     fn call(&self, call: &Call) -> Result<Value, String>;
 }
 
-/// The error for a call the object does not know.
+/// The error for a call the object does not know: a hand-written [`Object::call`]'s last arm
+/// (`_ => Err(unknown(call))`). The attributes' dispatch starts its own error with it.
 pub fn unknown(call: &Call) -> String {
     let n = call.args.len();
     format!(
@@ -43,7 +52,9 @@ pub fn unknown(call: &Call) -> String {
     )
 }
 
-/// An argument of a call, read as a Rust value.
+/// An argument of a call, read as a Rust value: what a hand-written [`Object::call`] reads
+/// its arguments with (`v.int()?`), and what `#[fgvt_sync::operations]` reads each
+/// integer and `bool` parameter with, checking the range of the narrower integer types.
 pub trait Arg {
     /// An integer argument that fits in an `i64`.
     fn int(&self) -> Result<i64, String>;
