@@ -46,6 +46,7 @@ fn run(bencher: divan::Bencher, fixture: &str, threads: usize, ops: usize) {
         all: true,
         explore: ExploreOptions::default(),
         deadline: None,
+        shard: None,
     };
     let judge = hunt::ModelJudge::of_hunt(&file);
     bencher.counter(ItemsCount::new(SAMPLES)).bench_local(|| {

@@ -15,9 +15,10 @@ use super::output::{
 use super::pipeline_error;
 use super::written::{directory_of, summary, write_test, Stopped};
 use super::{HuntArgs, HuntFlags};
+use crate::hunt::shard::{self, read_shards, HuntIdentity};
 use crate::hunt::{
     self, HuntError, HuntOptions, HuntPlan, Judge, Matrix, MinimizeOutcome, ModelJudge, ModelRefs,
-    Sample, TestVerdict,
+    Sample, Shard, ShardReport, TestVerdict,
 };
 use crate::pipeline::{self, LocalizeOptions};
 use fgvt_reports::LocalizeReport;
@@ -91,17 +92,27 @@ pub struct HuntSubject<'a> {
 }
 
 /// Runs a hunt as `flags` ask: draws tests until one fails, and writes it, or all of them
-/// (`--all`), or minimizes and localizes it (`--localize`).
+/// (`--all`), or minimizes and localizes it (`--localize`); or runs one shard of the hunt and
+/// writes its result (`--shard`), or merges the shards' results and reports them as the whole
+/// hunt would (`--merge`).
 pub fn hunt_with(flags: &HuntFlags, subject: &HuntSubject<'_>) -> miette::Result<Exit> {
     let plan = subject.plan;
-    if flags.samples == Some(0) || flags.jobs == Some(0) {
+    if flags.samples == Some(0) || flags.jobs == Some(0) || flags.shard_count == Some(0) {
         return Err(miette::miette!(
             help = "give a positive number",
-            "--samples and --jobs must be at least 1"
+            "--samples, --jobs and --shard-count must be at least 1"
         ));
     }
+    let shard = match flags.shard {
+        Some(arg) => Some(arg.resolve(flags.shard_count, |name| std::env::var(name).ok())?),
+        None => None,
+    };
     // Where the results go is checked before the (possibly long) hunt.
-    if let Some(output) = flags.output.as_deref().filter(|p| !is_stdout(p)) {
+    let shard_output = match shard {
+        Some(shard) => shard_output(flags.output.as_deref(), shard)?,
+        None => None,
+    };
+    if let Some(output) = (flags.output.as_deref()).filter(|p| shard.is_none() && !is_stdout(p)) {
         check_output(output)?;
     }
     if flags.localize {
@@ -120,26 +131,47 @@ pub fn hunt_with(flags: &HuntFlags, subject: &HuntSubject<'_>) -> miette::Result
         all: flags.all,
         explore: subject.explore.clone(),
         deadline: subject.deadline,
+        shard,
     };
-    let bar = progress_bar(options.samples);
-    let result = hunt::hunt(plan, subject.judge, &options, &|| {
-        if let Some(bar) = &bar {
-            bar.inc(1);
-        }
-    });
-    if let Some(bar) = bar {
-        bar.finish_and_clear();
+    if let Some(shard) = shard {
+        return run_shard(flags, subject, &options, shard, shard_output.as_deref());
     }
-    let result = result.map_err(|e| match e {
-        HuntError::Check { index, source } => {
-            let report = pipeline_error(source);
-            miette::miette!("{report} (sample {index})")
+    let (result, took) = match &flags.merge {
+        Some(paths) => {
+            let shards = read_shards(paths)?;
+            let merged = shard::merge(HuntIdentity::of(plan, &options), &shards)?;
+            if let Some(error) = merged.error {
+                // As the unsharded hunt reports it.
+                return Err(miette::miette!(
+                    "{} (sample {})",
+                    error.message,
+                    error.sample
+                ));
+            }
+            let took = format!(
+                "{} shards ({:.1?} in all)",
+                merged.shards,
+                std::time::Duration::from_secs_f64(merged.seconds)
+            );
+            (merged.result, took)
         }
-        other => miette::miette!("{}: {other}", flags.hunt.display()),
-    })?;
+        None => {
+            let bar = progress_bar(options.samples);
+            let result = hunt::hunt(plan, subject.judge, &options, &|| {
+                if let Some(bar) = &bar {
+                    bar.inc(1);
+                }
+            });
+            if let Some(bar) = bar {
+                bar.finish_and_clear();
+            }
+            let result = result.map_err(|e| hunt_error(flags, e))?;
+            (result, format!("{:.1?}", subject.started.elapsed()))
+        }
+    };
 
     let header = format!(
-        "{}: {} — {} of {} tests drawn ({}×{} matrices of {} operations, seed {}) in {:.1?}",
+        "{}: {} — {} of {} tests drawn ({}×{} matrices of {} operations, seed {}) in {took}",
         flags.hunt.display(),
         subject.object,
         result.drawn,
@@ -148,7 +180,6 @@ pub fn hunt_with(flags: &HuntFlags, subject: &HuntSubject<'_>) -> miette::Result
         plan.ops_per_thread,
         plan.operations.len(),
         options.seed,
-        subject.started.elapsed(),
     );
     let Some(first) = result.findings.first() else {
         let mut out = format!("{header}\nno failing test found\n");
@@ -225,6 +256,144 @@ pub fn hunt_with(flags: &HuntFlags, subject: &HuntSubject<'_>) -> miette::Result
         result.interrupted || stopped(),
         Exit::Violation,
     ))
+}
+
+/// A hunt that could not run, as a diagnostic.
+fn hunt_error(flags: &HuntFlags, e: HuntError) -> miette::Report {
+    match e {
+        HuntError::Check { index, source } => {
+            let report = pipeline_error(source);
+            miette::miette!("{report} (sample {index})")
+        }
+        other => miette::miette!("{}: {other}", flags.hunt.display()),
+    }
+}
+
+/// Where shard `shard` writes its result: `-o FILE`; `DIR/shard-K-of-N.json` for `-o DIR/`
+/// or an existing directory (created when it ends in `/`); `None` for stdout (no `-o`, or
+/// `-o -`). Checked, as every output is, before the work.
+fn shard_output(output: Option<&Path>, shard: Shard) -> miette::Result<Option<PathBuf>> {
+    let Some(output) = output.filter(|p| !is_stdout(p)) else {
+        return Ok(None);
+    };
+    let text = output.as_os_str().to_string_lossy();
+    let path = if text.ends_with('/') || output.is_dir() {
+        std::fs::create_dir_all(output).map_err(|e| {
+            miette::miette!(
+                help = "name a directory fgvt may create, or a file",
+                "cannot create the directory `{}`: {e}",
+                output.display()
+            )
+        })?;
+        output.join(shard.file_name())
+    } else {
+        output.to_path_buf()
+    };
+    check_output(&path)?;
+    Ok(Some(path))
+}
+
+/// The samples of `shard` among `samples`, for people: `1, 4, 7, …, 97`.
+fn sample_list(shard: Shard, samples: usize) -> String {
+    let len = shard.len(samples);
+    let list = |nths: &mut dyn Iterator<Item = usize>| {
+        nths.map(|n| shard.sample(n).to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if len <= 4 {
+        list(&mut (0..len))
+    } else {
+        format!("{}, …, {}", list(&mut (0..3)), shard.sample(len - 1))
+    }
+}
+
+/// `--shard`: checks this shard's samples and writes its result (JSON) to `output` (stdout
+/// when `None`), with what it found on stderr. Exit 0 once the result is written, whatever it
+/// holds (the merge gives the hunt's verdict); 130 when a signal cut it short.
+fn run_shard(
+    flags: &HuntFlags,
+    subject: &HuntSubject<'_>,
+    options: &HuntOptions,
+    shard: Shard,
+    output: Option<&Path>,
+) -> miette::Result<Exit> {
+    let plan = subject.plan;
+    let bar = progress_bar(options.own_samples());
+    let run = hunt::hunt_run(plan, subject.judge, options, &|| {
+        if let Some(bar) = &bar {
+            bar.inc(1);
+        }
+    });
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    let run = run.map_err(|e| hunt_error(flags, e))?;
+    let report = ShardReport::of(
+        HuntIdentity::of(plan, options),
+        shard,
+        &run,
+        &subject.object,
+        &subject.program,
+        subject.started.elapsed().as_secs_f64(),
+    );
+    let mut text = format!(
+        "{}: {} — shard {shard}: {} of its {} tests checked (samples {} of {}; {}×{} matrices of {} operations, seed {}) in {:.1?}\n",
+        flags.hunt.display(),
+        subject.object,
+        report.checked,
+        report.shard_samples,
+        sample_list(shard, options.samples),
+        options.samples,
+        plan.threads,
+        plan.ops_per_thread,
+        plan.operations.len(),
+        options.seed,
+        subject.started.elapsed(),
+    );
+    for sample in &run.result.findings {
+        text.push_str(&describe(sample));
+    }
+    if let Some((index, source)) = &run.error {
+        text.push_str(&format!("sample {index} could not be checked: {source}\n"));
+    }
+    if run.result.findings.is_empty() && run.error.is_none() {
+        text.push_str("no failing test in this shard\n");
+    }
+    if run.result.interrupted {
+        text.push_str("INTERRUPTED: a signal stopped the shard; its result says how far it got\n");
+    } else if run.result.timed_out {
+        text.push_str("PARTIAL: --timeout stopped the shard before every test was checked\n");
+    }
+    match output {
+        Some(path) => {
+            write_atomically(path, report.to_json().as_bytes())?;
+            text.push_str(&format!("wrote {}\n", path.display()));
+        }
+        None => emit(&report.to_json())?,
+    }
+    let mut merge = format!(
+        "{} hunt {} --seed {}",
+        subject.program,
+        plan.path.display(),
+        options.seed
+    );
+    if flags.samples.is_some() {
+        merge.push_str(&format!(" --samples {}", options.samples));
+    }
+    if options.all {
+        merge.push_str(" --all");
+    }
+    text.push_str(&format!(
+        "merge every shard's result with `{merge} --merge DIR` (DIR holding the {} results)\n",
+        shard.count
+    ));
+    eprint!("{text}");
+    Ok(if run.result.interrupted {
+        Exit::Inconclusive
+    } else {
+        Exit::Ok
+    })
 }
 
 /// 130 when a signal cut the hunt short (what it found was written all the same), else `exit`.

@@ -169,7 +169,8 @@ fn localize_with_progress(
     max_cdrs: usize,
 ) -> miette::Result<crate::pipeline::Localized> {
     let options = crate::pipeline::LocalizeOptions { pattern, max_cdrs };
-    let mut progress = output::Progress::new("exploring");
+    let mut progress =
+        output::Progress::new("exploring").telling_failures(&test.path.display().to_string());
     let localized = crate::pipeline::localize(test, &limits.limits(), &options, &mut progress);
     progress.finish();
     localized.map_err(pipeline_error)
@@ -445,6 +446,22 @@ pub struct HuntFlags {
     /// Report format with `--localize`.
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     pub format: ReportFormat,
+    /// Run one shard of the hunt, `K/N` (1 ≤ K ≤ N): the samples whose number is K-1 modulo
+    /// N, drawn as the whole hunt draws them. Its result, JSON (`fgvt.hunt-shard/1`), goes to
+    /// `-o` (a file, or a directory, `DIR/`, that gets `shard-K-of-N.json`; default stdout)
+    /// for `--merge`. `auto`: K is `JOB_COMPLETION_INDEX` + 1 (a Kubernetes Indexed Job's),
+    /// N is `--shard-count` or `FGVT_SHARD_COUNT`. Exit 0 once the result is written.
+    #[arg(long, value_name = "K/N|auto", conflicts_with_all = ["localize", "merge"])]
+    pub shard: Option<crate::hunt::ShardArg>,
+    /// With `--shard auto`: how many shards (default: the `FGVT_SHARD_COUNT` variable).
+    #[arg(long, value_name = "N", requires = "shard")]
+    pub shard_count: Option<usize>,
+    /// Merge the results of shards (a directory of `*.json`, or a file; repeat for several)
+    /// into what the whole hunt finds, and report it as the unsharded command does (`--all`,
+    /// `-o`, `--localize`): run it as the shards ran, with `--merge` for `--shard`. Every
+    /// shard must be there once.
+    #[arg(long, value_name = "PATH", conflicts_with = "shard")]
+    pub merge: Option<Vec<PathBuf>>,
 }
 
 /// Arguments of `fgvt minimize`.

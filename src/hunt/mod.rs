@@ -8,6 +8,8 @@
 //!   deterministic), then its leaves as they are explored, stopping at the first that fails.
 //! * [`minimize`](mod@minimize) shrinks a failing test greedily while it keeps failing the same way.
 //! * [`write`](mod@write) renders a test as a `failing.json` with model paths relative to where it goes.
+//! * [`shard`] splits a hunt's samples over processes (`--shard K/N`) and merges their results
+//!   (`--merge`) into what one process finds.
 
 pub mod check;
 pub mod file;
@@ -15,6 +17,7 @@ pub mod minimize;
 pub mod nondet;
 pub mod rng;
 pub mod sample;
+pub mod shard;
 pub mod write;
 
 use std::fmt;
@@ -33,7 +36,8 @@ pub use check::{check_test, phase1, search_leaves, TestReport, TestVerdict};
 pub use file::{load, read_plan, HuntFile, HuntPlan, DEFAULT_SAMPLES};
 pub use minimize::{minimize, minimize_test, MinimizeOutcome, Minimized};
 pub use nondet::{serial_nondeterminism, Nondeterminism};
-pub use sample::{draw, hunt, HuntError, HuntOptions, HuntResult, Sample};
+pub use sample::{draw, hunt, hunt_run, HuntError, HuntOptions, HuntResult, HuntRun, Sample};
+pub use shard::{Shard, ShardArg, ShardReport};
 pub use write::{render_test, render_test_anywhere, ModelRefs};
 
 /// The operations of a test: serial `init`, concurrent `threads`, serial `final`.

@@ -5,6 +5,10 @@
 //! those above the lowest finding so far. The reported test is therefore the lowest-index
 //! finding whatever the number of workers: the same seed gives the same test with `--jobs 1`
 //! and `--jobs 8` (unless a time limit stops the hunt first).
+//!
+//! A [`Shard`] of a hunt checks only its own samples (sample `i` is shard `i mod N + 1`'s),
+//! each drawn as the whole hunt draws it, in the same way: so the shards' lowest finding is the
+//! whole hunt's (see [`super::shard`]).
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -16,6 +20,7 @@ use fgvt_tree::{Call, ExploreOptions};
 
 use super::check::TestReport;
 use super::file::HuntPlan;
+use super::shard::Shard;
 use super::{Judge, Matrix};
 use crate::pipeline::exploration_budget;
 use crate::pipeline::PipelineError;
@@ -35,6 +40,22 @@ pub struct HuntOptions {
     pub explore: ExploreOptions,
     /// When the whole hunt must stop.
     pub deadline: Option<Instant>,
+    /// Check only this shard's samples (`None`: all of them).
+    pub shard: Option<Shard>,
+}
+
+impl HuntOptions {
+    /// The number of the `nth` sample this hunt checks (from 0): `nth` itself, or the `nth` of
+    /// its shard's.
+    pub fn sample(&self, nth: usize) -> usize {
+        self.shard.map_or(nth, |shard| shard.sample(nth))
+    }
+
+    /// How many samples this hunt checks: `samples`, or its shard's share of them.
+    pub fn own_samples(&self) -> usize {
+        self.shard
+            .map_or(self.samples, |shard| shard.len(self.samples))
+    }
 }
 
 /// One checked sample.
@@ -54,10 +75,13 @@ pub struct HuntResult {
     /// The findings (failing or nondeterministic tests), by index: the first one only unless
     /// [`HuntOptions::all`].
     pub findings: Vec<Sample>,
-    /// Samples drawn up to the first finding (or all of them): the same whatever `jobs`.
+    /// Samples drawn up to the first finding (or all of them): the same whatever `jobs`. In a
+    /// shard, of the shard's samples: its first `drawn` ([`HuntOptions::sample`]).
     pub drawn: usize,
     /// Among those, samples whose tree a limit cut short without a finding.
     pub partial: usize,
+    /// Their numbers, in increasing order.
+    pub partial_samples: Vec<usize>,
     /// Whether the deadline stopped the hunt before every sample was checked.
     pub timed_out: bool,
     /// Whether the explore options' interrupt stopped the hunt before every sample was
@@ -80,16 +104,43 @@ pub fn draw(file: &HuntPlan, seed: u64, index: usize) -> Matrix {
     }
 }
 
-/// Runs the hunt: draws `options.samples` tests from `file` and checks each with `judge`, in
-/// parallel on `options.jobs` threads, calling `progress` once per checked sample. An error
-/// (the init part fails, the spec cannot judge) ends the hunt like a finding would, lowest
-/// index first.
+/// Runs the hunt: draws `options.samples` tests from `file` (or its shard's share) and checks
+/// each with `judge`, in parallel on `options.jobs` threads, calling `progress` once per
+/// checked sample. An error (the init part fails, the spec cannot judge) ends the hunt like a
+/// finding would, lowest index first.
 pub fn hunt(
     file: &HuntPlan,
     judge: &dyn Judge,
     options: &HuntOptions,
     progress: &(dyn Fn() + Sync),
 ) -> Result<HuntResult, HuntError> {
+    let run = hunt_run(file, judge, options, progress)?;
+    match run.error {
+        Some((index, source)) => Err(HuntError::Check { index, source }),
+        None => Ok(run.result),
+    }
+}
+
+/// A hunt that went as far as it could: what it found before the sample that could not be
+/// checked, if one stopped it, and that sample with why.
+#[derive(Debug)]
+pub struct HuntRun {
+    /// The samples checked in full before the error (all of them when there is none).
+    pub result: HuntResult,
+    /// The lowest sample that could not be checked, if one could not (below the first
+    /// finding, or anywhere with [`HuntOptions::all`]), and why.
+    pub error: Option<(usize, PipelineError)>,
+}
+
+/// [`hunt`], keeping what was found before an error: what a shard records, so that merging
+/// shards decides, as one hunt would, whether the error or a finding comes first.
+pub fn hunt_run(
+    file: &HuntPlan,
+    judge: &dyn Judge,
+    options: &HuntOptions,
+    progress: &(dyn Fn() + Sync),
+) -> Result<HuntRun, HuntError> {
+    let own = options.own_samples();
     let next = AtomicUsize::new(0);
     // The lowest index with a finding or an error so far; samples above it need no check.
     let stop_at = AtomicUsize::new(usize::MAX);
@@ -99,8 +150,12 @@ pub fn hunt(
         Mutex::new(BTreeMap::new());
 
     let worker = || loop {
-        let index = next.fetch_add(1, Ordering::SeqCst);
-        if index >= options.samples || (!options.all && index > stop_at.load(Ordering::SeqCst)) {
+        let nth = next.fetch_add(1, Ordering::SeqCst);
+        if nth >= own {
+            return;
+        }
+        let index = options.sample(nth);
+        if !options.all && index > stop_at.load(Ordering::SeqCst) {
             return;
         }
         if (options.explore.interrupt).is_some_and(fgvt_tree::Interrupt::is_raised) {
@@ -162,18 +217,30 @@ pub fn hunt(
     for (index, outcome) in results.into_iter().filter(|(i, _)| *i < last) {
         // A deadline may leave holes; what follows the first hole depends on timing, so the
         // counts cover only the prefix that was checked in full.
-        if index != result.drawn {
+        if index != options.sample(result.drawn) {
             break;
         }
-        let sample = outcome.map_err(|source| HuntError::Check { index, source })?;
-        result.drawn = index + 1;
+        let sample = match outcome {
+            Ok(sample) => sample,
+            Err(source) => {
+                return Ok(HuntRun {
+                    result,
+                    error: Some((index, source)),
+                })
+            }
+        };
+        result.drawn += 1;
         if sample.report.verdict.is_finding() {
             result.findings.push(sample);
         } else if sample.report.partial.is_some() {
             result.partial += 1;
+            result.partial_samples.push(index);
         }
     }
-    Ok(result)
+    Ok(HuntRun {
+        result,
+        error: None,
+    })
 }
 
 /// Why a hunt could not run to the end.
@@ -214,6 +281,7 @@ mod tests {
             all,
             explore: ExploreOptions::default(),
             deadline: None,
+            shard: None,
         }
     }
 
