@@ -56,7 +56,7 @@ pub enum Replay<'a> {
 
 impl Replay<'_> {
     /// What to tell the reader for the witness of `test_file` that follows `schedule`.
-    fn command(self, test_file: &str, schedule: &[usize]) -> String {
+    pub fn command(self, test_file: &str, schedule: &[usize]) -> String {
         match self {
             Replay::Explore => replay_command(test_file, schedule),
             Replay::Program { program, options } => format!(

@@ -47,6 +47,7 @@ mod columns;
 #[cfg(feature = "graph")]
 pub mod dot;
 pub mod draw;
+pub mod early;
 pub mod explore_report;
 pub mod history_html;
 mod json;

@@ -361,24 +361,36 @@ pub fn write_output(path: &Path, contents: &[u8]) -> Result<(), OutputError> {
 
 /// A spinner on stderr for long explorations: shown only on a terminal, and only once a run has
 /// lasted longer than a moment, so that quick runs print nothing but their result.
+///
+/// It also tells of the first failing run as soon as the exploration meets it (see
+/// [`Progress::telling_failures`]): on a terminal at once, elsewhere once the run has lasted
+/// the moment ([`fgvt_reports::early`]), it says on stderr that the test is NOT LINEARIZABLE
+/// and how to replay that run, long before the tree is finished and labeled.
 pub struct Progress {
     bar: Option<ProgressBar>,
     started: std::time::Instant,
     shown: bool,
+    /// The test file whose failing runs are told of, if any.
+    test_file: Option<String>,
+    /// The line about the first failing run, off a terminal.
+    notice: fgvt_reports::early::EarlyNotice,
 }
 
 impl Progress {
     /// How long a run goes before the spinner appears.
-    pub const DELAY: std::time::Duration = std::time::Duration::from_millis(400);
+    pub const DELAY: std::time::Duration = fgvt_reports::early::MOMENT;
 
     /// A spinner labelled `what`, hidden until the run has lasted [`Progress::DELAY`].
     pub fn new(what: &str) -> Progress {
         let started = std::time::Instant::now();
+        let notice = fgvt_reports::early::EarlyNotice::new();
         if !std::io::stderr().is_terminal() {
             return Progress {
                 bar: None,
                 started,
                 shown: false,
+                test_file: None,
+                notice,
             };
         }
         let bar = ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::hidden());
@@ -391,11 +403,21 @@ impl Progress {
             bar: Some(bar),
             started,
             shown: false,
+            test_file: None,
+            notice,
         }
     }
 
-    /// Clears the spinner.
+    /// Tells of the first failing run of the exploration of `test_file`, with its replay
+    /// command (see the type's docs).
+    pub fn telling_failures(mut self, test_file: &str) -> Progress {
+        self.test_file = Some(test_file.to_string());
+        self
+    }
+
+    /// Clears the spinner; a failing run not told of yet is not told any more.
     pub fn finish(self) {
+        self.notice.finish();
         if let Some(bar) = self.bar {
             bar.finish_and_clear();
         }
@@ -411,6 +433,20 @@ impl fgvt_tree::explore::Progress for Progress {
                 bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
                 bar.enable_steady_tick(std::time::Duration::from_millis(200));
             }
+        }
+    }
+
+    fn failing_run(&mut self, schedule: &[fgvt_tree::ThreadId]) {
+        let Some(test_file) = &self.test_file else {
+            return;
+        };
+        let replay = fgvt_reports::replay_command(test_file, schedule);
+        let line = fgvt_reports::early::failing_run_line(self.started.elapsed(), &replay);
+        match &self.bar {
+            // Someone watches: at once, above the spinner once it shows.
+            Some(bar) if self.shown => bar.println(line),
+            Some(_) => eprintln!("{line}"),
+            None => self.notice.tell(line, |line| eprintln!("{line}")),
         }
     }
 }

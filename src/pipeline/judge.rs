@@ -102,13 +102,30 @@ pub fn judge(test: &TestCase, tree: &Tree, budget: CheckBudget) -> Result<Judgem
     // Only `self` is synthesized from the very object under test (Line-Up's blind spot).
     let synthesized = matches!(test.spec, SpecChoice::SelfSpec);
     match test.spec_source() {
-        SpecSource::Serial(model) => judge_with(test.self_spec(model), tree, budget, synthesized),
-        SpecSource::Builtin(name) => judge_with(builtin(name), tree, budget, false),
+        SpecSource::Serial(model) => judge_with(
+            test.self_spec(model),
+            tree,
+            budget,
+            synthesized,
+            HashMap::new(),
+        ),
+        SpecSource::Builtin(name) => judge_with(builtin(name), tree, budget, false, HashMap::new()),
     }
 }
 
-/// Explores `test` with `options`, judging each leaf as it is made (each distinct history
-/// once), so that a limit that stops exploration leaves no leaf it reached unjudged: checks
+/// Which leaves [`explore_judged`] judges as the exploration makes them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Inline {
+    /// Every leaf: a limit that stops exploration then leaves no leaf it reached unjudged.
+    Every,
+    /// Leaves until the first that fails (which [`Progress::failing_run`] is told at once);
+    /// the rest are judged after the exploration, in parallel.
+    UntilFailure,
+}
+
+/// Explores `test` with `options`, judging leaves as they are made (each distinct history
+/// once): the first failing leaf is told to `progress` as soon as it is made, and with
+/// [`Inline::Every`] a limit that stops exploration leaves no leaf it reached unjudged: checks
 /// end with the exploration's timeout (a check cut there is the only unknown verdict of a
 /// leaf reached) and stop at its interrupt. The inner error is a fault of the serial `init`
 /// part.
@@ -116,6 +133,7 @@ pub fn explore_judged(
     test: &TestCase,
     options: &ExploreOptions,
     progress: &mut dyn Progress,
+    inline: Inline,
 ) -> Result<Result<(Tree, Judgement), Fault>, CheckError> {
     let budget = CheckBudget {
         deadline: options.timeout.map(|t| Instant::now() + t),
@@ -124,29 +142,38 @@ pub fn explore_judged(
     let synthesized = matches!(test.spec, SpecChoice::SelfSpec);
     let program = test.program();
     match test.spec_source() {
-        SpecSource::Serial(model) => judge_inline(
-            test.self_spec(model),
-            &program,
-            options,
-            progress,
-            budget,
-            synthesized,
-        ),
+        SpecSource::Serial(model) => {
+            let spec = test.self_spec(model);
+            judge_inline(
+                spec,
+                &program,
+                options,
+                progress,
+                budget,
+                synthesized,
+                inline,
+            )
+        }
         SpecSource::Builtin(name) => {
-            judge_inline(builtin(name), &program, options, progress, budget, false)
+            let spec = builtin(name);
+            judge_inline(spec, &program, options, progress, budget, false, inline)
         }
     }
 }
 
 /// [`explore_judged`] against `spec`.
-fn judge_inline<S: Spec>(
+fn judge_inline<S: Spec + Sync>(
     spec: S,
     program: &fgvt_lang::TestProgram,
     options: &ExploreOptions,
     progress: &mut dyn Progress,
     budget: CheckBudget,
     synthesized: bool,
-) -> Result<Result<(Tree, Judgement), Fault>, CheckError> {
+    inline: Inline,
+) -> Result<Result<(Tree, Judgement), Fault>, CheckError>
+where
+    S::State: Send + Sync,
+{
     let check_options = CheckOptions {
         deadline: budget.deadline,
         ..CheckOptions::default()
@@ -154,10 +181,21 @@ fn judge_inline<S: Spec>(
     let mut outcomes: HashMap<History, Option<Arc<Outcome>>> = HashMap::new();
     let mut error = None;
     let mut interrupted = false;
-    let mut watch = |leaf: &Leaf| {
+    let mut failed = false;
+    let mut fails = |leaf: &Leaf| {
+        if failed && inline == Inline::UntilFailure {
+            return false;
+        }
         let judged = matches!(leaf.kind, LeafKind::Complete | LeafKind::Stuck);
-        if !judged || error.is_some() || outcomes.contains_key(&leaf.history) {
-            return;
+        if leaf.kind == LeafKind::Fault {
+            failed = true;
+            return true;
+        }
+        if !judged || error.is_some() {
+            return false;
+        }
+        if let Some(outcome) = outcomes.get(&leaf.history) {
+            return outcome.as_ref().is_some_and(|o| o.verdict.is_violation());
         }
         // Past the deadline the history still goes to the checker, which gives up at once on
         // one it cannot decide quickly: the explorer stops at its own next look at the clock,
@@ -175,14 +213,23 @@ fn judge_inline<S: Spec>(
                 }
             }
         };
+        let violation = outcome.as_ref().is_some_and(|o| o.verdict.is_violation());
+        failed |= violation;
         outcomes.insert(leaf.history.clone(), outcome);
+        violation
     };
-    let tree = match fgvt_tree::explore_watching(program, options, progress, &mut watch) {
+    let tree = match fgvt_tree::explore_judging(program, options, progress, &mut fails) {
         Ok(tree) => tree,
         Err(fault) => return Ok(Err(fault)),
     };
     if let Some(e) = error {
         return Err(e);
+    }
+    if inline == Inline::UntilFailure {
+        // The leaves after the first failure: judged now, in parallel, with what is known.
+        let mut judgement = judge_with(spec, &tree, budget, synthesized, outcomes)?;
+        judgement.interrupted |= interrupted;
+        return Ok(Ok((tree, judgement)));
     }
     let mut judgement = tally(&tree, spec.name(), synthesized, |h| {
         outcomes.get(h).cloned().flatten()
@@ -280,11 +327,14 @@ fn with_checker<S: Spec, R>(
     }
 }
 
+/// Judges every leaf of `tree` against `spec`, each distinct history once, in parallel, but
+/// those whose outcome is `known` already.
 fn judge_with<S: Spec + Sync>(
     spec: S,
     tree: &Tree,
     budget: CheckBudget,
     synthesized: bool,
+    known: HashMap<History, Option<Arc<Outcome>>>,
 ) -> Result<Judgement, CheckError>
 where
     S::State: Send + Sync,
@@ -304,6 +354,9 @@ where
     let outcomes: HashMap<&History, Option<Arc<Outcome>>> = histories
         .par_iter()
         .map(|&h| {
+            if let Some(outcome) = known.get(h) {
+                return Ok((h, outcome.clone()));
+            }
             if budget.exhausted() {
                 return Ok((h, None));
             }

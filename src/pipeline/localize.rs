@@ -13,7 +13,7 @@ use fgvt_reports::{
 use fgvt_tree::{ExploreOptions, NodeId, Progress, Search, Tree};
 
 use super::error::PipelineError;
-use super::judge::{explore_judged, judge, CheckBudget, Judgement, LeafVerdict};
+use super::judge::{explore_judged, judge, CheckBudget, Inline, Judgement, LeafVerdict};
 use super::limits::Limits;
 use crate::testcase::TestCase;
 
@@ -163,24 +163,22 @@ pub fn explore_and_judge(
 }
 
 /// One exploration of `test` with `options`, every leaf judged: as the tree grows when a
-/// timeout could otherwise cut judging short, after it (in parallel) when none is set.
+/// timeout could otherwise cut judging short; else as it grows until the first failing leaf
+/// (which `progress` is told at once, [`Progress::failing_run`]), the rest after it, in
+/// parallel.
 fn explore_and_judge_once(
     test: &TestCase,
     options: &ExploreOptions,
     progress: &mut dyn Progress,
 ) -> Result<(Tree, Judgement), PipelineError> {
-    if options.timeout.is_some() {
-        return explore_judged(test, options, progress)
-            .map_err(|source| spec_error(test, source))?
-            .map_err(|fault| init_fault(test, fault));
-    }
-    let tree = explore_test(test, options, progress)?;
-    let budget = CheckBudget {
-        deadline: None,
-        interrupt: options.interrupt,
+    let inline = if options.timeout.is_some() {
+        Inline::Every
+    } else {
+        Inline::UntilFailure
     };
-    let judgement = judge_test(test, &tree, budget)?;
-    Ok((tree, judgement))
+    explore_judged(test, options, progress, inline)
+        .map_err(|source| spec_error(test, source))?
+        .map_err(|fault| init_fault(test, fault))
 }
 
 /// Judges every leaf of `tree` against the test's spec within `budget`.

@@ -15,13 +15,14 @@ use fgvt_checker::{
 use fgvt_labeling::cdrs::Cdrs;
 use fgvt_labeling::labels::{Labeling, LeafOutcome};
 use fgvt_labeling::pattern::Pattern;
+use fgvt_reports::early::EarlyNotice;
 use fgvt_reports::{
     localize_tree, Explanation, Localization, LocalizeReport, ReportContext, TestInfo, Verdict,
 };
 use fgvt_tree::replay::ReplayError;
 use fgvt_tree::{
-    explore, Call, EventKind, Exploration, ExploreOptions, Leaf, LeafKind, Limit, NodeId, Tree,
-    TreeBuilder, FINAL_LANE, INIT_LANE,
+    explore, Call, EventKind, Exploration, ExploreOptions, Fault, Leaf, LeafKind, Limit, NodeId,
+    Progress, Tree, TreeBuilder, FINAL_LANE, INIT_LANE,
 };
 
 use crate::object::Object;
@@ -322,17 +323,7 @@ impl<O: Object> Test<O> {
         if let Some(error) = program.take_error() {
             return Err(error);
         }
-        Ok(explored.unwrap_or_else(|fault| {
-            // The serial part failed: every run ends there.
-            let mut builder = TreeBuilder::new();
-            let root = builder.leaf(Leaf::fault(fgvt_tree::History::new(), fault));
-            let facts = Exploration {
-                partial: None,
-                distinct_states: 1,
-                elapsed: std::time::Duration::ZERO,
-            };
-            builder.finish(root, facts)
-        }))
+        Ok(explored.unwrap_or_else(fault_tree))
     }
 
     /// Explores and judges every leaf. When a limit cuts the tree before any leaf fails,
@@ -350,8 +341,16 @@ impl<O: Object> Test<O> {
             timeout: left(FIRST_SHARE),
             ..options.clone()
         };
-        let tree = self.explore_with(&first)?;
-        let verdicts = self.judge(&tree);
+        let replay_command = self.replay_command();
+        let mut telling = Telling {
+            notice: EarlyNotice::new(),
+            test_file: &self.name,
+            replay: self.replay_for(&replay_command),
+        };
+        let judged = self.explore_judged(&first, &mut telling);
+        // The report comes now: a failing run not told of yet needs no telling.
+        telling.notice.finish();
+        let (tree, verdicts) = judged?;
         let fails = verdicts.values().any(|(o, _)| *o == LeafOutcome::Fail);
         if tree.partial.is_none() || fails || left(SCOUT_SHARE).is_some_and(|t| t.is_zero()) {
             return Ok((tree, verdicts, false));
@@ -378,9 +377,48 @@ impl<O: Object> Test<O> {
             ..options
         };
         drop((tree, verdicts));
-        let tree = self.explore_with(&again)?;
-        let verdicts = self.judge(&tree);
+        let (tree, verdicts) = self.explore_judged(&again, &mut ())?;
         Ok((tree, verdicts, true))
+    }
+
+    /// Explores with `options`, judging each leaf against the spec as it is made (the first
+    /// failing one told to `progress` at once): the tree and every leaf's verdict.
+    fn explore_judged(
+        &self,
+        options: &ExploreOptions,
+        progress: &mut dyn Progress,
+    ) -> Result<(Tree, Verdicts), ReplayError> {
+        if let Err(message) = self.rejected_call() {
+            panic!("fgvt test `{}`: {message}", self.name);
+        }
+        let program = self.program();
+        let explored = match self.spec {
+            SpecChoice::Serial => explore_judged(&program, options, progress, SelfSpec::<O>::new()),
+            SpecChoice::Builtin(spec) => explore_judged(&program, options, progress, spec),
+            SpecChoice::Sequential(spec) => (spec.explore)(&program, options, progress),
+        };
+        if let Some(error) = program.take_error() {
+            return Err(error);
+        }
+        Ok(explored.unwrap_or_else(|fault| {
+            let tree = fault_tree(fault);
+            let verdicts = judge(&tree, SelfSpec::<O>::new());
+            (tree, verdicts)
+        }))
+    }
+
+    /// The command a report's replay line runs: the reproduce line, with the output shown.
+    fn replay_command(&self) -> String {
+        format!("{} --nocapture", self.reproduce)
+    }
+
+    /// How this test's runs are replayed: by its `main!` program, or by `replay_command` with
+    /// the run in the environment.
+    fn replay_for<'a>(&'a self, replay_command: &'a str) -> fgvt_reports::Replay<'a> {
+        match &self.replay_program {
+            Some((program, options)) => fgvt_reports::Replay::Program { program, options },
+            None => fgvt_reports::Replay::Environment(replay_command),
+        }
     }
 
     /// Explores and judges every leaf against the spec, verdict only: what a hunt asks of
@@ -426,17 +464,14 @@ impl<O: Object> Test<O> {
         };
         let sources = sources::map();
         // A replay reruns the test with its output shown.
-        let replay_command = format!("{} --nocapture", self.reproduce);
+        let replay_command = self.replay_command();
         let context = ReportContext {
             pattern: &Pattern::default(),
             sources: &sources,
             test: &info,
             // As `fgvt localize`: the best three in full, all counted.
             max_cdrs: 3,
-            replay: match &self.replay_program {
-                Some((program, options)) => fgvt_reports::Replay::Program { program, options },
-                None => fgvt_reports::Replay::Environment(&replay_command),
-            },
+            replay: self.replay_for(&replay_command),
         };
         let Localization {
             mut report,
@@ -747,6 +782,55 @@ const FIRST_SHARE: f64 = 0.8;
 /// The share of the timeout by which the scout must have ended.
 const SCOUT_SHARE: f64 = 0.9;
 
+/// The tree of a test whose serial part failed with `fault`: every run ends there.
+fn fault_tree(fault: Fault) -> Tree {
+    let mut builder = TreeBuilder::new();
+    let root = builder.leaf(Leaf::fault(fgvt_tree::History::new(), fault));
+    let facts = Exploration {
+        partial: None,
+        distinct_states: 1,
+        elapsed: std::time::Duration::ZERO,
+    };
+    builder.finish(root, facts)
+}
+
+/// Explores `program` with `options`, judging each leaf against `spec` as it is made (each
+/// distinct history once; the first failing leaf is told to `progress` at once): the tree and
+/// every leaf's verdict.
+fn explore_judged<S: Spec>(
+    program: &Reexecuted,
+    options: &ExploreOptions,
+    progress: &mut dyn Progress,
+    spec: S,
+) -> Result<(Tree, Verdicts), Fault> {
+    let checker = VerdictCache::new(spec, CheckOptions::default());
+    let mut fails = |leaf: &Leaf| judge_leaf(&checker, leaf).0 == LeafOutcome::Fail;
+    let tree = fgvt_tree::explore_judging(program, options, progress, &mut fails)?;
+    // Looked up in the checker's cache: no history is checked twice.
+    let verdicts = (tree.leaves())
+        .map(|(node, leaf, _)| (node, judge_leaf(&checker, leaf)))
+        .collect();
+    Ok((tree, verdicts))
+}
+
+/// Tells of a test's first failing run on stderr once the run has lasted a moment
+/// ([`fgvt_reports::early`]), with the command that replays it.
+struct Telling<'a> {
+    notice: EarlyNotice,
+    test_file: &'a str,
+    replay: fgvt_reports::Replay<'a>,
+}
+
+impl Progress for Telling<'_> {
+    fn tick(&mut self, _nodes: u64) {}
+
+    fn failing_run(&mut self, schedule: &[usize]) {
+        let replay = self.replay.command(self.test_file, schedule);
+        let line = fgvt_reports::early::failing_run_line(self.notice.elapsed(), &replay);
+        self.notice.tell(line, |line| eprintln!("{line}"));
+    }
+}
+
 /// Judges every leaf of `tree` against `spec`.
 fn judge<S: Spec>(tree: &Tree, spec: S) -> Verdicts {
     // Many leaves of an unfolded tree share a history: each is checked once.
@@ -809,8 +893,13 @@ pub(crate) enum SpecChoice {
 pub struct SpecType {
     name: fn() -> String,
     judge: fn(&Tree) -> Verdicts,
+    explore: ExploreJudged,
     scout: fn(&Reexecuted, &ExploreOptions) -> Option<Vec<usize>>,
 }
+
+/// [`explore_judged`] against one spec type.
+type ExploreJudged =
+    fn(&Reexecuted, &ExploreOptions, &mut dyn Progress) -> Result<(Tree, Verdicts), Fault>;
 
 impl SpecType {
     /// The spec type `S`.
@@ -818,6 +907,9 @@ impl SpecType {
         SpecType {
             name: short_type_name::<S>,
             judge: |tree| judge(tree, SequentialSpec::<S>::new()),
+            explore: |program, options, progress| {
+                explore_judged(program, options, progress, SequentialSpec::<S>::new())
+            },
             scout: |program, options| scout_with(program, options, SequentialSpec::<S>::new()),
         }
     }

@@ -136,6 +136,13 @@ impl Default for ExploreOptions {
 pub trait Progress {
     /// `nodes` graph nodes have been created so far.
     fn tick(&mut self, nodes: u64);
+
+    /// The exploration met its first failing leaf (as its judge says, see [`explore_judging`]),
+    /// reached by the thread choices `schedule`, and goes on: a user can be told at once, long
+    /// before the tree is finished and labeled.
+    fn failing_run(&mut self, schedule: &[ThreadId]) {
+        let _ = schedule;
+    }
 }
 
 impl Progress for () {
@@ -161,7 +168,7 @@ pub fn explore_with_progress<P: Program>(
     options: &ExploreOptions,
     progress: &mut dyn Progress,
 ) -> Result<Tree, Fault> {
-    match search(program, options, progress, None)? {
+    match search(program, options, progress, None, AtFailure::Tell)? {
         Search::Explored(tree) => Ok(tree),
         Search::Found { .. } => unreachable!("without a watcher no leaf is found"),
     }
@@ -179,14 +186,35 @@ pub fn explore_watching<P: Program>(
     progress: &mut dyn Progress,
     watch: &mut dyn FnMut(&Leaf),
 ) -> Result<Tree, Fault> {
-    let mut never_stop = |leaf: &Leaf| {
+    let mut never_fails = |leaf: &Leaf| {
         watch(leaf);
         false
     };
-    match search(program, options, progress, Some(&mut never_stop))? {
+    explore_judging(program, options, progress, &mut never_fails)
+}
+
+/// [`explore_watching`] with a judge: `fails` says of each leaf with a verdict (complete,
+/// stuck, fault) whether it fails, as it is made; the first that does is told to `progress`
+/// ([`Progress::failing_run`]) with its run, and the exploration goes on to the whole tree.
+pub fn explore_judging<P: Program>(
+    program: &P,
+    options: &ExploreOptions,
+    progress: &mut dyn Progress,
+    fails: &mut dyn FnMut(&Leaf) -> bool,
+) -> Result<Tree, Fault> {
+    match search(program, options, progress, Some(fails), AtFailure::Tell)? {
         Search::Explored(tree) => Ok(tree),
-        Search::Found { .. } => unreachable!("a watcher that never fails finds no leaf"),
+        Search::Found { .. } => unreachable!("a search that only tells of failures never stops"),
     }
+}
+
+/// What a search does at its first failing leaf.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum AtFailure {
+    /// Stops there ([`Search::Found`]).
+    Stop,
+    /// Tells [`Progress::failing_run`], and goes on.
+    Tell,
 }
 
 /// What a search for a failing leaf found.
@@ -216,7 +244,7 @@ pub fn search_failing<P: Program>(
     options: &ExploreOptions,
     fails: &mut dyn FnMut(&Leaf) -> bool,
 ) -> Result<Search, Fault> {
-    search(program, options, &mut (), Some(fails))
+    search(program, options, &mut (), Some(fails), AtFailure::Stop)
 }
 
 /// The most preemptions a [`scout`] allows a run.
@@ -249,7 +277,7 @@ pub fn scout<P: Program>(
             timeout,
             ..options.clone()
         };
-        match search(program, &round, &mut (), Some(&mut *fails))? {
+        match search(program, &round, &mut (), Some(&mut *fails), AtFailure::Stop)? {
             Search::Found { schedule, .. } => return Ok(Some(schedule)),
             // Out of time or memory: so would the next round be. A round cut at
             // `max_states` stops there too, but the next may reach a failure sooner (its
@@ -275,6 +303,7 @@ fn search<'a, P: Program>(
     options: &'a ExploreOptions,
     progress: &'a mut dyn Progress,
     watch: Option<&'a mut dyn FnMut(&Leaf) -> bool>,
+    at_failure: AtFailure,
 ) -> Result<Search, Fault> {
     let probe = options.max_memory.map(|budget| budget.used);
     let memory_before = probe.map(|used| used());
@@ -298,7 +327,9 @@ fn search<'a, P: Program>(
         progress,
         watch: Watch {
             fails: watch,
+            at_failure,
             found: None,
+            told: false,
         },
     };
     let root = explorer.run((initial, HistoryTree::ROOT));
@@ -462,10 +493,14 @@ struct Explorer<'a, P: Program> {
 /// Adds the leaves that have a verdict (complete, stuck, fault), showing each to a watcher
 /// that may stop the search.
 struct Watch<'a> {
-    /// Says whether a leaf fails; the search stops at the first that does.
+    /// Says whether a leaf fails.
     fails: Option<&'a mut dyn FnMut(&Leaf) -> bool>,
-    /// The first leaf `fails` failed, with the run that reaches it.
+    /// Whether the search stops at the first failing leaf or tells of it and goes on.
+    at_failure: AtFailure,
+    /// The first leaf `fails` failed, with the run that reaches it, when the search stops there.
     found: Option<(NodeId, Vec<ThreadId>)>,
+    /// Whether the first failing leaf was told of already.
+    told: bool,
 }
 
 impl Watch<'_> {
@@ -473,18 +508,25 @@ impl Watch<'_> {
     fn leaf(
         &mut self,
         tree: &mut TreeBuilder,
+        progress: &mut dyn Progress,
         leaf: Leaf,
         path: &[ThreadId],
         last: Option<ThreadId>,
     ) -> NodeId {
-        let stop = match &mut self.fails {
+        let fails = match &mut self.fails {
             Some(fails) => fails(&leaf),
             None => false,
         };
         let node = tree.leaf(leaf);
-        if stop && self.found.is_none() {
-            let schedule = path.iter().copied().chain(last).collect();
-            self.found = Some((node, schedule));
+        if fails && self.found.is_none() && !self.told {
+            let schedule: Vec<ThreadId> = path.iter().copied().chain(last).collect();
+            match self.at_failure {
+                AtFailure::Stop => self.found = Some((node, schedule)),
+                AtFailure::Tell => {
+                    self.told = true;
+                    progress.failing_run(&schedule);
+                }
+            }
         }
         node
     }
@@ -703,6 +745,7 @@ impl<P: Program> Explorer<'_, P> {
                 Step::Fault { event, fault } => {
                     let leaf = self.watch.leaf(
                         &mut self.tree,
+                        &mut *self.progress,
                         Leaf::fault(self.real.history(history), fault.clone()),
                         &self.path,
                         Some(thread),
@@ -729,7 +772,9 @@ impl<P: Program> Explorer<'_, P> {
             } else {
                 self.stuck_leaf(state, history)
             };
-            let node = self.watch.leaf(&mut self.tree, leaf, &self.path, None);
+            let node = self
+                .watch
+                .leaf(&mut self.tree, &mut *self.progress, leaf, &self.path, None);
             if self.graph_mode() {
                 self.states.set(id, Slot::Done(node));
             }
@@ -818,7 +863,8 @@ impl<P: Program> Explorer<'_, P> {
         let node = if self.edges.len() == frame.edges_from {
             debug_assert!(!frame.loops.is_empty());
             let leaf = self.stuck_leaf(&self.states.key(frame.id).0, frame.real);
-            self.watch.leaf(&mut self.tree, leaf, &self.path, None)
+            self.watch
+                .leaf(&mut self.tree, &mut *self.progress, leaf, &self.path, None)
         } else {
             self.node(frame.edges_from)
         };
@@ -842,7 +888,8 @@ impl<P: Program> Explorer<'_, P> {
             // A livelock's edges stay inside it (none leaves): they are dropped with it.
             self.edges.truncate(frame.edges_from);
             let leaf = self.stuck_leaf(&self.states.key(frame.id).0, frame.real);
-            self.watch.leaf(&mut self.tree, leaf, &self.path, None)
+            self.watch
+                .leaf(&mut self.tree, &mut *self.progress, leaf, &self.path, None)
         } else {
             self.node(frame.edges_from)
         };

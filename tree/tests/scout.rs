@@ -1,12 +1,14 @@
 //! The scout (iterative preemption bounding) and runs explored first, checked against a
 //! brute-force search of the toy programs' states with their preemption counts.
 
+use std::cell::RefCell;
 use std::collections::HashSet;
+use std::rc::Rc;
 use std::sync::Arc;
 
 use fgvt_tree::{
-    explore, scout, search_failing, CoarseEvent, ExploreOptions, Leaf, LeafKind, Program, Search,
-    Step, Value, SCOUT_PREEMPTIONS,
+    explore, explore_judging, scout, search_failing, CoarseEvent, ExploreOptions, Leaf, LeafKind,
+    Program, Progress, Search, Step, ThreadId, Value, SCOUT_PREEMPTIONS,
 };
 use proptest::prelude::*;
 
@@ -236,5 +238,56 @@ proptest! {
             (a.nodes, a.leaves, a.complete, a.stuck, a.graph_nodes),
             (b.nodes, b.leaves, b.complete, b.stuck, b.graph_nodes)
         );
+    }
+
+    /// An exploration with a judge tells of its first failing leaf as soon as it is made, with
+    /// the run that a search stopping there finds, and still explores the whole tree: the same
+    /// counts as without a judge.
+    #[test]
+    fn the_first_failure_is_told_at_once_and_the_tree_is_whole(
+        toy in racy_toy(),
+        memoize in any::<bool>(),
+    ) {
+        let options = ExploreOptions { memoize, ..ExploreOptions::default() };
+        let verdicts = Rc::new(RefCell::new(Vec::new()));
+        let mut told = Told { verdicts: Rc::clone(&verdicts), runs: Vec::new() };
+        let tree = explore_judging(&toy, &options, &mut told, &mut |leaf| {
+            let fails = fails_in(&toy, leaf);
+            verdicts.borrow_mut().push(fails);
+            fails
+        })
+        .unwrap();
+        let found = search_failing(&toy, &options, &mut |leaf| fails_in(&toy, leaf)).unwrap();
+        let verdicts = verdicts.borrow();
+        match found {
+            Search::Found { schedule, .. } => {
+                // Told once, right after the first failing verdict, with the search's run.
+                let first = verdicts.iter().position(|&f| f).unwrap();
+                prop_assert_eq!(told.runs, vec![(schedule, first + 1)]);
+            }
+            Search::Explored(_) => prop_assert!(told.runs.is_empty()),
+        }
+        let plain = explore(&toy, &options).unwrap();
+        let (a, b) = (tree.stats(), plain.stats());
+        prop_assert_eq!(
+            (a.nodes, a.leaves, a.complete, a.stuck, a.fault, a.graph_nodes),
+            (b.nodes, b.leaves, b.complete, b.stuck, b.fault, b.graph_nodes)
+        );
+    }
+}
+
+/// A progress that records the failing runs it is told of, each with how many leaves had been
+/// judged then.
+struct Told {
+    verdicts: Rc<RefCell<Vec<bool>>>,
+    runs: Vec<(Vec<ThreadId>, usize)>,
+}
+
+impl Progress for Told {
+    fn tick(&mut self, _nodes: u64) {}
+
+    fn failing_run(&mut self, schedule: &[ThreadId]) {
+        self.runs
+            .push((schedule.to_vec(), self.verdicts.borrow().len()));
     }
 }
