@@ -13,7 +13,10 @@ impl Object for Register {
 
     fn call(&self, call: &Call) -> Result<Value, String> {
         match (call.op.as_str(), call.args.as_slice()) {
-            ("write", [v]) => Ok(self.0.store(v.int()?, SeqCst).into_value()),
+            ("write", [v]) => {
+                self.0.store(v.int()?, SeqCst);
+                Ok(().into_value())
+            }
             ("read", []) => Ok(self.0.load(SeqCst).into_value()),
             _ => Err(unknown(call)),
         }

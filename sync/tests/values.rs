@@ -21,7 +21,10 @@ impl Object for Wide {
     fn call(&self, call: &Call) -> Result<Value, String> {
         match (call.op.as_str(), call.args.as_slice()) {
             ("word", []) => Ok(self.word.load(SeqCst).into_value()),
-            ("set", [v]) => Ok(self.big.store(v.uint()?, SeqCst).into_value()),
+            ("set", [v]) => {
+                self.big.store(v.uint()?, SeqCst);
+                Ok(().into_value())
+            }
             ("big", []) => Ok(self.big.load(SeqCst).into_value()),
             ("neg", []) => Ok((i64::MIN, -1i8, u8::MAX).into_value()),
             _ => Err(unknown(call)),
