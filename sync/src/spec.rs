@@ -91,6 +91,9 @@ impl<O: Object> Spec for SelfSpec<O> {
 /// is stepped once per call, and it can say what the concurrent object should do where that
 /// object is wrong even when run alone.
 ///
+/// `#[fgvt_sync::sequential]` on the type's impl block writes this trait from its methods (as
+/// `#[fgvt_sync::operations]` writes [`Object`]); by hand, it reads:
+///
 /// ```
 /// use fgvt_sync::{unknown, Arg, Call, IntoValue, Sequential, Value};
 ///
