@@ -433,21 +433,18 @@ fn draw(files: &[&Path], html: &Path) -> (i32, String, String) {
     )
 }
 
+/// The pixels a box's style gives `key` (`left:`, `width:`).
+fn px(style: &str, key: &str) -> usize {
+    let value = style.split(key).nth(1).unwrap();
+    value.split("px").next().unwrap().parse().unwrap()
+}
+
 /// The boxes of a page: (left, width, row, text) of each `.op`, in page order.
 fn boxes(html: &str) -> Vec<(usize, usize, usize, String)> {
     let mut out = Vec::new();
     for (row, lane) in html.split(r#"<div class="row">"#).skip(1).enumerate() {
         for op in lane.split(r#"<div class="op "#).skip(1) {
-            let number = |key: &str| -> usize {
-                op.split(key)
-                    .nth(1)
-                    .unwrap()
-                    .split("px")
-                    .next()
-                    .unwrap()
-                    .parse()
-                    .unwrap()
-            };
+            let number = |key: &str| px(op, key);
             let text = op
                 .split("<span>")
                 .nth(1)
@@ -560,16 +557,7 @@ fn history_pages_are_readable_and_open_on_the_failing_operation() {
         .find_map(|(row, lane)| {
             // The marked operation that returned (the page centres it before pending ones).
             let op = lane.split(r#"<div class="op obstacle" "#).nth(1)?;
-            let number = |key: &str| -> usize {
-                op.split(key)
-                    .nth(1)
-                    .unwrap()
-                    .split("px")
-                    .next()
-                    .unwrap()
-                    .parse()
-                    .unwrap()
-            };
+            let number = |key: &str| px(op, key);
             Some((number("left:"), number("width:"), row))
         })
         .expect("a marked operation");

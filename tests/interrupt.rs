@@ -9,6 +9,8 @@ use std::time::Duration;
 
 mod common;
 
+use common::names;
+
 /// A `linked_list` test with four threads, far too big to finish (as in `tests/timeout.rs`).
 const BIG_TEST: &str = r#"{"object": "linked_list.fgv#LinkedList", "spec": "self",
   "init": ["add(1)", "add(5)"],
@@ -52,16 +54,6 @@ fn interrupted(dir: &Path, args: &[&str], signal: &str) -> Output {
         "the run ended before the signal: too small a test"
     );
     child.wait_with_output().unwrap()
-}
-
-/// The files in `dir`, sorted.
-fn names(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
 }
 
 /// The number after `what` in `text` (`tree: 1234 nodes`).

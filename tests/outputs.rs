@@ -6,19 +6,9 @@ use std::path::Path;
 
 mod common;
 
-use common::{fgvt, fixture, run};
+use common::{fgvt, fixture, names, run};
 
 const PAIR: &str = "pair_snapshot/failing.json";
-
-/// The names in `dir`, sorted.
-fn names(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
 
 #[test]
 fn a_symlink_is_followed_and_its_target_replaced_whole() {

@@ -4,7 +4,7 @@ use std::path::Path;
 
 mod common;
 
-use common::{fgvt, run};
+use common::{fgvt, run, TABLE_2};
 
 const PAIR: &str = "fixtures/pair_snapshot/failing.json";
 
@@ -132,16 +132,6 @@ fn a_reader_that_goes_away_early_is_no_panic() {
     assert!(!err.contains("panicked"), "{err}");
     assert_eq!(out.status.code(), Some(0), "{err}");
 }
-
-/// The six fixtures of the FGVT paper's Table 2.
-const TABLE_2: [&str; 6] = [
-    "linked_list",
-    "lock_free_list",
-    "optimistic_queue",
-    "pair_snapshot",
-    "counter1",
-    "snark",
-];
 
 /// The engines this machine can run: the builtin layout, and Graphviz when `dot` is on PATH
 /// (CI installs it, so there it must be).

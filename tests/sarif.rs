@@ -16,14 +16,7 @@ fn sarif(file: &str) -> (i32, serde_json::Value) {
 #[test]
 fn every_table_2_report_is_valid_sarif_with_a_result_per_cdrs() {
     let validator = validator();
-    for name in [
-        "linked_list",
-        "lock_free_list",
-        "optimistic_queue",
-        "pair_snapshot",
-        "counter1",
-        "snark",
-    ] {
+    for name in common::TABLE_2 {
         let file = format!("fixtures/{name}/failing.json");
         let (code, log) = sarif(&file);
         assert_eq!(code, 1, "{name}");

@@ -76,14 +76,23 @@ pub struct CheckSummary {
 
 impl CheckSummary {
     /// Counts the verdicts of `reports`.
-    pub fn of(reports: &[CheckReport]) -> CheckSummary {
-        let count = |v| reports.iter().filter(|r| r.verdict == v).count();
-        CheckSummary {
-            files: reports.len(),
-            linearizable: count(CheckVerdict::Linearizable),
-            not_linearizable: count(CheckVerdict::NotLinearizable),
-            unknown: count(CheckVerdict::Unknown),
-            errors: count(CheckVerdict::Error),
+    pub fn of<'a>(reports: impl IntoIterator<Item = &'a CheckReport>) -> CheckSummary {
+        let mut summary = CheckSummary {
+            files: 0,
+            linearizable: 0,
+            not_linearizable: 0,
+            unknown: 0,
+            errors: 0,
+        };
+        for report in reports {
+            summary.files += 1;
+            *match report.verdict {
+                CheckVerdict::Linearizable => &mut summary.linearizable,
+                CheckVerdict::NotLinearizable => &mut summary.not_linearizable,
+                CheckVerdict::Unknown => &mut summary.unknown,
+                CheckVerdict::Error => &mut summary.errors,
+            } += 1;
         }
+        summary
     }
 }

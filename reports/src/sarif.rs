@@ -293,7 +293,6 @@ pub fn render_history_sarif(checks: &[HistoryCheck<'_>], command_line: &str) -> 
     let results: Vec<Json> = (checks.iter())
         .filter_map(|c| c.violation.as_ref().map(|v| history_result(c.report, v)))
         .collect();
-    let reports: Vec<CheckReport> = checks.iter().map(|c| c.report.clone()).collect();
     let log = json!({
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
@@ -306,7 +305,7 @@ pub fn render_history_sarif(checks: &[HistoryCheck<'_>], command_line: &str) -> 
                 "toolExecutionNotifications": notifications,
             }],
             "results": results,
-            "properties": { "summary": CheckSummary::of(&reports) },
+            "properties": { "summary": CheckSummary::of(checks.iter().map(|c| c.report)) },
         }],
     });
     let mut text = serde_json::to_string_pretty(&log).expect("SARIF is plain JSON");

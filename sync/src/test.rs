@@ -315,15 +315,25 @@ impl<O: Object> Test<O> {
 
     /// [`Test::explore`] with `options`.
     fn explore_with(&self, options: &ExploreOptions) -> Result<Tree, ReplayError> {
+        self.run_explorer(|program| explore(program, options), fault_tree)
+    }
+
+    /// Runs `explorer` on the test's program, once its calls are checked: what it made, or,
+    /// when the serial part failed before any interleaving, `on_fault` of that fault.
+    fn run_explorer<R>(
+        &self,
+        explorer: impl FnOnce(&Reexecuted) -> Result<R, Fault>,
+        on_fault: impl FnOnce(Fault) -> R,
+    ) -> Result<R, ReplayError> {
         if let Err(message) = self.rejected_call() {
             panic!("fgvt test `{}`: {message}", self.name);
         }
         let program = self.program();
-        let explored = explore(&program, options);
+        let explored = explorer(&program);
         if let Some(error) = program.take_error() {
             return Err(error);
         }
-        Ok(explored.unwrap_or_else(fault_tree))
+        Ok(explored.unwrap_or_else(on_fault))
     }
 
     /// Explores and judges every leaf. When a limit cuts the tree before any leaf fails,
@@ -388,23 +398,16 @@ impl<O: Object> Test<O> {
         options: &ExploreOptions,
         progress: &mut dyn Progress,
     ) -> Result<(Tree, Verdicts), ReplayError> {
-        if let Err(message) = self.rejected_call() {
-            panic!("fgvt test `{}`: {message}", self.name);
-        }
-        let program = self.program();
-        let explored = match self.spec {
-            SpecChoice::Serial => explore_judged(&program, options, progress, SelfSpec::<O>::new()),
-            SpecChoice::Builtin(spec) => explore_judged(&program, options, progress, spec),
-            SpecChoice::Sequential(spec) => (spec.explore)(&program, options, progress),
+        let explorer = |program: &Reexecuted| match self.spec {
+            SpecChoice::Serial => explore_judged(program, options, progress, SelfSpec::<O>::new()),
+            SpecChoice::Builtin(spec) => explore_judged(program, options, progress, spec),
+            SpecChoice::Sequential(spec) => (spec.explore)(program, options, progress),
         };
-        if let Some(error) = program.take_error() {
-            return Err(error);
-        }
-        Ok(explored.unwrap_or_else(|fault| {
+        self.run_explorer(explorer, |fault| {
             let tree = fault_tree(fault);
             let verdicts = judge(&tree, SelfSpec::<O>::new());
             (tree, verdicts)
-        }))
+        })
     }
 
     /// The command a report's replay line runs: the reproduce line, with the output shown.
@@ -438,15 +441,6 @@ impl<O: Object> Test<O> {
             }
         }
         Ok(checked)
-    }
-
-    /// Every leaf of `tree` judged against the test's spec.
-    fn judge(&self, tree: &Tree) -> Verdicts {
-        match self.spec {
-            SpecChoice::Serial => judge(tree, SelfSpec::<O>::new()),
-            SpecChoice::Builtin(spec) => judge(tree, spec),
-            SpecChoice::Sequential(spec) => (spec.judge)(tree),
-        }
     }
 
     /// Explores, judges every leaf against the spec (by default `self`), labels the tree and
@@ -569,7 +563,8 @@ impl<O: Object> Test<O> {
             first: Some(schedule.into()),
             ..self.explore_options()
         };
-        let tree = self.explore_with(&options).map_err(|e| e.to_string())?;
+        let (tree, verdicts) =
+            (self.explore_judged(&options, &mut ())).map_err(|e| e.to_string())?;
         let (steps, end) = tree.follow(schedule).map_err(|at| {
             format!(
                 "at step {at}, thread {} cannot move (each number is the thread that takes the \
@@ -577,7 +572,6 @@ impl<O: Object> Test<O> {
                 schedule[at]
             )
         })?;
-        let verdicts = self.judge(&tree);
         let judged = tree.leaf(end).and_then(|_| verdicts.get(&end));
         let verdict = judged.map(|(outcome, why)| match (outcome, why) {
             (LeafOutcome::Pass, _) => "verdict: linearizable".to_string(),
@@ -892,7 +886,6 @@ pub(crate) enum SpecChoice {
 #[derive(Clone, Copy, Debug)]
 pub struct SpecType {
     name: fn() -> String,
-    judge: fn(&Tree) -> Verdicts,
     explore: ExploreJudged,
     scout: fn(&Reexecuted, &ExploreOptions) -> Option<Vec<usize>>,
 }
@@ -906,7 +899,6 @@ impl SpecType {
     pub fn of<S: Sequential>() -> Self {
         SpecType {
             name: short_type_name::<S>,
-            judge: |tree| judge(tree, SequentialSpec::<S>::new()),
             explore: |program, options, progress| {
                 explore_judged(program, options, progress, SequentialSpec::<S>::new())
             },

@@ -3,10 +3,11 @@
 //! condition variable and the line of the wait, when `put` forgets to notify. Merging states
 //! changes nothing a report says about it.
 
-use std::collections::BTreeMap;
+mod common;
 
+use common::results;
 use fgvt_sync::atomic::{AtomicBool, Ordering::SeqCst};
-use fgvt_sync::report::{CoarseEvent, LeafKind, LocalizeReport, Tree, Verdict};
+use fgvt_sync::report::{CoarseEvent, LeafKind, LocalizeReport, Verdict};
 use fgvt_sync::{unknown, Arg, Call, Condvar, IntoValue, Mutex, Object, Test, Value};
 
 /// A channel of one slot: `put(v)` waits while the slot is full, `take()` while it is empty.
@@ -239,25 +240,6 @@ fn serial_runs_say_a_wait_blocks_so_the_self_spec_judges_blocking_objects() {
         let forgetful = forgetful.unwrap().report.verdict;
         assert_eq!(forgetful, Verdict::NotLinearizable, "{threads:?}");
     }
-}
-
-/// How many unfolded runs end with each tuple of results (per thread, in order).
-fn results(tree: &Tree) -> BTreeMap<Vec<(usize, String)>, u64> {
-    let mut runs = BTreeMap::new();
-    for (_, leaf, paths) in tree.leaves() {
-        let mut returns: Vec<(usize, String)> = leaf
-            .history
-            .events
-            .iter()
-            .filter_map(|e| match e {
-                CoarseEvent::Return { thread, value } => Some((*thread, format!("{value:?}"))),
-                CoarseEvent::Call { .. } => None,
-            })
-            .collect();
-        returns.sort_by_key(|(thread, _)| *thread);
-        *runs.entry(returns).or_insert(0) += paths;
-    }
-    runs
 }
 
 /// What must not change with merging: unfolded counts, label totals and the CDRS found.

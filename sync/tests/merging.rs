@@ -3,13 +3,14 @@
 //! with merged states has the same unfolded counts, label totals and CDRS as the tree that
 //! unfolds every path.
 
-use std::cell::RefCell;
-use std::collections::BTreeMap;
+mod common;
 
+use std::cell::RefCell;
+
+use common::results;
 use fgvt_reports::LocalizeReport;
 use fgvt_sync::atomic::{AtomicI64, Ordering::SeqCst};
 use fgvt_sync::{unknown, Arg, Call, IntoValue, Mutex, Object, Shared, Test, Value};
-use fgvt_tree::{CoarseEvent, Tree};
 use proptest::prelude::*;
 
 /// One instruction of a random operation; `r` is the operation's one register.
@@ -138,26 +139,6 @@ fn steps(ops: &[Vec<Instr>], calls: &[usize]) -> u64 {
         .flat_map(|k| &ops[*k])
         .map(|i| if matches!(i, Instr::LockedInc) { 2 } else { 1 })
         .sum()
-}
-
-/// How many unfolded runs end with each tuple of results (per thread, in order).
-fn results(tree: &Tree) -> BTreeMap<Vec<(usize, String)>, u64> {
-    let mut runs = BTreeMap::new();
-    for (_, leaf, paths) in tree.leaves() {
-        let mut returns: Vec<(usize, String)> = leaf
-            .history
-            .events
-            .iter()
-            .filter_map(|e| match e {
-                CoarseEvent::Return { thread, value } => Some((*thread, format!("{value:?}"))),
-                CoarseEvent::Call { .. } => None,
-            })
-            .collect();
-        // Per thread, in the order they returned.
-        returns.sort_by_key(|(thread, _)| *thread);
-        *runs.entry(returns).or_insert(0) += paths;
-    }
-    runs
 }
 
 /// What must not change with merging: unfolded counts, label totals and the CDRS found.

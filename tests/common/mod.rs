@@ -90,3 +90,23 @@ pub fn sarif_errors(validator: &jsonschema::Validator, log: &serde_json::Value) 
         .map(|e| format!("{} at {}", e, e.instance_path()))
         .collect()
 }
+
+/// The six fixtures of the FGVT paper's Table 2.
+pub const TABLE_2: [&str; 6] = [
+    "linked_list",
+    "lock_free_list",
+    "optimistic_queue",
+    "pair_snapshot",
+    "counter1",
+    "snark",
+];
+
+/// The names of the entries of `dir`, sorted.
+pub fn names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}

@@ -175,27 +175,13 @@ pub fn explore_with_progress<P: Program>(
 }
 
 /// [`explore_with_progress`], showing every leaf that has a verdict (complete, stuck or fault;
-/// bounded leaves have none) to `watch` as it is made.
+/// bounded leaves have none) to the judge `fails` as it is made; the first that fails is told
+/// to `progress` ([`Progress::failing_run`]) with its run, and the exploration goes on to the
+/// whole tree.
 ///
 /// A front end that must judge every leaf it reaches before a limit cuts exploration (a
 /// `--timeout` that would otherwise leave no time to judge them) judges them here, while the
-/// tree grows.
-pub fn explore_watching<P: Program>(
-    program: &P,
-    options: &ExploreOptions,
-    progress: &mut dyn Progress,
-    watch: &mut dyn FnMut(&Leaf),
-) -> Result<Tree, Fault> {
-    let mut never_fails = |leaf: &Leaf| {
-        watch(leaf);
-        false
-    };
-    explore_judging(program, options, progress, &mut never_fails)
-}
-
-/// [`explore_watching`] with a judge: `fails` says of each leaf with a verdict (complete,
-/// stuck, fault) whether it fails, as it is made; the first that does is told to `progress`
-/// ([`Progress::failing_run`]) with its run, and the exploration goes on to the whole tree.
+/// tree grows; so does one that shows the first failure before the tree is finished.
 pub fn explore_judging<P: Program>(
     program: &P,
     options: &ExploreOptions,

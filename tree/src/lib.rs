@@ -97,8 +97,8 @@ pub mod value;
 pub use call_text::{parse_call, unescape, CallSyntaxError};
 pub use event::{Event, EventKind};
 pub use explore::{
-    explore, explore_judging, explore_watching, explore_with_progress, scout, search_failing,
-    ExploreOptions, Interrupt, MemoryBudget, Progress, Search, SCOUT_PREEMPTIONS,
+    explore, explore_judging, explore_with_progress, scout, search_failing, ExploreOptions,
+    Interrupt, MemoryBudget, Progress, Search, SCOUT_PREEMPTIONS,
 };
 pub use history::{Call, CoarseEvent, History, Lane, Operation, ThreadId, FINAL_LANE, INIT_LANE};
 pub use model::{
