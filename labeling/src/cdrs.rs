@@ -14,7 +14,7 @@
 
 use std::collections::HashMap;
 
-use fgvt_tree::{Event, NodeId, Span, Tree};
+use fgvt_tree::{Event, Interrupt, NodeId, Span, Tree};
 use regex_automata::util::primitives::StateID;
 
 use crate::labels::{Category, Label, Labeling};
@@ -29,12 +29,16 @@ pub struct CdrsOptions {
     /// Most paths (or bundles of paths sharing their whole word) to enumerate; beyond it the
     /// result is marked [`Cdrs::truncated`].
     pub max_paths: u64,
+    /// Stops the walk when raised (Ctrl-C): the result is then marked [`Cdrs::truncated`] and
+    /// [`Cdrs::interrupted`], with the groups found until then.
+    pub interrupt: Option<Interrupt>,
 }
 
 impl Default for CdrsOptions {
     fn default() -> Self {
         CdrsOptions {
             max_paths: DEFAULT_MAX_PATHS,
+            interrupt: None,
         }
     }
 }
@@ -112,8 +116,11 @@ impl CdrsGroup {
 pub struct Cdrs {
     /// Groups, best first (see [`rank`]).
     pub groups: Vec<CdrsGroup>,
-    /// Whether the walk stopped at [`CdrsOptions::max_paths`]: the groups are a sample.
+    /// Whether the walk stopped at [`CdrsOptions::max_paths`] or at its interrupt: the groups
+    /// are a sample.
     pub truncated: bool,
+    /// Whether the walk stopped because [`CdrsOptions::interrupt`] was raised.
+    pub interrupted: bool,
     /// Paths (or bundles of paths sharing their word) enumerated.
     pub paths: u64,
     /// Failing leaves reached whose word does not match the pattern. With the default pattern
@@ -153,7 +160,7 @@ pub fn find_cdrs(
     pattern: &Pattern,
     options: &CdrsOptions,
 ) -> Cdrs {
-    Walk::new(tree, labeling, pattern, options.max_paths).run()
+    Walk::new(tree, labeling, pattern, options).run()
 }
 
 /// A node being walked, with the children still to try.
@@ -190,6 +197,8 @@ struct Walk<'a> {
     span_sets: HashMap<Vec<Span>, usize>,
     paths: u64,
     truncated: bool,
+    interrupt: Option<Interrupt>,
+    interrupted: bool,
     unmatched: u64,
 }
 
@@ -199,12 +208,17 @@ enum Entered {
     Done,
     /// A frame to walk.
     Frame(Frame),
-    /// The path budget is spent.
+    /// The path budget is spent, or the walk was interrupted.
     Stop,
 }
 
 impl<'a> Walk<'a> {
-    fn new(tree: &'a Tree, labeling: &'a Labeling, pattern: &'a Pattern, max_paths: u64) -> Self {
+    fn new(
+        tree: &'a Tree,
+        labeling: &'a Labeling,
+        pattern: &'a Pattern,
+        options: &CdrsOptions,
+    ) -> Self {
         let mut decisive_below = vec![false; tree.graph.node_count()];
         for &node in labeling.post_order() {
             decisive_below[node.index()] = tree
@@ -216,7 +230,7 @@ impl<'a> Walk<'a> {
             tree,
             labeling,
             pattern,
-            max_paths,
+            max_paths: options.max_paths,
             decisive_below,
             schedule: Vec::new(),
             races: Vec::new(),
@@ -226,6 +240,8 @@ impl<'a> Walk<'a> {
             span_sets: HashMap::new(),
             paths: 0,
             truncated: false,
+            interrupt: options.interrupt,
+            interrupted: false,
             unmatched: 0,
         }
     }
@@ -266,6 +282,7 @@ impl<'a> Walk<'a> {
         Cdrs {
             groups,
             truncated: self.truncated,
+            interrupted: self.interrupted,
             paths: self.paths,
             unmatched_failing_leaves: self.unmatched,
         }
@@ -280,6 +297,11 @@ impl<'a> Walk<'a> {
     }
 
     fn enter(&mut self, node: NodeId, state: StateID, pushed_race: bool) -> Entered {
+        if self.interrupt.is_some_and(Interrupt::is_raised) {
+            self.truncated = true;
+            self.interrupted = true;
+            return Entered::Stop;
+        }
         let failing = self.labeling.failing_below(node);
         if failing == 0 {
             return Entered::Done;
@@ -492,6 +514,27 @@ mod tests {
     }
 
     #[test]
+    fn stops_when_interrupted_with_what_it_found() {
+        static RAISED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
+        static LOWERED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+        let (tree, outcomes) = parse("((P F) (P F) (P F))");
+        let l = label(&tree, &outcomes);
+        let with = |flag: &'static std::sync::atomic::AtomicBool| {
+            let options = CdrsOptions {
+                interrupt: Some(Interrupt::new(flag)),
+                ..CdrsOptions::default()
+            };
+            find_cdrs(&tree, &l, &Pattern::default(), &options)
+        };
+        let whole = with(&LOWERED);
+        assert!(!whole.truncated && !whole.interrupted);
+        assert_eq!(whole.paths, 3);
+        let stopped = with(&RAISED);
+        assert!(stopped.truncated && stopped.interrupted);
+        assert_eq!((stopped.paths, stopped.groups.len()), (0, 0));
+    }
+
+    #[test]
     fn stops_at_the_path_budget() {
         let (tree, outcomes) = parse("((P F) (P F) (P F))");
         let l = label(&tree, &outcomes);
@@ -502,7 +545,10 @@ mod tests {
             &tree,
             &l,
             &Pattern::default(),
-            &CdrsOptions { max_paths: 1 },
+            &CdrsOptions {
+                max_paths: 1,
+                ..CdrsOptions::default()
+            },
         );
         assert!(one.truncated);
         assert_eq!(one.paths, 1);

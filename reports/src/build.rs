@@ -94,6 +94,9 @@ pub struct ReportContext<'a> {
     pub max_cdrs: usize,
     /// How a witness is replayed.
     pub replay: Replay<'a>,
+    /// Stops the search for CDRS when raised (Ctrl-C): the report is then partial, marked
+    /// INTERRUPTED, with the CDRS found until then.
+    pub interrupt: Option<fgvt_tree::Interrupt>,
 }
 
 /// A judged tree's labels, CDRS and report.
@@ -116,7 +119,11 @@ pub fn localize_tree(
     context: &ReportContext<'_>,
 ) -> Localization {
     let labeling = label_tree(tree, |node, _| outcome(node));
-    let cdrs = find_cdrs(tree, &labeling, context.pattern, &CdrsOptions::default());
+    let options = CdrsOptions {
+        interrupt: context.interrupt,
+        ..CdrsOptions::default()
+    };
+    let cdrs = find_cdrs(tree, &labeling, context.pattern, &options);
     let input = ReportInput {
         tree,
         labeling: &labeling,
@@ -159,7 +166,11 @@ pub fn build_report(
     } else {
         Verdict::Linearizable
     };
-    let partial = tree.partial.map(|limit| limit.name().to_string());
+    // A walk for CDRS that a signal stopped makes the report partial too, the tree whole or not.
+    let partial = match (tree.partial, cdrs.interrupted) {
+        (_, true) => Some(Limit::Interrupted.name().to_string()),
+        (limit, false) => limit.map(|limit| limit.name().to_string()),
+    };
     let reported: Vec<CdrsReport> = cdrs
         .groups
         .iter()
@@ -167,7 +178,7 @@ pub fn build_report(
         .enumerate()
         .map(|(i, group)| cdrs_report(i + 1, group, input, &explain))
         .collect();
-    let notes = notes(input, &summary, partial.as_deref(), reported.len());
+    let notes = notes(input, &summary, reported.len());
     let failing_run = if reported.is_empty() && summary.failing_leaves > 0 {
         failing_run(input, &explain)
     } else {
@@ -382,14 +393,9 @@ pub(crate) fn partial_text(name: &str) -> String {
     }
 }
 
-fn notes(
-    input: &ReportInput<'_>,
-    summary: &TreeSummary,
-    partial: Option<&str>,
-    shown: usize,
-) -> Vec<String> {
+fn notes(input: &ReportInput<'_>, summary: &TreeSummary, shown: usize) -> Vec<String> {
     let mut notes = Vec::new();
-    match partial {
+    match input.tree.partial.map(Limit::name) {
         Some(limit) if limit == Limit::Interrupted.name() => notes.push(
             "INTERRUPTED: a signal (Ctrl-C, SIGTERM) stopped the run: the tree is partial and its \
              counts and verdicts cover only the part explored and checked"
@@ -431,7 +437,13 @@ fn notes(
             input.pattern.as_str()
         ));
     }
-    if input.cdrs.truncated {
+    if input.cdrs.interrupted {
+        notes.push(format!(
+            "INTERRUPTED: a signal (Ctrl-C, SIGTERM) stopped the search for CDRS after {} paths: \
+             the CDRS shown are those found until then",
+            input.cdrs.paths
+        ));
+    } else if input.cdrs.truncated {
         notes.push(format!(
             "the tree has too many paths to enumerate: CDRS were sampled from the first {} paths",
             input.cdrs.paths

@@ -117,6 +117,11 @@ impl Counter {
 }
 
 fn report(atomic: bool) -> LocalizeReport {
+    report_with(atomic, CdrsOptions::default())
+}
+
+/// The counter's report, its CDRS found with `options`.
+fn report_with(atomic: bool, options: CdrsOptions) -> LocalizeReport {
     let (mut counter, sources) = Counter::new(atomic);
     let root = counter.explore(State {
         pc: vec![0, 0],
@@ -128,7 +133,7 @@ fn report(atomic: bool) -> LocalizeReport {
     tree.distinct_states = 9;
     let labeling = label(&tree, &outcomes);
     let pattern = Pattern::default();
-    let cdrs = find_cdrs(&tree, &labeling, &pattern, &CdrsOptions::default());
+    let cdrs = find_cdrs(&tree, &labeling, &pattern, &options);
     let test = TestInfo {
         file: "tests/counter.json".into(),
         object: "counter.fgv#Counter".into(),
@@ -153,6 +158,33 @@ fn report(atomic: bool) -> LocalizeReport {
             json: serde_json::json!({"longest_prefix": ["inc()", "inc()"], "obstacle": {"op": "get()", "expected": "2"}}),
         })
     })
+}
+
+/// A signal during the search for CDRS ends the report there: the verdict and counts of the
+/// whole tree stand, the report is partial and INTERRUPTED, and says the CDRS were cut short.
+#[test]
+fn an_interrupted_search_for_cdrs_makes_a_partial_report() {
+    static RAISED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
+    let whole = report(false);
+    let stopped = report_with(
+        false,
+        CdrsOptions {
+            interrupt: Some(fgvt_tree::Interrupt::new(&RAISED)),
+            ..CdrsOptions::default()
+        },
+    );
+    assert_eq!(whole.partial, None);
+    assert_eq!(stopped.partial.as_deref(), Some("interrupted"));
+    assert_eq!(stopped.verdict, Verdict::NotLinearizable);
+    assert_eq!(stopped.tree, whole.tree);
+    assert!(stopped.truncated);
+    let note = (stopped.notes.iter()).find(|n| n.contains("stopped the search for CDRS"));
+    assert!(note.is_some(), "{:?}", stopped.notes);
+    // Only the search's note: the tree itself is whole.
+    assert!(!stopped
+        .notes
+        .iter()
+        .any(|n| n.contains("the tree is partial")));
 }
 
 #[test]

@@ -239,6 +239,7 @@ pub fn localize(
         test: &info,
         max_cdrs: options.max_cdrs,
         replay: Replay::Explore,
+        interrupt: limits.interrupt,
     };
     let Localization {
         mut report,

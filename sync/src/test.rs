@@ -466,6 +466,8 @@ impl<O: Object> Test<O> {
             // As `fgvt localize`: the best three in full, all counted.
             max_cdrs: 3,
             replay: self.replay_for(&replay_command),
+            // A test has no Ctrl-C of its own: its limits end it.
+            interrupt: None,
         };
         let Localization {
             mut report,
