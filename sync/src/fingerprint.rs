@@ -42,10 +42,11 @@
 //! # Retry loops
 //!
 //! [`Observations::retry`] implements `fgvt_sync::hint::spin_loop()`: the user's word that an
-//! iteration of this loop carries nothing into the next but what it reads. An iteration that
-//! observed exactly what the previous one did is dropped from the log, so the thread is back at
-//! the fingerprint it had at the previous hint, and the explorer sees a loop edge: a waiting
-//! loop is one state, not an ever deeper path.
+//! iteration of this loop carries nothing into the next but what it reads. At the thread's
+//! next access, the head of the loop, the log is cut back to where the iteration began
+//! ([`Observations::before_access`]), so the thread is back at the fingerprint it had when it
+//! first reached the head, and the explorer sees a loop edge: a waiting loop is one state, not
+//! an ever deeper path.
 
 use std::collections::HashMap;
 use std::panic::Location;
@@ -118,17 +119,36 @@ struct Logged {
     /// What the access was, without what it saw: iterations of one loop that took the same
     /// path have the same shapes.
     shape: u64,
+    /// What the access was and saw.
+    entry: u64,
     /// The hash of the log up to and with this access.
     hash: u64,
 }
 
 /// A thread's observations in its current operation (see the module docs).
-#[derive(Default)]
 pub(crate) struct Observations {
     /// One entry per access.
     log: Vec<Logged>,
-    /// Log lengths at the retry hints of this operation that were kept.
+    /// Log lengths at the retry hints of this operation that were kept (by the path rule, see
+    /// [`Observations::retry`]).
     hints: Vec<usize>,
+    /// Whether every retry hint of this operation so far was resolved by finding where its
+    /// iteration began: the log then holds no entry of any finished iteration.
+    heads_found: bool,
+    /// A retry hint not yet resolved, with the log's length when it was given: it is resolved
+    /// when the thread registers its next access (the head of its loop).
+    hinted: Option<usize>,
+}
+
+impl Default for Observations {
+    fn default() -> Self {
+        Observations {
+            log: Vec::new(),
+            hints: Vec::new(),
+            heads_found: true,
+            hinted: None,
+        }
+    }
 }
 
 impl Observations {
@@ -136,6 +156,8 @@ impl Observations {
     pub(crate) fn clear(&mut self) {
         self.log.clear();
         self.hints.clear();
+        self.heads_found = true;
+        self.hinted = None;
     }
 
     /// The hash of the log.
@@ -146,22 +168,84 @@ impl Observations {
     /// Appends one access: its `entry` (what it was and saw) and `shape` (what it was).
     pub(crate) fn push(&mut self, entry: u64, shape: u64) {
         let hash = combine(self.hash(), entry);
-        self.log.push(Logged { shape, hash });
+        self.log.push(Logged { shape, entry, hash });
     }
 
-    /// A retry hint: if the iteration since the last hint took the same path as the one
-    /// before it (the same accesses, whatever values they saw), it is dropped: the thread is
-    /// back at the head of its loop with nothing carried over, where it was at the last hint.
-    /// Else the hint is kept. The first iteration counts from the start of the operation, so
-    /// it only matches when the loop is where the operation starts.
+    /// A retry hint (`fgvt_sync::hint::spin_loop`): the thread goes back to the head of its
+    /// loop, and the iteration it ends carries nothing into the next but what it wrote to
+    /// memory. Resolved at the thread's next access, the head of the loop: see
+    /// [`Observations::before_access`].
+    pub(crate) fn retry(&mut self) {
+        self.hinted.get_or_insert(self.log.len());
+    }
+
+    /// The thread is about to make an access of `shape`. After a retry hint, that access is
+    /// the head of the loop, and the hint is resolved here:
+    ///
+    /// * **The head rule.** While every earlier hint of the operation was resolved this way,
+    ///   and `shape` occurs exactly once in the log, at `i`, the iteration that just ended
+    ///   began at `i`: the log is cut back to `i`. The thread is then exactly where it was
+    ///   when it first reached the head, with what it had observed before the loop, and the
+    ///   explorer sees a loop edge, whatever the iteration saw and whichever path it took (a
+    ///   seqlock reader that saw an odd number, then a changed one, is back at the same state).
+    /// * **The path rule**, otherwise (see [`Observations::path_retry`]).
+    ///
+    /// Why the head rule is sound, given the hint's promise: each iteration of a loop starts
+    /// with the same access (the thread's locals at the head are the same every time), so the
+    /// iteration that ended began with an access of `shape`, which is in the log unless a cut
+    /// removed it; a cut removes one iteration of a loop from its head to its hint, and a loop
+    /// entered inside such an iteration has exited by the time that iteration's hint comes, so
+    /// the start of a loop still running was never cut. The one occurrence of `shape` is
+    /// therefore that start. Two loops with the same head (a helper waited on twice, or a
+    /// loop nested in one that starts with the same access) make `shape` occur twice, and an
+    /// access made between the hint and the head (bookkeeping in a `Silent`) means the head is
+    /// not where the iteration began: both fall back to the path rule for the rest of the
+    /// operation, since a later cut could then remove the start of a running loop.
+    pub(crate) fn before_access(&mut self, shape: u64) {
+        let Some(at_hint) = self.hinted.take() else {
+            return;
+        };
+        if self.heads_found && self.log.len() == at_hint {
+            let mut found = self
+                .log
+                .iter()
+                .enumerate()
+                .filter(|(_, l)| l.shape == shape);
+            if let (Some((head, _)), None) = (found.next(), found.next()) {
+                self.log.truncate(head);
+                return;
+            }
+        }
+        self.heads_found = false;
+        self.path_retry(at_hint);
+    }
+
+    /// The path rule, for a hint given when the log had `at_hint` entries: if the iteration
+    /// since the last kept hint took the same path as the one before it (the same accesses,
+    /// whatever values they saw), it is dropped: the thread is back at the head of its loop
+    /// with nothing carried over, where it was at the last hint. Else the hint is kept. The
+    /// first iteration counts from the start of the operation, so it only matches when the
+    /// loop is where the operation starts.
     ///
     /// Comparing paths, not values, is what the hint promises: an iteration carries nothing
     /// into the next, so the values an iteration saw are gone at the next hint (what it wrote
-    /// is in memory, which the fingerprint has). A reader that retried on different values
-    /// is then one state, not one per history of retries. Comparing paths, not just counting
-    /// hints, keeps apart the iterations of two loops that share a hint (a `lock` helper
-    /// taken twice in one operation): the segment between them is not an iteration of either.
-    pub(crate) fn retry(&mut self) {
+    /// is in memory, which the fingerprint has). Comparing paths, not just counting hints,
+    /// keeps apart the iterations of two loops that share a hint (a `lock` helper taken twice
+    /// in one operation): the segment between them is not an iteration of either.
+    fn path_retry(&mut self, at_hint: usize) {
+        // Bookkeeping made between the hint and the head belongs to the next iteration.
+        let tail: Vec<Logged> = self.log.split_off(at_hint);
+        self.path_rule();
+        let mut hash = self.hash();
+        for mut logged in tail {
+            hash = combine(hash, logged.entry);
+            logged.hash = hash;
+            self.log.push(logged);
+        }
+    }
+
+    /// The path rule on the log as it is (see [`Observations::path_retry`]).
+    fn path_rule(&mut self) {
         let now = self.log.len();
         let Some(&last) = self.hints.last() else {
             self.hints.push(now);
@@ -256,69 +340,147 @@ mod tests {
         obs.push(entry(shape, seen), shape);
     }
 
+    /// The kind of a bookkeeping access in a log (as `runtime.rs` has it).
+    const SILENT_KIND: u64 = 0x51;
+
+    /// A retry hint, resolved by the next access: one to `object` at `at`.
+    fn hint(obs: &mut Observations, object: u64, at: &'static Location<'static>) {
+        obs.retry();
+        obs.before_access(shape(1, object, at));
+    }
+
     #[test]
-    fn an_iteration_on_the_path_of_the_last_one_is_dropped_whatever_it_saw() {
+    fn an_iteration_goes_back_to_the_head_of_its_loop_whatever_it_saw() {
         let at = here();
         let mut obs = Observations::default();
+        let start = obs.hash();
         log(&mut obs, 1, at, 1);
-        obs.retry();
-        let after_first = obs.hash();
+        hint(&mut obs, 1, at);
+        assert_eq!(obs.hash(), start, "back where the loop began");
         log(&mut obs, 1, at, 3);
-        obs.retry();
-        assert_eq!(
-            obs.hash(),
-            after_first,
-            "another value on the same path: back at the hint"
-        );
+        hint(&mut obs, 1, at);
+        assert_eq!(obs.hash(), start, "another value: still the head");
     }
 
     #[test]
-    fn an_iteration_that_saw_what_the_last_one_saw_is_dropped() {
+    fn iterations_on_different_paths_go_back_to_one_head() {
+        // A seqlock reader: an odd number (one access), then a changed one (four).
+        // (Objects tell accesses apart here: `here()` is one source position.)
         let at = here();
+        let (seq, a, b, seq_again) = (1, 2, 3, 4);
         let mut obs = Observations::default();
-        log(&mut obs, 1, at, 1);
-        obs.retry();
-        let after_first = obs.hash();
-        log(&mut obs, 1, at, 1);
-        obs.retry();
-        assert_eq!(
-            obs.hash(),
-            after_first,
-            "the same observation again: back at the hint"
-        );
-        log(&mut obs, 2, at, 2);
-        obs.retry();
-        assert_ne!(obs.hash(), after_first, "a new value is progress");
-    }
-
-    #[test]
-    fn an_iteration_is_compared_with_the_one_before_it_only() {
-        let at = here();
-        let mut obs = Observations::default();
-        // Something before the loop, then two equal iterations.
         log(&mut obs, 9, at, 0);
+        let before_loop = obs.hash();
+        log(&mut obs, seq, at, 1);
+        hint(&mut obs, seq, at);
+        assert_eq!(obs.hash(), before_loop);
+        log(&mut obs, seq, at, 2);
+        log(&mut obs, a, at, 7);
+        log(&mut obs, b, at, 7);
+        log(&mut obs, seq_again, at, 4);
+        hint(&mut obs, seq, at);
+        assert_eq!(obs.hash(), before_loop, "what came before the loop is kept");
+    }
+
+    #[test]
+    fn a_head_seen_twice_falls_back_to_the_path_rule() {
+        // A lock helper taken twice in one operation: the second loop's segment holds the
+        // first loop's head too, so where its iteration began is not known.
+        let cas = here();
+        let mut obs = Observations::default();
+        log(&mut obs, 1, cas, 1);
+        hint(&mut obs, 1, cas);
+        let start = obs.hash();
+        log(&mut obs, 1, cas, 0);
+        log(&mut obs, 2, cas, 5);
+        log(&mut obs, 1, cas, 1);
+        hint(&mut obs, 1, cas);
+        assert_ne!(obs.hash(), start, "not back in the first loop");
+        log(&mut obs, 1, cas, 1);
+        hint(&mut obs, 1, cas);
+        log(&mut obs, 1, cas, 1);
+        hint(&mut obs, 1, cas);
+        assert_ne!(obs.hash(), start);
+        assert!(
+            !obs.heads_found,
+            "the head rule is off for the rest of the operation"
+        );
+        assert_eq!(obs.hints.len(), 2, "the path rule kept its hints");
+    }
+
+    #[test]
+    fn a_nested_loop_with_the_same_head_is_not_mistaken_for_its_outer_loop() {
+        // loop { a = get(); loop { b = get(); if ok { break } spin } if done { return } spin }
+        let get = here();
+        let mut obs = Observations::default();
+        log(&mut obs, 1, get, 1);
+        log(&mut obs, 1, get, 5);
+        hint(&mut obs, 1, get);
+        let inner = obs.hash();
+        log(&mut obs, 1, get, 2);
+        hint(&mut obs, 1, get);
+        // The outer iteration began at the first access, not at the inner loop's head: no
+        // rule may cut back to the inner loop's state.
+        assert!(!obs.heads_found);
+        assert_ne!(
+            obs.hash(),
+            inner,
+            "the outer loop's hint is not the inner loop's head"
+        );
+    }
+
+    #[test]
+    fn bookkeeping_between_the_hint_and_the_head_falls_back_to_the_path_rule() {
+        let at = here();
+        let mut obs = Observations::default();
         log(&mut obs, 1, at, 1);
         obs.retry();
+        let silent = shape(SILENT_KIND, 7, at);
+        obs.push(entry(silent, 4), silent);
+        obs.before_access(shape(1, 1, at));
+        assert!(!obs.heads_found);
+        assert_eq!(obs.log.len(), 2, "the bookkeeping stays in the log");
+        assert_eq!(obs.hints, vec![1], "the hint is where it was given");
+    }
+
+    #[test]
+    fn the_path_rule_drops_an_iteration_on_the_path_of_the_last_one() {
+        let at = here();
+        let mut obs = Observations::default();
+        // Two loops with one head turn the head rule off.
+        log(&mut obs, 5, at, 0);
+        log(&mut obs, 5, at, 0);
+        hint(&mut obs, 5, at);
+        assert!(!obs.heads_found);
+        log(&mut obs, 1, at, 1);
+        hint(&mut obs, 1, at);
         let first = obs.hash();
         log(&mut obs, 1, at, 1);
-        obs.retry();
+        hint(&mut obs, 1, at);
         let second = obs.hash();
-        assert_ne!(first, second, "the first iteration saw the prologue too");
-        log(&mut obs, 1, at, 1);
-        obs.retry();
-        assert_eq!(obs.hash(), second);
+        log(&mut obs, 1, at, 3);
+        hint(&mut obs, 1, at);
+        assert_eq!(
+            second, first,
+            "the same path as the last iteration: back at its hint"
+        );
+        assert_eq!(obs.hash(), second, "whatever it saw");
+        log(&mut obs, 2, at, 2);
+        hint(&mut obs, 1, at);
+        assert_ne!(obs.hash(), second, "another path is progress");
     }
 
     #[test]
     fn a_hint_without_an_access_since_the_last_changes_nothing() {
+        let at = here();
         let mut obs = Observations::default();
-        log(&mut obs, 1, here(), 1);
-        obs.retry();
+        log(&mut obs, 1, at, 1);
+        hint(&mut obs, 1, at);
         let h = obs.hash();
         obs.retry();
         obs.retry();
+        obs.before_access(shape(1, 1, at));
         assert_eq!(obs.hash(), h);
-        assert_eq!(obs.hints.len(), 1);
     }
 
     #[test]

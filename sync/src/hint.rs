@@ -5,10 +5,14 @@
 //! fgvt such a loop is an ever deeper path unless it says that it is a retry: call
 //! [`spin_loop`] (or [`yield_now`]) once per iteration, where `std::hint::spin_loop` or
 //! `std::thread::yield_now` would go. It is the promise that an iteration carries nothing into
-//! the next but what it reads from shared objects; fgvt then drops an iteration that observed
-//! exactly what the previous one did, the thread is back at the state it had, and the explorer
-//! sees a loop edge: a waiting loop is one state, its runs are judged by what every finite run
-//! can come to, and a correct spin lock passes with the default limits.
+//! the next but what it reads from shared objects (a value needed across iterations is read
+//! before the loop). fgvt then sends the thread back to the head of its loop, to the state it
+//! had when it first got there, whatever the iteration saw and whichever path it took, and the
+//! explorer sees a loop edge: a waiting loop is one state, its runs are judged by what every
+//! finite run can come to, and a correct spin lock or seqlock passes with the default limits.
+//! Where the head cannot be told apart (a helper that waits, called twice in one operation;
+//! a loop nested in one that begins with the same access), an iteration is dropped only when
+//! it took the same path as the one before it.
 //!
 //! ```
 //! use fgvt_sync::atomic::{AtomicBool, Ordering::{Acquire, Relaxed, Release}};

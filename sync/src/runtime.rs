@@ -108,11 +108,18 @@ impl Pending {
         self.object.map(|o| o.key)
     }
 
-    /// What the pending step is, for a fingerprint: kind, object and source position.
-    fn hash(&self) -> u64 {
+    /// The access's shape in an observation log: kind, object and source position.
+    fn shape(&self) -> u64 {
         let object = self.object.map_or(0, |o| o.key);
-        let shape = fingerprint::shape(kind_code(self.kind), object, self.caller);
-        fingerprint::entry(shape, combine(u64::from(self.shared), self.role.code()))
+        fingerprint::shape(kind_code(self.kind), object, self.caller)
+    }
+
+    /// What the pending step is, for a fingerprint: its shape, and how it takes a lock.
+    fn hash(&self) -> u64 {
+        fingerprint::entry(
+            self.shape(),
+            combine(u64::from(self.shared), self.role.code()),
+        )
     }
 }
 
@@ -718,8 +725,7 @@ impl Recorder {
             }
             Effect::Nothing => 0,
         };
-        let shape = fingerprint::shape(kind_code(pending.kind), key, pending.caller);
-        self.observe(who, shape, seen);
+        self.observe(who, pending.shape(), seen);
     }
 
     /// `who` made an access of `shape` that saw `seen`: a thread logs it, the serial part
@@ -985,7 +991,9 @@ pub(crate) fn access<R>(
         if rec.end.is_some() {
             return Registered::Cancel;
         }
-        rec.lanes[thread].pending = Some(pending);
+        let lane = &mut rec.lanes[thread];
+        lane.observed.before_access(pending.shape());
+        lane.pending = Some(pending);
         Registered::Step(thread)
     });
     let thread = match registered.unwrap_or(Registered::Outside) {
