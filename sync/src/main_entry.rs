@@ -376,17 +376,24 @@ fn dispatch(program: Program<'_>, command: &Command) -> miette::Result<Exit> {
                 .explore()
                 .map_err(|e| miette!("{}: {e}", args.test.display()))?;
             let s = tree.stats();
+            let n = fgvt_reports::count_text;
             let mut text = format!(
-                "{}: {} nodes, {} leaves (complete {}, stuck {}, fault {}, bounded {}), depth {}\n",
+                "{}: {} nodes, {} leaves (complete {}, stuck {}, fault {}, bounded {}), depth {}\n\
+                 {} distinct states in {:.1?}\n",
                 args.test.display(),
-                s.nodes,
-                s.leaves,
-                s.complete,
-                s.stuck,
-                s.fault,
-                s.bounded,
-                s.max_depth
+                n(s.nodes),
+                n(s.leaves),
+                n(s.complete),
+                n(s.stuck),
+                n(s.fault),
+                n(s.bounded),
+                s.max_depth,
+                s.distinct_states,
+                tree.elapsed,
             );
+            if s.nodes == u64::MAX || s.leaves == u64::MAX {
+                text.push_str(&format!("({})\n", fgvt_reports::saturated_note()));
+            }
             if let Some(limit) = tree.partial {
                 text.push_str(&format!(
                     "partial: exploration stopped at the {} limit (raise --max-states)\n",

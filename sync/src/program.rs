@@ -22,7 +22,7 @@ use std::sync::Arc;
 use fgvt_tree::replay::{ReplayError, RunEnd};
 use fgvt_tree::{Call, Event, Fault, History, Program, Step, ThreadId, Wait};
 
-use crate::fingerprint::{combine, summand, Fingerprint};
+use crate::fingerprint::{combine, summand};
 use crate::runtime::{self, Body, Engine, Execution, Point, Status};
 
 /// The test's executions, as a program the explorer steps through.
@@ -38,14 +38,116 @@ pub(crate) struct Reexecuted {
 }
 
 /// A point of the test's executions: the schedule that reaches it, told apart by fingerprint.
+///
+/// The explorer keeps one per distinct state, so it is kept small: the schedule shares its
+/// prefix with the parent's, and the statuses of up to 32 threads fit in a word.
 #[derive(Clone, Debug)]
 pub(crate) struct State {
-    fingerprint: Fingerprint,
-    /// Thread choices from the start (a test has at most 256 threads).
-    schedule: Arc<[u8]>,
-    statuses: Arc<[Status]>,
+    /// The point's fingerprint (`fingerprint::Fingerprint`), as two words: a `u128` would
+    /// align the whole state to 16 bytes, and the explorer stores one per distinct state.
+    fingerprint: [u64; 2],
+    /// Thread choices from the start.
+    schedule: Schedule,
+    statuses: Statuses,
     /// What a state without a next step holds for its leaf.
     end: Option<Arc<Ending>>,
+}
+
+/// Thread choices from the start of an execution, as a chain that shares its prefix with the
+/// schedule it extends: a state holds its parent's schedule and one more choice, not a copy.
+#[derive(Clone, Debug, Default)]
+struct Schedule(Option<Arc<Choice>>);
+
+/// The last choice of a [`Schedule`] and the schedule before it.
+#[derive(Debug)]
+struct Choice {
+    /// The thread chosen (a test has at most [`MAX_THREADS`]).
+    thread: u8,
+    /// How many choices the schedule has, this one included.
+    len: u32,
+    before: Schedule,
+}
+
+impl Schedule {
+    /// How many choices it has.
+    fn len(&self) -> usize {
+        self.0.as_ref().map_or(0, |c| c.len as usize)
+    }
+
+    /// This schedule, then `thread`.
+    fn then(&self, thread: u8) -> Schedule {
+        let len = u32::try_from(self.len() + 1).expect("schedules shorter than 2^32 steps");
+        Schedule(Some(Arc::new(Choice {
+            thread,
+            len,
+            before: self.clone(),
+        })))
+    }
+
+    /// The choices in order.
+    fn to_vec(&self) -> Vec<u8> {
+        let mut choices = vec![0; self.len()];
+        let mut at = &self.0;
+        while let Some(choice) = at {
+            choices[choice.len as usize - 1] = choice.thread;
+            at = &choice.before.0;
+        }
+        choices
+    }
+}
+
+impl Drop for Choice {
+    /// Drops a long chain link by link: the recursive drop of a schedule thousands of steps
+    /// deep would overflow the stack.
+    fn drop(&mut self) {
+        let mut before = self.before.0.take();
+        while let Some(choice) = before {
+            match Arc::try_unwrap(choice) {
+                Ok(mut only) => before = only.before.0.take(),
+                Err(_shared) => break,
+            }
+        }
+    }
+}
+
+/// Each thread's [`Status`] at a state: two bits a thread, in a word for up to 32 threads.
+#[derive(Clone, Debug)]
+enum Statuses {
+    Packed(u64),
+    /// More than 32 threads: rare, and a thin pointer keeps the common case small.
+    Listed(Arc<Vec<Status>>),
+}
+
+impl Statuses {
+    fn new(statuses: &[Status]) -> Statuses {
+        if statuses.len() > 32 {
+            return Statuses::Listed(Arc::new(statuses.to_vec()));
+        }
+        let code = |s: &Status| match s {
+            Status::Enabled => 1u64,
+            Status::Blocked => 2,
+            Status::Done => 3,
+        };
+        let packed = statuses
+            .iter()
+            .enumerate()
+            .fold(0, |word, (t, s)| word | code(s) << (2 * t));
+        Statuses::Packed(packed)
+    }
+
+    /// `thread`'s status, `None` past the last thread.
+    fn get(&self, thread: usize) -> Option<Status> {
+        match self {
+            Statuses::Listed(list) => list.get(thread).copied(),
+            Statuses::Packed(_) if thread >= 32 => None,
+            Statuses::Packed(word) => match (word >> (2 * thread)) & 3 {
+                1 => Some(Status::Enabled),
+                2 => Some(Status::Blocked),
+                3 => Some(Status::Done),
+                _ => None,
+            },
+        }
+    }
 }
 
 /// What a state where no thread moves holds for its leaf.
@@ -137,26 +239,27 @@ impl Reexecuted {
     }
 
     /// The state an execution along `schedule` stopped at, if it stopped at a point.
-    fn state(&self, schedule: Arc<[u8]>, point: Point, end: Option<Ending>) -> State {
+    fn state(&self, schedule: Schedule, point: Point, end: Option<Ending>) -> State {
         let fingerprint = if self.merge {
             point.fingerprint
         } else {
             let path = schedule
+                .to_vec()
                 .iter()
                 .fold(0x5c4e_d01e, |h, &t| combine(h, u64::from(t)));
             point.fingerprint ^ summand(path, schedule.len() as u64)
         };
         State {
-            fingerprint,
+            fingerprint: [(fingerprint >> 64) as u64, fingerprint as u64],
             schedule,
-            statuses: point.statuses.into(),
+            statuses: Statuses::new(&point.statuses),
             end: end.map(Arc::new),
         }
     }
 
     /// Where an execution that followed `schedule` ended, with the step that ends the
     /// schedule: a state, or the fault of that step (`Err`).
-    fn arrival(&self, schedule: Arc<[u8]>, execution: Execution) -> Arrival {
+    fn arrival(&self, schedule: Schedule, execution: Execution) -> Arrival {
         let Execution {
             mut run,
             point,
@@ -165,7 +268,7 @@ impl Reexecuted {
             ..
         } = execution;
         // The schedule's last step is the one event the execution built (see `run`).
-        let event = if schedule.is_empty() {
+        let event = if schedule.len() == 0 {
             None
         } else {
             run.steps.drain(..).next()
@@ -221,8 +324,8 @@ impl Program for Reexecuted {
     }
 
     fn initial_state(&self) -> Result<(State, History), Fault> {
-        let schedule: Arc<[u8]> = Arc::from(Vec::new());
-        let Some(execution) = self.run(&schedule) else {
+        let schedule = Schedule::default();
+        let Some(execution) = self.run(&[]) else {
             return Err(Fault {
                 message: "the test did not run the same way twice".into(),
                 span: None,
@@ -256,10 +359,10 @@ impl Program for Reexecuted {
             // The exploration is void: wind it down.
             return Step::Done;
         }
-        let mut schedule = state.schedule.to_vec();
-        schedule.push(u8::try_from(thread).expect("at most 256 threads"));
-        let schedule: Arc<[u8]> = schedule.into();
-        let Some(execution) = self.run(&schedule) else {
+        let schedule = state
+            .schedule
+            .then(u8::try_from(thread).expect("at most 256 threads"));
+        let Some(execution) = self.run(&schedule.to_vec()) else {
             return Step::Done;
         };
         match self.arrival(schedule, execution) {
@@ -294,5 +397,56 @@ impl Program for Reexecuted {
             }
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_schedule_extends_its_prefix_and_lists_its_choices_in_order() {
+        let a = Schedule::default().then(2).then(0);
+        let b = a.then(1);
+        let c = a.then(3);
+        assert_eq!(a.to_vec(), [2, 0]);
+        assert_eq!(b.to_vec(), [2, 0, 1]);
+        assert_eq!(c.to_vec(), [2, 0, 3]);
+        assert_eq!((b.len(), Schedule::default().len()), (3, 0));
+    }
+
+    #[test]
+    fn a_schedule_a_million_steps_long_drops_without_overflowing_the_stack() {
+        let mut schedule = Schedule::default();
+        for step in 0..1_000_000u32 {
+            schedule = schedule.then((step % 3) as u8);
+        }
+        let shared = schedule.clone();
+        drop(schedule);
+        assert_eq!(shared.len(), 1_000_000);
+        drop(shared);
+    }
+
+    #[test]
+    fn statuses_read_back_as_they_were_given_packed_or_listed() {
+        let cycle = [Status::Enabled, Status::Blocked, Status::Done];
+        for threads in [1, 2, 31, 32, 33, 256] {
+            let given: Vec<Status> = (0..threads).map(|t| cycle[t % 3]).collect();
+            let statuses = Statuses::new(&given);
+            assert_eq!(matches!(statuses, Statuses::Packed(_)), threads <= 32);
+            let read: Vec<Status> = (0..threads).map(|t| statuses.get(t).unwrap()).collect();
+            assert_eq!(read, given, "{threads} threads");
+            assert_eq!(statuses.get(threads), None, "past the last of {threads}");
+        }
+    }
+
+    #[test]
+    fn a_state_stays_small() {
+        // The explorer stores one per distinct state, with its history and turn beside it.
+        assert!(
+            std::mem::size_of::<State>() <= 48,
+            "{}",
+            std::mem::size_of::<State>()
+        );
     }
 }

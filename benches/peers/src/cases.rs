@@ -13,6 +13,12 @@ pub enum Case {
         /// How many threads.
         threads: usize,
     },
+    /// As [`Case::Stack`], on a buggy Treiber stack whose `push` stores `top` instead of
+    /// CASing it (`RacyTreiberStack`): the tools should find the bug.
+    RacyStack {
+        /// How many threads.
+        threads: usize,
+    },
     /// A seqlock: two writers, `write(1, 1)` and `write(2, 2)`, and `readers` threads that
     /// each run one `read()`.
     SeqLock {
@@ -21,19 +27,22 @@ pub enum Case {
     },
 }
 
-/// Every case, smallest first.
-pub const CASES: [Case; 4] = [
+/// Every case: the correct objects, smallest first, then the buggy one.
+pub const CASES: [Case; 5] = [
     Case::Stack { threads: 2 },
     Case::Stack { threads: 3 },
     Case::SeqLock { readers: 1 },
     Case::SeqLock { readers: 2 },
+    Case::RacyStack { threads: 3 },
 ];
 
 impl Case {
-    /// The case's name on the command line and in the table: `stack-3t`, `seqlock-2w1r`.
+    /// The case's name on the command line and in the table: `stack-3t`, `seqlock-2w1r`,
+    /// `buggy-stack-3t`.
     pub fn name(self) -> String {
         match self {
             Case::Stack { threads } => format!("stack-{threads}t"),
+            Case::RacyStack { threads } => format!("buggy-stack-{threads}t"),
             Case::SeqLock { readers } => format!("seqlock-2w{readers}r"),
         }
     }
@@ -49,11 +58,35 @@ impl Case {
             Case::Stack { threads } => {
                 format!("Treiber stack, {threads} threads × (push(i), pop()), no node reuse")
             }
+            Case::RacyStack { threads } => format!(
+                "buggy Treiber stack (push = load `top` + store `top`, no CAS), {threads} threads \
+                 × (push(i), pop()), no node reuse"
+            ),
             Case::SeqLock { readers } => format!(
                 "seqlock, writers write(1, 1) and write(2, 2), {readers} reader{} × read()",
                 if readers == 1 { "" } else { "s" }
             ),
         }
+    }
+
+    /// Whether the case's object is buggy: a tool gets it right by finding a failing run,
+    /// where on a correct object it gets it right by finishing without one.
+    pub fn expects_bug(self) -> bool {
+        matches!(self, Case::RacyStack { .. })
+    }
+
+    /// The verdict of a finished run of this case, as the table shows it: the tool's own words,
+    /// led on a buggy case by whether it found the bug (`bug found: …` or `missed: …`).
+    pub fn judge(self, outcome: &Outcome) -> String {
+        if !self.expects_bug() {
+            return outcome.verdict.clone();
+        }
+        let lead = if outcome.found == Found::Bug {
+            "bug found"
+        } else {
+            "missed"
+        };
+        format!("{lead}: {}", outcome.verdict)
     }
 }
 
@@ -114,6 +147,36 @@ impl Tool {
     }
 }
 
+/// What a finished run found out about the object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Found {
+    /// No failing run, and nothing left unexplored: the object is correct on this test.
+    Correct,
+    /// A failing run: an assertion of the test body failed, or fgvt's verdict is not
+    /// linearizable.
+    Bug,
+    /// No verdict on the object: a limit cut the search, or the tool gave up on its own.
+    Nothing,
+}
+
+impl Found {
+    /// The word a child's outcome line carries.
+    fn word(self) -> &'static str {
+        match self {
+            Found::Correct => "correct",
+            Found::Bug => "bug",
+            Found::Nothing => "nothing",
+        }
+    }
+
+    /// Reads what [`Found::word`] wrote.
+    fn from_word(word: &str) -> Option<Found> {
+        [Found::Correct, Found::Bug, Found::Nothing]
+            .into_iter()
+            .find(|found| found.word() == word)
+    }
+}
+
 /// What one measured run found.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Outcome {
@@ -121,23 +184,28 @@ pub struct Outcome {
     pub elapsed: Duration,
     /// How much the tool explored: `N executions`, or fgvt's states and tree size.
     pub explored: String,
-    /// Whether the tool finished and found the object correct.
-    pub ok: bool,
+    /// Whether the tool found the object correct, found a bug, or neither.
+    pub found: Found,
     /// The verdict in words (a failure's message, shortened).
     pub verdict: String,
     /// The child process's peak resident memory, in KiB (Linux's `VmHWM`).
     pub peak_rss_kib: Option<u64>,
+    /// When the tool told of a failing run before its verdict, how long after the check's
+    /// start it had found it: fgvt's stderr line "NOT LINEARIZABLE: a failing run, found after
+    /// …", which the parent reads ([`first_failure_told`]). Not part of a child's outcome line.
+    pub first_failure: Option<Duration>,
 }
 
 impl Outcome {
     /// An outcome, with the peak memory of this process so far.
-    pub fn new(elapsed: Duration, explored: String, ok: bool, verdict: String) -> Outcome {
+    pub fn new(elapsed: Duration, explored: String, found: Found, verdict: String) -> Outcome {
         Outcome {
             elapsed,
             explored,
-            ok,
+            found,
             verdict,
             peak_rss_kib: peak_rss_kib(),
+            first_failure: None,
         }
     }
 
@@ -146,7 +214,7 @@ impl Outcome {
         format!(
             "OUTCOME\t{}\t{}\t{}\t{}\t{}",
             self.elapsed.as_nanos(),
-            u8::from(self.ok),
+            self.found.word(),
             clean(&self.explored),
             clean(&self.verdict),
             self.peak_rss_kib.map_or(String::new(), |k| k.to_string()),
@@ -157,18 +225,45 @@ impl Outcome {
     pub fn from_line(line: &str) -> Option<Outcome> {
         let mut fields = line.strip_prefix("OUTCOME\t")?.split('\t');
         let nanos: u64 = fields.next()?.parse().ok()?;
-        let ok = fields.next()? == "1";
+        let found = Found::from_word(fields.next()?)?;
         let explored = fields.next()?.to_string();
         let verdict = fields.next()?.to_string();
         let peak_rss_kib = fields.next().and_then(|k| k.parse().ok());
         Some(Outcome {
             elapsed: Duration::from_nanos(nanos),
             explored,
-            ok,
+            found,
             verdict,
             peak_rss_kib,
+            first_failure: None,
         })
     }
+}
+
+/// What fgvt-sync's `Test` prints on stderr when it meets a run's first failing run before its
+/// report (`fgvt_reports::early::failing_run_line`), up to the time it gives.
+const FAILING_RUN_TOLD: &str = "NOT LINEARIZABLE: a failing run, found after ";
+
+/// How long after its start a child's check found the failing run it told of on `stderr`, if
+/// it told of one. fgvt-sync's `Test` tells only once the run has lasted 0.4 s (a run whose
+/// exploration ends sooner tells nothing), and measures from the start of its exploration,
+/// a moment after `localize()` was called.
+pub fn first_failure_told(stderr: &str) -> Option<Duration> {
+    stderr.lines().find_map(|line| {
+        let rest = line.split_once(FAILING_RUN_TOLD)?.1;
+        parse_debug_duration(rest.split_whitespace().next()?)
+    })
+}
+
+/// Reads a `Duration` as `{:.1?}` writes it: `1.5s`, `350.2ms`, `12.0µs`, `800.0ns`.
+fn parse_debug_duration(text: &str) -> Option<Duration> {
+    // The longer units first: `ms`, `µs` and `ns` also end in `s`.
+    let units = [("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9), ("s", 1.0)];
+    let (number, scale) = units
+        .into_iter()
+        .find_map(|(unit, scale)| Some((text.strip_suffix(unit)?, scale)))?;
+    let value: f64 = number.parse().ok()?;
+    Duration::try_from_secs_f64(value * scale).ok()
 }
 
 /// `text` on one line without tabs, cut to a table cell's length.
@@ -209,22 +304,29 @@ pub fn executions() -> u64 {
 }
 
 /// Times `check` (a loom or shuttle check of a test body that calls [`count_execution`]): its
-/// verdict is "passed" unless it panics, and then the panic's message.
+/// verdict is "passed" unless it panics, and then the panic's message; the panic is a bug found
+/// when an assertion of the body failed ([`crate::invariants::broken`]).
 pub fn executions_outcome(check: impl FnOnce()) -> Outcome {
     EXECUTIONS.store(0, Ordering::Relaxed);
+    crate::invariants::forget_broken();
     let started = Instant::now();
     let result = catch_unwind(AssertUnwindSafe(check));
     let elapsed = started.elapsed();
     let explored = format!("{} executions", group(executions()));
     match result {
-        Ok(()) => Outcome::new(elapsed, explored, true, "passed".to_string()),
+        Ok(()) => Outcome::new(elapsed, explored, Found::Correct, "passed".to_string()),
         Err(payload) => {
             let message = payload
                 .downcast_ref::<&str>()
                 .map(|s| s.to_string())
                 .or_else(|| payload.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "a panic without a message".to_string());
-            Outcome::new(elapsed, explored, false, format!("FAILED: {message}"))
+            let found = if crate::invariants::broken() {
+                Found::Bug
+            } else {
+                Found::Nothing
+            };
+            Outcome::new(elapsed, explored, found, format!("FAILED: {message}"))
         }
     }
 }
@@ -254,4 +356,40 @@ pub fn show_duration(d: Duration) -> String {
         write!(out, "{:.0} µs", secs * 1e6)
     };
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_failing_run_is_read_from_the_line_fgvt_writes() {
+        let line = fgvt_reports::early::failing_run_line(Duration::from_millis(1234), "cargo t");
+        let stderr = format!("Compiling …\n{line}\nmore\n");
+        let told = first_failure_told(&stderr).expect("a time");
+        // `{:.1?}` keeps one decimal: 1.2 s.
+        assert!(told.abs_diff(Duration::from_millis(1200)) < Duration::from_micros(1));
+    }
+
+    #[test]
+    fn every_unit_of_a_debug_duration_is_read() {
+        for (text, nanos) in [("4.1ms", 4_100_000), ("12.0µs", 12_000), ("800.0ns", 800)] {
+            let read = parse_debug_duration(text).expect("a duration");
+            assert!(read.abs_diff(Duration::from_nanos(nanos)) < Duration::from_nanos(2));
+        }
+        assert_eq!(parse_debug_duration("soon"), None);
+    }
+
+    #[test]
+    fn an_outcome_line_reads_back() {
+        let outcome = Outcome {
+            elapsed: Duration::from_micros(250),
+            explored: "1 executions".to_string(),
+            found: Found::Bug,
+            verdict: "FAILED: stack".to_string(),
+            peak_rss_kib: Some(4096),
+            first_failure: None,
+        };
+        assert_eq!(Outcome::from_line(&outcome.to_line()), Some(outcome));
+    }
 }

@@ -1,5 +1,30 @@
 //! The assertions loom's and shuttle's test bodies make at the end of every execution (fgvt
 //! checks the same runs against a sequential spec instead).
+//!
+//! A failed assertion is also noted in this process ([`broken`]): a check that panics is then
+//! known to have found a bug in the object, not to have given up on its own (loom's "maximum
+//! number of branches" is a panic too), whatever the tool makes of the panic's message.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Set when an assertion of this module fails; cleared by [`forget_broken`].
+static BROKEN: AtomicBool = AtomicBool::new(false);
+
+/// Whether an assertion of this module failed in this process since [`forget_broken`].
+pub fn broken() -> bool {
+    BROKEN.load(Ordering::Relaxed)
+}
+
+/// Forgets earlier failed assertions, before a check starts.
+pub fn forget_broken() {
+    BROKEN.store(false, Ordering::Relaxed);
+}
+
+/// Notes that an assertion failed, and panics with `message`.
+fn fail(message: String) -> ! {
+    BROKEN.store(true, Ordering::Relaxed);
+    panic!("{message}")
+}
 
 /// Checks what the pops of a stack test returned, where thread `i` ran `push(i + 1)` then
 /// `pop()`.
@@ -7,6 +32,9 @@
 /// Every pop must return a pushed value, and no value twice. It must not return `None` either:
 /// each thread pops after its own push returned, so whenever a pop takes effect, at least one
 /// more push than earlier pops has taken effect, and a linearizable stack is not empty then.
+/// (A push that stores `top` without a CAS breaks this: two pushes that read the same top both
+/// link their node above it, the later store unlinks the earlier node, and a pop finds the
+/// stack empty while its value is lost.)
 ///
 /// # Panics
 ///
@@ -17,7 +45,9 @@ pub fn check_pops(popped: &[Option<i64>]) {
     for pop in popped {
         match *pop {
             Some(v) if (1..=pushed).contains(&v) && !seen.contains(&v) => seen.push(v),
-            _ => panic!("stack: impossible pops {popped:?} after pushing 1..={pushed}"),
+            _ => fail(format!(
+                "stack: impossible pops {popped:?} after pushing 1..={pushed}"
+            )),
         }
     }
 }
@@ -29,10 +59,9 @@ pub fn check_pops(popped: &[Option<i64>]) {
 ///
 /// When the pair is torn (one cell from one write, the other from another).
 pub fn check_pair(pair: (i64, i64)) {
-    assert!(
-        matches!(pair, (0, 0) | (1, 1) | (2, 2)),
-        "seqlock: torn read {pair:?}"
-    );
+    if !matches!(pair, (0, 0) | (1, 1) | (2, 2)) {
+        fail(format!("seqlock: torn read {pair:?}"));
+    }
 }
 
 #[cfg(test)]
@@ -60,6 +89,13 @@ mod tests {
     #[should_panic(expected = "impossible pops")]
     fn a_value_never_pushed_fails() {
         check_pops(&[Some(1), Some(3)]);
+    }
+
+    #[test]
+    fn a_failed_assertion_is_noted() {
+        // The one test that looks at the flag: the others may set it on their own threads.
+        let failed = std::panic::catch_unwind(|| check_pops(&[None]));
+        assert!(failed.is_err() && broken());
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! fgvt-sync, loom and shuttle side by side on the same algorithms: a Treiber stack and a
-//! seqlock, each written once per tool on that tool's atomics (`under_*.rs`).
+//! seqlock, each written once per tool on that tool's atomics (`under_*.rs`), and a buggy
+//! Treiber stack, whose bug each tool should find.
 //!
 //! ```sh
 //! cargo run --release --manifest-path benches/peers/Cargo.toml -- [--rounds 5] [--filter NAME]
@@ -25,7 +26,7 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use cases::{group, show_duration, Case, Outcome, Tool, CASES, TOOLS};
+use cases::{first_failure_told, group, show_duration, Case, Outcome, Tool, CASES, TOOLS};
 
 /// Environment variables that change `loom::model::Builder::new()`'s defaults: removed from the
 /// children's environment so that "default settings" means loom's own.
@@ -40,12 +41,18 @@ const LOOM_VARIABLES: [&str; 8] = [
     "LOOM_LOG",
 ];
 
+/// Environment variables that make a panic print a backtrace: removed from the children's
+/// environment, so that a check that fails (loom and shuttle stop at their first failing
+/// execution, by a panic) is timed to its verdict, not to std symbolizing a backtrace (some
+/// 40 ms and 50 MB here).
+const BACKTRACE_VARIABLES: [&str; 2] = ["RUST_BACKTRACE", "RUST_LIB_BACKTRACE"];
+
 const USAGE: &str = "\
 usage: fgvt-peers [--rounds N] [--filter TEXT] [--timeout SECS] [--list]
 
   --rounds N       rounds per case (default 5); each round runs every tool once
   --filter TEXT    only the runs whose `case/tool` contains TEXT (e.g. `stack-2t`, `loom`,
-                   `seqlock-2w1r/fgvt`)
+                   `seqlock-2w1r/fgvt`, `buggy`; `stack-3t` also takes `buggy-stack-3t`)
   --timeout SECS   wall-clock cap of one run, in seconds (default 300)
   --list           print the cases and tools, and exit";
 
@@ -169,7 +176,7 @@ fn run_child(case: Case, tool: Tool, cap: Duration) -> Run {
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    for variable in LOOM_VARIABLES {
+    for variable in LOOM_VARIABLES.into_iter().chain(BACKTRACE_VARIABLES) {
         command.env_remove(variable);
     }
     let mut process = match command.spawn() {
@@ -225,7 +232,11 @@ fn run_child(case: Case, tool: Tool, cap: Duration) -> Run {
     };
     let found = outcome.lock().unwrap().take();
     match found {
-        Some(outcome) => Run::Finished(outcome),
+        Some(mut outcome) => {
+            // Only the child's stderr says when fgvt met its first failing run.
+            outcome.first_failure = first_failure_told(&errors);
+            Run::Finished(outcome)
+        }
         None => {
             let last = errors.lines().rev().find(|l| !l.trim().is_empty());
             Run::Crashed(format!(
@@ -279,7 +290,7 @@ fn run_all(options: &Options) -> ExitCode {
                     options.rounds,
                     row.case.name(),
                     row.tool.name(),
-                    brief(&run, options.cap)
+                    brief(row.case, &run, options.cap)
                 );
                 row.runs.push(run);
             }
@@ -293,14 +304,18 @@ fn run_all(options: &Options) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// One run, in a progress line.
-fn brief(run: &Run, cap: Duration) -> String {
+/// One run of `case`, in a progress line.
+fn brief(case: Case, run: &Run, cap: Duration) -> String {
     match run {
         Run::Finished(o) => format!(
-            "{}  {}  {}",
+            "{}  {}  {}{}",
             show_duration(o.elapsed),
             o.explored,
-            o.verdict
+            case.judge(o),
+            o.first_failure.map_or(String::new(), |t| format!(
+                "  (first failing run found after {})",
+                show_duration(t)
+            ))
         ),
         Run::Unfinished { executions } => format!(
             "unfinished at {}{}",
@@ -364,7 +379,7 @@ fn print_table(rows: &[Row], options: &Options, load_before: String, took: Durat
         let mut verdicts: Vec<String> = Vec::new();
         for run in &row.runs {
             let verdict = match run {
-                Run::Finished(o) => o.verdict.clone(),
+                Run::Finished(o) => row.case.judge(o),
                 Run::Unfinished { .. } => format!("unfinished at {cap}"),
                 Run::Crashed(why) => format!("crashed: {why}"),
             };
@@ -375,6 +390,9 @@ fn print_table(rows: &[Row], options: &Options, load_before: String, took: Durat
         let mut verdict = verdicts.join("; ");
         if unfinished.is_some() && row.runs.len() < options.rounds {
             verdict.push_str(" (not run again)");
+        }
+        if let Some(note) = first_failures(&finished) {
+            verdict.push_str(&note);
         }
         println!(
             "| {} | {} | {} | {min} | {median} | {explored} | {rss} | {verdict} |",
@@ -390,6 +408,30 @@ fn print_table(rows: &[Row], options: &Options, load_before: String, took: Durat
     for tool in TOOLS {
         println!("- `{}`: {}", tool.name(), tool.describe());
     }
+    println!(
+        "- verdicts of a buggy case: `bug found` when a run failed the test's check (the \
+         body's assertion under loom and shuttle, which stop there; the `stack` spec under \
+         fgvt, which explores on and reports the CDRS), `missed` when the tool finished \
+         without one; fgvt's \"first failing run found after\" is the time its stderr notice \
+         gives (told only when the run lasts 0.4 s)"
+    );
+}
+
+/// When the runs told of their first failing run before their verdict (fgvt's stderr notice),
+/// how long after their start it was found, as the tail of the row's verdict: the median and
+/// the minimum over the runs that told.
+fn first_failures(finished: &[&Outcome]) -> Option<String> {
+    let mut times: Vec<Duration> = finished.iter().filter_map(|o| o.first_failure).collect();
+    times.sort();
+    let min = *times.first()?;
+    // The lower median, as the table's times.
+    let median = times[(times.len() - 1) / 2];
+    Some(format!(
+        "; first failing run found after {} (median of {} told; min {})",
+        show_duration(median),
+        times.len(),
+        show_duration(min)
+    ))
 }
 
 /// `texts` if they differ, else `one` (deterministic tools explore the same every round).

@@ -1,4 +1,5 @@
-//! The Treiber stack and the seqlock on shuttle's types, and the test bodies shuttle's DFS runs.
+//! The Treiber stack, its buggy twin and the seqlock on shuttle's types, and the test bodies
+//! shuttle's DFS runs.
 //!
 //! The algorithms are the same text as in `under_fgvt.rs` and `under_loom.rs`; only the
 //! imports differ (and the spin hint: `shuttle::hint::spin_loop`, which yields in shuttle).
@@ -78,6 +79,64 @@ impl Default for TreiberStack {
     }
 }
 
+/// A buggy Treiber stack (the `buggy-stack-*` cases): its `push` stores `top` where it should
+/// CAS it, so two pushes that read the same top both link their node above it and the later
+/// store unlinks the earlier node (and a push that read a node a pop has since unlinked links
+/// it back). Its `pop` is [`TreiberStack::pop`]; nodes are never reused while it lives.
+pub struct RacyTreiberStack {
+    top: AtomicPtr<Node>,
+    nodes: Arena<Node>,
+}
+
+impl RacyTreiberStack {
+    /// An empty stack.
+    pub fn new() -> Self {
+        RacyTreiberStack {
+            top: AtomicPtr::new(null_mut()),
+            nodes: Arena::new(),
+        }
+    }
+
+    /// The node at `at`, a non-null address this stack's arena handed out.
+    fn node(&self, at: *mut Node) -> &Node {
+        // SAFETY: every non-null pointer in `top` or a `next` came from `self.nodes`, whose
+        // nodes are freed only when the stack is dropped, after every borrow of it.
+        unsafe { &*at }
+    }
+
+    /// Pushes `v`: links a new node above the top it read, and stores `top` to it, whether or
+    /// not `top` still holds what it read (the bug: a plain store, no CAS).
+    pub fn push(&self, v: i64) {
+        let n = self.nodes.alloc(Node {
+            item: v,
+            next: AtomicPtr::new(null_mut()),
+        });
+        let t = self.top.load(SeqCst);
+        self.node(n).next.store(t, SeqCst);
+        self.top.store(n, SeqCst);
+    }
+
+    /// Pops the top item, `None` when empty: CASes `top` from the node read to its `next`.
+    pub fn pop(&self) -> Option<i64> {
+        loop {
+            let t = self.top.load(SeqCst);
+            if t.is_null() {
+                return None;
+            }
+            let next = self.node(t).next.load(SeqCst);
+            if self.top.compare_exchange(t, next, SeqCst, SeqCst).is_ok() {
+                return Some(self.node(t).item);
+            }
+        }
+    }
+}
+
+impl Default for RacyTreiberStack {
+    fn default() -> Self {
+        RacyTreiberStack::new()
+    }
+}
+
 /// A seqlock guarding a pair: writers serialize on a CAS spin lock and make `seq` odd while
 /// they write; readers take no lock and retry until they read an even, unchanged `seq` around
 /// both cells (fgvt's `FixedSeqLock`).
@@ -144,20 +203,18 @@ impl Default for SeqLock {
 fn body(case: Case) {
     count_execution();
     match case {
-        Case::Stack { threads } => {
-            let stack = Arc::new(TreiberStack::new());
-            let handles: Vec<_> = (1..=threads as i64)
-                .map(|v| {
-                    let stack = Arc::clone(&stack);
-                    thread::spawn(move || {
-                        stack.push(v);
-                        stack.pop()
-                    })
-                })
-                .collect();
-            let popped: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
-            check_pops(&popped);
-        }
+        Case::Stack { threads } => stack_body(
+            TreiberStack::new(),
+            threads,
+            TreiberStack::push,
+            TreiberStack::pop,
+        ),
+        Case::RacyStack { threads } => stack_body(
+            RacyTreiberStack::new(),
+            threads,
+            RacyTreiberStack::push,
+            RacyTreiberStack::pop,
+        ),
         Case::SeqLock { readers } => {
             let lock = Arc::new(SeqLock::new());
             let writers: Vec<_> = [1, 2]
@@ -181,6 +238,28 @@ fn body(case: Case) {
             }
         }
     }
+}
+
+/// One execution of a stack case on `stack`, whose operations are `push` and `pop`: thread `i`
+/// runs `push(i + 1)` then `pop()`, and the pops are checked once every thread is joined.
+fn stack_body<S: Send + Sync + 'static>(
+    stack: S,
+    threads: usize,
+    push: fn(&S, i64),
+    pop: fn(&S) -> Option<i64>,
+) {
+    let stack = Arc::new(stack);
+    let handles: Vec<_> = (1..=threads as i64)
+        .map(|v| {
+            let stack = Arc::clone(&stack);
+            thread::spawn(move || {
+                push(&stack, v);
+                pop(&stack)
+            })
+        })
+        .collect();
+    let popped: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    check_pops(&popped);
 }
 
 /// Runs `case` under shuttle's exhaustive depth-first scheduler, with no bound on the number
