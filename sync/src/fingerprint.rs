@@ -288,6 +288,13 @@ pub(crate) struct Memory {
 }
 
 impl Memory {
+    /// Forgets every value and identity, keeping the room: a new execution starts.
+    pub(crate) fn clear(&mut self) {
+        self.values.clear();
+        self.pointers.clear();
+        self.sum = 0;
+    }
+
     /// The fingerprint of the values alone.
     pub(crate) fn sum(&self) -> Fingerprint {
         self.sum

@@ -6,9 +6,11 @@
 //! chosen so far, from the start) with the fingerprint of the point it leads to (see
 //! `fingerprint.rs`): states are equal when their fingerprints are, whichever schedule
 //! reached them first, and the explorer keeps the first. Taking a step from a state re-executes
-//! its schedule from scratch on a fresh object, takes the step, runs to the next point where
-//! the explorer would choose, and abandons the execution there: one execution per edge of the
-//! state graph, which for any test with races is far smaller than the unfolded tree.
+//! its schedule from scratch on a fresh object, takes the step, and runs to the next point where
+//! the explorer would choose, where the execution pauses: at most one execution per edge of the
+//! state graph, which for any test with races is far smaller than the unfolded tree, and fewer
+//! when the next step asked for is from the state the paused execution is at, which then goes
+//! on (see `runtime::execute`).
 //!
 //! What the threads can do at a point (enabled, blocked, done) is learned by the execution that
 //! reaches it, so a state carries it: asking a blocked or finished thread for its step costs no
@@ -200,30 +202,16 @@ impl Reexecuted {
     /// Runs the test once along `schedule`, abandoning it at the first point past it; `None`
     /// (and the error kept) when the execution does not follow the schedule.
     fn run(&self, schedule: &[u8]) -> Option<Execution> {
-        let mut step = 0;
-        let mut diverged = None;
-        // Only the last step of the schedule is a new edge.
-        let record_from = schedule.len().saturating_sub(1);
         let execution = runtime::execute(
             &mut self.engine.borrow_mut(),
             self.threads,
-            record_from,
-            &mut |enabled: &[ThreadId]| {
-                let this = step;
-                step += 1;
-                let wanted = usize::from(*schedule.get(this)?);
-                if enabled.contains(&wanted) {
-                    Some(wanted)
-                } else {
-                    diverged = Some((this, wanted));
-                    None
-                }
-            },
-            std::sync::Arc::clone(&self.body),
+            schedule,
+            Arc::clone(&self.body),
         );
         // An execution that ends before the schedule does has diverged too.
         let taken = execution.taken;
-        let diverged = diverged
+        let diverged = execution
+            .diverged
             .or_else(|| (taken < schedule.len()).then(|| (taken, usize::from(schedule[taken]))));
         if let Some((step, thread)) = diverged {
             self.error

@@ -5,9 +5,8 @@
 //! [`Scheduler`] which runnable task goes next. A scheduler cannot see what a task is about to
 //! do, so fgvt's instrumented types say it first: an access registers its pending step in the
 //! [`Recorder`] (kind, object, the caller's source position), then switches; the scheduler reads
-//! the pending step of every runnable task, offers those that can move to the explorer's
-//! [`Choose`] callback, and resumes the one chosen, which then acts and records the event with
-//! the value it saw. Only one task runs at a time, so an access is atomic by construction: the
+//! the pending step of every runnable task and resumes the one the explorer's schedule names,
+//! which then acts and records the event with the value it saw. Only one task runs at a time, so an access is atomic by construction: the
 //! memory model is sequentially consistent.
 //!
 //! A task with no pending step (a thread starting, ending, or the main task spawning and
@@ -21,10 +20,12 @@
 //! stacks of one runner for reuse, and making them anew for every execution cost more than the
 //! execution itself. The runner lives in a coroutine of its own, which suspends between two
 //! executions, where shuttle asks its scheduler for the next one, so that the explorer can
-//! drive executions one at a time.
+//! drive executions one at a time; and, past the end of its schedule, inside the scheduler
+//! callback, where the execution is *paused* until the explorer either asks for one more step
+//! of it or abandons it (see [`execute`]).
 //!
 //! An execution that ends before its threads do (a fault, a deadlock, the explorer
-//! abandoning it) is not stopped in shuttle, which would leak the stacks of the unfinished
+//! abandoning a paused one) is not stopped in shuttle, which would leak the stacks of the unfinished
 //! tasks: each thread left is resumed once more, and its pending access unwinds it with
 //! [`Cancelled`] instead of acting, so every execution finishes and gives its stacks back.
 
@@ -35,7 +36,7 @@ use std::sync::{Arc, Once};
 
 use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
-use fgvt_tree::replay::{Choose, Run, RunEnd};
+use fgvt_tree::replay::{Run, RunEnd};
 use fgvt_tree::{Call, Event, EventKind, Fault, History, ThreadId, Value, Wait};
 use shuttle::scheduler::{Schedule, Scheduler, Task, TaskId};
 
@@ -287,6 +288,18 @@ struct SerialLane {
     made: Made,
 }
 
+impl Lane {
+    /// Back to a thread that has not started, keeping the room of its log.
+    fn reset(&mut self) {
+        self.task = None;
+        self.pending = None;
+        self.op = None;
+        self.observed.clear();
+        self.made = Made::default();
+        self.wait = None;
+    }
+}
+
 /// Whether a test thread can move at a point of an execution.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Status {
@@ -339,6 +352,8 @@ struct Recorder {
     taken: usize,
     /// The first step whose event is built.
     record_from: usize,
+    /// The serial parts' calls and returns (`init`, `final`); the threads' are in their
+    /// events, from which the explorer builds each path's history.
     history: History,
     /// Locks held, by object key, with their holders.
     locks: HashMap<u64, Held, foldhash::fast::RandomState>,
@@ -367,8 +382,14 @@ struct Recorder {
     pointers: HashMap<usize, u32, foldhash::fast::RandomState>,
     /// How the execution ended, once it has.
     end: Option<RunEnd>,
-    /// The explorer's choice of the next step; lent for the length of the execution.
-    choose: *mut Choose<'static>,
+    /// The threads to choose, in order: the schedule the explorer asked for. Past its end the
+    /// execution pauses at the next point (see [`execute`]).
+    schedule: Vec<u8>,
+    /// How many choices of `schedule` have been made.
+    chosen: usize,
+    /// Where the execution could not follow `schedule`: the choice's index and the thread it
+    /// wanted, which could not move.
+    diverged: Option<(usize, ThreadId)>,
     /// What the execution runs: the test's plan on a fresh object.
     body: Body,
     /// The threads offered to `choose` at the current step (kept to reuse its allocation).
@@ -424,7 +445,8 @@ pub(crate) struct Execution {
     pub taken: usize,
     /// Where it stopped choosing: abandoned or stuck there, or the end of the threads.
     pub point: Option<Point>,
-    /// The history the execution had when it was abandoned (empty otherwise: the end has it).
+    /// The history (of the serial parts: see [`Recorder::history`]) the execution had when it
+    /// was abandoned (empty otherwise: the end has it).
     pub history: History,
     /// The number of history events of the `init` part.
     pub concurrent_from: usize,
@@ -432,61 +454,124 @@ pub(crate) struct Execution {
     pub finals_from: Option<usize>,
     /// At a stuck end: the calls of the threads blocked before their operation's first step.
     pub blocked: Vec<(ThreadId, Call)>,
+    /// Where the execution could not follow its schedule: the choice's index and the thread
+    /// it wanted, which could not move.
+    pub diverged: Option<(usize, ThreadId)>,
 }
 
-/// Runs `body` once on `engine`, for `threads` test threads, letting `choose` pick every
-/// step; the steps taken (as events from step `record_from` on), how the execution ended and
-/// where it stopped.
+/// Runs `body` on `engine`, for `threads` test threads, along `schedule` (the thread of each
+/// step), to the first point past it: the steps taken (as an event for the last one), how the
+/// execution ended and where it stopped.
+///
+/// An execution that reaches a point past its schedule, with its threads still running, is
+/// *paused* there rather than ended: if the next call's schedule is this one and one more
+/// step, the execution goes on from where it is, instead of being run again from the start
+/// (the explorer asks for the steps of a state it has just reached first, see
+/// `fgvt_tree::explore`). Any other schedule ends the paused execution (its threads are
+/// cancelled) and starts anew.
 pub(crate) fn execute(
     engine: &mut Engine,
     threads: usize,
-    record_from: usize,
-    choose: &mut Choose<'_>,
+    schedule: &[u8],
     body: Body,
 ) -> Execution {
     install_panic_hook();
-    // SAFETY: the recorder, and the pointer with it, is removed before this function returns,
-    // and nothing else keeps it: the callback is used only while it is alive.
-    let choose: *mut Choose<'static> = unsafe { std::mem::transmute(choose) };
+    if let Some(mut paused) = engine.paused.take() {
+        let next = schedule.split_last().and_then(|(&next, before)| {
+            (before == paused.schedule.as_slice() && Arc::ptr_eq(&paused.body, &body))
+                .then_some(next)
+        });
+        if let Some(next) = next {
+            paused.schedule.push(next);
+            paused.record_from = paused.taken;
+            paused.point = None;
+            RECORDER.with(|r| *r.borrow_mut() = Some(paused));
+            let outcome = engine.resume(Job::Resume);
+            return finish(engine, outcome);
+        }
+        paused.end = Some(RunEnd::Abandoned);
+        RECORDER.with(|r| *r.borrow_mut() = Some(paused));
+        let _ = engine.resume(Job::Resume);
+        if let Some(mut ended) = RECORDER.with(|r| r.borrow_mut().take()) {
+            engine.scratch = Scratch::keep(&mut ended);
+        }
+    }
+    let Scratch {
+        mut lanes,
+        tasks,
+        locks,
+        condvars,
+        memory,
+        pointers,
+        offered,
+    } = std::mem::take(&mut engine.scratch);
+    lanes.resize_with(threads, Lane::default);
     let recorder = Recorder {
         phase: Phase::Serial,
-        lanes: (0..threads).map(|_| Lane::default()).collect(),
-        tasks: Vec::new(),
+        lanes,
+        tasks,
         steps: Vec::new(),
         taken: 0,
-        record_from,
+        // Only the last step of the schedule is a new edge.
+        record_from: schedule.len().saturating_sub(1),
         history: History::new(),
-        locks: HashMap::default(),
-        condvars: HashMap::default(),
-        memory: Memory::default(),
+        locks,
+        condvars,
+        memory,
         serial: SerialLane::default(),
         point: None,
         concurrent_from: 0,
         finals_from: None,
         blocked: Vec::new(),
         objects: 0,
-        pointers: HashMap::default(),
+        pointers,
         end: None,
-        choose,
+        schedule: schedule.to_vec(),
+        chosen: 0,
+        diverged: None,
         body,
-        offered: Vec::with_capacity(threads),
+        offered,
     };
     RECORDER.with(|r| *r.borrow_mut() = Some(recorder));
-    let outcome = engine.run_one();
-    let recorder = RECORDER
+    let outcome = engine.resume(Job::Run);
+    finish(engine, outcome)
+}
+
+/// What the execution in the thread-local came to, once the runner has handed control back:
+/// paused at a point (the recorder is then kept in `engine` for the next call), or ended.
+fn finish(engine: &mut Engine, outcome: Resumed) -> Execution {
+    let mut recorder = RECORDER
         .with(|r| r.borrow_mut().take())
         .expect("the recorder outlives its execution");
+    if let Resumed::Paused = outcome {
+        let execution = Execution {
+            run: Run {
+                steps: std::mem::take(&mut recorder.steps),
+                end: RunEnd::Abandoned,
+            },
+            taken: recorder.taken,
+            point: recorder.point.clone(),
+            history: recorder.history.clone(),
+            concurrent_from: recorder.concurrent_from,
+            finals_from: recorder.finals_from,
+            blocked: Vec::new(),
+            diverged: None,
+        };
+        engine.paused = Some(recorder);
+        return execution;
+    }
+    engine.scratch = Scratch::keep(&mut recorder);
     let mut history = recorder.history;
     let end = match (recorder.end, outcome) {
         (Some(end), _) => end,
-        (None, Err(payload)) => RunEnd::Fault {
+        (None, Resumed::Escaped(payload)) => RunEnd::Fault {
             history: std::mem::take(&mut history),
             fault: Fault {
                 message: panic_message(payload.as_ref()),
                 span: None,
             },
         },
-        (None, Ok(())) => RunEnd::Abandoned,
+        (None, _) => RunEnd::Abandoned,
     };
     Execution {
         run: Run {
@@ -499,6 +584,7 @@ pub(crate) fn execute(
         concurrent_from: recorder.concurrent_from,
         finals_from: recorder.finals_from,
         blocked: recorder.blocked,
+        diverged: recorder.diverged,
     }
 }
 
@@ -515,14 +601,79 @@ fn config() -> shuttle::Config {
 enum Job {
     /// Run one more execution (the recorder is set up for it).
     Run,
+    /// Go on with the paused execution, whose recorder the explorer has told what to do (a
+    /// longer schedule, or an end).
+    Resume,
     /// Return: the exploration is over.
     Stop,
+}
+
+/// Where the runner's coroutine hands control back to the explorer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Pause {
+    /// Between two executions.
+    Between,
+    /// In an execution, at a point past its schedule (see [`execute`]).
+    AtPoint,
+}
+
+/// How a resumption of the runner came back.
+enum Resumed {
+    /// The execution ended (or the runner did).
+    Ended,
+    /// The execution is paused at a point.
+    Paused,
+    /// A panic escaped shuttle: the next execution starts a new runner.
+    Escaped(Box<dyn std::any::Any + Send>),
 }
 
 /// One shuttle runner for a whole exploration, suspended in its own coroutine between
 /// executions (see the module docs).
 pub(crate) struct Engine {
-    runner: Option<Coroutine<Job, (), ()>>,
+    runner: Option<Coroutine<Job, Pause, ()>>,
+    /// What the last execution's recorder leaves for the next one.
+    scratch: Scratch,
+    /// The execution paused at a point, with its recorder (out of the thread-local while
+    /// paused, so that code run meanwhile, such as the `self` spec's serial runs, is outside
+    /// any execution).
+    paused: Option<Recorder>,
+}
+
+/// The collections a recorder fills, kept empty between executions with their room: an
+/// execution is a few dozen steps, and making its tables anew each time was a large part of
+/// its cost.
+#[derive(Default)]
+struct Scratch {
+    lanes: Vec<Lane>,
+    tasks: Vec<Option<ThreadId>>,
+    locks: HashMap<u64, Held, foldhash::fast::RandomState>,
+    condvars: HashMap<u64, Vec<ThreadId>, foldhash::fast::RandomState>,
+    memory: Memory,
+    pointers: HashMap<usize, u32, foldhash::fast::RandomState>,
+    offered: Vec<ThreadId>,
+}
+
+impl Scratch {
+    /// Takes `recorder`'s collections, emptied, for the next execution.
+    fn keep(recorder: &mut Recorder) -> Scratch {
+        let mut scratch = Scratch {
+            lanes: std::mem::take(&mut recorder.lanes),
+            tasks: std::mem::take(&mut recorder.tasks),
+            locks: std::mem::take(&mut recorder.locks),
+            condvars: std::mem::take(&mut recorder.condvars),
+            memory: std::mem::take(&mut recorder.memory),
+            pointers: std::mem::take(&mut recorder.pointers),
+            offered: std::mem::take(&mut recorder.offered),
+        };
+        scratch.lanes.iter_mut().for_each(Lane::reset);
+        scratch.tasks.clear();
+        scratch.locks.clear();
+        scratch.condvars.clear();
+        scratch.memory.clear();
+        scratch.pointers.clear();
+        scratch.offered.clear();
+        scratch
+    }
 }
 
 /// The runner coroutine's stack: shuttle's loop and scheduler calls, not the tasks' stacks.
@@ -531,40 +682,46 @@ const RUNNER_STACK: usize = 256 * 1024;
 impl Engine {
     /// An engine; its runner starts with the first execution.
     pub(crate) fn new() -> Engine {
-        Engine { runner: None }
+        Engine {
+            runner: None,
+            scratch: Scratch::default(),
+            paused: None,
+        }
     }
 
-    /// Runs one execution of the recorder's body; `Err` carries a panic that escaped shuttle,
-    /// after which the next execution starts a new runner.
-    fn run_one(&mut self) -> Result<(), Box<dyn std::any::Any + Send>> {
+    /// Hands control to the runner with `job` until it hands it back.
+    fn resume(&mut self, job: Job) -> Resumed {
         let runner = match &mut self.runner {
             Some(runner) => runner,
-            None => self.runner.insert(Engine::start()?),
+            None => match Engine::start() {
+                Ok(runner) => self.runner.insert(runner),
+                Err(payload) => return Resumed::Escaped(payload),
+            },
         };
-        let resumed =
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| runner.resume(Job::Run)));
+        let resumed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| runner.resume(job)));
         match resumed {
-            Ok(CoroutineResult::Yield(())) => Ok(()),
+            Ok(CoroutineResult::Yield(Pause::AtPoint)) => Resumed::Paused,
+            Ok(CoroutineResult::Yield(Pause::Between)) => Resumed::Ended,
             Ok(CoroutineResult::Return(())) => {
                 self.runner = None;
-                Ok(())
+                Resumed::Ended
             }
             Err(payload) => {
                 self.runner = None;
-                Err(payload)
+                Resumed::Escaped(payload)
             }
         }
     }
 
     /// A runner coroutine, not yet started.
-    fn start() -> Result<Coroutine<Job, (), ()>, Box<dyn std::any::Any + Send>> {
+    fn start() -> Result<Coroutine<Job, Pause, ()>, Box<dyn std::any::Any + Send>> {
         let stack = DefaultStack::new(RUNNER_STACK).map_err(|e| {
             Box::new(format!("cannot allocate a stack for shuttle's runner: {e}"))
                 as Box<dyn std::any::Any + Send>
         })?;
         Ok(Coroutine::with_stack(
             stack,
-            |yielder: &Yielder<Job, ()>, first: Job| {
+            |yielder: &Yielder<Job, Pause>, first: Job| {
                 if matches!(first, Job::Stop) {
                     return;
                 }
@@ -580,6 +737,13 @@ impl Engine {
 
 impl Drop for Engine {
     fn drop(&mut self) {
+        if let Some(mut paused) = self.paused.take() {
+            // End the paused execution first: its threads are cancelled, its stacks kept.
+            paused.end = Some(RunEnd::Abandoned);
+            RECORDER.with(|r| *r.borrow_mut() = Some(paused));
+            let _ = self.resume(Job::Resume);
+            RECORDER.with(|r| r.borrow_mut().take());
+        }
         if let Some(runner) = &mut self.runner {
             if runner.started() && !runner.done() {
                 // Let shuttle's loop return, rather than unwinding its stack from outside.
@@ -602,7 +766,7 @@ fn run_body() {
 /// the recorder decides.
 struct Inverted {
     /// The runner coroutine's yielder.
-    yielder: *const Yielder<Job, ()>,
+    yielder: *const Yielder<Job, Pause>,
     /// Whether the first execution has been started.
     started: bool,
 }
@@ -613,7 +777,7 @@ impl Scheduler for Inverted {
             // SAFETY: the yielder belongs to the coroutine this runs in, which outlives the
             // runner and this scheduler with it.
             let yielder = unsafe { &*self.yielder };
-            if let Job::Stop = yielder.suspend(()) {
+            if let Job::Stop = yielder.suspend(Pause::Between) {
                 return None;
             }
         }
@@ -627,12 +791,32 @@ impl Scheduler for Inverted {
         _yielding: bool,
     ) -> Option<TaskId> {
         // Called while shuttle's engine is borrowed: no shuttle API in here.
-        RECORDER.with(|r| r.borrow_mut().as_mut()?.next_task(runnable))
+        loop {
+            let decision = RECORDER.with(|r| Some(r.borrow_mut().as_mut()?.next_task(runnable)));
+            match decision? {
+                Decision::Run(task) => return task,
+                Decision::Pause => {
+                    // SAFETY: as in `new_execution`.
+                    let yielder = unsafe { &*self.yielder };
+                    // The explorer has told the recorder how to go on (a longer schedule, or
+                    // an end) before resuming: decide again.
+                    yielder.suspend(Pause::AtPoint);
+                }
+            }
+        }
     }
 
     fn next_u64(&mut self) -> u64 {
         0
     }
+}
+
+/// What the recorder answers the scheduler.
+enum Decision {
+    /// Run this task.
+    Run(Option<TaskId>),
+    /// Past the schedule: hand the point to the explorer and wait (see [`execute`]).
+    Pause,
 }
 
 /// Tags that keep the summands and identities of different things apart.
@@ -828,7 +1012,8 @@ impl Recorder {
         held.is_none_or(|held| pending.shared && !held.exclusive)
     }
 
-    fn next_task(&mut self, runnable: &[&Task]) -> Option<TaskId> {
+    /// Which task runs next: the scheduler's question, answered from the schedule.
+    fn next_task(&mut self, runnable: &[&Task]) -> Decision {
         let mut offered = std::mem::take(&mut self.offered);
         offered.clear();
         for task in runnable {
@@ -837,8 +1022,8 @@ impl Recorder {
                 // A task between steps runs on: starting, ending, spawning and joining do not
                 // branch. Once the execution has ended, every task runs on, to be cancelled at
                 // its next access.
-                None => return Some(task.id()),
-                Some(_) if self.end.is_some() => return Some(task.id()),
+                None => return Decision::Run(Some(task.id())),
+                Some(_) if self.end.is_some() => return Decision::Run(Some(task.id())),
                 Some((thread, pending)) => {
                     if self.enabled(thread, pending) {
                         offered.push(thread);
@@ -850,21 +1035,27 @@ impl Recorder {
             self.offered = offered;
             self.point = Some(self.point());
             self.end = Some(self.stuck());
-            return runnable.first().map(|t| t.id());
+            return Decision::Run(runnable.first().map(|t| t.id()));
         }
         offered.sort_unstable();
-        // SAFETY: `execute` keeps the callback alive while the recorder exists.
-        let choose = unsafe { &mut *self.choose };
-        let chosen = match choose(&offered) {
-            Some(chosen) => chosen,
-            None => {
-                self.point = Some(self.point());
-                self.end = Some(RunEnd::Abandoned);
-                offered[0]
-            }
+        let Some(&wanted) = self.schedule.get(self.chosen) else {
+            // Past the schedule: pause here (see `execute`).
+            self.offered = offered;
+            self.point = Some(self.point());
+            return Decision::Pause;
+        };
+        let wanted = usize::from(wanted);
+        let chosen = if offered.contains(&wanted) {
+            self.chosen += 1;
+            wanted
+        } else {
+            self.diverged = Some((self.chosen, wanted));
+            self.point = Some(self.point());
+            self.end = Some(RunEnd::Abandoned);
+            offered[0]
         };
         self.offered = offered;
-        self.lanes.get(chosen).and_then(|lane| lane.task)
+        Decision::Run(self.lanes.get(chosen).and_then(|lane| lane.task))
     }
 
     fn event(&self, thread: ThreadId, pending: &Pending, acted: Acted) -> Event {
@@ -1053,11 +1244,10 @@ pub(crate) fn access<R>(
         // Only the steps the explorer asked to see become events: a re-executed schedule's
         // steps are edges built by the executions that took them first.
         let event = (position >= rec.record_from).then(|| rec.event(thread, &pending, acted));
-        let op = rec.lanes[thread].op.as_mut();
-        if let Some(op) = op {
-            if op.steps == 0 {
-                rec.history.call(thread, op.call.clone());
-            }
+        // The threads' calls and returns go into events (`Event::call`, `Event::ret`), from
+        // which the explorer builds every path's history: the execution's own history holds
+        // only the serial parts.
+        if let Some(op) = rec.lanes[thread].op.as_mut() {
             op.steps += 1;
             op.last = Some(position);
         }
@@ -1259,7 +1449,6 @@ pub(crate) fn end_op(value: &Value) {
             {
                 step.ret = Some(value.clone());
             }
-            rec.history.ret(thread, value.clone());
         }
     });
 }

@@ -688,7 +688,24 @@ impl<P: Program> Explorer<'_, P> {
         // Whether the thread that moved last can go on: a switch away from it preempts it.
         let mut last_enabled = false;
         let counts = self.op_steps.len() - self.program.threads();
-        for thread in Self::step_order(self.program.threads(), turn, self.options.max_preemptions) {
+        let order: Vec<ThreadId> =
+            Self::step_order(self.program.threads(), turn, self.options.max_preemptions).collect();
+        // Outside a bounded search, where the order of the questions decides nothing, the
+        // threads are asked last to first: the search opens the first thread's child next,
+        // and a program that re-executes real code (fgvt-sync's) can then go on from the
+        // execution that made it instead of running it again.
+        let mut asked: Vec<Option<Step<P::State>>> = if self.options.max_preemptions.is_none() {
+            let mut asked: Vec<_> = order
+                .iter()
+                .rev()
+                .map(|&thread| Some(self.program.step(state, thread)))
+                .collect();
+            asked.reverse();
+            asked
+        } else {
+            Vec::new()
+        };
+        for (at, &thread) in order.iter().enumerate() {
             let preempts = last_enabled && turn.last() != Some(thread);
             if preempts
                 && (self.options.max_preemptions).is_some_and(|max| u32::from(turn.used) >= max)
@@ -702,7 +719,10 @@ impl<P: Program> Explorer<'_, P> {
                 None => Turn::ANY,
             };
             let steps_in_op = self.op_steps[counts + thread];
-            let step = self.program.step(state, thread);
+            let step = match asked.get_mut(at).and_then(Option::take) {
+                Some(step) => step,
+                None => self.program.step(state, thread),
+            };
             if turn.last() == Some(thread) {
                 last_enabled = matches!(step, Step::Moved { .. } | Step::Fault { .. });
             }
