@@ -364,6 +364,11 @@ impl Program for Reexecuted {
         }
     }
 
+    fn goes_on_from_last_step(&self) -> bool {
+        // An execution pauses where its schedule ends (see `runtime::execute`).
+        true
+    }
+
     fn finish(&self, state: &State) -> Result<History, Fault> {
         match state.end.as_deref() {
             Some(Ending::Finished(finals)) => finals.clone(),

@@ -303,6 +303,7 @@ fn search<'a, P: Program>(
         real: HistoryTree::new(base, false),
         states: States::new(),
         children: Vec::new(),
+        asked: Vec::new(),
         edges: Vec::new(),
         op_steps: Vec::new(),
         path: Vec::new(),
@@ -455,6 +456,9 @@ struct Explorer<'a, P: Program> {
     /// Children still to explore, of every open frame (each frame's from its
     /// `children_from`), in reverse order: the next child is on top.
     children: Vec<(Arc<Event>, P::State, Turn)>,
+    /// The steps of the state being opened, asked before they are looked at (see
+    /// [`Explorer::open_frame`]); kept to reuse its room.
+    asked: Vec<Option<Step<P::State>>>,
     /// Explored children of every open frame (each frame's from its `edges_from`): the step
     /// and the child's node.
     edges: Vec<(EventId, NodeId)>,
@@ -688,24 +692,22 @@ impl<P: Program> Explorer<'_, P> {
         // Whether the thread that moved last can go on: a switch away from it preempts it.
         let mut last_enabled = false;
         let counts = self.op_steps.len() - self.program.threads();
-        let order: Vec<ThreadId> =
-            Self::step_order(self.program.threads(), turn, self.options.max_preemptions).collect();
-        // Outside a bounded search, where the order of the questions decides nothing, the
-        // threads are asked last to first: the search opens the first thread's child next,
-        // and a program that re-executes real code (fgvt-sync's) can then go on from the
-        // execution that made it instead of running it again.
-        let mut asked: Vec<Option<Step<P::State>>> = if self.options.max_preemptions.is_none() {
-            let mut asked: Vec<_> = order
-                .iter()
-                .rev()
-                .map(|&thread| Some(self.program.step(state, thread)))
-                .collect();
-            asked.reverse();
-            asked
-        } else {
-            Vec::new()
-        };
-        for (at, &thread) in order.iter().enumerate() {
+        let threads = self.program.threads();
+        let order = Self::step_order(threads, turn, self.options.max_preemptions);
+        // Outside a bounded search, where the order of the questions decides nothing, a
+        // program that goes on cheaply from its last step (fgvt-sync's re-executions) is
+        // asked last to first: the search opens the first thread's child next, and the
+        // program can go on from the execution that made it instead of running it again.
+        let mut asked = std::mem::take(&mut self.asked);
+        asked.clear();
+        if self.options.max_preemptions.is_none() && self.program.goes_on_from_last_step() {
+            // Unbounded, the order is 0, 1, …: `asked[t]` is thread t's step.
+            asked.resize_with(threads, || None);
+            for thread in (0..threads).rev() {
+                asked[thread] = Some(self.program.step(state, thread));
+            }
+        }
+        for thread in order {
             let preempts = last_enabled && turn.last() != Some(thread);
             if preempts
                 && (self.options.max_preemptions).is_some_and(|max| u32::from(turn.used) >= max)
@@ -719,7 +721,7 @@ impl<P: Program> Explorer<'_, P> {
                 None => Turn::ANY,
             };
             let steps_in_op = self.op_steps[counts + thread];
-            let step = match asked.get_mut(at).and_then(Option::take) {
+            let step = match asked.get_mut(thread).and_then(Option::take) {
                 Some(step) => step,
                 None => self.program.step(state, thread),
             };
@@ -772,6 +774,7 @@ impl<P: Program> Explorer<'_, P> {
             }
             all_done = false;
         }
+        self.asked = asked;
         if self.children.len() == children_from && self.edges.len() == edges_from {
             let leaf = if all_done {
                 self.complete_leaf(state, history)

@@ -95,6 +95,15 @@ pub trait Program {
     /// pending calls.
     fn blocked_calls(&self, state: &Self::State) -> Vec<(ThreadId, Call)>;
 
+    /// Whether a step is cheaper from the state the program's last step reached than from any
+    /// other: a program that re-executes real code can go on from where its last execution
+    /// paused instead of running it again. The explorer then asks a state's threads for their
+    /// steps last to first (outside bounded searches), so that the child it opens next, the
+    /// first thread's, is where the program is. `false` (the default) keeps the plain order.
+    fn goes_on_from_last_step(&self) -> bool {
+        false
+    }
+
     /// At a stuck leaf: why `thread` cannot move (the lock it waits for, the `await` that does
     /// not hold), or `None` when it is done or the program cannot tell.
     fn why_blocked(&self, _state: &Self::State, _thread: ThreadId) -> Option<Wait> {
