@@ -57,20 +57,17 @@ impl Object for HandCounter {
 
 #[test]
 fn the_attribute_explores_the_tree_a_hand_written_dispatch_does() {
-    let by_attribute = Test::<Counter>::new("counter")
-        .thread(&["inc()"])
-        .thread(&["inc()"])
-        .finally(&["get()"])
-        .localize()
-        .unwrap()
-        .report;
-    let by_hand = Test::<HandCounter>::new("counter")
-        .thread(&["inc()"])
-        .thread(&["inc()"])
-        .finally(&["get()"])
-        .localize()
-        .unwrap()
-        .report;
+    fn localize<O: Object>() -> fgvt_sync::LocalizeReport {
+        Test::<O>::new("counter")
+            .thread(&["inc()"])
+            .thread(&["inc()"])
+            .finally(&["get()"])
+            .localize()
+            .unwrap()
+            .report
+    }
+    let by_attribute = localize::<Counter>();
+    let by_hand = localize::<HandCounter>();
     assert_eq!(by_attribute.verdict, fgvt_sync::Verdict::NotLinearizable);
     assert_eq!(by_attribute.tree.nodes, by_hand.tree.nodes);
     assert_eq!(by_attribute.tree.leaves, by_hand.tree.leaves);

@@ -445,8 +445,9 @@ pub(crate) struct Execution {
     pub taken: usize,
     /// Where it stopped choosing: abandoned or stuck there, or the end of the threads.
     pub point: Option<Point>,
-    /// The history (of the serial parts: see [`Recorder::history`]) the execution had when it
-    /// was abandoned (empty otherwise: the end has it).
+    /// The history (of the serial parts: see [`Recorder::history`]) the execution had where it
+    /// stopped: abandoned, or paused along the empty schedule (empty otherwise: the end has
+    /// it, and a pause further on the `init` part's history is not read again).
     pub history: History,
     /// The number of history events of the `init` part.
     pub concurrent_from: usize,
@@ -489,10 +490,7 @@ pub(crate) fn execute(
             let outcome = engine.resume(Job::Resume);
             return finish(engine, outcome);
         }
-        paused.end = Some(RunEnd::Abandoned);
-        RECORDER.with(|r| *r.borrow_mut() = Some(paused));
-        let _ = engine.resume(Job::Resume);
-        if let Some(mut ended) = RECORDER.with(|r| r.borrow_mut().take()) {
+        if let Some(mut ended) = engine.abandon(paused) {
             engine.scratch = Scratch::keep(&mut ended);
         }
     }
@@ -551,7 +549,13 @@ fn finish(engine: &mut Engine, outcome: Resumed) -> Execution {
             },
             taken: recorder.taken,
             point: recorder.point.clone(),
-            history: recorder.history.clone(),
+            // Paused, the history is the `init` part's, which the explorer reads once, from
+            // the empty schedule's execution: not copied for every other pause.
+            history: if recorder.schedule.is_empty() {
+                recorder.history.clone()
+            } else {
+                History::new()
+            },
             concurrent_from: recorder.concurrent_from,
             finals_from: recorder.finals_from,
             blocked: Vec::new(),
@@ -689,6 +693,15 @@ impl Engine {
         }
     }
 
+    /// Ends the execution `paused` (its recorder): each thread left is cancelled, and the
+    /// runner is back between executions. The recorder, once it has ended.
+    fn abandon(&mut self, mut paused: Recorder) -> Option<Recorder> {
+        paused.end = Some(RunEnd::Abandoned);
+        RECORDER.with(|r| *r.borrow_mut() = Some(paused));
+        let _ = self.resume(Job::Resume);
+        RECORDER.with(|r| r.borrow_mut().take())
+    }
+
     /// Hands control to the runner with `job` until it hands it back.
     fn resume(&mut self, job: Job) -> Resumed {
         let runner = match &mut self.runner {
@@ -737,12 +750,9 @@ impl Engine {
 
 impl Drop for Engine {
     fn drop(&mut self) {
-        if let Some(mut paused) = self.paused.take() {
+        if let Some(paused) = self.paused.take() {
             // End the paused execution first: its threads are cancelled, its stacks kept.
-            paused.end = Some(RunEnd::Abandoned);
-            RECORDER.with(|r| *r.borrow_mut() = Some(paused));
-            let _ = self.resume(Job::Resume);
-            RECORDER.with(|r| r.borrow_mut().take());
+            self.abandon(paused);
         }
         if let Some(runner) = &mut self.runner {
             if runner.started() && !runner.done() {

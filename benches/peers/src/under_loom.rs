@@ -83,51 +83,30 @@ impl Default for TreiberStack {
 /// CAS it, so two pushes that read the same top both link their node above it and the later
 /// store unlinks the earlier node (and a push that read a node a pop has since unlinked links
 /// it back). Its `pop` is [`TreiberStack::pop`]; nodes are never reused while it lives.
-pub struct RacyTreiberStack {
-    top: AtomicPtr<Node>,
-    nodes: Arena<Node>,
-}
+pub struct RacyTreiberStack(TreiberStack);
 
 impl RacyTreiberStack {
     /// An empty stack.
     pub fn new() -> Self {
-        RacyTreiberStack {
-            top: AtomicPtr::new(null_mut()),
-            nodes: Arena::new(),
-        }
-    }
-
-    /// The node at `at`, a non-null address this stack's arena handed out.
-    fn node(&self, at: *mut Node) -> &Node {
-        // SAFETY: every non-null pointer in `top` or a `next` came from `self.nodes`, whose
-        // nodes are freed only when the stack is dropped, after every borrow of it.
-        unsafe { &*at }
+        RacyTreiberStack(TreiberStack::new())
     }
 
     /// Pushes `v`: links a new node above the top it read, and stores `top` to it, whether or
     /// not `top` still holds what it read (the bug: a plain store, no CAS).
     pub fn push(&self, v: i64) {
-        let n = self.nodes.alloc(Node {
+        let stack = &self.0;
+        let n = stack.nodes.alloc(Node {
             item: v,
             next: AtomicPtr::new(null_mut()),
         });
-        let t = self.top.load(SeqCst);
-        self.node(n).next.store(t, SeqCst);
-        self.top.store(n, SeqCst);
+        let t = stack.top.load(SeqCst);
+        stack.node(n).next.store(t, SeqCst);
+        stack.top.store(n, SeqCst);
     }
 
-    /// Pops the top item, `None` when empty: CASes `top` from the node read to its `next`.
+    /// Pops the top item, `None` when empty: [`TreiberStack::pop`].
     pub fn pop(&self) -> Option<i64> {
-        loop {
-            let t = self.top.load(SeqCst);
-            if t.is_null() {
-                return None;
-            }
-            let next = self.node(t).next.load(SeqCst);
-            if self.top.compare_exchange(t, next, SeqCst, SeqCst).is_ok() {
-                return Some(self.node(t).item);
-            }
-        }
+        self.0.pop()
     }
 }
 
