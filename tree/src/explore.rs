@@ -42,6 +42,7 @@ use std::time::{Duration, Instant};
 use crate::event::Event;
 use crate::history::{History, ThreadId};
 use crate::history_tree::{HistoryId, HistoryTree};
+use crate::interner::KeyHash;
 use crate::model::{Bound, EventId, Exploration, Leaf, Limit, NodeId, Tree, TreeBuilder};
 use crate::program::{Fault, Program, Step};
 use crate::states::{Slot, StateId, States};
@@ -303,6 +304,8 @@ fn search<'a, P: Program>(
         real: HistoryTree::new(base, false),
         states: States::new(),
         children: Vec::new(),
+        batch: Vec::new(),
+        keys: Vec::new(),
         asked: Vec::new(),
         edges: Vec::new(),
         op_steps: Vec::new(),
@@ -455,7 +458,12 @@ struct Explorer<'a, P: Program> {
     states: States<Key<P::State>>,
     /// Children still to explore, of every open frame (each frame's from its
     /// `children_from`), in reverse order: the next child is on top.
-    children: Vec<(Arc<Event>, P::State, Turn)>,
+    children: Vec<(Arc<Event>, StateId)>,
+    /// The children of the state being opened, before they are looked up (see
+    /// [`Explorer::open_frame`]); kept to reuse its room.
+    batch: Vec<(Arc<Event>, P::State, Turn)>,
+    /// The same children with their keys and hashes, between prefetching and looking up.
+    keys: Vec<(Arc<Event>, Key<P::State>, KeyHash)>,
     /// The steps of the state being opened, asked before they are looked at (see
     /// [`Explorer::open_frame`]); kept to reuse its room.
     asked: Vec<Option<Step<P::State>>>,
@@ -543,16 +551,14 @@ impl<P: Program> Explorer<'_, P> {
             }
             let top = stack.last_mut().expect("the root frame is popped last");
             if self.children.len() > top.children_from {
-                let (event, child_state, turn) = self.children.pop().expect("a pending child");
+                let (event, child) = self.children.pop().expect("a pending child");
                 let step = self.tree.step_id(&event);
                 let depth = top.depth + 1;
                 let follows = top.follows
                     && (self.options.first.as_ref()).and_then(|first| first.get(top.depth))
                         == Some(&event.thread);
-                let history = self.histories.after(self.states.key(top.id).1, &event);
                 self.path.push(event.thread);
-                let key = (child_state, history, turn);
-                let visit = self.visit(key, top.real, depth, &event, follows);
+                let visit = self.visit(child, top.real, depth, &event, follows);
                 if !matches!(visit, Visit::Open(_)) {
                     self.path.pop();
                 }
@@ -612,13 +618,12 @@ impl<P: Program> Explorer<'_, P> {
     /// history as it happened is `parent_real`.
     fn visit(
         &mut self,
-        key: Key<P::State>,
+        id: StateId,
         parent_real: HistoryId,
         depth: usize,
         step: &Event,
         follows: bool,
     ) -> Visit {
-        let id = self.states.intern(key);
         match self.states.slot(id) {
             Slot::OnPath { depth, index } => Visit::OnPath {
                 depth: depth as usize,
@@ -748,7 +753,7 @@ impl<P: Program> Explorer<'_, P> {
                             continue;
                         }
                     }
-                    self.children.push((event, next, child_turn));
+                    self.batch.push((event, next, child_turn));
                 }
                 Step::Fault { event, fault } => {
                     let leaf = self.watch.leaf(
@@ -775,7 +780,7 @@ impl<P: Program> Explorer<'_, P> {
             all_done = false;
         }
         self.asked = asked;
-        if self.children.len() == children_from && self.edges.len() == edges_from {
+        if self.batch.is_empty() && self.edges.len() == edges_from {
             let leaf = if all_done {
                 self.complete_leaf(state, history)
             } else {
@@ -789,6 +794,24 @@ impl<P: Program> Explorer<'_, P> {
             }
             return Err(node);
         }
+        // The children are looked up together, when they are found rather than each when the
+        // search comes to it: a lookup in a table of hundreds of thousands of states waits on
+        // memory, and with every child's slot asked for first, the waits overlap.
+        let history = self.states.key(id).1;
+        let mut keys = std::mem::take(&mut self.keys);
+        for (event, next, turn) in self.batch.drain(..) {
+            let key = (next, self.histories.after(history, &event), turn);
+            let hash = self.states.prefetch(&key);
+            keys.push((event, key, hash));
+        }
+        for (_, _, hash) in &keys {
+            self.states.prefetch_entry(*hash);
+        }
+        for (event, key, hash) in keys.drain(..) {
+            let child = self.states.intern_hashed(hash, key);
+            self.children.push((event, child));
+        }
+        self.keys = keys;
         if follows {
             self.take_first(children_from, depth);
         }

@@ -528,7 +528,7 @@ impl Tree {
 ///
 /// Every node is added after all its children (so descending node indices are a topological
 /// order from the root, which [`Tree::path_counts`] relies on); the counts of every node's
-/// unfolded subtree are worked out once, when the tree is finished. The state-space explorer uses it, and so can any other
+/// unfolded subtree are worked out as each node is added. The state-space explorer uses it, and so can any other
 /// backend — one that re-executes schedule prefixes of a program whose state cannot be cloned
 /// or hashed, or a test that writes a tree by hand: the [`Tree`] does not record who built it.
 #[derive(Default)]
@@ -542,6 +542,9 @@ pub struct TreeBuilder {
     /// step: found without hashing the step's text. The `Arc`s are kept, so an address is
     /// never reused while it is here; at most [`SHARED_STEPS`] of them.
     shared_ids: std::collections::HashMap<usize, (Arc<Event>, EventId), foldhash::fast::FixedState>,
+    /// The counts of every node's unfolded subtree, by node index, worked out as each node is
+    /// added (its children are all in already).
+    unfolded: Vec<Counts>,
 }
 
 /// Most steps numbered by address (beyond, a program that allocates every step anew would
@@ -556,6 +559,7 @@ impl TreeBuilder {
 
     /// Adds a leaf.
     pub fn leaf(&mut self, leaf: Leaf) -> NodeId {
+        self.unfolded.push(Counts::of_leaf(&leaf));
         self.graph.add_node(Node {
             leaf: Some(Box::new(leaf)),
         })
@@ -575,9 +579,15 @@ impl TreeBuilder {
     /// [`TreeBuilder::event_id`]).
     pub(crate) fn node_of_steps(&mut self, children: &[(EventId, NodeId)]) -> NodeId {
         let node = self.graph.add_node(Node { leaf: None });
+        let mut counts = Counts {
+            nodes: 1,
+            ..Counts::default()
+        };
         for &(id, child) in children {
             self.graph.add_edge(node, child, id);
+            counts.add_child(&self.unfolded[child.index()]);
         }
+        self.unfolded.push(counts);
         node
     }
 
@@ -637,9 +647,8 @@ impl TreeBuilder {
             })
             .collect();
         loops.sort_by_key(|l| (l.from, l.step.thread));
-        let unfolded = unfolded_counts(&self.graph);
         Tree {
-            unfolded,
+            unfolded: self.unfolded,
             graph: self.graph,
             events,
             loops,
@@ -650,30 +659,6 @@ impl TreeBuilder {
             memory: None,
         }
     }
-}
-
-/// The counts of every node's unfolded subtree, by node index: in one pass up the graph, as
-/// every node was added after its children.
-fn unfolded_counts(graph: &DiGraph<Node, EventId>) -> Vec<Counts> {
-    let mut counts: Vec<Counts> = Vec::with_capacity(graph.node_count());
-    for node in graph.node_indices() {
-        let here = match &graph[node].leaf {
-            Some(leaf) => Counts::of_leaf(leaf),
-            None => {
-                let mut here = Counts {
-                    nodes: 1,
-                    ..Counts::default()
-                };
-                for child in graph.neighbors_directed(node, Direction::Outgoing) {
-                    debug_assert!(child < node, "children are added first");
-                    here.add_child(&counts[child.index()]);
-                }
-                here
-            }
-        };
-        counts.push(here);
-    }
-    counts
 }
 
 /// What a backend knows about its exploration beyond the nodes it built.

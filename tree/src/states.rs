@@ -4,7 +4,7 @@
 
 use std::hash::Hash;
 
-use crate::interner::Interner;
+use crate::interner::{Interner, KeyHash};
 use crate::model::NodeId;
 
 /// A state's number in the table, in the order states were first met.
@@ -36,6 +36,24 @@ impl<K: Hash + Eq> States<K> {
     /// The id of `key`, storing it if it is new (its slot then [`Slot::Unexplored`]).
     pub(crate) fn intern(&mut self, key: K) -> StateId {
         StateId(self.0.intern(key, || Slot::Unexplored))
+    }
+
+    /// The hash of `key`, whose slot is brought into the cache for a lookup soon after:
+    /// several children looked up at once wait for memory together.
+    pub(crate) fn prefetch(&self, key: &K) -> KeyHash {
+        let hash = self.0.hash(key);
+        self.0.prefetch(hash);
+        hash
+    }
+
+    /// After [`States::prefetch`], brings the stored state the hash points at into the cache.
+    pub(crate) fn prefetch_entry(&self, hash: KeyHash) {
+        self.0.prefetch_entry(hash);
+    }
+
+    /// [`States::intern`] for a key whose hash is `hash` ([`States::prefetch`]).
+    pub(crate) fn intern_hashed(&mut self, hash: KeyHash, key: K) -> StateId {
+        StateId(self.0.intern_hashed(hash, key, || Slot::Unexplored))
     }
 
     /// The key of `id`.
