@@ -103,8 +103,8 @@ pub const KV_KEYS: usize = 10;
 /// A history of a string key/value store in the shape of porcupine's kv tests: `clients`
 /// clients × `ops_per_client` operations (`get`, `put`, `append` on keys `"0".."9"`, values
 /// like `"x 3 7 y"`), linearizable by construction as [`generate_set_history`] builds them.
-/// With `corrupt`, the last `get` that saw a non-empty value returns it with a stray suffix,
-/// which makes the history not linearizable.
+/// With `corrupt`, the last `get` returns what it saw with a stray suffix nobody appended
+/// (one more `get` is added when there was none), which makes the history not linearizable.
 pub fn generate_kv_history(
     clients: usize,
     ops_per_client: usize,
@@ -145,15 +145,23 @@ pub fn generate_kv_history(
         },
     );
     if corrupt {
+        // Every `get` returns a string of whole "x c n y" pieces, each appended once: one with
+        // a piece nobody wrote cannot be placed, even where it saw the empty string.
+        const STRAY: &str = "x 99 99 y";
         let last_get = history.events.iter_mut().rev().find_map(|e| match e {
             fgvt_tree::CoarseEvent::Return {
                 value: Some(Value::Str(s)),
                 ..
-            } if !s.is_empty() => Some(s),
+            } => Some(s),
             _ => None,
         });
-        if let Some(s) = last_get {
-            *s = format!("{s}x 99 99 y").into();
+        match last_get {
+            Some(s) => *s = format!("{s}{STRAY}").into(),
+            // No `get` at all (rare): one more, by the first client, after everything.
+            None => {
+                history.call(0, Call::new("get", vec![Value::Str("0".into())]));
+                history.ret(0, Value::Str(STRAY.into()));
+            }
         }
     }
     history
