@@ -14,7 +14,7 @@
 
 use std::collections::HashMap;
 
-use fgvt_tree::{Event, Interrupt, NodeId, Span, Tree};
+use fgvt_tree::{Choice, Event, Interrupt, NodeId, Span, Tree};
 use regex_automata::util::primitives::StateID;
 
 use crate::labels::{Category, Label, Labeling};
@@ -89,8 +89,8 @@ pub struct CdrsGroup {
     pub nodes: Vec<RaceNode>,
     /// Failing leaves of the unfolded tree whose path has this CDRS (among those enumerated).
     pub failing_leaves: u64,
-    /// Thread schedule from the root to one failing leaf ([`Tree::follow`] replays it).
-    pub witness: Vec<usize>,
+    /// The schedule from the root to one failing leaf ([`Tree::follow`] replays it).
+    pub witness: Vec<Choice>,
     /// The failing leaf the witness reaches.
     pub witness_leaf: NodeId,
 }
@@ -166,7 +166,7 @@ pub fn find_cdrs(
 /// A node being walked, with the children still to try.
 struct Frame {
     node: NodeId,
-    children: Vec<(usize, NodeId)>,
+    children: Vec<(Choice, NodeId)>,
     next: usize,
     /// DFA state after this node's own label (if decisive).
     state: StateID,
@@ -183,7 +183,7 @@ struct Walk<'a> {
     /// Per node index: whether a decisive node lies strictly below.
     decisive_below: Vec<bool>,
     /// Threads chosen from the root to the current node.
-    schedule: Vec<usize>,
+    schedule: Vec<Choice>,
     /// Decisive nodes above the current node: (node, step, index of the edge taken).
     races: Vec<(NodeId, usize, usize)>,
     groups: Vec<CdrsGroup>,
@@ -320,7 +320,7 @@ impl<'a> Walk<'a> {
                 .tree
                 .children(node)
                 .into_iter()
-                .map(|(e, c)| (e.thread, c))
+                .map(|(e, c)| (e.choice(), c))
                 .collect();
             return Entered::Frame(Frame {
                 node,
@@ -376,7 +376,7 @@ impl<'a> Walk<'a> {
             if at == node && decisive {
                 taken.push(i);
             }
-            witness.push(children[i].0.thread);
+            witness.push(children[i].0.choice());
             at = children[i].1;
         }
         let race_nodes = nodes
@@ -461,7 +461,7 @@ mod tests {
         let g = &cdrs.groups[0];
         assert_eq!(g.pattern(), "WG G");
         assert_eq!(g.failing_leaves, 1);
-        assert_eq!(g.witness, vec![1, 0]);
+        assert_eq!(g.witness, fgvt_tree::choice::threads(&[1, 0]));
         assert_eq!(tree.follow(&g.witness).unwrap().1, g.witness_leaf);
         assert_eq!(g.nodes[0].taken, 1);
         assert_eq!(g.nodes[0].races[0].outcome, Some(Category::Ok));
@@ -572,7 +572,7 @@ mod tests {
                 for (node, &want) in g.nodes.iter().zip(&g.labels) {
                     prop_assert_eq!(node.label, want);
                     prop_assert!(l.is_decisive(node.node));
-                    prop_assert_eq!(g.witness[node.step], node.races[node.taken].event.thread);
+                    prop_assert_eq!(g.witness[node.step], node.races[node.taken].event.choice());
                     let (_, at) = tree.follow(&g.witness[..node.step]).unwrap();
                     prop_assert_eq!(at, node.node);
                 }

@@ -140,6 +140,8 @@ pub fn event(thread: usize) -> Event {
         span: Span::new(0, thread * 10, thread * 10 + 5),
         call: None,
         ret: None,
+        order: None,
+        reads: None,
     }
 }
 

@@ -159,6 +159,8 @@ impl TestProgram {
             span: ev.span,
             call,
             ret: None,
+            order: None,
+            reads: None,
         }
     }
 }

@@ -73,6 +73,8 @@ fn build(b: &mut Builder, depth: u32) -> NodeId {
             span: Span::new(0, 7 * thread, 7 * thread + 5),
             call: None,
             ret: None,
+            order: None,
+            reads: None,
         };
         (event, c)
     }))

@@ -4,7 +4,8 @@ use fgvt_labeling::cdrs::{find_cdrs, Cdrs, CdrsGroup, CdrsOptions, RaceNode};
 use fgvt_labeling::labels::{label_tree, Label, Labeling, LeafOutcome};
 use fgvt_labeling::pattern::Pattern;
 use fgvt_tree::{
-    Bound, CoarseEvent, Event, History, Lane, LeafKind, Limit, NodeId, SourceMap, Span, Tree,
+    Bound, Choice, CoarseEvent, Event, History, Lane, LeafKind, Limit, NodeId, SourceMap, Span,
+    Tree,
 };
 
 use crate::model::{
@@ -56,7 +57,7 @@ pub enum Replay<'a> {
 
 impl Replay<'_> {
     /// What to tell the reader for the witness of `test_file` that follows `schedule`.
-    pub fn command(self, test_file: &str, schedule: &[usize]) -> String {
+    pub fn command(self, test_file: &str, schedule: &[Choice]) -> String {
         match self {
             Replay::Explore => replay_command(test_file, schedule),
             Replay::Program { program, options } => format!(
@@ -72,7 +73,7 @@ impl Replay<'_> {
 }
 
 /// The `--schedule` option of a replay, with its leading space (none for the empty run).
-fn schedule_option(schedule: &[usize]) -> String {
+fn schedule_option(schedule: &[Choice]) -> String {
     if schedule.is_empty() {
         String::new()
     } else {
@@ -584,7 +585,7 @@ fn failing_run(
             .children(node)
             .into_iter()
             .find(|(_, c)| labeling.failing_below(*c) > 0)?;
-        schedule.push(event.thread);
+        schedule.push(event.choice());
         node = child;
     }
     (labeling.outcome(node) == Some(fgvt_labeling::labels::LeafOutcome::Fail))
@@ -594,7 +595,7 @@ fn failing_run(
 /// A run of the tree as the report shows it: `schedule` from the root to `leaf`, with
 /// `race_at(step)` naming the label decided at a step, if any.
 fn run_report(
-    schedule: &[usize],
+    schedule: &[Choice],
     leaf_node: NodeId,
     input: &ReportInput<'_>,
     explain: &impl Fn(NodeId) -> Option<Explanation>,
@@ -732,7 +733,7 @@ pub fn option(limit: fgvt_tree::Limit) -> &'static str {
 
 /// `fgvt explore TEST --schedule 0,1,1`, with the test path quoted for a POSIX shell if needed
 /// (an empty schedule, a failure before any step, gives just `fgvt explore TEST`).
-pub fn replay_command(test_file: &str, schedule: &[usize]) -> String {
+pub fn replay_command(test_file: &str, schedule: &[Choice]) -> String {
     format!(
         "fgvt explore {}{}",
         shell_quote(test_file),
@@ -740,10 +741,11 @@ pub fn replay_command(test_file: &str, schedule: &[usize]) -> String {
     )
 }
 
-/// A schedule as `--schedule` takes it: thread numbers joined by commas.
-fn schedule_text(schedule: &[usize]) -> String {
-    let threads: Vec<String> = schedule.iter().map(usize::to_string).collect();
-    threads.join(",")
+/// A schedule as `--schedule` takes it: choices (`1`, or `1/2` for a way other than the
+/// sequentially consistent one) joined by commas.
+fn schedule_text(schedule: &[Choice]) -> String {
+    let choices: Vec<String> = schedule.iter().map(Choice::to_string).collect();
+    choices.join(",")
 }
 
 /// Quotes `s` for a POSIX shell when it holds anything but plain path characters.
@@ -820,7 +822,7 @@ mod tests {
     #[test]
     fn quotes_test_paths_for_the_shell() {
         assert_eq!(
-            replay_command("tests/a.json", &[0, 1, 1]),
+            replay_command("tests/a.json", &fgvt_tree::choice::threads(&[0, 1, 1])),
             "fgvt explore tests/a.json --schedule 0,1,1"
         );
         assert_eq!(
@@ -828,8 +830,13 @@ mod tests {
             "fgvt explore 'my tests/a.json'"
         );
         assert_eq!(
-            replay_command("it's.json", &[0]),
+            replay_command("it's.json", &[Choice::thread(0)]),
             r"fgvt explore 'it'\''s.json' --schedule 0"
+        );
+        // Under weak memory a step's way follows its thread.
+        assert_eq!(
+            replay_command("a.json", &[Choice::thread(0), Choice { thread: 1, way: 2 }]),
+            "fgvt explore a.json --schedule 0,1/2"
         );
     }
 }

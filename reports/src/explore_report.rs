@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use fgvt_tree::Stats;
+use fgvt_tree::{Choice, Stats};
 use serde::{Deserialize, Serialize};
 
 use crate::model::{HistoryReport, TraceStep};
@@ -139,8 +139,8 @@ pub struct ExplorePath {
     pub schema: String,
     /// The test file as the user named it.
     pub test: String,
-    /// The thread chosen at each step from the root.
-    pub schedule: Vec<usize>,
+    /// The choice made at each step from the root (see [`crate::WitnessReport::schedule`]).
+    pub schedule: Vec<Choice>,
     /// The steps of the path.
     pub trace: Vec<TraceStep>,
     /// How the path ends, when it ends in a leaf; `null` when it stops at an inner node.

@@ -6,6 +6,7 @@
 //! values, event values) are strings, as fgvt displays them.
 
 use fgvt_labeling::labels::{Category, Label};
+use fgvt_tree::Choice;
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
@@ -268,8 +269,9 @@ impl fmt::Display for SourceLocation {
 /// One failing execution: how to reach it and why it fails.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct WitnessReport {
-    /// The thread chosen at each step, from the root.
-    pub schedule: Vec<usize>,
+    /// The choice made at each step, from the root: the thread, written `1`, or the thread
+    /// and the way its step went under weak memory, written `"1/2"`.
+    pub schedule: Vec<Choice>,
     /// The command that replays this execution.
     pub replay: String,
     /// How the execution ends: `complete`, `stuck` or `fault`.

@@ -112,6 +112,8 @@ impl Counter {
             span,
             call: None,
             ret: None,
+            order: None,
+            reads: None,
         }
     }
 }

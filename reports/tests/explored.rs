@@ -51,6 +51,8 @@ impl Program for LostUpdate {
             span: Span::new(0, 0, 1),
             call: None,
             ret: None,
+            order: None,
+            reads: None,
         };
         match s.pc[t] {
             0 => {

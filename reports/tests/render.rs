@@ -87,6 +87,8 @@ fn event(thread: usize) -> Event {
         span: Span::new(0, at, at + 3),
         call: None,
         ret: None,
+        order: None,
+        reads: None,
     }
 }
 

@@ -81,7 +81,7 @@ fn exit_code(partial: bool, judgement: &Judgement) -> Exit {
 
 /// Which single path to print.
 enum Path<'a> {
-    Schedule(&'a [usize]),
+    Schedule(&'a [fgvt_tree::Choice]),
     Leaf(u64),
 }
 
@@ -402,7 +402,7 @@ fn path_report(
     let (steps, end) = match path {
         Path::Schedule(schedule) => tree.follow(schedule).map_err(|i| {
             miette::miette!(
-                help = "each number is the thread that takes the next step; run without --schedule to see the tree",
+                help = "each number is the thread that takes the next step (`T/W`: and the way its load goes); run without --schedule to see the tree",
                 "--schedule: at step {i}, thread {} cannot move",
                 schedule[i]
             )
@@ -427,7 +427,7 @@ fn path_report(
         Format::Json => render_sorted_json(&ExplorePath {
             schema: EXPLORE_SCHEMA_ID.to_string(),
             test: test.path.display().to_string(),
-            schedule: steps.iter().map(|e| e.thread).collect(),
+            schedule: steps.iter().map(|e| e.choice()).collect(),
             trace,
             leaf: leaf.map(|l| PathLeaf {
                 kind: fgvt_reports::leaf_kind(l).to_string(),

@@ -232,9 +232,10 @@ pub enum HistoryReportFormat {
 pub struct ExploreArgs {
     /// The test case (`failing.json`).
     pub test: PathBuf,
-    /// Print one path as a fine-grained trace, given as thread choices: `0,1,1,0`.
+    /// Print one path as a fine-grained trace, given as thread choices: `0,1,1,0` (under
+    /// weak memory a load's way follows its thread: `1/2` reads the third-newest store).
     #[arg(long, value_delimiter = ',', conflicts_with = "leaf")]
-    pub schedule: Option<Vec<usize>>,
+    pub schedule: Option<Vec<fgvt_tree::Choice>>,
     /// Print the path to the N-th leaf (0-based, depth-first order) as a fine-grained trace.
     #[arg(long)]
     pub leaf: Option<u64>,

@@ -436,7 +436,7 @@ impl fgvt_tree::explore::Progress for Progress {
         }
     }
 
-    fn failing_run(&mut self, schedule: &[fgvt_tree::ThreadId]) {
+    fn failing_run(&mut self, schedule: &[fgvt_tree::Choice]) {
         let Some(test_file) = &self.test_file else {
             return;
         };

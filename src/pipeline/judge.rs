@@ -14,8 +14,7 @@ use std::time::Instant;
 
 use fgvt_checker::{check, CheckError, CheckOptions, Outcome, Spec, Verdict, VerdictCache};
 use fgvt_tree::{
-    ExploreOptions, Fault, History, Interrupt, Leaf, LeafKind, NodeId, Progress, Search, ThreadId,
-    Tree,
+    ExploreOptions, Fault, History, Interrupt, Leaf, LeafKind, NodeId, Progress, Search, Tree,
 };
 use rayon::prelude::*;
 
@@ -266,7 +265,7 @@ pub fn scout(
     test: &TestCase,
     explore: &ExploreOptions,
     deadline: Option<Instant>,
-) -> Result<Result<Option<Vec<ThreadId>>, Fault>, CheckError> {
+) -> Result<Result<Option<Vec<fgvt_tree::Choice>>, Fault>, CheckError> {
     with_failing(test, deadline, false, |program, fails| {
         fgvt_tree::scout(program, explore, fails)
     })

@@ -21,7 +21,7 @@ use fgvt::hunt::{Judge, Matrix, ModelRefs, TestReport, TestVerdict};
 use fgvt::pipeline::PipelineError;
 pub use fgvt::testcase::TestFile;
 use fgvt_tree::replay::ReplayError;
-use fgvt_tree::{Call, ExploreOptions, Tree};
+use fgvt_tree::{Call, Choice, ExploreOptions, Tree};
 use miette::miette;
 
 use crate::object::Object;
@@ -76,7 +76,7 @@ pub trait AnyTest {
     /// The first call the object rejects (an unknown operation, wrong arguments), named.
     fn rejected_call(&self) -> Result<(), String>;
     /// [`Test::replay`].
-    fn replay(&self, schedule: &[usize]) -> Result<Replayed, String>;
+    fn replay(&self, schedule: &[Choice]) -> Result<Replayed, String>;
 }
 
 impl<O: Object> AnyTest for Test<O> {
@@ -96,7 +96,7 @@ impl<O: Object> AnyTest for Test<O> {
         Test::rejected_call(self)
     }
 
-    fn replay(&self, schedule: &[usize]) -> Result<Replayed, String> {
+    fn replay(&self, schedule: &[Choice]) -> Result<Replayed, String> {
         Test::replay(self, schedule)
     }
 }
@@ -300,9 +300,10 @@ struct ExploreArgs {
     /// The test file.
     test: PathBuf,
     /// Print one run instead of the tree's counts: the thread of each step, as a report's
-    /// replay line gives them (`--schedule 0,1,1`); exit 1 when that run fails.
+    /// replay line gives them (`--schedule 0,1,1`; `1/2`: thread 1, its load's third way
+    /// under weak memory); exit 1 when that run fails.
     #[arg(long, value_delimiter = ',', num_args = 0..)]
-    schedule: Option<Vec<usize>>,
+    schedule: Option<Vec<Choice>>,
     #[command(flatten)]
     limits: Limits,
 }

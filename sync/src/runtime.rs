@@ -1081,6 +1081,8 @@ impl Recorder {
             span,
             call: op.filter(|o| o.steps == 0).map(|o| o.call.clone()),
             ret: None,
+            order: None,
+            reads: None,
         }
     }
 

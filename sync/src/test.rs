@@ -21,8 +21,8 @@ use fgvt_reports::{
 };
 use fgvt_tree::replay::ReplayError;
 use fgvt_tree::{
-    explore, Call, EventKind, Exploration, ExploreOptions, Fault, Leaf, LeafKind, Limit, NodeId,
-    Progress, Tree, TreeBuilder, FINAL_LANE, INIT_LANE,
+    explore, Call, Choice, EventKind, Exploration, ExploreOptions, Fault, Leaf, LeafKind, Limit,
+    NodeId, Progress, Tree, TreeBuilder, FINAL_LANE, INIT_LANE,
 };
 
 use crate::object::Object;
@@ -89,10 +89,13 @@ pub struct Replayed {
 /// The environment variable whose thread choices `assert_linearizable` replays first.
 pub const REPLAY_VARIABLE: &str = "FGVT_REPLAY";
 
-/// Thread choices as a report writes them: `0,1,1` (empty for the empty run).
-fn parse_schedule(text: &str) -> Result<Vec<usize>, String> {
+/// Choices as a report writes them: `0,1,1`, `0,1/2` (empty for the empty run).
+fn parse_schedule(text: &str) -> Result<Vec<Choice>, String> {
     (text.split(',').filter(|t| !t.trim().is_empty()))
-        .map(|t| (t.trim().parse()).map_err(|_| format!("`{t}` is not a thread number")))
+        .map(|t| {
+            t.parse()
+                .map_err(|e: fgvt_tree::choice::ChoiceSyntaxError| e.to_string())
+        })
         .collect()
 }
 
@@ -556,18 +559,21 @@ impl<O: Object> Test<O> {
         }
     }
 
-    /// One run of the test, by its thread choices (a report's witness gives them, and its
-    /// replay line runs this): its per-thread columns, history and verdict, as `fgvt explore
-    /// --schedule` prints a model's run. `Err` when a choice names a thread that cannot move.
-    pub fn replay(&self, schedule: &[usize]) -> Result<Replayed, String> {
+    /// One run of the test, by its choices — thread numbers, or [`Choice`]s where a load
+    /// under weak memory went another way than the latest store (a report's witness gives
+    /// them, and its replay line runs this): its per-thread columns, history and verdict, as
+    /// `fgvt explore --schedule` prints a model's run. `Err` when a choice names a thread that
+    /// cannot move.
+    pub fn replay<C: Copy + Into<Choice>>(&self, schedule: &[C]) -> Result<Replayed, String> {
+        let schedule: Vec<Choice> = schedule.iter().map(|&c| c.into()).collect();
         // Taken first, the run is in the tree whatever the limits cut.
         let options = ExploreOptions {
-            first: Some(schedule.into()),
+            first: Some(schedule.as_slice().into()),
             ..self.explore_options()
         };
         let (tree, verdicts) =
             (self.explore_judged(&options, &mut ())).map_err(|e| e.to_string())?;
-        let (steps, end) = tree.follow(schedule).map_err(|at| {
+        let (steps, end) = tree.follow(&schedule).map_err(|at| {
             format!(
                 "at step {at}, thread {} cannot move (each number is the thread that takes the \
                  next step)",
@@ -820,7 +826,7 @@ struct Telling<'a> {
 impl Progress for Telling<'_> {
     fn tick(&mut self, _nodes: u64) {}
 
-    fn failing_run(&mut self, schedule: &[usize]) {
+    fn failing_run(&mut self, schedule: &[Choice]) {
         let replay = self.replay.command(self.test_file, schedule);
         let line = fgvt_reports::early::failing_run_line(self.notice.elapsed(), &replay);
         self.notice.tell(line, |line| eprintln!("{line}"));
@@ -864,7 +870,7 @@ fn scout_with<S: Spec>(
     program: &Reexecuted,
     options: &ExploreOptions,
     spec: S,
-) -> Option<Vec<usize>> {
+) -> Option<Vec<Choice>> {
     let checker = VerdictCache::new(spec, CheckOptions::default());
     let mut fails = |leaf: &Leaf| judge_leaf(&checker, leaf).0 == LeafOutcome::Fail;
     fgvt_tree::scout(program, options, &mut fails)
@@ -889,7 +895,7 @@ pub(crate) enum SpecChoice {
 pub struct SpecType {
     name: fn() -> String,
     explore: ExploreJudged,
-    scout: fn(&Reexecuted, &ExploreOptions) -> Option<Vec<usize>>,
+    scout: fn(&Reexecuted, &ExploreOptions) -> Option<Vec<Choice>>,
 }
 
 /// [`explore_judged`] against one spec type.

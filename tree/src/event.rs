@@ -4,6 +4,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::choice::Choice;
 use crate::history::{Call, ThreadId};
 use crate::source::Span;
 use crate::value::Value;
@@ -97,6 +98,65 @@ pub struct Event {
     /// The return value emitted with this step, if it is the operation's last.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ret: Option<Value>,
+    /// The memory ordering the access declares, when the program runs under weak memory
+    /// (`None`: every access is sequentially consistent, and reports say nothing of it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order: Option<MemoryOrder>,
+    /// Under weak memory, for a load that could read more than one store: which it read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reads: Option<ReadsFrom>,
+}
+
+/// A memory ordering of the C++20 / Rust model, as an access declares it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum MemoryOrder {
+    /// `Relaxed`: atomic, and orders nothing else.
+    Relaxed,
+    /// `Release`: a store that publishes the writer's earlier accesses.
+    Release,
+    /// `Acquire`: a load that sees what the store it reads published.
+    Acquire,
+    /// `AcqRel`: both, on a read-modify-write.
+    AcqRel,
+    /// `SeqCst`: both, and one total order of all `SeqCst` accesses and fences.
+    SeqCst,
+}
+
+impl fmt::Display for MemoryOrder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self, f)
+    }
+}
+
+/// Which store a load read, when under weak memory it could read several: one *way* of the
+/// load's step (see [`Choice`]).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ReadsFrom {
+    /// This way's number: 0 reads the latest store (what a sequentially consistent run reads),
+    /// 1, 2, … older ones, newest first.
+    pub way: u32,
+    /// How many stores the load could read.
+    pub ways: u32,
+    /// The thread whose store was read (`None`: the location's initial value).
+    pub writer: Option<ThreadId>,
+    /// Where that store is written, when known.
+    pub span: Option<Span>,
+}
+
+impl Event {
+    /// The schedule choice that takes this step: its thread and, under weak memory, its way.
+    pub fn choice(&self) -> Choice {
+        Choice {
+            thread: self.thread,
+            way: self.reads.as_ref().map_or(0, |reads| reads.way),
+        }
+    }
+
+    /// How many ways this step's thread could go from the state it left (1 but for a load
+    /// under weak memory that could read several stores).
+    pub fn ways(&self) -> u32 {
+        self.reads.as_ref().map_or(1, |reads| reads.ways)
+    }
 }
 
 impl Event {
@@ -119,6 +179,8 @@ impl Event {
             span,
             call: None,
             ret: None,
+            order: None,
+            reads: None,
         }
     }
 }
@@ -128,6 +190,9 @@ impl fmt::Display for Event {
         write!(f, "T{} {} {}", self.thread, self.kind, self.location)?;
         if !self.value.is_empty() {
             write!(f, " = {}", self.value)?;
+        }
+        if let Some(order) = self.order {
+            write!(f, " ({order})")?;
         }
         Ok(())
     }

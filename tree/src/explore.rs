@@ -39,6 +39,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::choice::Choice;
 use crate::event::Event;
 use crate::history::{History, ThreadId};
 use crate::history_tree::{HistoryId, HistoryTree};
@@ -67,7 +68,7 @@ pub struct ExploreOptions {
     pub max_preemptions: Option<u32>,
     /// A run to explore first (its thread choices from the root): the search takes its path
     /// before any other, so a partial tree holds the run whatever the limits cut.
-    pub first: Option<Arc<[ThreadId]>>,
+    pub first: Option<Arc<[Choice]>>,
     /// Stop as soon as this flag is raised (a signal handler raises it on Ctrl-C): the tree is
     /// then partial, cut by [`Limit::Interrupted`], like any other limit.
     pub interrupt: Option<Interrupt>,
@@ -139,9 +140,9 @@ pub trait Progress {
     fn tick(&mut self, nodes: u64);
 
     /// The exploration met its first failing leaf (as its judge says, see [`explore_judging`]),
-    /// reached by the thread choices `schedule`, and goes on: a user can be told at once, long
+    /// reached by the choices `schedule`, and goes on: a user can be told at once, long
     /// before the tree is finished and labeled.
-    fn failing_run(&mut self, schedule: &[ThreadId]) {
+    fn failing_run(&mut self, schedule: &[Choice]) {
         let _ = schedule;
     }
 }
@@ -211,7 +212,7 @@ pub enum Search {
         /// The failing leaf.
         leaf: Leaf,
         /// The run that reaches it: the thread of every step from the root.
-        schedule: Vec<ThreadId>,
+        schedule: Vec<Choice>,
         /// Distinct states met before stopping.
         distinct_states: u64,
     },
@@ -250,7 +251,7 @@ pub fn scout<P: Program>(
     program: &P,
     options: &ExploreOptions,
     fails: &mut dyn FnMut(&Leaf) -> bool,
-) -> Result<Option<Vec<ThreadId>>, Fault> {
+) -> Result<Option<Vec<Choice>>, Fault> {
     let started = Instant::now();
     for bound in 0..=SCOUT_PREEMPTIONS {
         let timeout = match options.timeout {
@@ -475,7 +476,7 @@ struct Explorer<'a, P: Program> {
     op_steps: Vec<u32>,
     /// The thread of every step from the root to the state being looked at: the run a
     /// failing leaf is reported with.
-    path: Vec<ThreadId>,
+    path: Vec<Choice>,
     /// Graph mode: closed states whose strongly connected component is not finished yet, in
     /// the order they closed (Tarjan's stack), so a finished component pops its members.
     members: Vec<StateId>,
@@ -496,7 +497,7 @@ struct Watch<'a> {
     /// Whether the search stops at the first failing leaf or tells of it and goes on.
     at_failure: AtFailure,
     /// The first leaf `fails` failed, with the run that reaches it, when the search stops there.
-    found: Option<(NodeId, Vec<ThreadId>)>,
+    found: Option<(NodeId, Vec<Choice>)>,
     /// Whether the first failing leaf was told of already.
     told: bool,
 }
@@ -508,8 +509,8 @@ impl Watch<'_> {
         tree: &mut TreeBuilder,
         progress: &mut dyn Progress,
         leaf: Leaf,
-        path: &[ThreadId],
-        last: Option<ThreadId>,
+        path: &[Choice],
+        last: Option<Choice>,
     ) -> NodeId {
         let fails = match &mut self.fails {
             Some(fails) => fails(&leaf),
@@ -517,7 +518,7 @@ impl Watch<'_> {
         };
         let node = tree.leaf(leaf);
         if fails && self.found.is_none() && !self.told {
-            let schedule: Vec<ThreadId> = path.iter().copied().chain(last).collect();
+            let schedule: Vec<Choice> = path.iter().copied().chain(last).collect();
             match self.at_failure {
                 AtFailure::Stop => self.found = Some((node, schedule)),
                 AtFailure::Tell => {
@@ -556,8 +557,8 @@ impl<P: Program> Explorer<'_, P> {
                 let depth = top.depth + 1;
                 let follows = top.follows
                     && (self.options.first.as_ref()).and_then(|first| first.get(top.depth))
-                        == Some(&event.thread);
-                self.path.push(event.thread);
+                        == Some(&event.choice());
+                self.path.push(event.choice());
                 let visit = self.visit(child, top.real, depth, &event, follows);
                 if !matches!(visit, Visit::Open(_)) {
                     self.path.pop();
@@ -726,58 +727,73 @@ impl<P: Program> Explorer<'_, P> {
                 None => Turn::ANY,
             };
             let steps_in_op = self.op_steps[counts + thread];
-            let step = match asked.get_mut(thread).and_then(Option::take) {
+            let first = match asked.get_mut(thread).and_then(Option::take) {
                 Some(step) => step,
                 None => self.program.step(state, thread),
             };
             if turn.last() == Some(thread) {
-                last_enabled = matches!(step, Step::Moved { .. } | Step::Fault { .. });
+                last_enabled = matches!(first, Step::Moved { .. } | Step::Fault { .. });
             }
-            match step {
-                Step::Done => continue,
-                Step::Blocked => {}
-                Step::Moved { state: next, event } => {
-                    if let Some(max) = self.options.max_steps {
-                        if steps_in_op as usize >= max && event.ret.is_none() {
-                            self.partial.get_or_insert(Limit::MaxSteps);
-                            let bound = Bound::MaxSteps {
-                                thread,
-                                op: event.op.clone(),
-                                max,
-                            };
-                            let after = self.real.after(history, &event);
-                            let leaf = Self::bounded_leaf(&mut self.tree, &self.real, after, bound);
-                            let step = self.tree.step_id(&event);
-                            self.edges.push((step, leaf));
-                            all_done = false;
-                            continue;
+            // Under weak memory a load may read one of several stores: each is a way of the
+            // step, and a child of its own. The first step asked is way 0.
+            let ways = match &first {
+                Step::Moved { event, .. } => event.ways(),
+                _ => 1,
+            };
+            let mut first = Some(first);
+            for way in 0..ways {
+                let step = match first.take() {
+                    Some(step) => step,
+                    None => self.program.step_way(state, thread, way),
+                };
+                let choice = Choice { thread, way };
+                match step {
+                    Step::Done => continue,
+                    Step::Blocked => {}
+                    Step::Moved { state: next, event } => {
+                        if let Some(max) = self.options.max_steps {
+                            if steps_in_op as usize >= max && event.ret.is_none() {
+                                self.partial.get_or_insert(Limit::MaxSteps);
+                                let bound = Bound::MaxSteps {
+                                    thread,
+                                    op: event.op.clone(),
+                                    max,
+                                };
+                                let after = self.real.after(history, &event);
+                                let leaf =
+                                    Self::bounded_leaf(&mut self.tree, &self.real, after, bound);
+                                let step = self.tree.step_id(&event);
+                                self.edges.push((step, leaf));
+                                all_done = false;
+                                continue;
+                            }
                         }
+                        self.batch.push((event, next, child_turn));
                     }
-                    self.batch.push((event, next, child_turn));
+                    Step::Fault { event, fault } => {
+                        let leaf = self.watch.leaf(
+                            &mut self.tree,
+                            &mut *self.progress,
+                            Leaf::fault(self.real.history(history), fault.clone()),
+                            &self.path,
+                            Some(choice),
+                        );
+                        let step = match event {
+                            Some(event) => self.tree.event_id(event),
+                            None => self.tree.event_id(fault_event(thread, &fault)),
+                        };
+                        self.edges.push((step, leaf));
+                    }
+                    Step::Bounded { reason } => {
+                        self.partial.get_or_insert(Limit::StepBudget);
+                        let bound = Bound::StepBudget { reason };
+                        let leaf = Self::bounded_leaf(&mut self.tree, &self.real, history, bound);
+                        let step = self.tree.event_id(bounded_event(thread));
+                        self.edges.push((step, leaf));
+                    }
                 }
-                Step::Fault { event, fault } => {
-                    let leaf = self.watch.leaf(
-                        &mut self.tree,
-                        &mut *self.progress,
-                        Leaf::fault(self.real.history(history), fault.clone()),
-                        &self.path,
-                        Some(thread),
-                    );
-                    let step = match event {
-                        Some(event) => self.tree.event_id(event),
-                        None => self.tree.event_id(fault_event(thread, &fault)),
-                    };
-                    self.edges.push((step, leaf));
-                }
-                Step::Bounded { reason } => {
-                    self.partial.get_or_insert(Limit::StepBudget);
-                    let bound = Bound::StepBudget { reason };
-                    let leaf = Self::bounded_leaf(&mut self.tree, &self.real, history, bound);
-                    let step = self.tree.event_id(bounded_event(thread));
-                    self.edges.push((step, leaf));
-                }
+                all_done = false;
             }
-            all_done = false;
         }
         self.asked = asked;
         if self.batch.is_empty() && self.edges.len() == edges_from {
@@ -870,7 +886,7 @@ impl<P: Program> Explorer<'_, P> {
             return;
         };
         let pushed = &mut self.children[children_from..];
-        if let Some(at) = pushed.iter().position(|(event, ..)| event.thread == next) {
+        if let Some(at) = pushed.iter().position(|(event, ..)| event.choice() == next) {
             pushed[..=at].rotate_right(1);
         }
     }

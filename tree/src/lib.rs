@@ -58,6 +58,9 @@
 //!             // The operation's only step is both its first and its last.
 //!             call: Some(Call::new("write", vec![])),
 //!             ret: Some(Value::Unit),
+//!             // Sequentially consistent: no ordering, one way.
+//!             order: None,
+//!             reads: None,
 //!         };
 //!         Step::Moved { state: next, event: event.into() }
 //!     }
@@ -82,6 +85,7 @@
 #![warn(missing_docs)]
 
 mod call_text;
+pub mod choice;
 pub mod event;
 pub mod explore;
 pub mod history;
@@ -95,7 +99,8 @@ mod states;
 pub mod value;
 
 pub use call_text::{parse_call, unescape, CallSyntaxError};
-pub use event::{Event, EventKind};
+pub use choice::Choice;
+pub use event::{Event, EventKind, MemoryOrder, ReadsFrom};
 pub use explore::{
     explore, explore_judging, explore_with_progress, scout, search_failing, ExploreOptions,
     Interrupt, MemoryBudget, Progress, Search, SCOUT_PREEMPTIONS,

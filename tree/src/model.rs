@@ -14,6 +14,7 @@ use petgraph::visit::EdgeRef;
 use petgraph::Direction;
 use serde::Serialize;
 
+use crate::choice::Choice;
 use crate::event::Event;
 use crate::history::{History, ThreadId};
 use crate::interner::Interner;
@@ -422,7 +423,7 @@ impl Tree {
             .map(|e| (&self.events[*e.weight() as usize], e.target()))
             .collect();
         // petgraph lists outgoing edges newest first; keep the order they were taken in.
-        out.sort_by_key(|(e, _)| e.thread);
+        out.sort_by_key(|(e, _)| e.choice());
         out
     }
 
@@ -446,16 +447,21 @@ impl Tree {
         self.graph[node].leaf.as_deref()
     }
 
-    /// Follows a schedule of thread choices from the root. Returns the steps taken, or the
-    /// position of the first choice that names a thread which cannot move there.
-    pub fn follow(&self, schedule: &[usize]) -> Result<(Vec<&Event>, NodeId), usize> {
+    /// Follows a schedule from the root: [`Choice`]s, or plain thread numbers (each thread's
+    /// step its sequentially consistent way). Returns the steps taken, or the position of the
+    /// first choice that names a thread or way which cannot move there.
+    pub fn follow<C: Copy + Into<Choice>>(
+        &self,
+        schedule: &[C],
+    ) -> Result<(Vec<&Event>, NodeId), usize> {
         let mut node = self.root;
         let mut steps = Vec::with_capacity(schedule.len());
-        for (i, &thread) in schedule.iter().enumerate() {
+        for (i, &choice) in schedule.iter().enumerate() {
+            let choice = choice.into();
             let (event, next) = self
                 .children(node)
                 .into_iter()
-                .find(|(e, _)| e.thread == thread)
+                .find(|(e, _)| e.choice() == choice)
                 .ok_or(i)?;
             steps.push(event);
             node = next;
@@ -646,7 +652,7 @@ impl TreeBuilder {
                 step: events[step as usize].clone(),
             })
             .collect();
-        loops.sort_by_key(|l| (l.from, l.step.thread));
+        loops.sort_by_key(|l| (l.from, l.step.choice()));
         Tree {
             unfolded: self.unfolded,
             graph: self.graph,

@@ -86,6 +86,24 @@ pub trait Program {
     /// Lets `thread` take its next step from `state`.
     fn step(&self, state: &Self::State, thread: ThreadId) -> Step<Self::State>;
 
+    /// Takes way `way` (≥ 1) of `thread`'s next step from `state`: under weak memory, a load
+    /// that could read several stores reads the `way`-th (see [`crate::Choice`]). The explorer
+    /// asks for it only when [`Program::step`] returned an event whose [`Event::ways`] is more
+    /// than `way`; a program whose steps go one way only never sees it, and by default says so
+    /// with a fault.
+    fn step_way(&self, state: &Self::State, thread: ThreadId, way: u32) -> Step<Self::State> {
+        let _ = state;
+        Step::Fault {
+            event: None,
+            fault: Fault {
+                message: format!(
+                    "the program offered T{thread} more ways than one, but cannot take way {way}"
+                ),
+                span: None,
+            },
+        }
+    }
+
     /// At a complete leaf: runs the serial `final` operations and returns *their* coarse
     /// history (which the explorer appends to the path's), or the fault they hit.
     fn finish(&self, state: &Self::State) -> Result<History, Fault>;

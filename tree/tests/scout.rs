@@ -7,8 +7,8 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use fgvt_tree::{
-    explore, explore_judging, scout, search_failing, CoarseEvent, ExploreOptions, Leaf, LeafKind,
-    Program, Progress, Search, Step, ThreadId, Value, SCOUT_PREEMPTIONS,
+    choice, explore, explore_judging, scout, search_failing, Choice, CoarseEvent, ExploreOptions,
+    Leaf, LeafKind, Program, Progress, Search, Step, Value, SCOUT_PREEMPTIONS,
 };
 use proptest::prelude::*;
 
@@ -102,11 +102,11 @@ fn fails_within(toy: &Toy, bound: u32) -> bool {
 }
 
 /// The preemptions of a run, replayed step by step; panics if a step cannot be taken.
-fn preemptions(toy: &Toy, schedule: &[usize]) -> u32 {
+fn preemptions(toy: &Toy, schedule: &[Choice]) -> u32 {
     let (mut state, _) = toy.initial_state().unwrap();
     let mut last: Option<usize> = None;
     let mut used = 0;
-    for &t in schedule {
+    for &Choice { thread: t, .. } in schedule {
         if let Some(l) = last {
             let enabled = matches!(toy.step(&state, l), Step::Moved { .. });
             used += u32::from(enabled && l != t);
@@ -147,10 +147,10 @@ fn a_read_between_two_writes_needs_one_preemption() {
     else {
         panic!("one preemption reaches the read of 1");
     };
-    assert_eq!(schedule, vec![0, 1, 0]);
+    assert_eq!(schedule, choice::threads(&[0, 1, 0]));
     assert_eq!(
         scout(&toy, &ExploreOptions::default(), &mut reads_one).unwrap(),
-        Some(vec![0, 1, 0])
+        Some(choice::threads(&[0, 1, 0]))
     );
 }
 
@@ -163,7 +163,7 @@ fn a_run_explored_first_is_the_first_leaf_of_a_partial_tree() {
             .collect(),
         vars: 3,
     };
-    let run: Arc<[usize]> = Arc::from(vec![2, 0, 2, 1, 0, 1]);
+    let run: Arc<[Choice]> = Arc::from(choice::threads(&[2, 0, 2, 1, 0, 1]));
     let options = ExploreOptions {
         first: Some(Arc::clone(&run)),
         // Enough for the first path only.
@@ -280,13 +280,13 @@ proptest! {
 /// judged then.
 struct Told {
     verdicts: Rc<RefCell<Vec<bool>>>,
-    runs: Vec<(Vec<ThreadId>, usize)>,
+    runs: Vec<(Vec<Choice>, usize)>,
 }
 
 impl Progress for Told {
     fn tick(&mut self, _nodes: u64) {}
 
-    fn failing_run(&mut self, schedule: &[ThreadId]) {
+    fn failing_run(&mut self, schedule: &[Choice]) {
         self.runs
             .push((schedule.to_vec(), self.verdicts.borrow().len()));
     }

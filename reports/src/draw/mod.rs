@@ -25,7 +25,7 @@ use std::fmt::Write as _;
 
 use fgvt_labeling::cdrs::CdrsGroup;
 use fgvt_labeling::labels::{Category, Label, Labeling, LeafOutcome};
-use fgvt_tree::{Event, Leaf, LeafKind, NodeId, SourceMap, Tree};
+use fgvt_tree::{Choice, Event, Leaf, LeafKind, NodeId, SourceMap, Tree};
 
 /// Default of [`DrawOptions::max_nodes`]: what a screen still shows legibly.
 pub const DEFAULT_MAX_NODES: usize = 200;
@@ -183,13 +183,13 @@ struct Selector<'a> {
     races: Vec<HashSet<NodeId>>,
     /// DAG mode: which groups' witnesses pass through each node and each (node, thread) edge.
     dag_nodes: HashMap<NodeId, u64>,
-    dag_edges: HashMap<(NodeId, usize), u64>,
+    dag_edges: HashMap<(NodeId, Choice), u64>,
     nodes: Vec<DrawNode>,
     edges: Vec<DrawEdge>,
     /// DAG mode: the drawn node of each tree node.
     drawn: HashMap<NodeId, usize>,
-    /// Unfolded mode: the thread schedule from the root to each drawn node (for tooltips).
-    schedules: Vec<Vec<usize>>,
+    /// Unfolded mode: the schedule from the root to each drawn node (for tooltips).
+    schedules: Vec<Vec<Choice>>,
     /// Per [`Collapsed`] reason, the nodes left out below collapsed nodes.
     cut: [u64; 4],
     /// DAG mode: the states already counted in `cut`.
@@ -209,16 +209,16 @@ impl<'a> Selector<'a> {
             let bit = 1u64 << g;
             let mut node = input.tree.root;
             *dag_nodes.entry(node).or_insert(0) |= bit;
-            for &thread in &group.witness {
+            for &choice in &group.witness {
                 let Some((_, next)) = input
                     .tree
                     .children(node)
                     .into_iter()
-                    .find(|(e, _)| e.thread == thread)
+                    .find(|(e, _)| e.choice() == choice)
                 else {
                     break;
                 };
-                *dag_edges.entry((node, thread)).or_insert(0) |= bit;
+                *dag_edges.entry((node, choice)).or_insert(0) |= bit;
                 *dag_nodes.entry(next).or_insert(0) |= bit;
                 node = next;
             }
@@ -322,7 +322,7 @@ impl<'a> Selector<'a> {
         }
         let mut out = Vec::new();
         for (event, child) in children {
-            let mask = self.child_mask(item, event.thread);
+            let mask = self.child_mask(item, event.choice());
             if self.options.dag {
                 if let Some(&index) = self.drawn.get(&child) {
                     self.add_edge(item.index, index, event, mask);
@@ -332,7 +332,7 @@ impl<'a> Selector<'a> {
             // A DAG node has no single schedule: only the unfolded tree keeps one per node.
             let mut schedule = self.schedules.get(item.index).cloned().unwrap_or_default();
             if !self.options.dag {
-                schedule.push(event.thread);
+                schedule.push(event.choice());
             }
             let index = self.add_node(child, mask, schedule);
             self.add_edge(item.index, index, event, mask);
@@ -346,17 +346,17 @@ impl<'a> Selector<'a> {
         out
     }
 
-    fn child_mask(&self, item: &Pending, thread: usize) -> u64 {
+    fn child_mask(&self, item: &Pending, choice: Choice) -> u64 {
         if self.options.dag {
             return self
                 .dag_edges
-                .get(&(item.node, thread))
+                .get(&(item.node, choice))
                 .copied()
                 .unwrap_or(0);
         }
         let mut mask = 0;
         for (g, group) in self.groups.iter().enumerate() {
-            if item.mask & (1 << g) != 0 && group.witness.get(item.depth) == Some(&thread) {
+            if item.mask & (1 << g) != 0 && group.witness.get(item.depth) == Some(&choice) {
                 mask |= 1 << g;
             }
         }
@@ -399,7 +399,7 @@ impl<'a> Selector<'a> {
         }
     }
 
-    fn add_node(&mut self, node: NodeId, mask: u64, schedule: Vec<usize>) -> usize {
+    fn add_node(&mut self, node: NodeId, mask: u64, schedule: Vec<Choice>) -> usize {
         let (tree, labeling) = (self.input.tree, self.input.labeling);
         let mask = if self.options.dag {
             self.dag_nodes.get(&node).copied().unwrap_or(0)
@@ -521,7 +521,7 @@ pub fn of_nodes(stats: &fgvt_tree::Stats, dag: bool) -> u64 {
 }
 
 /// The tooltip of a node: its state, label, counts and, for a leaf, its history.
-fn tooltip(input: &DrawInput<'_>, node: NodeId, schedule: Option<&[usize]>) -> String {
+fn tooltip(input: &DrawInput<'_>, node: NodeId, schedule: Option<&[Choice]>) -> String {
     let (tree, labeling) = (input.tree, input.labeling);
     let counts = tree.unfolded(node);
     let mut s = format!("state {}", node.index());
@@ -535,7 +535,7 @@ fn tooltip(input: &DrawInput<'_>, node: NodeId, schedule: Option<&[usize]>) -> S
         s.push_str(" (a decisive race)");
     }
     if let Some(schedule) = schedule {
-        let steps: Vec<String> = schedule.iter().map(usize::to_string).collect();
+        let steps: Vec<String> = schedule.iter().map(Choice::to_string).collect();
         let _ = write!(
             s,
             "\nschedule: {}",

@@ -110,6 +110,8 @@ impl Program for Toy {
             span: Span::default(),
             call,
             ret,
+            order: None,
+            reads: None,
         };
         Step::Moved {
             state: next,

@@ -1,0 +1,232 @@
+//! The choices a thread has at its next access: which store a load or RMW reads, where a store
+//! goes in modification order, whether a compare-exchange succeeds.
+//!
+//! A *candidate* is a choice that keeps the execution consistent. Each method tries every
+//! well-formed choice on a copy of the execution and keeps those the consistency check of
+//! [`crate::check`] accepts, so the lists are exact: nothing consistent is left out, nothing
+//! inconsistent is offered. They come oldest first in modification order.
+//!
+//! # Extensibility: a choice always exists
+//!
+//! RC11 is *extensible*: from a consistent execution, a load or RMW can always read the
+//! mo-latest store ([`Execution::latest`]) and a store can always go at the end of `mo`. Such an
+//! event is `eco`-before nothing and happens before nothing, so it closes no `hb ; eco` cycle,
+//! and it has no outgoing `scb` edge, so it closes no `psc` cycle. (The mo-latest store is never
+//! already read by an RMW: that RMW would be a later store.) So on a consistent execution every
+//! list is non-empty and its last entry is the mo-latest store / the end of `mo`. On an
+//! inconsistent execution (built with choices that were not offered) the lists are empty.
+//!
+//! # The all-`SeqCst` shortcut
+//!
+//! While every event so far is `SeqCst` and so is the access asked about, the lists are cut
+//! to the mo-latest store / the end of `mo` (unless
+//! [`Execution::set_seq_cst_shortcut`] turned that off). The full lists are longer: a `SeqCst`
+//! load by one thread, added after a `SeqCst` store by another, may still read the older value,
+//! as if the load had run first. That execution is also reached by the interleaving that runs
+//! the load first, so an explorer that tries every interleaving loses nothing by the cut, and
+//! saves visiting each SC execution once per interleaving that reorders independent events.
+//!
+//! # Compare-exchange
+//!
+//! A compare-exchange reads a store; if the value equals the expected one it is an RMW with the
+//! success order, else a load with the failure order. [`Execution::cas_choices`] lists both
+//! kinds of choice, each decided by the value of the store read.
+
+use crate::event::Kind;
+use crate::execution::Access;
+use crate::{AccessKind, Execution, Loc, Order, StoreId, ThreadId, Val};
+
+/// One way a compare-exchange can go: the store it reads, and whether that makes it succeed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CasChoice {
+    /// The store read.
+    pub from: StoreId,
+    /// Whether its value is the expected one: the compare-exchange is then an RMW writing the
+    /// new value right after `from`, else a load.
+    pub succeeds: bool,
+}
+
+impl Execution {
+    /// Which stores a load by `thread` of `loc` with `order` may read next: every store `s`
+    /// such that adding the load reading `s` keeps the execution consistent, oldest first in
+    /// modification order.
+    ///
+    /// Never empty on a consistent execution, and the last is always [`Self::latest`]. While
+    /// [`Self::all_seq_cst`] holds and `order` is `SeqCst`, only the latest (see
+    /// [module `candidates`](crate::candidates)).
+    ///
+    /// # Panics
+    ///
+    /// With the [`AccessError`](crate::AccessError) if the access is malformed (see
+    /// [`Self::check_access`]).
+    pub fn load_candidates(&self, thread: ThreadId, loc: Loc, order: Order) -> Vec<StoreId> {
+        self.expect(self.check_access(thread, Some(loc), AccessKind::Load, order));
+        if self.shortcut_applies(order) {
+            return vec![self.latest(loc)];
+        }
+        self.mo[loc as usize]
+            .iter()
+            .copied()
+            .filter(|&s| {
+                let load = Access {
+                    kind: Kind::Load,
+                    loc: Some(loc),
+                    order,
+                    rf: Some(s),
+                    written: 0,
+                    after: 0,
+                };
+                self.keeps_consistent(thread, load)
+            })
+            .map(StoreId::of)
+            .collect()
+    }
+
+    /// Where in `loc`'s modification order a store by `thread` with `order` may go: each an
+    /// index `i` meaning "right after the `i`-th store of mo" (0: right after the initial
+    /// store) such that the execution stays consistent. Never between a store and the RMW that
+    /// reads it, which would break the RMW's atomicity.
+    ///
+    /// Never empty on a consistent execution; the last is always the end of mo. While
+    /// [`Self::all_seq_cst`] holds and `order` is `SeqCst`, only the end.
+    ///
+    /// # Panics
+    ///
+    /// With the [`AccessError`](crate::AccessError) if the access is malformed (see
+    /// [`Self::check_access`]).
+    pub fn store_placements(&self, thread: ThreadId, loc: Loc, order: Order) -> Vec<usize> {
+        self.expect(self.check_access(thread, Some(loc), AccessKind::Store, order));
+        let mo = &self.mo[loc as usize];
+        if self.shortcut_applies(order) {
+            return vec![mo.len() - 1];
+        }
+        (0..mo.len())
+            // Between a store and its RMW reader is never consistent: skip the trial.
+            .filter(|&at| !self.read_by_rmw[mo[at]])
+            .filter(|&at| {
+                let store = Access {
+                    kind: Kind::Store,
+                    loc: Some(loc),
+                    order,
+                    rf: None,
+                    written: 0,
+                    after: at,
+                };
+                self.keeps_consistent(thread, store)
+            })
+            .collect()
+    }
+
+    /// Which stores an RMW by `thread` of `loc` with `order` may read (it is then placed right
+    /// after that store in mo): every choice that keeps the execution consistent, oldest first.
+    /// A store another RMW already read is never a candidate (both cannot be right after it).
+    ///
+    /// Never empty on a consistent execution, and the last is always [`Self::latest`] (which
+    /// no RMW has read: that RMW would be later in mo). While [`Self::all_seq_cst`] holds and
+    /// `order` is `SeqCst`, only the latest.
+    ///
+    /// # Panics
+    ///
+    /// With the [`AccessError`](crate::AccessError) if the access is malformed (see
+    /// [`Self::check_access`]).
+    pub fn rmw_candidates(&self, thread: ThreadId, loc: Loc, order: Order) -> Vec<StoreId> {
+        self.expect(self.check_access(thread, Some(loc), AccessKind::Rmw, order));
+        if self.shortcut_applies(order) {
+            return vec![self.latest(loc)];
+        }
+        self.mo[loc as usize]
+            .iter()
+            .copied()
+            .filter(|&s| !self.read_by_rmw[s])
+            .filter(|&s| {
+                // The value written does not matter to consistency.
+                let rmw = Access {
+                    kind: Kind::Rmw,
+                    loc: Some(loc),
+                    order,
+                    rf: Some(s),
+                    written: 0,
+                    after: self.mo_pos[s],
+                };
+                self.keeps_consistent(thread, rmw)
+            })
+            .map(StoreId::of)
+            .collect()
+    }
+
+    /// The ways a compare-exchange by `thread` of `loc` expecting `expected` may go, oldest
+    /// store read first: each [`Self::rmw_candidates`] store (under `success`) whose value is
+    /// `expected` succeeds, each [`Self::load_candidates`] store (under `failure`) whose value
+    /// is not fails.
+    ///
+    /// Never empty on a consistent execution: the mo-latest store is one of the choices,
+    /// succeeding or failing by its value.
+    ///
+    /// # Panics
+    ///
+    /// With the [`AccessError`](crate::AccessError) if either order is invalid for its kind of
+    /// access (`failure` is a load's order) or the thread or location does not exist.
+    pub fn cas_choices(
+        &self,
+        thread: ThreadId,
+        loc: Loc,
+        expected: Val,
+        success: Order,
+        failure: Order,
+    ) -> Vec<CasChoice> {
+        let succeed = self
+            .rmw_candidates(thread, loc, success)
+            .into_iter()
+            .filter(|&s| self.value(s) == expected)
+            .map(|from| CasChoice {
+                from,
+                succeeds: true,
+            });
+        let fail = self
+            .load_candidates(thread, loc, failure)
+            .into_iter()
+            .filter(|&s| self.value(s) != expected)
+            .map(|from| CasChoice {
+                from,
+                succeeds: false,
+            });
+        let mut choices: Vec<CasChoice> = succeed.chain(fail).collect();
+        choices.sort_by_key(|c| self.mo_pos[c.from.index()]);
+        choices
+    }
+
+    /// Adds the compare-exchange `choice` made (from [`Self::cas_choices`]): an RMW with
+    /// `success` writing `new` right after `choice.from` if it succeeds, else a load with
+    /// `failure`. Returns the value read.
+    ///
+    /// # Panics
+    ///
+    /// As [`Self::rmw`] or [`Self::load`].
+    pub fn cas(
+        &mut self,
+        thread: ThreadId,
+        loc: Loc,
+        choice: CasChoice,
+        new: Val,
+        success: Order,
+        failure: Order,
+    ) -> Val {
+        if choice.succeeds {
+            self.rmw(thread, loc, success, choice.from, |_| new).0
+        } else {
+            self.load(thread, loc, failure, choice.from)
+        }
+    }
+
+    /// Whether the all-`SeqCst` shortcut cuts the choices of an access with `order`.
+    fn shortcut_applies(&self, order: Order) -> bool {
+        self.shortcut && self.all_seq_cst && order.is_seq_cst()
+    }
+
+    /// Whether adding `access` by `thread` keeps the execution consistent: tried on a copy.
+    fn keeps_consistent(&self, thread: ThreadId, access: Access) -> bool {
+        let mut trial = self.clone();
+        trial.push(thread, access);
+        trial.consistent_by_views()
+    }
+}
