@@ -98,6 +98,7 @@
 //! * [`axioms`]: the model, and [`Execution::is_consistent`] by the definitions;
 //! * [`check`]: the faster check behind the candidates;
 //! * [`canonical`]: executions compared as graphs, whatever order their events came in;
+//! * [`future`]: what of an execution decides its future, for merging equal states;
 //! * [`order`]: memory orders;
 //! * [`litmus`]: litmus programs and their outcomes.
 
@@ -111,12 +112,14 @@ pub mod check;
 mod error;
 mod event;
 pub mod execution;
+pub mod future;
 pub mod litmus;
 pub mod order;
 
 pub use candidates::CasChoice;
 pub use error::AccessError;
 pub use execution::{Execution, StoreId};
+pub use future::{Naming, Numbered};
 pub use order::{AccessKind, Order};
 
 /// A memory location, numbered from 0 in the order [`Execution::add_location`] added them.

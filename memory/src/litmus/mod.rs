@@ -44,7 +44,7 @@ pub use classic::{
     iriw, iriw_fenced, lb, mp, mp_fenced, sb, sb_fenced, two_plus_two_w, IRIW_WEAK, LB_WEAK,
     MP_WEAK, SB_WEAK, TWO_PLUS_TWO_W_WEAK,
 };
-pub use operational::{operational, operational_with, OperationalOptions};
+pub use operational::{operational, operational_with, reachable, Merge, OperationalOptions};
 
 /// A register of a thread, numbered from 0. Registers start at 0.
 pub type Reg = usize;

@@ -13,7 +13,7 @@
 use std::collections::BTreeSet;
 
 use super::{Instr, Outcome, Program};
-use crate::{Execution, Loc, ThreadId, Val};
+use crate::{Execution, Loc, Numbered, ThreadId, Val};
 
 /// How [`operational_with`] runs a program.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -22,12 +22,28 @@ pub struct OperationalOptions {
     /// ([`Execution::set_seq_cst_shortcut`]); on by default. The outcomes are the same either
     /// way (the tests check it); off, more states are visited.
     pub seq_cst_shortcut: bool,
+    /// Which states are one: equal graphs (the default), or equal
+    /// [future keys](crate::Execution::future_key), as a runtime that merges states does.
+    pub merge: Merge,
+}
+
+/// When [`operational_with`] takes two states for one.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Merge {
+    /// When their execution graphs are equal ([module `canonical`](crate::canonical)).
+    #[default]
+    Graph,
+    /// When their [future keys](crate::Execution::future_key) are equal (with
+    /// [`Numbered`](crate::Numbered) names), and so are the threads' next instructions and
+    /// registers: the first state met stands for the others.
+    Future,
 }
 
 impl Default for OperationalOptions {
     fn default() -> OperationalOptions {
         OperationalOptions {
             seq_cst_shortcut: true,
+            merge: Merge::Graph,
         }
     }
 }
@@ -61,10 +77,19 @@ pub fn operational_with(p: &Program, options: OperationalOptions) -> BTreeSet<Ou
         registers: p.initial_registers(),
     };
     let mut seen = foldhash::HashSet::default();
+    let mut seen_futures = foldhash::HashSet::default();
     let mut stack = vec![start];
     let mut outcomes = BTreeSet::new();
     while let Some(state) = stack.pop() {
-        if seen.contains(&state) {
+        let new = match options.merge {
+            Merge::Graph => !seen.contains(&state),
+            Merge::Future => {
+                let live = |t: ThreadId| state.next[t] < p.threads[t].len();
+                let key = state.execution.future_key(&Numbered, live);
+                seen_futures.insert((key, state.next.clone(), state.registers.clone()))
+            }
+        };
+        if !new {
             continue;
         }
         let mut finished = true;
@@ -89,9 +114,47 @@ pub fn operational_with(p: &Program, options: OperationalOptions) -> BTreeSet<Ou
                 memory,
             });
         }
-        seen.insert(state);
+        if options.merge == Merge::Graph {
+            seen.insert(state);
+        }
     }
     outcomes
+}
+
+/// Every state [`operational`] visits (merging equal graphs): its execution, and each
+/// thread's next instruction. The tests of [future keys](crate::future) compare the choices
+/// of states whose keys are equal.
+///
+/// # Panics
+///
+/// As [`operational`].
+pub fn reachable(p: &Program) -> Vec<(Execution, Vec<usize>)> {
+    p.expect_valid();
+    let mut execution = Execution::new(p.threads.len());
+    for &initial in &p.locations {
+        execution.add_location(initial);
+    }
+    let start = State {
+        execution,
+        next: vec![0; p.threads.len()],
+        registers: p.initial_registers(),
+    };
+    let mut seen = foldhash::HashSet::default();
+    let mut stack = vec![start];
+    let mut states = Vec::new();
+    while let Some(state) = stack.pop() {
+        if seen.contains(&state) {
+            continue;
+        }
+        for (t, instrs) in p.threads.iter().enumerate() {
+            if let Some(&instr) = instrs.get(state.next[t]) {
+                stack.extend(state.successors(t, instr));
+            }
+        }
+        states.push((state.execution.clone(), state.next.clone()));
+        seen.insert(state);
+    }
+    states
 }
 
 /// A point of a run: the execution so far, each thread's next instruction, the registers.

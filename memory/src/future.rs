@@ -1,0 +1,274 @@
+//! What of an execution decides its future: a key equal for two executions exactly when every
+//! continuation has the same choices in both, so that an explorer can merge them.
+//!
+//! An explorer that merges equal states needs, for the memory, something coarser than the
+//! graph: a spin loop adds a load to the graph at every turn, and the graph never repeats, but
+//! a turn that read nothing new leaves the future as it was. [`Execution::future_key`] is that
+//! something.
+//!
+//! # Views
+//!
+//! The *view* of a set `S` of events is, per location, the latest place in modification order
+//! that `S` has seen: the place of each store of `S`, and of the store each read of `S` read.
+//! Four kinds of view decide a future without `SeqCst` events:
+//!
+//! * a thread's **current view**, that of what happens before its next event (its own events,
+//!   what they synchronized with, the initial stores, [`Execution::synchronize`]);
+//! * its **acquired view**, that of what its next acquire fence will synchronize with (the
+//!   release rows of the stores its relaxed reads read);
+//! * its **release-fence view**, that of what happens before its last release fence (which its
+//!   later stores carry as a release head);
+//! * each store's **release view**, that of what an acquire reader of it synchronizes with.
+//!
+//! The claim: on an execution with no `SeqCst` event that a thread has not yet seen (below),
+//! the choices of every next event depend on the stores (per location, in modification order:
+//! value, whether an RMW read it, release view), the views of the threads, and nothing else.
+//!
+//! * *Coherence.* A new event `e` of thread `t` closes an `hb ; eco` cycle exactly when
+//!   something that happens before it is `eco`-after it: a load of the store at place `p`
+//!   when some store after `p` is in `e`'s happens-before set, or some read of a store after
+//!   `p` is. That is `p <` the set's view at the location. An acquire load adds the release
+//!   row of the store it reads, whose view at the location is at most that store's place (the
+//!   graph is coherent). A store placed after `p` likewise needs the view at most `p`. Inserting
+//!   `e` adds no `eco` edge between older events, and nothing happens after `e` yet.
+//! * *Happens-before as it grows.* The set `e` happens after is the union of its thread's
+//!   current set, the release row of an acquire read's store, the acquired set at an acquire
+//!   fence; views of unions are joins of views. A store's release row is its own current set
+//!   (a release store), its thread's release-fence set, and the release row of the store an
+//!   RMW read. So every view that later events need is a join of the views listed above.
+//! * *Atomicity.* An RMW must read a store no RMW read, and no store may go between a store
+//!   and its RMW reader: the flag per store.
+//! * *SC.* A `SeqCst` event `a` that happens before the next event of every thread that may
+//!   still act (a *settled* one, such as the serial part's before the threads start) is in no
+//!   `psc` cycle a later event could close: a later `c` with `c psc a` needs `c` before `a` in
+//!   `hb`, `mo` or `fr`, each of which coherence then forbids, and `[Fsc]; hb; eco; hb` paths
+//!   into `a` likewise close an `hb ; eco` cycle. Unsettled `SeqCst` events are in the key as
+//!   the whole graph: with any of them, the key is [the graph itself](Execution::graph_key),
+//!   which is exact but never merges a spin loop's turns.
+//!
+//! Places in modification order are where stores are *now*: a store inserted before them later
+//! moves them, in every execution alike. Locations, values and stores are named by the caller
+//! ([`Naming`]): a runtime numbers locations as they are created, in an order that depends on
+//! the interleaving, and pointer values differ between runs; names must not.
+//!
+//! `tests/future.rs` runs random programs merging states by this key and checks that the
+//! outcomes are still exactly those of the axioms, and that equal keys offer equal choices.
+
+use crate::bits;
+use crate::event::{EventId, Kind};
+use crate::{Execution, Loc, StoreId, ThreadId, Val};
+
+/// How the caller names what a future key must not depend on.
+pub trait Naming {
+    /// A name for `loc` that is the same whatever order locations were created in.
+    fn location(&self, loc: Loc) -> u64;
+    /// `value`, stored at `loc`, as the key sees it (an address by the identity of what it
+    /// points to, say).
+    fn value(&self, loc: Loc, value: Val) -> u64;
+    /// What else of `store` the caller keeps apart (say, the source line that wrote it, which
+    /// a report quotes); 0 for nothing.
+    fn store(&self, store: StoreId) -> u64;
+}
+
+/// Tags that keep the parts of a key apart.
+const VIEWS: u64 = 0x7669_6577;
+const GRAPH: u64 = 0x6772_6170;
+const NO_FENCE: u64 = u64::MAX;
+
+impl Execution {
+    /// The key of the execution's future (see [module `future`](crate::future)): equal for two
+    /// executions (with the same threads, named alike) when every continuation of one has the
+    /// same choices as in the other. `live` says which threads may still act: only their next
+    /// events decide which `SeqCst` events are settled.
+    pub fn future_key(&self, naming: &impl Naming, live: impl Fn(ThreadId) -> bool) -> Vec<u64> {
+        if self.has_unsettled_seq_cst(&live) {
+            return self.graph_key(naming);
+        }
+        let places = self.places();
+        let mut locations: Vec<(u64, Loc)> = (0..self.mo.len() as Loc)
+            .map(|l| (naming.location(l), l))
+            .collect();
+        locations.sort_unstable();
+        let mut key = vec![
+            VIEWS,
+            u64::from(self.all_seq_cst),
+            self.threads.len() as u64,
+        ];
+        for &(name, loc) in &locations {
+            let stores = &self.mo[loc as usize];
+            key.extend([name, stores.len() as u64]);
+            for &w in stores {
+                key.push(naming.value(loc, self.events[w].written));
+                key.push(naming.store(StoreId::of(w)));
+                key.push(u64::from(self.read_by_rmw[w]));
+                self.push_view(&mut key, self.release.row(w), &places, naming);
+            }
+        }
+        for t in 0..self.threads.len() {
+            self.push_view(&mut key, &self.horizon(t), &places, naming);
+            self.push_view(&mut key, self.acquired.row(t), &places, naming);
+            match self.threads[t].release_fence {
+                Some(f) => {
+                    let mut set = self.hb.row(f).to_vec();
+                    bits::insert(&mut set, f);
+                    self.push_view(&mut key, &set, &places, naming);
+                }
+                None => key.push(NO_FENCE),
+            }
+        }
+        key
+    }
+
+    /// The execution as a graph, every event named by its thread and place in program order
+    /// and every location and value as `naming` says: a key that merges only equal graphs.
+    pub fn graph_key(&self, naming: &impl Naming) -> Vec<u64> {
+        let name = |e: EventId| -> u64 {
+            let event = &self.events[e];
+            match event.thread {
+                None => naming.location(event.loc.expect("an initial store has a location")),
+                Some(t) => (1 << 63) | ((t as u64) << 32) | event.index as u64,
+            }
+        };
+        let mut key = vec![
+            GRAPH,
+            u64::from(self.all_seq_cst),
+            self.threads.len() as u64,
+        ];
+        let mut locations: Vec<(u64, Loc)> = (0..self.mo.len() as Loc)
+            .map(|l| (naming.location(l), l))
+            .collect();
+        locations.sort_unstable();
+        for &(loc_name, loc) in &locations {
+            let stores = &self.mo[loc as usize];
+            key.extend([loc_name, stores.len() as u64]);
+            for &w in stores {
+                key.extend([name(w), naming.store(StoreId::of(w))]);
+            }
+            key.push(naming.value(loc, self.events[stores[0]].written));
+        }
+        for thread in &self.threads {
+            key.push(thread.po.len() as u64);
+            for &e in &thread.po {
+                let event = &self.events[e];
+                let loc = event.loc;
+                let value = |v: Val| loc.map_or(0, |l| naming.value(l, v));
+                key.extend([
+                    event.kind as u64 | (event.order as u64) << 8,
+                    loc.map_or(u64::MAX, |l| naming.location(l)),
+                    value(event.read),
+                    value(event.written),
+                    event.rf.map_or(u64::MAX, name),
+                ]);
+            }
+        }
+        let mut sync: Vec<(u64, u64)> =
+            self.sync.iter().map(|&(a, b)| (name(a), name(b))).collect();
+        for (t, thread) in self.threads.iter().enumerate() {
+            sync.extend(thread.pending.iter().map(|&a| (name(a), t as u64)));
+        }
+        sync.sort_unstable();
+        key.push(sync.len() as u64);
+        key.extend(sync.into_iter().flat_map(|(a, b)| [a, b]));
+        key
+    }
+
+    /// The set of events that happen before `thread`'s next event: the initial stores, its
+    /// last event and what happens before it, and what [`Execution::synchronize`] handed it.
+    pub(crate) fn horizon(&self, thread: ThreadId) -> Vec<u64> {
+        let mut set = self.inits.clone();
+        set.resize(bits::words_for(self.len()).max(set.len()), 0);
+        let t = &self.threads[thread];
+        for &e in t.po.last().into_iter().chain(&t.pending) {
+            bits::union_into(&mut set, self.hb.row(e));
+            bits::insert(&mut set, e);
+        }
+        set
+    }
+
+    /// Whether some `SeqCst` event of a thread is not yet known (in happens-before) to the
+    /// next event of every live thread.
+    fn has_unsettled_seq_cst(&self, live: &impl Fn(ThreadId) -> bool) -> bool {
+        if self.seq_cst == 0 {
+            return false;
+        }
+        let mut settled: Option<Vec<u64>> = None;
+        for t in (0..self.threads.len()).filter(|&t| live(t)) {
+            let horizon = self.horizon(t);
+            settled = Some(match settled {
+                None => horizon,
+                Some(mut s) => {
+                    for (a, b) in s.iter_mut().zip(&horizon) {
+                        *a &= b;
+                    }
+                    s
+                }
+            });
+        }
+        let settled = settled.unwrap_or_else(|| vec![u64::MAX; bits::words_for(self.len())]);
+        self.events
+            .iter()
+            .enumerate()
+            .any(|(e, event)| event.is_seq_cst() && !bits::contains(&settled, e))
+    }
+
+    /// Per event, the place in modification order it has seen at its location: its own place
+    /// for a store or RMW, that of the store it read for a load.
+    fn places(&self) -> Vec<Option<(Loc, usize)>> {
+        self.events
+            .iter()
+            .enumerate()
+            .map(|(e, event)| {
+                let loc = event.loc?;
+                Some(match (event.kind, event.rf) {
+                    (Kind::Load, Some(s)) => (loc, self.mo_pos[s]),
+                    _ => (loc, self.mo_pos[e]),
+                })
+            })
+            .collect()
+    }
+
+    /// Appends the view of `set` (see the module docs): its length, then (location name,
+    /// place) for every location it has seen past the initial store, sorted by name.
+    fn push_view(
+        &self,
+        key: &mut Vec<u64>,
+        set: &[u64],
+        places: &[Option<(Loc, usize)>],
+        naming: &impl Naming,
+    ) {
+        let mut view: Vec<(u64, u64)> = Vec::new();
+        let mut latest = vec![0usize; self.mo.len()];
+        for e in bits::ones(set).filter(|&e| e < places.len()) {
+            if let Some((loc, place)) = places[e] {
+                latest[loc as usize] = latest[loc as usize].max(place);
+            }
+        }
+        for (loc, &place) in latest.iter().enumerate() {
+            if place > 0 {
+                view.push((naming.location(loc as Loc), place as u64));
+            }
+        }
+        view.sort_unstable();
+        key.push(view.len() as u64);
+        key.extend(view.into_iter().flat_map(|(l, p)| [l, p]));
+    }
+}
+
+/// Names by number: locations by their index, values as they are, stores by nothing. For
+/// executions whose locations are created in one fixed order (litmus programs).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Numbered;
+
+impl Naming for Numbered {
+    fn location(&self, loc: Loc) -> u64 {
+        u64::from(loc)
+    }
+
+    fn value(&self, _loc: Loc, value: Val) -> u64 {
+        value
+    }
+
+    fn store(&self, _store: StoreId) -> u64 {
+        0
+    }
+}
