@@ -143,7 +143,6 @@ impl Relation {
 /// The basic and derived relations of an execution, by their definitions.
 struct Relations {
     po: Relation,
-    rf: Relation,
     mo: Relation,
     fr: Relation,
     hb: Relation,
@@ -236,7 +235,6 @@ impl Execution {
         let hb = base.plus();
         Relations {
             po,
-            rf,
             mo,
             fr,
             hb,
