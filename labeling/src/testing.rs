@@ -141,7 +141,7 @@ pub fn event(thread: usize) -> Event {
         call: None,
         ret: None,
         order: None,
-        reads: None,
+        memory: None,
     }
 }
 

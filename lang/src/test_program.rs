@@ -160,7 +160,7 @@ impl TestProgram {
             call,
             ret: None,
             order: None,
-            reads: None,
+            memory: None,
         }
     }
 }
@@ -208,7 +208,7 @@ impl Program for TestProgram {
                 event.clone(),
             ),
             // Not kept: they end a path, and are rare.
-            Step::Fault { .. } | Step::Bounded { .. } => return step,
+            Step::Fault { .. } | Step::Bounded { .. } | Step::Cut { .. } => return step,
         };
         self.steps.borrow_mut().insert(key, known);
         step

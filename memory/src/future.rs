@@ -46,6 +46,16 @@
 //!   the whole graph: with any of them, the key is [the graph itself](Execution::graph_key),
 //!   which is exact but never merges a spin loop's turns.
 //!
+//! Two things are left out because nothing later can tell them apart:
+//!
+//! * *Stores below every live thread's view.* No load can read them and no store can go
+//!   before them any more: only the stores from the lowest such view on are in the key, their
+//!   places counted from it, and views below it count as it. (With no live thread, the latest
+//!   store alone.) A spin loop's turns that read older stores while another thread stored
+//!   again leave the key as it was once every live thread has moved past them.
+//! * *Threads that will not act again.* Their views decide nothing: a thread joined by another
+//!   hands over at most the latest store of each location, which every store's writer saw.
+//!
 //! Places in modification order are where stores are *now*: a store inserted before them later
 //! moves them, in every execution alike. Locations, values and stores are named by the caller
 //! ([`Naming`]): a runtime numbers locations as they are created, in an order that depends on
@@ -85,33 +95,61 @@ impl Execution {
             return self.graph_key(naming);
         }
         let places = self.places();
+        let live: Vec<ThreadId> = (0..self.threads.len()).filter(|&t| live(t)).collect();
+        let current: Vec<Vec<usize>> = live
+            .iter()
+            .map(|&t| self.view(&self.horizon(t), &places))
+            .collect();
+        // Below every live thread's view a store can never be read again, nor a store go
+        // before it: it is gone from the future. With no live thread, only the latest stays.
+        let floor: Vec<usize> = (0..self.mo.len())
+            .map(|l| {
+                let latest = self.mo[l].len() - 1;
+                current.iter().map(|v| v[l]).min().unwrap_or(latest)
+            })
+            .collect();
         let mut locations: Vec<(u64, Loc)> = (0..self.mo.len() as Loc)
             .map(|l| (naming.location(l), l))
             .collect();
         locations.sort_unstable();
+        let encode = |key: &mut Vec<u64>, view: &[usize]| {
+            let seen: Vec<(u64, u64)> = locations
+                .iter()
+                .map(|&(name, loc)| {
+                    (
+                        name,
+                        (view[loc as usize].max(floor[loc as usize]) - floor[loc as usize]) as u64,
+                    )
+                })
+                .filter(|&(_, place)| place > 0)
+                .collect();
+            key.push(seen.len() as u64);
+            key.extend(seen.into_iter().flat_map(|(l, p)| [l, p]));
+        };
         let mut key = vec![
             VIEWS,
             u64::from(self.all_seq_cst),
             self.threads.len() as u64,
         ];
         for &(name, loc) in &locations {
-            let stores = &self.mo[loc as usize];
+            let stores = &self.mo[loc as usize][floor[loc as usize]..];
             key.extend([name, stores.len() as u64]);
             for &w in stores {
                 key.push(naming.value(loc, self.events[w].written));
                 key.push(naming.store(StoreId::of(w)));
                 key.push(u64::from(self.read_by_rmw[w]));
-                self.push_view(&mut key, self.release.row(w), &places, naming);
+                encode(&mut key, &self.view(self.release.row(w), &places));
             }
         }
-        for t in 0..self.threads.len() {
-            self.push_view(&mut key, &self.horizon(t), &places, naming);
-            self.push_view(&mut key, self.acquired.row(t), &places, naming);
+        for (i, &t) in live.iter().enumerate() {
+            key.push(t as u64);
+            encode(&mut key, &current[i]);
+            encode(&mut key, &self.view(self.acquired.row(t), &places));
             match self.threads[t].release_fence {
                 Some(f) => {
                     let mut set = self.hb.row(f).to_vec();
                     bits::insert(&mut set, f);
-                    self.push_view(&mut key, &set, &places, naming);
+                    encode(&mut key, &self.view(&set, &places));
                 }
                 None => key.push(NO_FENCE),
             }
@@ -227,30 +265,16 @@ impl Execution {
             .collect()
     }
 
-    /// Appends the view of `set` (see the module docs): its length, then (location name,
-    /// place) for every location it has seen past the initial store, sorted by name.
-    fn push_view(
-        &self,
-        key: &mut Vec<u64>,
-        set: &[u64],
-        places: &[Option<(Loc, usize)>],
-        naming: &impl Naming,
-    ) {
-        let mut view: Vec<(u64, u64)> = Vec::new();
+    /// The view of `set` (see the module docs): per location, the latest place in
+    /// modification order its events have seen (0, the initial store, if none).
+    fn view(&self, set: &[u64], places: &[Option<(Loc, usize)>]) -> Vec<usize> {
         let mut latest = vec![0usize; self.mo.len()];
         for e in bits::ones(set).filter(|&e| e < places.len()) {
             if let Some((loc, place)) = places[e] {
                 latest[loc as usize] = latest[loc as usize].max(place);
             }
         }
-        for (loc, &place) in latest.iter().enumerate() {
-            if place > 0 {
-                view.push((naming.location(loc as Loc), place as u64));
-            }
-        }
-        view.sort_unstable();
-        key.push(view.len() as u64);
-        key.extend(view.into_iter().flat_map(|(l, p)| [l, p]));
+        latest
     }
 }
 

@@ -346,3 +346,28 @@ fn a_release_fence_heads_the_later_stores_release_sequences() {
     assert_eq!(a.load_candidates(1, data, Relaxed).len(), 1);
     assert_eq!(b.load_candidates(1, data, Relaxed).len(), 2);
 }
+
+/// Stores that every live thread has seen past are gone from the future: a writer that
+/// stored `1` twice, once its reader has read the second, is the writer that stored it once.
+#[test]
+fn stores_every_live_thread_has_passed_are_forgotten() {
+    let run = |stores: usize, read_latest: bool| {
+        let mut x = Execution::new(2);
+        let loc = x.add_location(0);
+        for at in 0..stores {
+            x.store(0, loc, 1, Relaxed, at);
+        }
+        let read = if read_latest {
+            x.latest(loc)
+        } else {
+            x.modification_order(loc)[1]
+        };
+        x.load(1, loc, Relaxed, read);
+        x
+    };
+    let reader = |t: ThreadId| t == 1;
+    let once = run(1, true).future_key(&Numbered, reader);
+    assert_eq!(run(2, true).future_key(&Numbered, reader), once);
+    // A reader that read the first 1 may still read the second: both stay.
+    assert_ne!(run(2, false).future_key(&Numbered, reader), once);
+}

@@ -74,7 +74,7 @@ fn build(b: &mut Builder, depth: u32) -> NodeId {
             call: None,
             ret: None,
             order: None,
-            reads: None,
+            memory: None,
         };
         (event, c)
     }))

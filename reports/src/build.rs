@@ -290,6 +290,10 @@ fn first_cut(tree: &Tree, sources: &SourceMap) -> Option<String> {
                 "{reason}; if the operation only needs longer, raise {}",
                 option(Limit::StepBudget)
             )),
+            Bound::Stale { .. } => Some(format!(
+                "{bound}: the older ones are a bounded leaf; raise {} to explore them",
+                option(Limit::MaxStale)
+            )),
         }
     })
 }
@@ -728,6 +732,7 @@ pub fn option(limit: fgvt_tree::Limit) -> &'static str {
         fgvt_tree::Limit::Memory => "--max-memory",
         // No option sets it: a signal does.
         fgvt_tree::Limit::Interrupted => "Ctrl-C",
+        fgvt_tree::Limit::MaxStale => "--max-stale",
     }
 }
 

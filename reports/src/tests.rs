@@ -113,7 +113,7 @@ impl Counter {
             call: None,
             ret: None,
             order: None,
-            reads: None,
+            memory: None,
         }
     }
 }

@@ -52,7 +52,7 @@ impl Program for LostUpdate {
             call: None,
             ret: None,
             order: None,
-            reads: None,
+            memory: None,
         };
         match s.pc[t] {
             0 => {

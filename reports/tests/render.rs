@@ -88,7 +88,7 @@ fn event(thread: usize) -> Event {
         call: None,
         ret: None,
         order: None,
-        reads: None,
+        memory: None,
     }
 }
 

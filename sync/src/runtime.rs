@@ -1082,7 +1082,7 @@ impl Recorder {
             call: op.filter(|o| o.steps == 0).map(|o| o.call.clone()),
             ret: None,
             order: None,
-            reads: None,
+            memory: None,
         }
     }
 

@@ -102,9 +102,11 @@ pub struct Event {
     /// (`None`: every access is sequentially consistent, and reports say nothing of it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub order: Option<MemoryOrder>,
-    /// Under weak memory, for a load that could read more than one store: which it read.
+    /// Under weak memory, for an access that could go more than one way (a load that could
+    /// read one of several stores, a store that could go before later ones): which way it
+    /// went, and what that means.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reads: Option<ReadsFrom>,
+    pub memory: Option<MemoryChoice>,
 }
 
 /// A memory ordering of the C++20 / Rust model, as an access declares it.
@@ -128,18 +130,43 @@ impl fmt::Display for MemoryOrder {
     }
 }
 
-/// Which store a load read, when under weak memory it could read several: one *way* of the
-/// load's step (see [`Choice`]).
+/// Which way an access under weak memory went, when it could go several: one *way* of its
+/// step (see [`Choice`]). Way 0 is what a sequentially consistent run does (read the latest
+/// store, go last in modification order); the others, newest first.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct ReadsFrom {
-    /// This way's number: 0 reads the latest store (what a sequentially consistent run reads),
-    /// 1, 2, … older ones, newest first.
+pub struct MemoryChoice {
+    /// This way's number.
     pub way: u32,
-    /// How many stores the load could read.
+    /// How many ways the step had (a bounded one included, see [`MemoryChoice::cut`]).
     pub ways: u32,
-    /// The thread whose store was read (`None`: the location's initial value).
-    pub writer: Option<ThreadId>,
-    /// Where that store is written, when known.
+    /// Whether the last way is a cut: older stores were left out by a bound, and that way
+    /// ends in a bounded leaf.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cut: bool,
+    /// For an access that reads (a load, a read-modify-write, a compare-exchange): the store
+    /// it read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read: Option<StoreRef>,
+    /// For a read of an older store than the latest: the latest, which a sequentially
+    /// consistent run would have read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latest: Option<StoreRef>,
+    /// For a store that went before others in modification order (it is overwritten by a
+    /// store that ran earlier): the store right after it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before: Option<StoreRef>,
+}
+
+/// A store an access under weak memory read or went before, as reports name it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct StoreRef {
+    /// The thread that stored it; `None` for the location's initial value, or a store of
+    /// the serial part (`init`).
+    pub thread: Option<ThreadId>,
+    /// The value stored, rendered for people.
+    pub value: String,
+    /// Where the store is written, when known (not for an initial value).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub span: Option<Span>,
 }
 
@@ -148,14 +175,14 @@ impl Event {
     pub fn choice(&self) -> Choice {
         Choice {
             thread: self.thread,
-            way: self.reads.as_ref().map_or(0, |reads| reads.way),
+            way: self.memory.as_ref().map_or(0, |m| m.way),
         }
     }
 
-    /// How many ways this step's thread could go from the state it left (1 but for a load
-    /// under weak memory that could read several stores).
+    /// How many ways this step's thread could go from the state it left (1 but for an
+    /// access under weak memory that could read several stores or go before later ones).
     pub fn ways(&self) -> u32 {
-        self.reads.as_ref().map_or(1, |reads| reads.ways)
+        self.memory.as_ref().map_or(1, |m| m.ways)
     }
 }
 
@@ -180,7 +207,7 @@ impl Event {
             call: None,
             ret: None,
             order: None,
-            reads: None,
+            memory: None,
         }
     }
 }

@@ -784,9 +784,13 @@ impl<P: Program> Explorer<'_, P> {
                         };
                         self.edges.push((step, leaf));
                     }
-                    Step::Bounded { reason } => {
-                        self.partial.get_or_insert(Limit::StepBudget);
-                        let bound = Bound::StepBudget { reason };
+                    Step::Bounded { .. } | Step::Cut { .. } => {
+                        let bound = match step {
+                            Step::Cut { bound } => bound,
+                            Step::Bounded { reason } => Bound::StepBudget { reason },
+                            _ => unreachable!("matched above"),
+                        };
+                        self.partial.get_or_insert(bound.limit());
                         let leaf = Self::bounded_leaf(&mut self.tree, &self.real, history, bound);
                         let step = self.tree.event_id(bounded_event(thread));
                         self.edges.push((step, leaf));

@@ -60,7 +60,7 @@
 //!             ret: Some(Value::Unit),
 //!             // Sequentially consistent: no ordering, one way.
 //!             order: None,
-//!             reads: None,
+//!             memory: None,
 //!         };
 //!         Step::Moved { state: next, event: event.into() }
 //!     }
@@ -100,7 +100,7 @@ pub mod value;
 
 pub use call_text::{parse_call, unescape, CallSyntaxError};
 pub use choice::Choice;
-pub use event::{Event, EventKind, MemoryOrder, ReadsFrom};
+pub use event::{Event, EventKind, MemoryChoice, MemoryOrder, StoreRef};
 pub use explore::{
     explore, explore_judging, explore_with_progress, scout, search_failing, ExploreOptions,
     Interrupt, MemoryBudget, Progress, Search, SCOUT_PREEMPTIONS,

@@ -139,6 +139,18 @@ pub enum Bound {
         /// What the program says about it, for people.
         reason: String,
     },
+    /// Under weak memory, an access could read (or go before) more older stores than the
+    /// bound on ways allows: the ways past the bound are this one leaf.
+    Stale {
+        /// The thread whose access it is.
+        thread: ThreadId,
+        /// What the access is, for people (`load of ready#1 at src/lib.rs:12:9`).
+        access: String,
+        /// How many ways it had in all.
+        ways: u32,
+        /// How many it was allowed.
+        max: u32,
+    },
 }
 
 impl Bound {
@@ -148,6 +160,7 @@ impl Bound {
             Bound::Stopped { limit } => *limit,
             Bound::MaxSteps { .. } => Limit::MaxSteps,
             Bound::StepBudget { .. } => Limit::StepBudget,
+            Bound::Stale { .. } => Limit::MaxStale,
         }
     }
 }
@@ -162,6 +175,16 @@ impl fmt::Display for Bound {
                 write!(f, "T{thread}'s `{op}` took more than {max} steps")
             }
             Bound::StepBudget { reason } => f.write_str(reason),
+            Bound::Stale {
+                thread,
+                access,
+                ways,
+                max,
+            } => write!(
+                f,
+                "T{thread}'s {access} could go {ways} ways (read an older store, or go before \
+                 a later one); only the newest {max} were explored"
+            ),
         }
     }
 }
@@ -274,11 +297,14 @@ pub enum Limit {
     /// Someone raised [`ExploreOptions::interrupt`](crate::ExploreOptions::interrupt) (a
     /// signal: Ctrl-C, `kill`).
     Interrupted,
+    /// Under weak memory, an access had more ways (stores it could read, places in
+    /// modification order) than the program explores.
+    MaxStale,
 }
 
 impl Limit {
     /// The limit's stable name, as JSON reports spell it: `max-states`, `timeout`,
-    /// `max-steps`, `step-budget`, `memory`, `interrupted`.
+    /// `max-steps`, `step-budget`, `memory`, `interrupted`, `max-stale`.
     pub fn name(self) -> &'static str {
         match self {
             Limit::MaxStates => "max-states",
@@ -287,6 +313,7 @@ impl Limit {
             Limit::StepBudget => "step-budget",
             Limit::Memory => "memory",
             Limit::Interrupted => "interrupted",
+            Limit::MaxStale => "max-stale",
         }
     }
 
@@ -299,6 +326,7 @@ impl Limit {
             Limit::StepBudget,
             Limit::Memory,
             Limit::Interrupted,
+            Limit::MaxStale,
         ]
         .into_iter()
         .find(|l| l.name() == name)

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::event::Event;
 use crate::history::{Call, History, ThreadId};
+use crate::model::Bound;
 use crate::source::Span;
 
 /// A failure of the model itself: null dereference, failed `assert`, index out of range,
@@ -63,6 +64,12 @@ pub enum Step<S> {
     Bounded {
         /// Why, for people.
         reason: String,
+    },
+    /// The way asked for is past a bound of the program's own (see [`Bound::Stale`]): the
+    /// path ends in a bounded leaf.
+    Cut {
+        /// What was cut, and why.
+        bound: Bound,
     },
 }
 

@@ -111,7 +111,7 @@ impl Program for Toy {
             call,
             ret,
             order: None,
-            reads: None,
+            memory: None,
         };
         Step::Moved {
             state: next,
