@@ -157,6 +157,10 @@ pub struct Explanation {
     /// Whether `orders` is absent because there are more than [`MAX_ORDERS`] (or the history
     /// has more than [`MAX_ORDER_OPERATIONS`] operations).
     pub too_many_orders: bool,
+    /// Whether the operations are ordered by happens-before (a weak-memory run, see
+    /// [`fgvt_tree::CoarseEvent::Call`]) rather than by real time.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub happens_before: bool,
 }
 
 /// Builds the explanation of a failed search over `part`, whose deepest order was `best`
@@ -197,20 +201,19 @@ pub(crate) fn explain<S: Spec>(
         obstacles: Vec::new(),
         orders: None,
         too_many_orders: false,
+        happens_before: part.iter().any(|op| op.seen.is_some()),
     };
     if !full {
         return Ok(explanation);
     }
-    let first_return = (0..part.len())
-        .filter(|&i| !placed[i])
-        .filter_map(|i| part[i].ret_pos)
-        .min();
+    let all_returned_placed = (0..part.len()).all(|i| placed[i] || part[i].is_pending());
     for (i, op) in part.iter().enumerate() {
-        let candidate = match first_return {
-            Some(limit) => !placed[i] && op.call_pos < limit && !(stuck && op.is_pending()),
+        let candidate = if all_returned_placed {
             // Every completed operation is placed: what is left are the pending operations of
             // a stuck history, which must block.
-            None => !placed[i],
+            !placed[i]
+        } else {
+            may_come_next(part, &placed, i) && !(stuck && op.is_pending())
         };
         if candidate {
             if let Some(reason) = obstacle(spec, &state, op, stuck)? {
@@ -244,13 +247,8 @@ fn extend<S: Spec>(
     mut state: S::State,
 ) -> Result<S::State, CheckError> {
     'next: loop {
-        let first_return = (0..part.len())
-            .filter(|&i| !placed[i])
-            .filter_map(|i| part[i].ret_pos)
-            .min()
-            .unwrap_or(usize::MAX);
         let mut candidates: Vec<usize> = (0..part.len())
-            .filter(|&i| !placed[i] && !part[i].is_pending() && part[i].call_pos < first_return)
+            .filter(|&i| !part[i].is_pending() && may_come_next(part, placed, i))
             .collect();
         candidates.sort_by_key(|&i| part[i].ret_pos);
         for i in candidates {
@@ -355,6 +353,13 @@ fn every_order<S: Spec>(
     Ok(Some(attempts))
 }
 
+/// Whether operation `i` of `part` may come next after the `placed` ones: it is not placed,
+/// and no unplaced operation precedes it (returned before it was called or, under weak memory,
+/// before it in happens-before: [`OpView::precedes`]).
+fn may_come_next(part: &[OpView<'_>], placed: &[bool], i: usize) -> bool {
+    !placed[i] && (0..part.len()).all(|j| placed[j] || j == i || !part[j].precedes(&part[i]))
+}
+
 /// Depth-first enumeration of orders into `out`; `false` once there are too many.
 fn enumerate(
     part: &[OpView<'_>],
@@ -373,17 +378,11 @@ fn enumerate(
         }
         out.push(current.clone());
     }
-    // An operation may come next unless some unplaced operation returned before it was called.
-    let first_return = (0..part.len())
-        .filter(|&j| !placed[j])
-        .filter_map(|j| part[j].ret_pos)
-        .min()
-        .unwrap_or(usize::MAX);
     for i in 0..part.len() {
         if placed[i] || (stuck && part[i].is_pending()) {
             continue;
         }
-        if part[i].call_pos < first_return {
+        if may_come_next(part, placed, i) {
             placed[i] = true;
             current.push(i);
             let fits = enumerate(part, stuck, placed, current, out);
@@ -629,9 +628,22 @@ impl Explanation {
         if let Some(orders) = &self.orders {
             self.write_orders(f, orders)?;
         } else if self.too_many_orders {
-            writeln!(f, "(too many orders respect real time to list them all)")?;
+            writeln!(
+                f,
+                "(too many orders respect {} to list them all)",
+                self.order_name()
+            )?;
         }
         Ok(())
+    }
+
+    /// What the orders respect: `real time`, or under weak memory `happens-before`.
+    fn order_name(&self) -> &'static str {
+        if self.happens_before {
+            "happens-before"
+        } else {
+            "real time"
+        }
     }
 
     /// The orders, each up to where the spec first contradicts it. Orders that differ only
@@ -648,11 +660,17 @@ impl Explanation {
             }
         }
         if shown.len() == orders.len() {
-            writeln!(f, "every order that respects real time ({}):", orders.len())?;
+            writeln!(
+                f,
+                "every order that respects {} ({}):",
+                self.order_name(),
+                orders.len()
+            )?;
         } else {
             writeln!(
                 f,
-                "every order that respects real time ({}; {} up to where the spec first contradicts them):",
+                "every order that respects {} ({}; {} up to where the spec first contradicts them):",
+                self.order_name(),
                 orders.len(),
                 count(shown.len(), "distinct beginning")
             )?;

@@ -51,6 +51,10 @@ pub(crate) struct OpView<'h> {
     pub ret_pos: Option<usize>,
     /// The observed result; `None` when unknown or pending (anything is accepted).
     pub result: Option<&'h Value>,
+    /// Its place among its thread's operations.
+    pub nth: usize,
+    /// What its call happens after, under weak memory (see [`fgvt_tree::CoarseEvent::Call`]).
+    pub seen: Option<&'h [u32]>,
 }
 
 impl<'h> OpView<'h> {
@@ -62,7 +66,19 @@ impl<'h> OpView<'h> {
             call_pos: op.call_index,
             ret_pos: op.ret.as_ref().map(|r| r.index),
             result: op.ret.as_ref().and_then(|r| r.value.as_ref()),
+            nth: op.nth,
+            seen: op.seen.as_deref(),
         }
+    }
+
+    /// Whether this operation must take effect before `other` (see
+    /// [`fgvt_tree::Operation::precedes`]): by real time, or under weak memory by
+    /// happens-before.
+    pub(crate) fn precedes(&self, other: &OpView<'_>) -> bool {
+        fgvt_tree::precedes(
+            (self.thread, self.nth, self.ret_pos),
+            (other.call_pos, other.seen),
+        )
     }
 
     /// Whether `value`, the spec's result, agrees with the observed one (an unknown or pending

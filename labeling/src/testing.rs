@@ -142,6 +142,7 @@ pub fn event(thread: usize) -> Event {
         ret: None,
         order: None,
         memory: None,
+        seen: None,
     }
 }
 

@@ -161,6 +161,7 @@ impl TestProgram {
             ret: None,
             order: None,
             memory: None,
+            seen: None,
         }
     }
 }

@@ -626,7 +626,8 @@ fn a_held_lock_blocks_other_threads() {
         stuck.events.last(),
         Some(&CoarseEvent::Call {
             thread: 1,
-            call: call("inc()")
+            call: call("inc()"),
+            seen: None,
         })
     );
     // After the release, T1 proceeds: lock, read, write, unlock.

@@ -62,6 +62,11 @@ impl StoreId {
     }
 }
 
+/// Names one event of an execution: its number in the order events were added, valid in every
+/// clone (fork) of the execution that made it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct EventRef(pub(crate) u32);
+
 /// What the graph knows of one thread besides its events.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Thread {
@@ -236,6 +241,28 @@ impl Execution {
     pub fn thread_len(&self, thread: ThreadId) -> usize {
         self.expect(self.check_thread(thread));
         self.threads[thread].po.len()
+    }
+
+    /// `thread`'s last event, if it has performed any.
+    ///
+    /// # Panics
+    ///
+    /// If the thread does not exist.
+    pub fn last_event(&self, thread: ThreadId) -> Option<EventRef> {
+        self.expect(self.check_thread(thread));
+        let e = *self.threads[thread].po.last()?;
+        Some(EventRef(u32::try_from(e).expect("fewer than 2^32 events")))
+    }
+
+    /// Whether `event` happens before `thread`'s next event (or is `thread`'s last one): what
+    /// that thread can know of it.
+    ///
+    /// # Panics
+    ///
+    /// If the thread does not exist.
+    pub fn happens_before_next(&self, event: EventRef, thread: ThreadId) -> bool {
+        self.expect(self.check_thread(thread));
+        crate::bits::contains(&self.horizon(thread), event.0 as usize)
     }
 
     /// The value `store` wrote (the initial value for an initial store).

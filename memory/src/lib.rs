@@ -118,7 +118,7 @@ pub mod order;
 
 pub use candidates::CasChoice;
 pub use error::AccessError;
-pub use execution::{Execution, StoreId};
+pub use execution::{EventRef, Execution, StoreId};
 pub use future::{Naming, Numbered};
 pub use order::{AccessKind, Order};
 

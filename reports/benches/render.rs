@@ -75,6 +75,7 @@ fn build(b: &mut Builder, depth: u32) -> NodeId {
             ret: None,
             order: None,
             memory: None,
+            seen: None,
         };
         (event, c)
     }))

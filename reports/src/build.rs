@@ -779,7 +779,7 @@ fn history_report(history: &History) -> HistoryReport {
         .events
         .iter()
         .map(|e| match e {
-            CoarseEvent::Call { thread, call } => {
+            CoarseEvent::Call { thread, call, .. } => {
                 let text = call.to_string();
                 pending.insert(*thread, text.clone());
                 item(HistoryKind::Call, *thread, text, None)

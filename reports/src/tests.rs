@@ -114,6 +114,7 @@ impl Counter {
             ret: None,
             order: None,
             memory: None,
+            seen: None,
         }
     }
 }

@@ -53,6 +53,7 @@ impl Program for LostUpdate {
             ret: None,
             order: None,
             memory: None,
+            seen: None,
         };
         match s.pc[t] {
             0 => {

@@ -89,6 +89,7 @@ fn event(thread: usize) -> Event {
         ret: None,
         order: None,
         memory: None,
+        seen: None,
     }
 }
 

@@ -95,7 +95,7 @@ fn results(test: &TestCase, tree: &Tree) -> BTreeMap<String, BTreeMap<String, u6
         let mut calls = 0;
         for event in &leaf.history.events {
             match event {
-                CoarseEvent::Call { thread, call } => {
+                CoarseEvent::Call { thread, call, .. } => {
                     let who = if calls < test.init.len() {
                         "init".to_string()
                     } else if calls >= test.init.len() + concurrent {

@@ -2,9 +2,12 @@
 //! `std::sync::atomic`.
 //!
 //! Each call records its kind (read, write, CAS), the atomic's identity, the value it read or
-//! wrote and the caller's `file:line:col`. Every operation is sequentially consistent whatever
-//! `Ordering` is passed: fgvt explores interleavings, not weak-memory reorderings (a later
-//! step); the argument is taken so that code compiles unchanged.
+//! wrote and the caller's `file:line:col`. A test whose accesses are all `SeqCst` runs
+//! sequentially consistent; one where some access declares a weaker `Ordering` runs under the
+//! C++20 / Rust memory model, where a load may read an older store than the latest, a store may
+//! go before a later one, and only what a `Release` store (or fence) publishes reaches an
+//! `Acquire` load (or fence) that reads it: each such choice is a branch of the tree (see
+//! [`Test::memory`](crate::Test::memory)).
 //!
 //! A read-modify-write (`swap`, `fetch_add`, `fetch_max`, …) is one step, shown as a write
 //! with the value it found and the value it left: `write seq#0 = 0 → 1 (fetch_add 1)`.
@@ -21,15 +24,19 @@ pub use std::sync::atomic::Ordering;
 use fgvt_tree::EventKind;
 
 use crate::fingerprint::{Effect, Word};
-use crate::runtime::{access, pointer_name, Acted, Initial, ObjectId};
+use crate::runtime::{access, pointer_name, weak_access, Acted, Initial, ObjectId};
+use crate::weak::{Request, Shape, Target};
 
-/// A memory fence, drop-in for `std::sync::atomic::fence`: not a step of the tree. fgvt runs
-/// every access sequentially consistent, so the accesses are already in one total order that
-/// every thread sees, which is all a fence could add; a step would only add interleavings that
-/// no access can tell apart (a bigger tree with the same verdicts and races). It still calls
-/// `std`'s fence, which orders nothing fgvt's scheduler does not order already.
+/// A memory fence, drop-in for `std::sync::atomic::fence`: not a step of the tree (it has no
+/// choice to make). Under weak memory it orders what the model says: a `Release` fence makes
+/// the thread's later stores publish what came before it, an `Acquire` fence makes what its
+/// earlier loads read publish to what comes after, and `SeqCst` fences are in one total order.
+/// A test whose accesses are all `SeqCst` is sequentially consistent, where a fence adds
+/// nothing. It still calls `std`'s fence (which panics for `Relaxed`, as `std` does).
+#[track_caller]
 pub fn fence(order: Ordering) {
     std::sync::atomic::fence(order);
+    crate::runtime::weak_fence(std::panic::Location::caller(), order.into());
 }
 
 /// A compiler fence, drop-in for `std::sync::atomic::compiler_fence`: not a step, as
@@ -48,9 +55,10 @@ fn show_ptr<T>(value: &*mut T) -> String {
     pointer_name(*value as usize, std::mem::align_of::<T>())
 }
 
-/// An integer or boolean value as fingerprints see it: its bits.
+/// A value as fingerprints and the weak-memory model see it: its bits, and back.
 trait Bits: Copy {
     fn bits(self) -> u64;
+    fn from_bits(bits: u64) -> Self;
 }
 
 macro_rules! bits {
@@ -59,6 +67,11 @@ macro_rules! bits {
             #[allow(clippy::cast_sign_loss, clippy::cast_possible_truncation)]
             fn bits(self) -> u64 {
                 self as u64
+            }
+
+            #[allow(clippy::cast_possible_wrap, clippy::cast_possible_truncation)]
+            fn from_bits(bits: u64) -> Self {
+                bits as $t
             }
         })*
     };
@@ -69,6 +82,31 @@ impl Bits for bool {
     fn bits(self) -> u64 {
         u64::from(self)
     }
+
+    fn from_bits(bits: u64) -> Self {
+        bits != 0
+    }
+}
+
+impl<T> Bits for *mut T {
+    fn bits(self) -> u64 {
+        self as usize as u64
+    }
+
+    #[allow(clippy::cast_possible_truncation)]
+    fn from_bits(bits: u64) -> Self {
+        bits as usize as *mut T
+    }
+}
+
+/// How the model shows a value of type `V`: as reports show it.
+fn shape_of<V: Bits + fmt::Debug>() -> Shape {
+    Shape::Value(|bits| show(&V::from_bits(bits)))
+}
+
+/// How the model shows a pointer to `T`: by the address's number in the execution.
+fn shape_ptr<T>() -> Shape {
+    Shape::Ptr(std::mem::align_of::<T>())
 }
 
 /// An integer or boolean value as a fingerprint word.
@@ -81,11 +119,27 @@ fn word_ptr<T>(value: &*mut T) -> Word {
     Word::Ptr(*value as usize, std::mem::align_of::<T>())
 }
 
-/// The methods every atomic has: `[generics] Type, std type, value type, "name", show, word`
-/// (how a value is shown in reports, and seen by fingerprints).
+/// The methods every atomic has: `[generics] Type, std type, value type, "name", show, word,
+/// shape` (how a value is shown in reports, seen by fingerprints, and by the weak-memory
+/// model).
 macro_rules! common {
-    ([$($g:ident),*] $name:ty, $std:ty, $t:ty, $kind:expr, $show:expr, $word:expr) => {
+    ([$($g:ident),*] $name:ty, $std:ty, $t:ty, $kind:expr, $show:expr, $word:expr, $shape:expr) => {
         impl<$($g),*> $name {
+            /// The atomic as the weak-memory model sees it.
+            fn target(&self) -> Target {
+                Target {
+                    key: self.id.key(),
+                    now: self.inner.load(Ordering::SeqCst).bits(),
+                    shape: $shape,
+                }
+            }
+
+            /// Leaves the latest value in modification order in `inner`, where `Debug`,
+            /// `into_inner` and runs outside an execution read it.
+            fn keep_latest(&self, latest: u64) {
+                self.inner.store(<$t>::from_bits(latest), Ordering::SeqCst);
+            }
+
             /// A new atomic holding `value`; its identity is its creation order in the test, and
             /// reports name it after the field or variable it is created for.
             #[track_caller]
@@ -105,12 +159,16 @@ macro_rules! common {
                 }
             }
 
-            /// Reads the value (one read step).
+            /// Reads the value (one read step; under weak memory, maybe an older store's).
             #[track_caller]
-            pub fn load(&self, _order: Ordering) -> $t {
+            pub fn load(&self, order: Ordering) -> $t {
+                let pending = self.id.pending(EventKind::Read);
                 access(
-                    self.id.pending(EventKind::Read),
-                    || self.inner.load(Ordering::SeqCst),
+                    pending,
+                    || match weak_access(pending.caller, self.target(), order.into(), None, Request::Load) {
+                        Some(done) => <$t>::from_bits(done.read),
+                        None => self.inner.load(Ordering::SeqCst),
+                    },
                     |v| Acted::new(EventKind::Read, $show(v)),
                     |v| Effect::Read($word(v)),
                 )
@@ -118,10 +176,14 @@ macro_rules! common {
 
             /// Writes `value` (one write step).
             #[track_caller]
-            pub fn store(&self, value: $t, _order: Ordering) {
+            pub fn store(&self, value: $t, order: Ordering) {
+                let pending = self.id.pending(EventKind::Write);
                 access(
-                    self.id.pending(EventKind::Write),
-                    || self.inner.store(value, Ordering::SeqCst),
+                    pending,
+                    || match weak_access(pending.caller, self.target(), order.into(), None, Request::Store(value.bits())) {
+                        Some(done) => self.keep_latest(done.latest),
+                        None => self.inner.store(value, Ordering::SeqCst),
+                    },
                     |()| Acted::new(EventKind::Write, $show(&value)),
                     |()| Effect::Write($word(&value)),
                 )
@@ -129,10 +191,18 @@ macro_rules! common {
 
             /// Writes `value` and returns the old one (one step, shown `old → value (swap)`).
             #[track_caller]
-            pub fn swap(&self, value: $t, _order: Ordering) -> $t {
+            pub fn swap(&self, value: $t, order: Ordering) -> $t {
+                let pending = self.id.pending(EventKind::Write);
+                let bits = value.bits();
                 access(
-                    self.id.pending(EventKind::Write),
-                    || self.inner.swap(value, Ordering::SeqCst),
+                    pending,
+                    || match weak_access(pending.caller, self.target(), order.into(), None, Request::Rmw(&|_| bits)) {
+                        Some(done) => {
+                            self.keep_latest(done.latest);
+                            <$t>::from_bits(done.read)
+                        }
+                        None => self.inner.swap(value, Ordering::SeqCst),
+                    },
                     |old| {
                         let shown = format!("{} → {} (swap)", $show(old), $show(&value));
                         Acted::new(EventKind::Write, shown)
@@ -147,14 +217,26 @@ macro_rules! common {
                 &self,
                 current: $t,
                 new: $t,
-                _success: Ordering,
-                _failure: Ordering,
+                success: Ordering,
+                failure: Ordering,
             ) -> Result<$t, $t> {
+                let pending = self.id.pending(EventKind::Cas { success: true });
+                let request = Request::Cas {
+                    expected: current.bits(),
+                    new: new.bits(),
+                    failure: failure.into(),
+                };
                 access(
-                    self.id.pending(EventKind::Cas { success: true }),
-                    || {
-                        self.inner
-                            .compare_exchange(current, new, Ordering::SeqCst, Ordering::SeqCst)
+                    pending,
+                    || match weak_access(pending.caller, self.target(), success.into(), Some(failure.into()), request) {
+                        Some(done) => {
+                            self.keep_latest(done.latest);
+                            let read = <$t>::from_bits(done.read);
+                            if done.succeeded { Ok(read) } else { Err(read) }
+                        }
+                        None => self
+                            .inner
+                            .compare_exchange(current, new, Ordering::SeqCst, Ordering::SeqCst),
                     },
                     |r| {
                         let kind = EventKind::Cas { success: r.is_ok() };
@@ -236,7 +318,7 @@ macro_rules! common {
 /// …`. Each is one step that returns the old value; its event shows `old → new (method
 /// operand)`.
 macro_rules! fetch {
-    ([$($g:ident),*] $name:ty, $arg:ty, $t:ty, $show:expr, $word:expr, $($op:ident),*) => {
+    ([$($g:ident),*] $name:ty, $std:ty, $arg:ty, $t:ty, $show:expr, $word:expr, $($op:ident),*) => {
         impl<$($g),*> $name {
             $(
                 #[doc = concat!(
@@ -244,13 +326,26 @@ macro_rules! fetch {
                      and the one it left); returns the old value."
                 )]
                 #[track_caller]
-                pub fn $op(&self, value: $arg, _order: Ordering) -> $t {
+                pub fn $op(&self, value: $arg, order: Ordering) -> $t {
+                    let pending = self.id.pending(EventKind::Write);
+                    // The operation on a value, as `std` does it.
+                    let apply = |old: u64| {
+                        let scratch = <$std>::new(<$t>::from_bits(old));
+                        scratch.$op(value, Ordering::SeqCst);
+                        scratch.into_inner().bits()
+                    };
                     let (old, _) = access(
-                        self.id.pending(EventKind::Write),
+                        pending,
                         // What is left: only this task runs until the next switch.
-                        || {
-                            let old = self.inner.$op(value, Ordering::SeqCst);
-                            (old, self.inner.load(Ordering::SeqCst))
+                        || match weak_access(pending.caller, self.target(), order.into(), None, Request::Rmw(&apply)) {
+                            Some(done) => {
+                                self.keep_latest(done.latest);
+                                (<$t>::from_bits(done.read), <$t>::from_bits(apply(done.read)))
+                            }
+                            None => {
+                                let old = self.inner.$op(value, Ordering::SeqCst);
+                                (old, self.inner.load(Ordering::SeqCst))
+                            }
                         },
                         |(old, new)| {
                             let shown = format!(
@@ -279,9 +374,9 @@ macro_rules! atomic_int {
                 id: ObjectId,
             }
 
-            common!([] $name, $std, $t, stringify!($name), show, word);
+            common!([] $name, $std, $t, stringify!($name), show, word, shape_of::<$t>());
             fetch!(
-                [] $name, $t, $t, show, word,
+                [] $name, $std, $t, $t, show, word,
                 fetch_add, fetch_sub, fetch_and, fetch_nand, fetch_or, fetch_xor, fetch_max,
                 fetch_min
             );
@@ -316,8 +411,8 @@ pub struct AtomicBool {
     id: ObjectId,
 }
 
-common!([] AtomicBool, std::sync::atomic::AtomicBool, bool, "AtomicBool", show, word);
-fetch!([] AtomicBool, bool, bool, show, word, fetch_and, fetch_nand, fetch_or, fetch_xor);
+common!([] AtomicBool, std::sync::atomic::AtomicBool, bool, "AtomicBool", show, word, shape_of::<bool>());
+fetch!([] AtomicBool, std::sync::atomic::AtomicBool, bool, bool, show, word, fetch_and, fetch_nand, fetch_or, fetch_xor);
 
 impl AtomicBool {
     /// Negates the value as one step (a write that shows the value it found and the one it
@@ -345,10 +440,10 @@ pub struct AtomicPtr<T> {
     id: ObjectId,
 }
 
-common!([T] AtomicPtr<T>, std::sync::atomic::AtomicPtr<T>, *mut T, "AtomicPtr", show_ptr::<T>, word_ptr::<T>);
+common!([T] AtomicPtr<T>, std::sync::atomic::AtomicPtr<T>, *mut T, "AtomicPtr", show_ptr::<T>, word_ptr::<T>, shape_ptr::<T>());
 // Pointer arithmetic and tag bits (a mark in the low bits of a lock-free list's `next`).
 fetch!(
-    [T] AtomicPtr<T>, usize, *mut T, show_ptr::<T>, word_ptr::<T>,
+    [T] AtomicPtr<T>, std::sync::atomic::AtomicPtr<T>, usize, *mut T, show_ptr::<T>, word_ptr::<T>,
     fetch_ptr_add, fetch_ptr_sub, fetch_byte_add, fetch_byte_sub, fetch_and, fetch_or, fetch_xor
 );
 

@@ -313,6 +313,28 @@ impl Memory {
         self.values.get(&key).copied().unwrap_or(0)
     }
 
+    /// `word` as fingerprints see it, where every address has been seen before (a value an
+    /// access stored, under weak memory): as [`Memory::word`], an address never seen by a
+    /// hash of itself.
+    pub(crate) fn identity(&self, word: Word) -> u64 {
+        match word {
+            Word::Int(bits) => bits,
+            Word::Ptr(address, align) => {
+                let tag = address % align.max(1);
+                let base = address - tag;
+                let identity = match base {
+                    0 => 0,
+                    _ => self
+                        .pointers
+                        .get(&base)
+                        .copied()
+                        .unwrap_or_else(|| mix(base as u64)),
+                };
+                combine(identity, tag as u64)
+            }
+        }
+    }
+
     /// `word` as fingerprints see it: an integer as it is, an address by its identity, given
     /// by `fresh` the first time the address is seen (from the context of the thread that
     /// makes it known).

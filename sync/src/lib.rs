@@ -101,6 +101,7 @@ mod silent;
 mod sources;
 mod spec;
 mod test;
+mod weak;
 
 pub use cell::Shared;
 pub use condvar::Condvar;
@@ -114,7 +115,7 @@ pub use rwlock::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 pub use silent::Silent;
 pub use spec::Sequential;
 pub use std::sync::{Arc, LockResult, PoisonError, TryLockError, TryLockResult};
-pub use test::{Checked, Localized, Replayed, SpecType, Test, REPLAY_VARIABLE};
+pub use test::{Checked, Localized, Memory, Replayed, SpecType, Test, REPLAY_VARIABLE};
 
 pub mod report {
     //! The types of what [`Test::localize`](crate::Test::localize) and

@@ -25,7 +25,8 @@ use fgvt_tree::replay::{ReplayError, RunEnd};
 use fgvt_tree::{Call, Event, Fault, History, Program, Step, ThreadId, Wait};
 
 use crate::fingerprint::{combine, summand};
-use crate::runtime::{self, Body, Engine, Execution, Point, Status};
+use crate::runtime::{self, Body, Engine, Execution, Pick, Point, Status};
+use crate::weak::Mode;
 
 /// The test's executions, as a program the explorer steps through.
 pub(crate) struct Reexecuted {
@@ -37,6 +38,11 @@ pub(crate) struct Reexecuted {
     /// Whether states are told apart by fingerprint alone; else by schedule too, so that no
     /// two paths share a state (the unfolded tree, the reference merging is tested against).
     merge: bool,
+    /// Under [`Mode::Sc`] with `watch`: whether some execution declared an ordering weaker
+    /// than `SeqCst`. The exploration then winds down: it must be made under weak memory.
+    saw_weak: std::cell::Cell<bool>,
+    /// Whether an execution that saw a weaker ordering winds the exploration down.
+    stop_on_weak: bool,
 }
 
 /// A point of the test's executions: the schedule that reaches it, told apart by fingerprint.
@@ -65,6 +71,8 @@ struct Schedule(Option<Arc<Choice>>);
 struct Choice {
     /// The thread chosen (a test has at most [`MAX_THREADS`]).
     thread: u8,
+    /// Which way its step goes (see [`crate::weak`]; at most [`MAX_WAYS`]).
+    way: u8,
     /// How many choices the schedule has, this one included.
     len: u32,
     before: Schedule,
@@ -76,22 +84,26 @@ impl Schedule {
         self.0.as_ref().map_or(0, |c| c.len as usize)
     }
 
-    /// This schedule, then `thread`.
-    fn then(&self, thread: u8) -> Schedule {
+    /// This schedule, then `pick`.
+    fn then(&self, pick: Pick) -> Schedule {
         let len = u32::try_from(self.len() + 1).expect("schedules shorter than 2^32 steps");
         Schedule(Some(Arc::new(Choice {
-            thread,
+            thread: pick.thread,
+            way: pick.way,
             len,
             before: self.clone(),
         })))
     }
 
     /// The choices in order.
-    fn to_vec(&self) -> Vec<u8> {
-        let mut choices = vec![0; self.len()];
+    fn to_vec(&self) -> Vec<Pick> {
+        let mut choices = vec![Pick::default(); self.len()];
         let mut at = &self.0;
         while let Some(choice) = at {
-            choices[choice.len as usize - 1] = choice.thread;
+            choices[choice.len as usize - 1] = Pick {
+                thread: choice.thread,
+                way: choice.way,
+            };
             at = &choice.before.0;
         }
         choices
@@ -182,16 +194,34 @@ impl Hash for State {
 /// The most threads a test may have: schedules are stored a byte per choice.
 pub(crate) const MAX_THREADS: usize = 256;
 
+/// The most ways one step may go under weak memory (a byte per choice too).
+pub(crate) const MAX_WAYS: u32 = 255;
+
 impl Reexecuted {
-    /// The executions of `body` (the test's plan on a fresh object) with `threads` threads.
-    pub(crate) fn new(threads: usize, body: Body, merge: bool) -> Self {
+    /// The executions of `body` (the test's plan on a fresh object) with `threads` threads,
+    /// their atomics treating orderings as `mode` says.
+    pub(crate) fn new(threads: usize, body: Body, merge: bool, mode: Mode) -> Self {
+        let stop_on_weak = matches!(mode, Mode::Sc { watch: true });
         Reexecuted {
             threads,
             body,
-            engine: RefCell::new(Engine::new()),
+            engine: RefCell::new(Engine::new(mode)),
             error: RefCell::new(None),
             merge,
+            saw_weak: std::cell::Cell::new(false),
+            stop_on_weak,
         }
+    }
+
+    /// Whether some execution declared an ordering weaker than `SeqCst` (under [`Mode::Sc`]
+    /// with `watch`): the exploration wound down, and must be made under weak memory.
+    pub(crate) fn saw_weak(&self) -> bool {
+        self.saw_weak.get()
+    }
+
+    /// Whether the exploration is void or wound down: every step is then `Done`.
+    fn winding_down(&self) -> bool {
+        self.error.borrow().is_some() || (self.stop_on_weak && self.saw_weak.get())
     }
 
     /// Why a schedule could not be replayed, if one could not: the exploration is then void.
@@ -201,23 +231,29 @@ impl Reexecuted {
 
     /// Runs the test once along `schedule`, abandoning it at the first point past it; `None`
     /// (and the error kept) when the execution does not follow the schedule.
-    fn run(&self, schedule: &[u8]) -> Option<Execution> {
+    fn run(&self, schedule: &[Pick]) -> Option<Execution> {
         let execution = runtime::execute(
             &mut self.engine.borrow_mut(),
             self.threads,
             schedule,
             Arc::clone(&self.body),
         );
+        if execution.saw_weak {
+            self.saw_weak.set(true);
+        }
+        if execution.cut.is_some() {
+            return Some(execution);
+        }
         // An execution that ends before the schedule does has diverged too.
         let taken = execution.taken;
-        let diverged = execution
-            .diverged
-            .or_else(|| (taken < schedule.len()).then(|| (taken, usize::from(schedule[taken]))));
+        let diverged = execution.diverged.or_else(|| {
+            (taken < schedule.len()).then(|| (taken, usize::from(schedule[taken].thread)))
+        });
         if let Some((step, thread)) = diverged {
             self.error
                 .borrow_mut()
                 .get_or_insert(ReplayError::Nondeterministic {
-                    prefix: schedule.iter().map(|&t| usize::from(t)).collect(),
+                    prefix: schedule.iter().map(|p| usize::from(p.thread)).collect(),
                     step,
                     thread,
                 });
@@ -231,10 +267,9 @@ impl Reexecuted {
         let fingerprint = if self.merge {
             point.fingerprint
         } else {
-            let path = schedule
-                .to_vec()
-                .iter()
-                .fold(0x5c4e_d01e, |h, &t| combine(h, u64::from(t)));
+            let path = schedule.to_vec().iter().fold(0x5c4e_d01e, |h, p| {
+                combine(h, u64::from(p.thread) | u64::from(p.way) << 8)
+            });
             point.fingerprint ^ summand(path, schedule.len() as u64)
         };
         State {
@@ -338,21 +373,33 @@ impl Program for Reexecuted {
     }
 
     fn step(&self, state: &State, thread: ThreadId) -> Step<State> {
+        self.step_way(state, thread, 0)
+    }
+
+    fn step_way(&self, state: &State, thread: ThreadId, way: u32) -> Step<State> {
         match state.statuses.get(thread) {
             None | Some(Status::Done) => return Step::Done,
             Some(Status::Blocked) => return Step::Blocked,
             Some(Status::Enabled) => {}
         }
-        if self.error.borrow().is_some() {
-            // The exploration is void: wind it down.
+        if self.winding_down() {
+            // The exploration is void, or must be made again under weak memory: wind it down.
             return Step::Done;
         }
-        let schedule = state
-            .schedule
-            .then(u8::try_from(thread).expect("at most 256 threads"));
-        let Some(execution) = self.run(&schedule.to_vec()) else {
+        let pick = Pick {
+            thread: u8::try_from(thread).expect("at most 256 threads"),
+            way: u8::try_from(way.min(MAX_WAYS)).expect("at most 255 ways"),
+        };
+        let schedule = state.schedule.then(pick);
+        let Some(mut execution) = self.run(&schedule.to_vec()) else {
             return Step::Done;
         };
+        if let Some(bound) = execution.cut.take() {
+            return Step::Cut { bound };
+        }
+        if self.winding_down() {
+            return Step::Done;
+        }
         match self.arrival(schedule, execution) {
             Arrival::At(state, Some(event)) => Step::Moved {
                 state,
@@ -399,12 +446,15 @@ mod tests {
 
     #[test]
     fn a_schedule_extends_its_prefix_and_lists_its_choices_in_order() {
-        let a = Schedule::default().then(2).then(0);
-        let b = a.then(1);
-        let c = a.then(3);
-        assert_eq!(a.to_vec(), [2, 0]);
-        assert_eq!(b.to_vec(), [2, 0, 1]);
-        assert_eq!(c.to_vec(), [2, 0, 3]);
+        let pick = |thread: u8| Pick { thread, way: 0 };
+        let threads = |s: &Schedule| -> Vec<u8> { s.to_vec().iter().map(|p| p.thread).collect() };
+        let a = Schedule::default().then(pick(2)).then(pick(0));
+        let b = a.then(pick(1));
+        let c = a.then(Pick { thread: 3, way: 2 });
+        assert_eq!(threads(&a), [2, 0]);
+        assert_eq!(threads(&b), [2, 0, 1]);
+        assert_eq!(threads(&c), [2, 0, 3]);
+        assert_eq!(c.to_vec()[2].way, 2);
         assert_eq!((b.len(), Schedule::default().len()), (3, 0));
     }
 
@@ -412,7 +462,10 @@ mod tests {
     fn a_schedule_a_million_steps_long_drops_without_overflowing_the_stack() {
         let mut schedule = Schedule::default();
         for step in 0..1_000_000u32 {
-            schedule = schedule.then((step % 3) as u8);
+            schedule = schedule.then(Pick {
+                thread: (step % 3) as u8,
+                way: 0,
+            });
         }
         let shared = schedule.clone();
         drop(schedule);

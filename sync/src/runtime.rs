@@ -44,6 +44,7 @@ use crate::fingerprint::{
     self, combine, hash_of, summand, Effect, Fingerprint, Memory, Observations, Word,
 };
 use crate::sources;
+use crate::weak::{self, Mode, Request, Shape, Target, WeakMemory};
 
 thread_local! {
     /// The execution running on this OS thread, if any.
@@ -175,6 +176,11 @@ impl ObjectId {
         }
     }
 
+    /// The key that names the object in fingerprints and in the weak-memory model.
+    pub fn key(&self) -> u64 {
+        self.key
+    }
+
     /// The same object, shown in reports as `name` (with its number).
     pub fn named(self, name: &'static str) -> ObjectId {
         ObjectId { name, ..self }
@@ -223,19 +229,30 @@ impl Acted {
 /// execution by first appearance (addresses differ between executions; their order does not),
 /// with the low bits an aligned pointer cannot have shown as a tag (`ptr#1|1`, a mark).
 pub(crate) fn pointer_name(address: usize, align: usize) -> String {
+    with_recorder(|rec| pointer_name_in(&mut rec.pointers, address, align))
+        .unwrap_or_else(|| pointer_text(address, align, None))
+}
+
+/// [`pointer_name`] with the execution's numbering of addresses.
+fn pointer_name_in(
+    pointers: &mut HashMap<usize, u32, foldhash::fast::RandomState>,
+    address: usize,
+    align: usize,
+) -> String {
+    let base = address - address % align.max(1);
+    let next = u32::try_from(pointers.len()).unwrap_or(u32::MAX);
+    let number = (base != 0).then(|| *pointers.entry(base).or_insert(next));
+    pointer_text(address, align, number)
+}
+
+/// `null`, `ptr#n` (or the address itself, unnumbered), and the tag after a `|`.
+fn pointer_text(address: usize, align: usize, number: Option<u32>) -> String {
     let tag = address % align.max(1);
     let base = address - tag;
-    let name = if base == 0 {
-        "null".to_string()
-    } else {
-        let number = with_recorder(|rec| {
-            let next = u32::try_from(rec.pointers.len()).unwrap_or(u32::MAX);
-            *rec.pointers.entry(base).or_insert(next)
-        });
-        match number {
-            Some(n) => format!("ptr#{n}"),
-            None => format!("{base:#x}"),
-        }
+    let name = match (base, number) {
+        (0, _) => "null".to_string(),
+        (_, Some(n)) => format!("ptr#{n}"),
+        (_, None) => format!("{base:#x}"),
     };
     if tag == 0 {
         name
@@ -384,7 +401,17 @@ struct Recorder {
     end: Option<RunEnd>,
     /// The threads to choose, in order: the schedule the explorer asked for. Past its end the
     /// execution pauses at the next point (see [`execute`]).
-    schedule: Vec<u8>,
+    schedule: Vec<Pick>,
+    /// The way of the step being taken (see [`Pick`]).
+    way: u32,
+    /// How atomics treat their orderings.
+    mode: Mode,
+    /// Under weak memory, the execution graph of the accesses so far.
+    weak: Option<Box<WeakMemory>>,
+    /// Under [`Mode::Sc`] with `watch`: whether an access declared a weaker ordering.
+    saw_weak: bool,
+    /// Set when the step asked for was a way past the bound on ways (see [`Execution::cut`]).
+    cut: Option<fgvt_tree::Bound>,
     /// How many choices of `schedule` have been made.
     chosen: usize,
     /// Where the execution could not follow `schedule`: the choice's index and the thread it
@@ -437,6 +464,14 @@ impl Held {
     }
 }
 
+/// One choice of a schedule: the thread that moves, and which way its step goes (see
+/// [`crate::weak`]; 0 for a step that goes one way).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Pick {
+    pub thread: u8,
+    pub way: u8,
+}
+
 /// One execution, as [`execute`] ran it.
 pub(crate) struct Execution {
     /// Its steps from the first one asked for, and how it ended.
@@ -458,6 +493,11 @@ pub(crate) struct Execution {
     /// Where the execution could not follow its schedule: the choice's index and the thread
     /// it wanted, which could not move.
     pub diverged: Option<(usize, ThreadId)>,
+    /// Under [`Mode::Sc`] with `watch`: whether an access declared an ordering weaker than
+    /// `SeqCst`.
+    pub saw_weak: bool,
+    /// The last step asked for was a way past the bound on ways: its bounded leaf.
+    pub cut: Option<fgvt_tree::Bound>,
 }
 
 /// Runs `body` on `engine`, for `threads` test threads, along `schedule` (the thread of each
@@ -473,7 +513,7 @@ pub(crate) struct Execution {
 pub(crate) fn execute(
     engine: &mut Engine,
     threads: usize,
-    schedule: &[u8],
+    schedule: &[Pick],
     body: Body,
 ) -> Execution {
     install_panic_hook();
@@ -525,6 +565,14 @@ pub(crate) fn execute(
         pointers,
         end: None,
         schedule: schedule.to_vec(),
+        way: 0,
+        weak: match &engine.mode {
+            Mode::Weak(options) => Some(Box::new(WeakMemory::new(threads, Arc::clone(options)))),
+            Mode::Sc { .. } => None,
+        },
+        mode: engine.mode.clone(),
+        saw_weak: false,
+        cut: None,
         chosen: 0,
         diverged: None,
         body,
@@ -560,11 +608,14 @@ fn finish(engine: &mut Engine, outcome: Resumed) -> Execution {
             finals_from: recorder.finals_from,
             blocked: Vec::new(),
             diverged: None,
+            saw_weak: recorder.saw_weak,
+            cut: None,
         };
         engine.paused = Some(recorder);
         return execution;
     }
     engine.scratch = Scratch::keep(&mut recorder);
+    let (saw_weak, cut) = (recorder.saw_weak, recorder.cut.take());
     let mut history = recorder.history;
     let end = match (recorder.end, outcome) {
         (Some(end), _) => end,
@@ -589,6 +640,8 @@ fn finish(engine: &mut Engine, outcome: Resumed) -> Execution {
         finals_from: recorder.finals_from,
         blocked: recorder.blocked,
         diverged: recorder.diverged,
+        saw_weak,
+        cut,
     }
 }
 
@@ -641,6 +694,8 @@ pub(crate) struct Engine {
     /// paused, so that code run meanwhile, such as the `self` spec's serial runs, is outside
     /// any execution).
     paused: Option<Recorder>,
+    /// How every execution's atomics treat their orderings.
+    mode: Mode,
 }
 
 /// The collections a recorder fills, kept empty between executions with their room: an
@@ -684,12 +739,14 @@ impl Scratch {
 const RUNNER_STACK: usize = 256 * 1024;
 
 impl Engine {
-    /// An engine; its runner starts with the first execution.
-    pub(crate) fn new() -> Engine {
+    /// An engine whose executions treat orderings as `mode` says; its runner starts with the
+    /// first execution.
+    pub(crate) fn new(mode: Mode) -> Engine {
         Engine {
             runner: None,
             scratch: Scratch::default(),
             paused: None,
+            mode,
         }
     }
 
@@ -839,6 +896,8 @@ const CONDVAR: u64 = 0xc0d7 << 48;
 /// Mixed into a lock's data version when a panicking holder poisons it.
 const POISONED: u64 = 0x0901_50ed;
 const DONE: u64 = 0xd0e;
+/// The summand of the weak-memory execution graph's future key.
+const WEAK: u64 = 0x3ea6 << 48;
 /// The kind of a bookkeeping access in an observation log (not an event kind).
 const SILENT: u64 = 0x51;
 
@@ -903,13 +962,13 @@ impl Recorder {
             Effect::Read(word) => self.word(who, context, word),
             Effect::Write(word) => {
                 let now = self.word(who, context, word);
-                self.memory.set(key, now);
+                self.set_unless_weak(key, now);
                 0
             }
             Effect::Update { seen, now } => {
                 let seen = self.word(who, context, seen);
                 let now = self.word(who, context, now);
-                self.memory.set(key, now);
+                self.set_unless_weak(key, now);
                 seen
             }
             Effect::ReadVersion => self.memory.get(key),
@@ -920,6 +979,15 @@ impl Recorder {
             Effect::Nothing => 0,
         };
         self.observe(who, pending.shape(), seen);
+    }
+
+    /// Sets an object's value for fingerprints, unless weak memory keeps it: an atomic's values
+    /// are then in the execution graph's future key, where the value a store left need not be
+    /// the latest (it may have gone before a later store).
+    fn set_unless_weak(&mut self, key: u64, value: u64) {
+        if !self.weak.as_ref().is_some_and(|w| w.covers(key)) {
+            self.memory.set(key, value);
+        }
     }
 
     /// `who` made an access of `shape` that saw `seen`: a thread logs it, the serial part
@@ -956,6 +1024,9 @@ impl Recorder {
         self.apply(who, pending, effect);
         if let (Some(thread), Some(lock)) = (who, pending.lock()) {
             self.unlock(lock, thread);
+            if let Some(weak) = &mut self.weak {
+                weak.unlock(who, lock);
+            }
         }
     }
 
@@ -999,6 +1070,14 @@ impl Recorder {
         for (condvar, queue) in &self.condvars {
             let queue: Vec<u64> = queue.iter().map(|t| *t as u64).collect();
             fingerprint = fingerprint.wrapping_add(summand(CONDVAR ^ condvar, hash_of(&queue)));
+        }
+        if let Some(weak) = &self.weak {
+            let live = |t: ThreadId| self.lanes.get(t).is_some_and(|l| l.pending.is_some());
+            let value = |shape: Shape, bits: u64| match shape {
+                Shape::Value(_) => bits,
+                Shape::Ptr(align) => self.memory.identity(Word::Ptr(bits as usize, align)),
+            };
+            fingerprint = fingerprint.wrapping_add(summand(WEAK, weak.future_hash(live, &value)));
         }
         Point {
             fingerprint,
@@ -1048,7 +1127,11 @@ impl Recorder {
             return Decision::Run(runnable.first().map(|t| t.id()));
         }
         offered.sort_unstable();
-        let Some(&wanted) = self.schedule.get(self.chosen) else {
+        let Some(&Pick {
+            thread: wanted,
+            way,
+        }) = self.schedule.get(self.chosen)
+        else {
             // Past the schedule: pause here (see `execute`).
             self.offered = offered;
             self.point = Some(self.point());
@@ -1057,6 +1140,7 @@ impl Recorder {
         let wanted = usize::from(wanted);
         let chosen = if offered.contains(&wanted) {
             self.chosen += 1;
+            self.way = u32::from(way);
             wanted
         } else {
             self.diverged = Some((self.chosen, wanted));
@@ -1068,9 +1152,17 @@ impl Recorder {
         Decision::Run(self.lanes.get(chosen).and_then(|lane| lane.task))
     }
 
-    fn event(&self, thread: ThreadId, pending: &Pending, acted: Acted) -> Event {
+    fn event(&mut self, thread: ThreadId, pending: &Pending, acted: Acted) -> Event {
         let span = sources::span_at(pending.caller);
+        let (order, memory) = self
+            .memory_choice()
+            .map_or((None, None), |(o, m)| (Some(o), m));
         let op = self.lanes[thread].op.as_ref();
+        // A call under weak memory says what it happens after: the operations it follows.
+        let seen = match (&self.weak, op) {
+            (Some(weak), Some(op)) if op.steps == 0 => Some(weak.clock(thread, op.index)),
+            _ => None,
+        };
         Event {
             thread,
             op_index: op.map_or(0, |o| o.index),
@@ -1081,9 +1173,22 @@ impl Recorder {
             span,
             call: op.filter(|o| o.steps == 0).map(|o| o.call.clone()),
             ret: None,
-            order: None,
-            memory: None,
+            order,
+            memory,
+            seen,
         }
+    }
+
+    /// The last atomic access's order and way, under weak memory, for its event.
+    fn memory_choice(
+        &mut self,
+    ) -> Option<(fgvt_tree::MemoryOrder, Option<fgvt_tree::MemoryChoice>)> {
+        let weak = self.weak.as_mut()?;
+        let pointers = &mut self.pointers;
+        weak.take_chosen(&mut |shape, bits| match shape {
+            Shape::Value(show) => show(bits),
+            Shape::Ptr(align) => pointer_name_in(pointers, bits as usize, align),
+        })
     }
 
     /// The end where no thread can move: the history with the calls about to be made, and
@@ -1197,6 +1302,11 @@ pub(crate) fn access<R>(
         let lane = &mut rec.lanes[thread];
         lane.observed.before_access(pending.shape());
         lane.pending = Some(pending);
+        if let Some(weak) = &mut rec.weak {
+            // What an earlier access chose, if no event took it (a serial one's, one before
+            // the steps recorded): not this step's.
+            weak.chosen = None;
+        }
         Registered::Step(thread)
     });
     let thread = match registered.unwrap_or(Registered::Outside) {
@@ -1227,16 +1337,25 @@ pub(crate) fn access<R>(
         let pending = rec.lanes[thread].pending.take().expect("registered");
         if let Some(lock) = pending.lock() {
             match acted.kind {
-                EventKind::Lock => rec
-                    .locks
-                    .entry(lock)
-                    .or_insert(Held {
-                        exclusive: !pending.shared,
-                        holders: Vec::new(),
-                    })
-                    .holders
-                    .push((thread, pending.caller)),
-                EventKind::Unlock => rec.unlock(lock, thread),
+                EventKind::Lock => {
+                    rec.locks
+                        .entry(lock)
+                        .or_insert(Held {
+                            exclusive: !pending.shared,
+                            holders: Vec::new(),
+                        })
+                        .holders
+                        .push((thread, pending.caller));
+                    if let Some(weak) = &mut rec.weak {
+                        weak.lock(Some(thread), lock);
+                    }
+                }
+                EventKind::Unlock => {
+                    rec.unlock(lock, thread);
+                    if let Some(weak) = &mut rec.weak {
+                        weak.unlock(Some(thread), lock);
+                    }
+                }
                 _ => {}
             }
         }
@@ -1268,6 +1387,56 @@ pub(crate) fn access<R>(
     result
 }
 
+/// An atomic access's part under weak memory, called by the access when it acts (after its
+/// turn came): makes `request` with `order` on `target` at `at`, the way the schedule chose.
+/// `None` when atomics run sequentially consistent (outside an execution, or under
+/// [`Mode::Sc`], where an order weaker than `SeqCst` is noted): the access then acts on its
+/// value as it is. A way past the bound on ways ends the execution there (its bounded leaf).
+pub(crate) fn weak_access(
+    at: &'static Location<'static>,
+    target: Target,
+    order: fgvt_memory::Order,
+    failure: Option<fgvt_memory::Order>,
+    request: Request<'_>,
+) -> Option<weak::Done> {
+    let outcome = with_recorder(|rec| {
+        let who = rec.who();
+        let way = if who.is_some() { rec.way } else { 0 };
+        let Some(weak) = &mut rec.weak else {
+            if matches!(rec.mode, Mode::Sc { watch: true }) {
+                let weaker = |o: fgvt_memory::Order| o != fgvt_memory::Order::SeqCst;
+                rec.saw_weak |= weaker(order) || failure.is_some_and(weaker);
+            }
+            return None;
+        };
+        Some(
+            weak.perform(who, way, at, target, order, request)
+                .map_err(|cut| {
+                    let thread = who.unwrap_or(0);
+                    let access = format!("access at {}:{}:{}", at.file(), at.line(), at.column());
+                    rec.cut = Some(weak::stale_bound(thread, access, &cut));
+                    rec.end = Some(RunEnd::Abandoned);
+                }),
+        )
+    })
+    .flatten()?;
+    match outcome {
+        Ok(done) => Some(done),
+        Err(()) => cancel(),
+    }
+}
+
+/// A fence with `order` by the calling thread, at `at`: under weak memory an event of the
+/// execution graph (no step: it has no choice to make, and happens when its thread runs).
+pub(crate) fn weak_fence(at: &'static Location<'static>, order: fgvt_memory::Order) {
+    with_recorder(|rec| {
+        let who = rec.who();
+        if let Some(weak) = &mut rec.weak {
+            weak.fence(who, at, order);
+        }
+    });
+}
+
 /// Unwinds the calling test thread: its execution has ended (see the module docs).
 fn cancel() -> ! {
     std::panic::resume_unwind(Box::new(Cancelled))
@@ -1293,8 +1462,14 @@ pub(crate) fn concurrent(on: bool) {
         if on {
             rec.phase = Phase::Concurrent;
             rec.concurrent_from = rec.history.events.len();
+            if let Some(weak) = &mut rec.weak {
+                weak.start_threads();
+            }
         } else {
             rec.phase = Phase::Serial;
+            if let Some(weak) = &mut rec.weak {
+                weak.join_threads();
+            }
             if rec.end.is_none() {
                 rec.point = Some(rec.point());
                 rec.finals_from = Some(rec.history.events.len());
@@ -1316,6 +1491,9 @@ pub(crate) fn begin_op(thread: ThreadId, index: usize, call: &Call) {
             });
             lane.observed.clear();
             lane.made = Made::default();
+            if let Some(weak) = &mut rec.weak {
+                weak.op_began(thread);
+            }
         }
     });
 }
@@ -1453,6 +1631,9 @@ pub(crate) fn end_op(value: &Value) {
         );
     }
     with_thread(|rec, thread| {
+        if let Some(weak) = &mut rec.weak {
+            weak.op_returned(thread);
+        }
         if let Some(op) = rec.lanes[thread].op.take() {
             if let Some(step) = op
                 .last

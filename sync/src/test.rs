@@ -30,6 +30,11 @@ use crate::program::{Reexecuted, MAX_THREADS};
 use crate::runtime::{self, Cancelled};
 use crate::sources;
 use crate::spec::{SelfSpec, Sequential, SequentialSpec};
+use crate::weak::{Mode, WeakOptions};
+
+/// How many stores older than the latest an access may read by default, under weak memory
+/// (loom keeps as many in each atomic's history).
+const DEFAULT_MAX_STALE: u32 = 7;
 
 /// The calls of a test: what every execution runs.
 #[derive(Clone, Debug, Default)]
@@ -63,7 +68,23 @@ pub struct Test<O: Object> {
     /// in code, replayed by running it again with `FGVT_REPLAY` set.
     replay_program: Option<(String, String)>,
     spec: SpecChoice,
+    /// How many older stores than the latest one access may read, under weak memory (see
+    /// [`Test::max_stale`]).
+    max_stale: u32,
+    /// How atomics treat their orderings: `None` until an exploration has told (see
+    /// [`Test::memory`]).
+    memory: std::cell::Cell<Option<Memory>>,
     object: PhantomData<fn() -> O>,
+}
+
+/// How a test's atomics treat the orderings they declare.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Memory {
+    /// Every access sequentially consistent, whatever it declares.
+    SequentiallyConsistent,
+    /// The C++20 / Rust memory model: a `Relaxed` load may read an older store, a `Release`
+    /// store read by an `Acquire` load publishes what came before it, and so on.
+    Weak,
 }
 
 /// What [`Test::check`] found: how many leaves fail, and how.
@@ -125,6 +146,8 @@ impl<O: Object> Test<O> {
             reproduce: crate::cargo_test::command(name),
             replay_program: None,
             spec: SpecChoice::Serial,
+            max_stale: DEFAULT_MAX_STALE,
+            memory: std::cell::Cell::new(None),
             object: PhantomData,
         }
     }
@@ -183,6 +206,28 @@ impl<O: Object> Test<O> {
     /// where it comes back to a state on it), for comparison.
     pub fn merge(mut self, merge: bool) -> Self {
         self.merge = merge;
+        self
+    }
+
+    /// Under weak memory, how many stores older than the latest one access may read (or go
+    /// before, for a store): the newest `max` are explored, and an access with more ways has
+    /// one bounded leaf for the rest (the result is then partial). 7 by default, as loom's
+    /// history of each atomic.
+    pub fn max_stale(mut self, max: u32) -> Self {
+        self.max_stale = max.min(crate::program::MAX_WAYS - 1);
+        self
+    }
+
+    /// Runs the atomics under `memory` from the start, instead of telling by exploring: with
+    /// [`Memory::SequentiallyConsistent`], whatever orderings the code declares (how to check
+    /// that a bug found under weak memory is only there); with [`Memory::Weak`], even code
+    /// whose accesses are all `SeqCst` (which gives the same tree, larger).
+    ///
+    /// By default a test is explored sequentially consistent, and if some access declares an
+    /// ordering weaker than `SeqCst`, explored again under weak memory: code whose accesses
+    /// are all `SeqCst` costs what it did.
+    pub fn memory(self, memory: Memory) -> Self {
+        self.memory.set(Some(memory));
         self
     }
 
@@ -306,6 +351,25 @@ impl<O: Object> Test<O> {
         }
     }
 
+    /// The memory model the test's explorations use: as set, or as the first exploration
+    /// told (weak once an access declared a weaker ordering than `SeqCst`), else
+    /// sequentially consistent, watching for such an access.
+    fn mode(&self) -> Mode {
+        match self.memory.get() {
+            Some(Memory::SequentiallyConsistent) => Mode::Sc { watch: false },
+            None => Mode::Sc { watch: true },
+            Some(Memory::Weak) => Mode::Weak(Arc::new(WeakOptions {
+                max_ways: self.max_stale + 1,
+                overrides: HashMap::new(),
+            })),
+        }
+    }
+
+    /// The memory model the test ran under, once an exploration has told.
+    pub fn memory_model(&self) -> Option<Memory> {
+        self.memory.get()
+    }
+
     /// The test's executions, as a program the explorer steps through.
     fn program(&self) -> Reexecuted {
         let plan = Arc::new(self.plan.clone());
@@ -313,6 +377,7 @@ impl<O: Object> Test<O> {
             self.plan.threads.len(),
             Arc::new(move || run_plan::<O>(&plan)),
             self.merge,
+            self.mode(),
         )
     }
 
@@ -325,16 +390,34 @@ impl<O: Object> Test<O> {
     /// when the serial part failed before any interleaving, `on_fault` of that fault.
     fn run_explorer<R>(
         &self,
-        explorer: impl FnOnce(&Reexecuted) -> Result<R, Fault>,
+        mut explorer: impl FnMut(&Reexecuted) -> Result<R, Fault>,
         on_fault: impl FnOnce(Fault) -> R,
     ) -> Result<R, ReplayError> {
         if let Err(message) = self.rejected_call() {
             panic!("fgvt test `{}`: {message}", self.name);
         }
-        let program = self.program();
-        let explored = explorer(&program);
+        let mut program = self.program();
+        let mut explored = explorer(&program);
         if let Some(error) = program.take_error() {
             return Err(error);
+        }
+        if self.memory.get().is_none() {
+            // The first exploration tells which model the test needs: it winds down at the
+            // first access that declares a weaker ordering than `SeqCst`, and is made again.
+            let weak = program.saw_weak();
+            self.memory.set(Some(if weak {
+                Memory::Weak
+            } else {
+                Memory::SequentiallyConsistent
+            }));
+            if weak {
+                drop(explored);
+                program = self.program();
+                explored = explorer(&program);
+                if let Some(error) = program.take_error() {
+                    return Err(error);
+                }
+            }
         }
         Ok(explored.unwrap_or_else(on_fault))
     }

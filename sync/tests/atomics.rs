@@ -214,7 +214,7 @@ impl Object for Fenced {
             }
             "fenced" => {
                 fence(SeqCst);
-                self.0.store(1, Relaxed);
+                self.0.store(1, SeqCst);
                 compiler_fence(SeqCst);
                 Ok(Value::Unit)
             }

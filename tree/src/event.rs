@@ -5,7 +5,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use crate::choice::Choice;
-use crate::history::{Call, ThreadId};
+use crate::history::{Call, Clock, ThreadId};
 use crate::source::Span;
 use crate::value::Value;
 
@@ -98,6 +98,10 @@ pub struct Event {
     /// The return value emitted with this step, if it is the operation's last.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ret: Option<Value>,
+    /// With the call, under weak memory: what the call happens after (see
+    /// [`CoarseEvent::Call`](crate::CoarseEvent::Call)'s `seen`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seen: Option<Clock>,
     /// The memory ordering the access declares, when the program runs under weak memory
     /// (`None`: every access is sequentially consistent, and reports say nothing of it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -208,6 +212,7 @@ impl Event {
             ret: None,
             order: None,
             memory: None,
+            seen: None,
         }
     }
 }

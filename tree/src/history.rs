@@ -84,6 +84,15 @@ pub enum CoarseEvent {
         thread: ThreadId,
         /// The operation and its arguments.
         call: Call,
+        /// Under weak memory, what this call happens after: for each test thread `u`, how many
+        /// of `u`'s operations had returned, as far as happens-before tells this call (a
+        /// vector clock). An operation of thread `u` then precedes this one exactly when its
+        /// place among `u`'s operations is below `seen[u]`: real time means nothing between
+        /// threads that never synchronized. `None` (every recorded history, every
+        /// sequentially consistent run): an operation precedes another when it returned
+        /// before the other was called.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        seen: Option<Clock>,
     },
     /// The pending operation of `thread` returns `value`; `None` means the result is unknown
     /// (a recorded read that timed out): any result is accepted.
@@ -103,6 +112,9 @@ impl CoarseEvent {
         }
     }
 }
+
+/// A vector clock of operations (see [`CoarseEvent::Call`]'s `seen`).
+pub type Clock = std::sync::Arc<[u32]>;
 
 /// A history: coarse events in real-time order.
 ///
@@ -126,7 +138,11 @@ impl History {
 
     /// Appends a call of `call` by `thread`.
     pub fn call(&mut self, thread: ThreadId, call: Call) {
-        self.events.push(CoarseEvent::Call { thread, call });
+        self.events.push(CoarseEvent::Call {
+            thread,
+            call,
+            seen: None,
+        });
     }
 
     /// Appends the return of `thread`'s pending operation with `value`.
@@ -144,19 +160,24 @@ impl History {
     pub fn operations(&self) -> Result<Vec<Operation>, MalformedHistory> {
         let mut ops: Vec<Operation> = Vec::new();
         let mut pending: std::collections::HashMap<ThreadId, usize> = Default::default();
+        let mut per_thread: std::collections::HashMap<ThreadId, usize> = Default::default();
         for (index, event) in self.events.iter().enumerate() {
             match event {
-                CoarseEvent::Call { thread, call } => {
+                CoarseEvent::Call { thread, call, seen } => {
                     if pending.contains_key(thread) {
                         return Err(MalformedHistory { index, reason: format!("thread {thread} calls {call} while its previous operation is still pending") });
                     }
                     pending.insert(*thread, ops.len());
+                    let nth = per_thread.entry(*thread).or_default();
                     ops.push(Operation {
                         thread: *thread,
                         call: call.clone(),
                         call_index: index,
                         ret: None,
+                        nth: *nth,
+                        seen: seen.clone(),
                     });
+                    *nth += 1;
                 }
                 CoarseEvent::Return { thread, value } => {
                     let Some(op) = pending.remove(thread) else {
@@ -196,6 +217,38 @@ pub struct Operation {
     pub call_index: usize,
     /// The return, or `None` for a pending operation.
     pub ret: Option<Return>,
+    /// Its place among its thread's operations (0 for the first).
+    pub nth: usize,
+    /// What its call happens after, under weak memory (see [`CoarseEvent::Call`]).
+    pub seen: Option<Clock>,
+}
+
+impl Operation {
+    /// Whether this operation must take effect before `other`: it returned, and `other`'s
+    /// call knows it (see [`CoarseEvent::Call`]'s `seen`), or, where `other` has no clock or
+    /// this operation is of no test thread it counts, returned before `other` was called.
+    pub fn precedes(&self, other: &Operation) -> bool {
+        precedes(
+            (self.thread, self.nth, self.ret.as_ref().map(|r| r.index)),
+            (other.call_index, other.seen.as_deref()),
+        )
+    }
+}
+
+/// Whether an operation of `thread`, `nth` of its thread, returned at `ret` (`None`: pending)
+/// precedes one called at `call` with clock `seen`: the rule of [`Operation::precedes`], for
+/// whoever keeps operations in another shape.
+pub fn precedes(
+    (thread, nth, ret): (ThreadId, usize, Option<usize>),
+    (call, seen): (usize, Option<&[u32]>),
+) -> bool {
+    let Some(ret) = ret else {
+        return false;
+    };
+    match seen.and_then(|clock| clock.get(thread)) {
+        Some(&count) => nth < count as usize,
+        None => ret < call,
+    }
 }
 
 /// A history whose calls and returns do not pair up.
@@ -215,7 +268,7 @@ impl fmt::Display for History {
                 f.write_str(" ")?;
             }
             match e {
-                CoarseEvent::Call { thread, call } => write!(f, "{}:{call}", Lane(*thread))?,
+                CoarseEvent::Call { thread, call, .. } => write!(f, "{}:{call}", Lane(*thread))?,
                 CoarseEvent::Return {
                     thread,
                     value: Some(v),

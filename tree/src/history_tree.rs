@@ -68,6 +68,7 @@ impl HistoryTree {
             let event = CoarseEvent::Call {
                 thread: step.thread,
                 call: call.clone(),
+                seen: step.seen.clone(),
             };
             h = self.append(h, event);
         }

@@ -61,6 +61,7 @@
 //!             // Sequentially consistent: no ordering, one way.
 //!             order: None,
 //!             memory: None,
+//!             seen: None,
 //!         };
 //!         Step::Moved { state: next, event: event.into() }
 //!     }
@@ -105,7 +106,9 @@ pub use explore::{
     explore, explore_judging, explore_with_progress, scout, search_failing, ExploreOptions,
     Interrupt, MemoryBudget, Progress, Search, SCOUT_PREEMPTIONS,
 };
-pub use history::{Call, CoarseEvent, History, Lane, Operation, ThreadId, FINAL_LANE, INIT_LANE};
+pub use history::{
+    precedes, Call, Clock, CoarseEvent, History, Lane, Operation, ThreadId, FINAL_LANE, INIT_LANE,
+};
 pub use model::{
     Bound, Counts, EventId, Exploration, Leaf, LeafKind, Limit, LoopEdge, Node, NodeId, Stats,
     Tree, TreeBuilder,

@@ -30,6 +30,7 @@
 //! memoized, so the spec runs once per distinct (state, operation).
 
 pub(crate) mod hash;
+mod partial;
 mod search;
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -151,11 +152,33 @@ pub fn check<S: Spec>(
     options: &CheckOptions,
 ) -> Result<Outcome, CheckError> {
     let operations = history.operations()?;
+    if operations.iter().any(|op| op.seen.is_some()) {
+        return check_by_happens_before(spec, history, &operations, options);
+    }
     let parts = split(spec, &operations, options);
     let limits = limits(options);
     let turns = Turns::new(spec, history, &parts, &limits);
     turns.work();
     turns.conclude(spec, history, &parts, options)
+}
+
+/// [`check`] of a history whose calls say what they happen after (a weak-memory run): the
+/// operations are ordered by happens-before, which need not be an interval order, so the
+/// history is searched whole by [`partial::search`].
+fn check_by_happens_before<S: Spec>(
+    spec: &S,
+    history: &History,
+    operations: &[fgvt_tree::Operation],
+    options: &CheckOptions,
+) -> Result<Outcome, CheckError> {
+    let whole = CheckOptions {
+        partition: false,
+        ..options.clone()
+    };
+    let parts = split(spec, operations, &whole);
+    let limits = limits(options);
+    let (result, stats) = partial::search(spec, &parts[0].1, history.stuck, &limits)?;
+    conclude(spec, history, &parts, vec![Some((result, stats))], options)
 }
 
 /// [`check`], with the partitions searched in parallel, one thread per core (as porcupine does):

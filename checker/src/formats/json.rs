@@ -351,7 +351,7 @@ pub fn to_json(history: &History, spec: Option<&str>) -> String {
     for (i, event) in history.events.iter().enumerate() {
         out.push_str(if i == 0 { "\n  " } else { ",\n  " });
         let json = match event {
-            CoarseEvent::Call { thread, call } => {
+            CoarseEvent::Call { thread, call, .. } => {
                 let args: Vec<_> = call.args.iter().map(to_value).collect();
                 serde_json::json!({"type": "call", "thread": thread, "op": call.op, "args": args})
             }

@@ -343,8 +343,14 @@ impl Recorder {
         }
         self.pending.insert(thread, (self.events.len(), line));
         self.recorded = true;
-        self.events
-            .push(Some((fgvt_tree::CoarseEvent::Call { thread, call }, line)));
+        self.events.push(Some((
+            fgvt_tree::CoarseEvent::Call {
+                thread,
+                call,
+                seen: None,
+            },
+            line,
+        )));
         Ok(())
     }
 

@@ -10,6 +10,7 @@ fn call(thread: usize, op: &str, args: Vec<Value>) -> CoarseEvent {
     CoarseEvent::Call {
         thread,
         call: Call::new(op, args),
+        seen: None,
     }
 }
 

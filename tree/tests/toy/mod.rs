@@ -112,6 +112,7 @@ impl Program for Toy {
             ret,
             order: None,
             memory: None,
+            seen: None,
         };
         Step::Moved {
             state: next,

@@ -1,0 +1,534 @@
+//! Weak memory for real code: the C++20 / Rust memory model behind the atomics, for tests that
+//! declare orderings weaker than `SeqCst`.
+//!
+//! A test is first explored sequentially consistent ([`Mode::Sc`]), which is exact for code
+//! whose accesses are all `SeqCst` and costs nothing more than before. If some access there
+//! declared a weaker ordering, the exploration is made again under weak memory
+//! ([`Mode::Weak`]): each execution then keeps an execution graph ([`fgvt_memory::Execution`])
+//! of its atomic accesses, fences, lock handovers and thread starts and joins, and every atomic
+//! access asks it what it may do. A load may read any store coherence and happens-before
+//! allow, a store may go before later stores in modification order, a read-modify-write reads
+//! a store no other one read: each such choice is a *way* of the step, a child of the state
+//! beside the other threads' steps (way 0 is what a sequentially consistent run does). More
+//! ways than [`WeakOptions::max_ways`] are cut: the extra way is one bounded leaf.
+//!
+//! The graph's [future key](fgvt_memory::Execution::future_key) is part of the point's
+//! fingerprint (with locations named by their objects' keys, values as fingerprints see them
+//! and stores by who wrote them where), so equal states still merge and a spin loop whose turn
+//! saw nothing new is still a loop edge.
+//!
+//! Locks and condition variables hand over happens-before as `std`'s do (a lock is an
+//! acquire read-modify-write of the lock's word, an unlock a release store), spawning the test
+//! threads after `init` and joining them before `final` too. Plain data ([`crate::Shared`],
+//! fields the code does not instrument) is not in the model: it is read as the last write in
+//! the schedule's order.
+
+use std::collections::HashMap;
+use std::panic::Location;
+use std::sync::Arc;
+
+use fgvt_memory::{AccessKind, EventRef, Execution, Loc, Naming, Order, StoreId, Val};
+use fgvt_tree::{Bound, MemoryChoice, MemoryOrder, StoreRef, ThreadId};
+
+use crate::fingerprint::{combine, hash_of};
+use crate::sources;
+
+/// How an exploration treats the orderings atomics declare.
+#[derive(Clone, Debug)]
+pub(crate) enum Mode {
+    /// Every access sequentially consistent, whatever it declares. With `watch`, an access
+    /// that declares a weaker ordering is noted ([`crate::runtime::Execution::saw_weak`]): the
+    /// test must then be explored under weak memory.
+    Sc {
+        /// Whether to note weaker orderings.
+        watch: bool,
+    },
+    /// The C++20 / Rust memory model.
+    Weak(Arc<WeakOptions>),
+}
+
+/// The settings of a weak-memory exploration.
+#[derive(Clone, Debug)]
+pub(crate) struct WeakOptions {
+    /// The most ways one access may go (the newest stores it may read, the latest places it
+    /// may take); the rest are one bounded leaf.
+    pub max_ways: u32,
+    /// Orders to use instead of those the code declares, by source position: how a report
+    /// checks that strengthening an access fixes the test.
+    pub overrides: HashMap<Site, Order>,
+}
+
+/// A source position, as an override names an access: file, line, column.
+pub(crate) type Site = (String, u32, u32);
+
+/// The position of `at` as a [`Site`].
+pub(crate) fn site(at: &Location<'_>) -> Site {
+    (at.file().to_string(), at.line(), at.column())
+}
+
+/// How a location's values are shown in reports and seen by fingerprints.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Shape {
+    /// An integer or boolean, shown by this function of its bits.
+    Value(fn(Val) -> String),
+    /// An address, with the alignment of what it points to (its low bits are a tag).
+    Ptr(usize),
+}
+
+/// The atomic an access is to: its object's key, its value now (the initial store, if the
+/// model meets it for the first time) and how its values look.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Target {
+    pub key: u64,
+    pub now: Val,
+    pub shape: Shape,
+}
+
+/// What an atomic access asks of the model, besides its order.
+pub(crate) enum Request<'a> {
+    /// A load.
+    Load,
+    /// A store of this value.
+    Store(Val),
+    /// A read-modify-write leaving `f(old)`.
+    Rmw(&'a dyn Fn(Val) -> Val),
+    /// A strong compare-exchange; the access's order is the success order.
+    Cas {
+        expected: Val,
+        new: Val,
+        failure: Order,
+    },
+}
+
+/// What an atomic access did under the model.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Done {
+    /// The value read (a load's, an RMW's old value, a compare-exchange's); 0 for a store.
+    pub read: Val,
+    /// For a compare-exchange: whether it succeeded.
+    pub succeeded: bool,
+    /// The location's latest value in modification order, after the access.
+    pub latest: Val,
+}
+
+/// The way asked for is past the bound: what to report instead of taking it.
+pub(crate) struct Cut {
+    /// How many ways the access had.
+    pub ways: u32,
+    /// How many were allowed.
+    pub max: u32,
+}
+
+/// Who stored a store, for reports and for fingerprints.
+#[derive(Clone, Copy, Debug)]
+struct Writer {
+    /// `None`: the serial part, or the location's initial value.
+    thread: Option<ThreadId>,
+    /// `None`: the initial value.
+    at: Option<&'static Location<'static>>,
+}
+
+/// A location of the model: the atomic it is.
+#[derive(Clone, Copy, Debug)]
+struct Place {
+    key: u64,
+    shape: Shape,
+}
+
+/// What the last access chose, until its event is built.
+#[derive(Clone, Debug)]
+pub(crate) struct Chosen {
+    pub order: MemoryOrder,
+    loc: Loc,
+    way: u32,
+    ways: u32,
+    cut: bool,
+    read: Option<StoreId>,
+    latest: Option<StoreId>,
+    before: Option<StoreId>,
+}
+
+/// One execution's weak memory: its execution graph and what names its parts.
+pub(crate) struct WeakMemory {
+    x: Execution,
+    /// The serial part's thread in the graph, after the test threads.
+    main: ThreadId,
+    test_threads: usize,
+    locations: HashMap<u64, Loc, foldhash::fast::RandomState>,
+    places: Vec<Place>,
+    /// Per event number of the graph: who stored it, for the stores.
+    writers: Vec<Option<Writer>>,
+    options: Arc<WeakOptions>,
+    /// What the last atomic access chose, for its event.
+    pub(crate) chosen: Option<Chosen>,
+    /// Per test thread, per operation it finished: its last event of the graph (`None` if it
+    /// made none), what another thread's call must happen after to follow it.
+    returns: Vec<Vec<Option<EventRef>>>,
+    /// Per test thread: how many events of the graph it had when its operation began.
+    began: Vec<usize>,
+}
+
+impl WeakMemory {
+    /// The memory of a new execution with `threads` test threads.
+    pub(crate) fn new(threads: usize, options: Arc<WeakOptions>) -> WeakMemory {
+        WeakMemory {
+            x: Execution::new(threads + 1),
+            main: threads,
+            test_threads: threads,
+            locations: HashMap::default(),
+            places: Vec::new(),
+            writers: Vec::new(),
+            options,
+            chosen: None,
+            returns: vec![Vec::new(); threads],
+            began: vec![0; threads],
+        }
+    }
+
+    /// Test thread `thread` begins an operation.
+    pub(crate) fn op_began(&mut self, thread: ThreadId) {
+        self.began[thread] = self.x.thread_len(thread);
+    }
+
+    /// Test thread `thread`'s operation returned.
+    pub(crate) fn op_returned(&mut self, thread: ThreadId) {
+        let made_events = self.x.thread_len(thread) > self.began[thread];
+        let last = self.x.last_event(thread).filter(|_| made_events);
+        self.returns[thread].push(last);
+    }
+
+    /// What test thread `thread`'s `nth` operation, just called, happens after: for each test
+    /// thread, how many of its operations returned before it in happens-before (its own
+    /// earlier ones all did). An operation that made no event of the graph, and those after
+    /// it, count as not returned for other threads: nothing orders them.
+    pub(crate) fn clock(&self, thread: ThreadId, nth: usize) -> fgvt_tree::Clock {
+        let clock: Vec<u32> = (0..self.test_threads)
+            .map(|u| {
+                let count = if u == thread {
+                    nth
+                } else {
+                    self.returns[u]
+                        .iter()
+                        .take_while(|r| r.is_some_and(|r| self.x.happens_before_next(r, thread)))
+                        .count()
+                };
+                u32::try_from(count).unwrap_or(u32::MAX)
+            })
+            .collect();
+        clock.into()
+    }
+
+    /// Whether the object `key` is an atomic of the graph (its values are in the future key).
+    pub(crate) fn covers(&self, key: u64) -> bool {
+        self.locations.contains_key(&key)
+    }
+
+    /// The graph thread of `who` (a test thread, or `None` for the serial part).
+    fn thread(&self, who: Option<ThreadId>) -> ThreadId {
+        who.unwrap_or(self.main)
+    }
+
+    /// The location of `target`, made at its first access with its value then as the initial
+    /// store (which happens before every event: the atomic was made before anyone could
+    /// reach it).
+    fn location(&mut self, target: Target) -> Loc {
+        if let Some(&loc) = self.locations.get(&target.key) {
+            return loc;
+        }
+        let loc = self.x.add_location(target.now);
+        self.locations.insert(target.key, loc);
+        self.places.push(Place {
+            key: target.key,
+            shape: target.shape,
+        });
+        self.note_writer(self.x.initial(loc), None, None);
+        loc
+    }
+
+    fn note_writer(
+        &mut self,
+        store: StoreId,
+        thread: Option<ThreadId>,
+        at: Option<&'static Location<'static>>,
+    ) {
+        let i = store.index();
+        if self.writers.len() <= i {
+            self.writers.resize(i + 1, None);
+        }
+        self.writers[i] = Some(Writer { thread, at });
+    }
+
+    /// The order an access of `kind` at `at` declaring `order` runs with: an override's, if
+    /// any, made valid for the kind (an override names a site, whose compare-exchange has a
+    /// load for its failure).
+    pub(crate) fn order_at(&self, at: &Location<'_>, kind: AccessKind, order: Order) -> Order {
+        if self.options.overrides.is_empty() {
+            return order;
+        }
+        match self.options.overrides.get(&site(at)) {
+            None => order,
+            Some(&strong) => match (kind, strong) {
+                (AccessKind::Load, Order::Release) => Order::Relaxed,
+                (AccessKind::Load, Order::AcqRel) => Order::Acquire,
+                (AccessKind::Store, Order::Acquire) => Order::Relaxed,
+                (AccessKind::Store, Order::AcqRel) => Order::Release,
+                (_, strong) => strong,
+            },
+        }
+    }
+
+    /// Which of `n` candidates (oldest first) way `way` takes, and the step's number of ways
+    /// (one more than the bound when it cuts some): `Err` for the cut way.
+    fn pick(&self, n: usize, way: u32) -> Result<(usize, u32, bool), Cut> {
+        let max = self.options.max_ways.max(1);
+        let n32 = u32::try_from(n).unwrap_or(u32::MAX);
+        let cut = n32 > max;
+        let ways = if cut { max + 1 } else { n32 };
+        if cut && way >= max {
+            return Err(Cut { ways: n32, max });
+        }
+        // Newest first: way 0 is the latest store, or the end of modification order.
+        let index = n - 1 - (way as usize).min(n - 1);
+        Ok((index, ways, cut))
+    }
+
+    /// Makes `request` by `who` (a test thread, `None` for the serial part) on `target` with
+    /// `order`, at `at`, going way `way`.
+    pub(crate) fn perform(
+        &mut self,
+        who: Option<ThreadId>,
+        way: u32,
+        at: &'static Location<'static>,
+        target: Target,
+        order: Order,
+        request: Request<'_>,
+    ) -> Result<Done, Cut> {
+        let t = self.thread(who);
+        let loc = self.location(target);
+        let kind = match request {
+            Request::Load => AccessKind::Load,
+            Request::Store(_) => AccessKind::Store,
+            Request::Rmw(_) | Request::Cas { .. } => AccessKind::Rmw,
+        };
+        let order = self.order_at(at, kind, order);
+        let latest_before = self.x.latest(loc);
+        let mut chosen = Chosen {
+            order: memory_order(order),
+            loc,
+            way,
+            ways: 1,
+            cut: false,
+            read: None,
+            latest: None,
+            before: None,
+        };
+        let mut done = Done {
+            read: 0,
+            succeeded: true,
+            latest: 0,
+        };
+        match request {
+            Request::Load => {
+                let candidates = self.x.load_candidates(t, loc, order);
+                let (i, ways, cut) = self.pick(candidates.len(), way)?;
+                let from = candidates[i];
+                done.read = self.x.load(t, loc, order, from);
+                (chosen.ways, chosen.cut, chosen.read) = (ways, cut, Some(from));
+            }
+            Request::Store(value) => {
+                let places = self.x.store_placements(t, loc, order);
+                let (i, ways, cut) = self.pick(places.len(), way)?;
+                let after = places[i];
+                let mo = self.x.modification_order(loc);
+                chosen.before = mo.get(after + 1).copied();
+                let store = self.x.store(t, loc, value, order, after);
+                self.note_writer(store, who, Some(at));
+                (chosen.ways, chosen.cut) = (ways, cut);
+            }
+            Request::Rmw(f) => {
+                let candidates = self.x.rmw_candidates(t, loc, order);
+                let (i, ways, cut) = self.pick(candidates.len(), way)?;
+                let from = candidates[i];
+                let (old, store) = self.x.rmw(t, loc, order, from, f);
+                self.note_writer(store, who, Some(at));
+                done.read = old;
+                (chosen.ways, chosen.cut, chosen.read) = (ways, cut, Some(from));
+            }
+            Request::Cas {
+                expected,
+                new,
+                failure,
+            } => {
+                let failure = self.order_at(at, AccessKind::Load, failure);
+                let choices = self.x.cas_choices(t, loc, expected, order, failure);
+                let (i, ways, cut) = self.pick(choices.len(), way)?;
+                let choice = choices[i];
+                if choice.succeeds {
+                    let (old, store) = self.x.rmw(t, loc, order, choice.from, |_| new);
+                    self.note_writer(store, who, Some(at));
+                    done.read = old;
+                } else {
+                    done.read = self.x.load(t, loc, failure, choice.from);
+                    chosen.order = memory_order(failure);
+                }
+                done.succeeded = choice.succeeds;
+                (chosen.ways, chosen.cut, chosen.read) = (ways, cut, Some(choice.from));
+            }
+        }
+        if chosen.read.is_some_and(|from| from != latest_before) {
+            chosen.latest = Some(latest_before);
+        }
+        done.latest = self.x.value(self.x.latest(loc));
+        self.chosen = Some(chosen);
+        Ok(done)
+    }
+
+    /// A fence by `who`.
+    pub(crate) fn fence(&mut self, who: Option<ThreadId>, at: &Location<'_>, order: Order) {
+        let t = self.thread(who);
+        let order = self.order_at(at, AccessKind::Fence, order);
+        self.x.fence(t, order);
+    }
+
+    /// `who` took the lock `key`: it happens after whoever released it last.
+    pub(crate) fn lock(&mut self, who: Option<ThreadId>, key: u64) {
+        let t = self.thread(who);
+        let loc = self.lock_word(key);
+        let latest = self.x.latest(loc);
+        self.x.rmw(t, loc, Order::Acquire, latest, |v| v);
+    }
+
+    /// `who` released the lock `key`: whoever takes it next happens after this.
+    pub(crate) fn unlock(&mut self, who: Option<ThreadId>, key: u64) {
+        let t = self.thread(who);
+        let loc = self.lock_word(key);
+        let end = self.x.modification_order(loc).len() - 1;
+        let value = self.x.value(self.x.latest(loc));
+        self.x.store(t, loc, value, Order::Release, end);
+    }
+
+    /// The model's location for lock `key`'s handovers: its value never changes, so it adds
+    /// one store per release and nothing for fingerprints to tell apart but who saw which.
+    fn lock_word(&mut self, key: u64) -> Loc {
+        self.location(Target {
+            key: combine(key, 0x10c4),
+            now: 0,
+            shape: Shape::Value(|_| String::new()),
+        })
+    }
+
+    /// The test threads start: everything the serial part did happens before them.
+    pub(crate) fn start_threads(&mut self) {
+        for t in 0..self.test_threads {
+            self.x.synchronize(self.main, t);
+        }
+    }
+
+    /// The test threads have ended: everything they did happens before the `final` part.
+    pub(crate) fn join_threads(&mut self) {
+        for t in 0..self.test_threads {
+            self.x.synchronize(t, self.main);
+        }
+    }
+
+    /// The hash of the graph's future key, for the point's fingerprint: `live` says which
+    /// test threads may still act, `value` how a value of a location with `shape` looks to
+    /// fingerprints.
+    pub(crate) fn future_hash(
+        &self,
+        live: impl Fn(ThreadId) -> bool,
+        value: &dyn Fn(Shape, Val) -> u64,
+    ) -> u64 {
+        let naming = Names {
+            memory: self,
+            value,
+        };
+        let key = self
+            .x
+            .future_key(&naming, |t| t < self.test_threads && live(t));
+        hash_of(&key)
+    }
+
+    /// The event's part of the last access: its order, and which way it went when it could
+    /// go several. `show` renders a value of a location with `shape`.
+    pub(crate) fn take_chosen(
+        &mut self,
+        show: &mut dyn FnMut(Shape, Val) -> String,
+    ) -> Option<(MemoryOrder, Option<MemoryChoice>)> {
+        let chosen = self.chosen.take()?;
+        if chosen.ways <= 1 {
+            return Some((chosen.order, None));
+        }
+        let shape = self.places[chosen.loc as usize].shape;
+        let mut store = |s: StoreId| {
+            let writer = self.writers.get(s.index()).copied().flatten();
+            StoreRef {
+                thread: writer.and_then(|w| w.thread),
+                value: show(shape, self.x.value(s)),
+                span: writer.and_then(|w| w.at).map(sources::span_at),
+            }
+        };
+        let choice = MemoryChoice {
+            way: chosen.way,
+            ways: chosen.ways,
+            cut: chosen.cut,
+            read: chosen.read.map(&mut store),
+            latest: chosen.latest.map(&mut store),
+            before: chosen.before.map(&mut store),
+        };
+        Some((chosen.order, Some(choice)))
+    }
+}
+
+/// How fingerprints name the graph's parts: locations by their objects' keys, values as the
+/// caller sees them, stores by who wrote them where.
+struct Names<'a> {
+    memory: &'a WeakMemory,
+    value: &'a dyn Fn(Shape, Val) -> u64,
+}
+
+impl Naming for Names<'_> {
+    fn location(&self, loc: Loc) -> u64 {
+        self.memory.places[loc as usize].key
+    }
+
+    fn value(&self, loc: Loc, value: Val) -> u64 {
+        (self.value)(self.memory.places[loc as usize].shape, value)
+    }
+
+    fn store(&self, store: StoreId) -> u64 {
+        match self.memory.writers.get(store.index()).copied().flatten() {
+            Some(Writer {
+                thread,
+                at: Some(at),
+            }) => hash_of(&[
+                thread.map_or(u64::MAX, |t| t as u64),
+                u64::from(at.line()),
+                u64::from(at.column()),
+                std::ptr::from_ref(at.file()).cast::<u8>() as u64,
+            ]),
+            _ => 0,
+        }
+    }
+}
+
+/// An order of the model as events show it.
+pub(crate) fn memory_order(order: Order) -> MemoryOrder {
+    match order {
+        Order::Relaxed => MemoryOrder::Relaxed,
+        Order::Release => MemoryOrder::Release,
+        Order::Acquire => MemoryOrder::Acquire,
+        Order::AcqRel => MemoryOrder::AcqRel,
+        Order::SeqCst => MemoryOrder::SeqCst,
+    }
+}
+
+/// The bound an access past [`WeakOptions::max_ways`] hit, for its bounded leaf.
+pub(crate) fn stale_bound(thread: ThreadId, access: String, cut: &Cut) -> Bound {
+    Bound::Stale {
+        thread,
+        access,
+        ways: cut.ways,
+        max: cut.max,
+    }
+}

@@ -1,0 +1,155 @@
+//! Weak memory for Rust code: a test whose accesses declare weaker orderings than `SeqCst`
+//! runs under the C++20 / Rust model, where a `Relaxed` flag publishes nothing.
+
+use fgvt_reports::Verdict;
+use fgvt_sync::atomic::{fence, AtomicBool, AtomicI64, Ordering};
+use fgvt_sync::{Memory, Test};
+
+/// A value published through a flag, with the flag's store and load orders as parameters.
+struct Publish<const RELEASE: bool, const ACQUIRE: bool> {
+    data: AtomicI64,
+    ready: AtomicBool,
+}
+
+#[fgvt_sync::operations]
+impl<const RELEASE: bool, const ACQUIRE: bool> Publish<RELEASE, ACQUIRE> {
+    fn new() -> Self {
+        Publish {
+            data: AtomicI64::new(0),
+            ready: AtomicBool::new(false),
+        }
+    }
+
+    pub fn publish(&self, v: i64) {
+        self.data.store(v, Ordering::Relaxed);
+        let order = if RELEASE {
+            Ordering::Release
+        } else {
+            Ordering::Relaxed
+        };
+        self.ready.store(true, order);
+    }
+
+    pub fn read(&self) -> Option<i64> {
+        let order = if ACQUIRE {
+            Ordering::Acquire
+        } else {
+            Ordering::Relaxed
+        };
+        if self.ready.load(order) {
+            Some(self.data.load(Ordering::Relaxed))
+        } else {
+            None
+        }
+    }
+}
+
+fn publish_then_read<const R: bool, const A: bool>(name: &str) -> Test<Publish<R, A>> {
+    Test::new(name).thread(&["publish(1)"]).thread(&["read()"])
+}
+
+#[test]
+fn a_relaxed_flag_publishes_nothing() {
+    let test = publish_then_read::<false, false>("relaxed_flag");
+    let found = test.localize().unwrap();
+    assert_eq!(test.memory_model(), Some(Memory::Weak));
+    assert_eq!(
+        found.report.verdict,
+        Verdict::NotLinearizable,
+        "{}",
+        fgvt_reports::render_text(&found.report, false)
+    );
+    let text = fgvt_reports::render_text(&found.report, false);
+    assert!(text.contains("Some(0)") || text.contains("(0)"), "{text}");
+}
+
+#[test]
+fn a_release_flag_read_by_an_acquire_load_publishes_the_data() {
+    let test = publish_then_read::<true, true>("release_acquire_flag");
+    let found = test.localize().unwrap();
+    assert_eq!(test.memory_model(), Some(Memory::Weak));
+    assert_eq!(
+        found.report.verdict,
+        Verdict::Linearizable,
+        "{}",
+        fgvt_reports::render_text(&found.report, false)
+    );
+}
+
+#[test]
+fn either_half_alone_is_not_enough() {
+    for found in [
+        publish_then_read::<true, false>("release_only")
+            .localize()
+            .unwrap(),
+        publish_then_read::<false, true>("acquire_only")
+            .localize()
+            .unwrap(),
+    ] {
+        assert_eq!(found.report.verdict, Verdict::NotLinearizable);
+    }
+}
+
+#[test]
+fn sequentially_consistent_the_relaxed_flag_passes() {
+    let test =
+        publish_then_read::<false, false>("relaxed_flag_sc").memory(Memory::SequentiallyConsistent);
+    let found = test.localize().unwrap();
+    assert_eq!(found.report.verdict, Verdict::Linearizable);
+}
+
+/// Message passing through fences: relaxed accesses, a release fence before the flag's store
+/// and an acquire fence after its load.
+struct Fenced<const WRITER: bool, const READER: bool> {
+    data: AtomicI64,
+    ready: AtomicBool,
+}
+
+#[fgvt_sync::operations]
+impl<const WRITER: bool, const READER: bool> Fenced<WRITER, READER> {
+    fn new() -> Self {
+        Fenced {
+            data: AtomicI64::new(0),
+            ready: AtomicBool::new(false),
+        }
+    }
+
+    pub fn publish(&self, v: i64) {
+        self.data.store(v, Ordering::Relaxed);
+        if WRITER {
+            fence(Ordering::Release);
+        }
+        self.ready.store(true, Ordering::Relaxed);
+    }
+
+    pub fn read(&self) -> Option<i64> {
+        if !self.ready.load(Ordering::Relaxed) {
+            return None;
+        }
+        if READER {
+            fence(Ordering::Acquire);
+        }
+        Some(self.data.load(Ordering::Relaxed))
+    }
+}
+
+#[test]
+fn two_fences_publish_as_a_release_acquire_pair_does() {
+    let verdict = |found: fgvt_sync::Localized| found.report.verdict;
+    let test = |name| {
+        Test::<Fenced<true, true>>::new(name)
+            .thread(&["publish(1)"])
+            .thread(&["read()"])
+    };
+    assert_eq!(
+        verdict(test("fenced").localize().unwrap()),
+        Verdict::Linearizable
+    );
+    let writer_only = Test::<Fenced<true, false>>::new("writer_fence")
+        .thread(&["publish(1)"])
+        .thread(&["read()"]);
+    assert_eq!(
+        verdict(writer_only.localize().unwrap()),
+        Verdict::NotLinearizable
+    );
+}
