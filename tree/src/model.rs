@@ -17,7 +17,7 @@ use serde::Serialize;
 use crate::choice::Choice;
 use crate::event::Event;
 use crate::history::{History, ThreadId};
-use crate::interner::Interner;
+use crate::interner::{prefetch_whole, Interner};
 use crate::program::{Fault, Wait};
 
 /// A node of the interleaving tree.
@@ -584,6 +584,14 @@ impl TreeBuilder {
     /// [`TreeBuilder::node`] for steps already numbered ([`TreeBuilder::step_id`],
     /// [`TreeBuilder::event_id`]).
     pub(crate) fn node_of_steps(&mut self, children: &[(EventId, NodeId)]) -> NodeId {
+        // Linking a child writes its node (petgraph threads the edge onto the child's list of
+        // incoming edges) and reads its counts: in a graph of hundreds of thousands of nodes a
+        // shared child is far from the cache. Asked for together, their waits overlap.
+        let nodes = self.graph.raw_nodes();
+        for &(_, child) in children {
+            prefetch_whole(&nodes[child.index()]);
+            prefetch_whole(&self.unfolded[child.index()]);
+        }
         let node = self.graph.add_node(Node { leaf: None });
         let mut counts = Counts {
             nodes: 1,
