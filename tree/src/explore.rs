@@ -622,7 +622,7 @@ impl<P: Program> Explorer<'_, P> {
         id: StateId,
         parent_real: HistoryId,
         depth: usize,
-        step: &Event,
+        step: &Arc<Event>,
         follows: bool,
     ) -> Visit {
         match self.states.slot(id) {
