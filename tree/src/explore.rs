@@ -727,7 +727,7 @@ impl<P: Program> Explorer<'_, P> {
                 None => Turn::ANY,
             };
             let steps_in_op = self.op_steps[counts + thread];
-            let first = match asked.get_mut(thread).and_then(Option::take) {
+            let mut first = match asked.get_mut(thread).and_then(Option::take) {
                 Some(step) => step,
                 None => self.program.step(state, thread),
             };
@@ -740,11 +740,12 @@ impl<P: Program> Explorer<'_, P> {
                 Step::Moved { event, .. } => event.ways(),
                 _ => 1,
             };
-            let mut first = Some(first);
             for way in 0..ways {
-                let step = match first.take() {
-                    Some(step) => step,
-                    None => self.program.step_way(state, thread, way),
+                // Way 0 is the step asked above, taken from where it lies: a step is large (a
+                // fault carries a whole event), and each move of one copies all of it.
+                let step = match way {
+                    0 => std::mem::replace(&mut first, Step::Done),
+                    _ => self.program.step_way(state, thread, way),
                 };
                 let choice = Choice { thread, way };
                 match step {
