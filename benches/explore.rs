@@ -85,6 +85,22 @@ fn options(memoize: bool) -> ExploreOptions {
     }
 }
 
+/// Issue 24's target: the seqlock's whole state graph, from a fresh program each time (its
+/// memoized steps and state parts made anew, as in a run of `fgvt explore`), no slower than
+/// SPIN's search of `benches/seqlock/seqlock.pml`.
+#[divan::bench(sample_count = 10, sample_size = 1)]
+fn seqlock(bencher: divan::Bencher) {
+    let test = load_file(SEQLOCK);
+    bencher
+        .with_inputs(|| test.program())
+        .bench_local_values(|program| {
+            explore(&program, &options(true))
+                .expect("the seqlock explores")
+                .stats()
+                .nodes
+        });
+}
+
 #[divan::bench(args = FIXTURES)]
 fn memoized(bencher: divan::Bencher, fixture: &str) {
     explore_fixture(bencher, fixture, true);

@@ -71,6 +71,16 @@ pub(crate) struct StepKey {
     locks: u32,
 }
 
+impl StepKey {
+    /// The thread that steps, and the number of its state.
+    pub fn thread_and_state(&self) -> (usize, u32) {
+        (
+            (self.thread_and_state >> 32) as usize,
+            self.thread_and_state as u32,
+        )
+    }
+}
+
 /// What one thread's step changed: the numbers of the thread's new state and of memory's parts
 /// after it (see [`Parts::step_effect`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -188,7 +188,7 @@ impl Program for TestProgram {
 
     fn step(&self, state: &TestState, thread: ThreadId) -> Step<TestState> {
         let key = self.parts.borrow().step_key(&state.row, thread);
-        if let Some(known) = self.steps.borrow().get(&key) {
+        if let Some(known) = self.steps.borrow_mut().get(&key) {
             return match known {
                 Known::Done => Step::Done,
                 Known::Blocked => Step::Blocked,

@@ -305,7 +305,6 @@ fn search<'a, P: Program>(
         real: HistoryTree::new(base, false),
         states: States::new(),
         children: Vec::new(),
-        batch: Vec::new(),
         keys: Vec::new(),
         asked: Vec::new(),
         edges: Vec::new(),
@@ -460,10 +459,8 @@ struct Explorer<'a, P: Program> {
     /// Children still to explore, of every open frame (each frame's from its
     /// `children_from`), in reverse order: the next child is on top.
     children: Vec<(Arc<Event>, StateId)>,
-    /// The children of the state being opened, before they are looked up (see
-    /// [`Explorer::open_frame`]); kept to reuse its room.
-    batch: Vec<(Arc<Event>, P::State, Turn)>,
-    /// The same children with their keys and hashes, between prefetching and looking up.
+    /// The children of the state being opened with their keys and hashes, between
+    /// prefetching and looking up (see [`Explorer::open_frame`]); kept to reuse its room.
     keys: Vec<(Arc<Event>, Key<P::State>, KeyHash)>,
     /// The steps of the state being opened, asked before they are looked at (see
     /// [`Explorer::open_frame`]); kept to reuse its room.
@@ -622,7 +619,7 @@ impl<P: Program> Explorer<'_, P> {
         id: StateId,
         parent_real: HistoryId,
         depth: usize,
-        step: &Event,
+        step: &Arc<Event>,
         follows: bool,
     ) -> Visit {
         match self.states.slot(id) {
@@ -687,8 +684,8 @@ impl<P: Program> Explorer<'_, P> {
                 bound,
             ));
         }
-        let (state, _, turn) = self.states.key(id);
-        let turn = *turn;
+        let (state, canonical, turn) = self.states.key(id);
+        let (canonical, turn) = (*canonical, *turn);
         let children_from = self.children.len();
         let edges_from = self.edges.len();
         let mut all_done = true;
@@ -727,7 +724,7 @@ impl<P: Program> Explorer<'_, P> {
                 None => Turn::ANY,
             };
             let steps_in_op = self.op_steps[counts + thread];
-            let first = match asked.get_mut(thread).and_then(Option::take) {
+            let mut first = match asked.get_mut(thread).and_then(Option::take) {
                 Some(step) => step,
                 None => self.program.step(state, thread),
             };
@@ -740,11 +737,12 @@ impl<P: Program> Explorer<'_, P> {
                 Step::Moved { event, .. } => event.ways(),
                 _ => 1,
             };
-            let mut first = Some(first);
             for way in 0..ways {
-                let step = match first.take() {
-                    Some(step) => step,
-                    None => self.program.step_way(state, thread, way),
+                // Way 0 is the step asked above, taken from where it lies: a step is large (a
+                // fault carries a whole event), and each move of one copies all of it.
+                let step = match way {
+                    0 => std::mem::replace(&mut first, Step::Done),
+                    _ => self.program.step_way(state, thread, way),
                 };
                 let choice = Choice { thread, way };
                 match step {
@@ -768,7 +766,11 @@ impl<P: Program> Explorer<'_, P> {
                                 continue;
                             }
                         }
-                        self.batch.push((event, next, child_turn));
+                        // The child's slot is asked for as soon as it is known, so that the
+                        // wait for it overlaps the other threads' steps (see below).
+                        let key = (next, self.histories.after(canonical, &event), child_turn);
+                        let hash = self.states.prefetch(&key);
+                        self.keys.push((event, key, hash));
                     }
                     Step::Fault { event, fault } => {
                         let leaf = self.watch.leaf(
@@ -800,7 +802,7 @@ impl<P: Program> Explorer<'_, P> {
             }
         }
         self.asked = asked;
-        if self.batch.is_empty() && self.edges.len() == edges_from {
+        if self.keys.is_empty() && self.edges.len() == edges_from {
             let leaf = if all_done {
                 self.complete_leaf(state, history)
             } else {
@@ -817,13 +819,7 @@ impl<P: Program> Explorer<'_, P> {
         // The children are looked up together, when they are found rather than each when the
         // search comes to it: a lookup in a table of hundreds of thousands of states waits on
         // memory, and with every child's slot asked for first, the waits overlap.
-        let history = self.states.key(id).1;
         let mut keys = std::mem::take(&mut self.keys);
-        for (event, next, turn) in self.batch.drain(..) {
-            let key = (next, self.histories.after(history, &event), turn);
-            let hash = self.states.prefetch(&key);
-            keys.push((event, key, hash));
-        }
         for (_, _, hash) in &keys {
             self.states.prefetch_entry(*hash);
         }

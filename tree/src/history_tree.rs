@@ -15,9 +15,16 @@
 //! only in such an order carries the history of the first path that reached it (the
 //! depth-first one, which is also the one reports follow).
 
+use std::collections::HashMap;
+use std::sync::Arc;
+
 use crate::event::Event;
 use crate::history::{CoarseEvent, History};
 use crate::interner::Interner;
+
+/// Most steps [`HistoryTree::after`] remembers by address (see [`HistoryTree::kept`]): beyond,
+/// a program that allocates every step anew would only fill memory.
+const KEPT_STEPS: usize = 1 << 16;
 
 /// A history of the prefix tree: the base history followed by the events on the way to it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -32,6 +39,15 @@ pub(crate) struct HistoryTree {
     /// Whether histories are kept in canonical form (for telling states apart) or as they
     /// happened (for leaves).
     canonical: bool,
+    /// [`HistoryTree::after`] of a history and a step that calls or returns, by the step's
+    /// address: a program that hands out one `Arc` per distinct step (`fgvt-lang`'s memoized
+    /// steps) takes the same step after the same history on many paths, and each time the
+    /// coarse events would be copied out of it, hashed with their strings and looked up
+    /// again, and a canonical insertion walked back along its run.
+    known: HashMap<(HistoryId, usize), HistoryId, foldhash::fast::FixedState>,
+    /// The steps `known` names by address, kept alive so that no address is reused for
+    /// another step while it is there; at most [`KEPT_STEPS`] of them.
+    kept: HashMap<usize, Arc<Event>, foldhash::fast::FixedState>,
 }
 
 impl HistoryTree {
@@ -42,6 +58,8 @@ impl HistoryTree {
             base,
             canonical,
             entries: Interner::new(),
+            known: HashMap::default(),
+            kept: HashMap::default(),
         }
     }
 
@@ -62,7 +80,24 @@ impl HistoryTree {
     /// `history` followed by the call and the return that `step` emits, if any; in canonical
     /// form when this tree keeps it (see the module docs): within a run of consecutive calls
     /// (or returns), events sorted by thread.
-    pub(crate) fn after(&mut self, history: HistoryId, step: &Event) -> HistoryId {
+    pub(crate) fn after(&mut self, history: HistoryId, step: &Arc<Event>) -> HistoryId {
+        if step.call.is_none() && step.ret.is_none() {
+            return history;
+        }
+        let address = Arc::as_ptr(step) as usize;
+        if let Some(&after) = self.known.get(&(history, address)) {
+            return after;
+        }
+        let after = self.append_step(history, step);
+        if self.kept.contains_key(&address) || self.kept.len() < KEPT_STEPS {
+            self.kept.entry(address).or_insert_with(|| step.clone());
+            self.known.insert((history, address), after);
+        }
+        after
+    }
+
+    /// [`HistoryTree::after`], working it out.
+    fn append_step(&mut self, history: HistoryId, step: &Event) -> HistoryId {
         let mut h = history;
         if let Some(call) = &step.call {
             let event = CoarseEvent::Call {
@@ -126,5 +161,52 @@ impl HistoryTree {
         let mut history = self.base.clone();
         history.events.extend(tail.into_iter().rev());
         history
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::Call;
+    use crate::value::Value;
+
+    /// A step of `thread` calling `op`, returning `ret` when given.
+    fn step(thread: usize, op: &str, ret: Option<Value>) -> Arc<Event> {
+        let mut event = Event::local(thread, String::new(), Default::default());
+        event.call = Some(Call::new(op, vec![Value::Int(1)]));
+        event.ret = ret;
+        Arc::new(event)
+    }
+
+    #[test]
+    fn a_step_taken_again_gives_the_history_working_it_out_gives() {
+        for canonical in [true, false] {
+            let mut remembered = HistoryTree::new(History::new(), canonical);
+            let mut fresh = HistoryTree::new(History::new(), canonical);
+            let steps = [
+                step(1, "a", None),
+                step(0, "b", None),
+                step(0, "c", Some(Value::Unit)),
+                Arc::new(Event::local(1, String::new(), Default::default())),
+            ];
+            // Every order of two steps from every history met, each step asked twice and as
+            // an equal step in an allocation of its own: the same ids as working each out.
+            let mut histories = vec![HistoryTree::ROOT];
+            for _ in 0..2 {
+                for h in histories.clone() {
+                    for s in &steps {
+                        let copy = Arc::new(Event::clone(s));
+                        let expected = fresh.append_step(h, s);
+                        assert_eq!(remembered.after(h, s), expected);
+                        assert_eq!(remembered.after(h, s), expected, "remembered");
+                        assert_eq!(remembered.after(h, &copy), expected, "by content");
+                        histories.push(expected);
+                    }
+                }
+            }
+            for &h in &histories {
+                assert_eq!(remembered.history(h), fresh.history(h));
+            }
+        }
     }
 }

@@ -94,8 +94,7 @@ impl<K: Hash + Eq, V> Interner<K, V> {
                 return;
             }
             if (slot >> 32) as u32 == hash.0 .0 {
-                let entry = &self.entries[(slot as u32 - 1) as usize];
-                prefetch(std::ptr::from_ref(entry).cast());
+                prefetch_whole(&self.entries[(slot as u32 - 1) as usize]);
                 return;
             }
             at = (at + 1) & mask;
@@ -236,6 +235,19 @@ fn prefetch(address: *const i8) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = address;
+}
+
+/// Asks the processor to bring every cache line of `value` into its cache: an entry that
+/// straddles two lines (most do, unless their size divides 64) is compared whole, and a line
+/// left out would cost a wait of its own after the first.
+pub(crate) fn prefetch_whole<T>(value: &T) {
+    let start = std::ptr::from_ref(value).cast::<i8>();
+    prefetch(start);
+    let size = std::mem::size_of::<T>();
+    if size > 1 {
+        // The last byte's line; the same line as the first for a value within one.
+        prefetch(start.wrapping_add(size - 1));
+    }
 }
 
 /// 32 bits of a key's hash, which the table keeps beside its number.

@@ -17,7 +17,7 @@ use serde::Serialize;
 use crate::choice::Choice;
 use crate::event::Event;
 use crate::history::{History, ThreadId};
-use crate::interner::Interner;
+use crate::interner::{prefetch_whole, Interner};
 use crate::program::{Fault, Wait};
 
 /// A node of the interleaving tree.
@@ -576,6 +576,10 @@ pub struct TreeBuilder {
     /// step: found without hashing the step's text. The `Arc`s are kept, so an address is
     /// never reused while it is here; at most [`SHARED_STEPS`] of them.
     shared_ids: std::collections::HashMap<usize, (Arc<Event>, EventId), foldhash::fast::FixedState>,
+    /// A few of `shared_ids`, in a small table indexed by a mix of the address: every edge
+    /// numbers its step, and the map, read on every one of them, did not stay in the cache.
+    /// Filled from `shared_ids` only, so each address in it is of a step kept there.
+    recent_ids: Vec<(usize, EventId)>,
     /// The counts of every node's unfolded subtree, by node index, worked out as each node is
     /// added (its children are all in already).
     unfolded: Vec<Counts>,
@@ -584,6 +588,9 @@ pub struct TreeBuilder {
 /// Most steps numbered by address (beyond, a program that allocates every step anew would
 /// only fill memory; its steps are numbered by content).
 const SHARED_STEPS: usize = 1 << 16;
+
+/// Entries of [`TreeBuilder`]'s table of recent step numbers (a power of two).
+const RECENT_IDS: usize = 1 << 12;
 
 impl TreeBuilder {
     /// An empty builder.
@@ -612,6 +619,14 @@ impl TreeBuilder {
     /// [`TreeBuilder::node`] for steps already numbered ([`TreeBuilder::step_id`],
     /// [`TreeBuilder::event_id`]).
     pub(crate) fn node_of_steps(&mut self, children: &[(EventId, NodeId)]) -> NodeId {
+        // Linking a child writes its node (petgraph threads the edge onto the child's list of
+        // incoming edges) and reads its counts: in a graph of hundreds of thousands of nodes a
+        // shared child is far from the cache. Asked for together, their waits overlap.
+        let nodes = self.graph.raw_nodes();
+        for &(_, child) in children {
+            prefetch_whole(&nodes[child.index()]);
+            prefetch_whole(&self.unfolded[child.index()]);
+        }
         let node = self.graph.add_node(Node { leaf: None });
         let mut counts = Counts {
             nodes: 1,
@@ -629,7 +644,17 @@ impl TreeBuilder {
     /// before.
     pub(crate) fn step_id(&mut self, event: &Arc<Event>) -> EventId {
         let address = Arc::as_ptr(event) as usize;
+        if self.recent_ids.is_empty() {
+            self.recent_ids = vec![(0, 0); RECENT_IDS];
+        }
+        // Fibonacci hashing: the top bits of the product mix every bit of the address.
+        let at = (address as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - RECENT_IDS.ilog2());
+        let recent = &mut self.recent_ids[at as usize];
+        if recent.0 == address {
+            return recent.1;
+        }
         if let Some((_, id)) = self.shared_ids.get(&address) {
+            *recent = (address, *id);
             return *id;
         }
         let (id, _) = self
@@ -637,6 +662,7 @@ impl TreeBuilder {
             .intern_with(&**event, || ((**event).clone(), ()));
         if self.shared_ids.len() < SHARED_STEPS {
             self.shared_ids.insert(address, (event.clone(), id));
+            self.recent_ids[at as usize] = (address, id);
         }
         id
     }
