@@ -1,0 +1,312 @@
+//! The weak-memory runtime against the axioms: litmus programs run as Rust code on
+//! `fgvt_sync`'s atomics, every leaf of the explored tree read as an outcome, and the set of
+//! outcomes compared with the brute-force enumeration of C11-consistent executions
+//! (`fgvt_memory::litmus::brute_force`): the classic tests with every combination of orders,
+//! and small random programs.
+
+use std::cell::RefCell;
+use std::collections::BTreeSet;
+
+use fgvt_memory::litmus::{self, brute_force, Instr, Outcome, Program};
+use fgvt_memory::Order::{self, AcqRel, Acquire, Relaxed, Release, SeqCst};
+use fgvt_sync::atomic::{fence, AtomicU64, Ordering};
+use fgvt_sync::report::{CoarseEvent, LeafKind};
+use fgvt_sync::{unknown, Call, Object, Test, Value};
+use proptest::prelude::*;
+
+thread_local! {
+    /// The program the next [`Litmus`] runs: every execution of a test runs on the OS
+    /// thread that explores it.
+    static PROGRAM: RefCell<Program> = RefCell::new(Program { locations: Vec::new(), threads: Vec::new() });
+}
+
+/// A litmus program as an object: `run(t)` runs thread `t`'s instructions and returns its
+/// registers, `memory()` the locations' values.
+struct Litmus {
+    program: Program,
+    locations: Vec<AtomicU64>,
+}
+
+fn ordering(order: Order) -> Ordering {
+    match order {
+        Relaxed => Ordering::Relaxed,
+        Release => Ordering::Release,
+        Acquire => Ordering::Acquire,
+        AcqRel => Ordering::AcqRel,
+        SeqCst => Ordering::SeqCst,
+    }
+}
+
+impl Litmus {
+    fn run(&self, thread: usize) -> Vec<u64> {
+        let mut registers = self.program.initial_registers()[thread].clone();
+        for &instr in &self.program.threads[thread] {
+            let at = |loc: u32| &self.locations[loc as usize];
+            match instr {
+                Instr::Load { loc, order, reg } => registers[reg] = at(loc).load(ordering(order)),
+                Instr::Store { loc, value, order } => at(loc).store(value, ordering(order)),
+                Instr::FetchAdd {
+                    loc,
+                    add,
+                    order,
+                    reg,
+                } => {
+                    registers[reg] = at(loc).fetch_add(add, ordering(order));
+                }
+                Instr::Cas {
+                    loc,
+                    expected,
+                    new,
+                    success,
+                    failure,
+                    reg,
+                } => {
+                    let read = at(loc).compare_exchange(
+                        expected,
+                        new,
+                        ordering(success),
+                        ordering(failure),
+                    );
+                    registers[reg] = read.unwrap_or_else(|v| v);
+                }
+                Instr::Fence(Relaxed) => {}
+                Instr::Fence(order) => fence(ordering(order)),
+            }
+        }
+        registers
+    }
+}
+
+fn values(values: &[u64]) -> Value {
+    Value::Tuple(values.iter().map(|&v| Value::Int(v as i64)).collect())
+}
+
+impl Object for Litmus {
+    fn new() -> Self {
+        let program = PROGRAM.with(|p| p.borrow().clone());
+        let locations = program
+            .locations
+            .iter()
+            .map(|&v| AtomicU64::new(v))
+            .collect();
+        Litmus { program, locations }
+    }
+
+    fn call(&self, call: &Call) -> Result<Value, String> {
+        match (call.op.as_str(), call.args.as_slice()) {
+            ("run", [Value::Int(t)]) => Ok(values(&self.run(*t as usize))),
+            ("memory", []) => {
+                let memory: Vec<u64> = self
+                    .locations
+                    .iter()
+                    .map(|l| l.load(Ordering::SeqCst))
+                    .collect();
+                Ok(values(&memory))
+            }
+            _ => Err(unknown(call)),
+        }
+    }
+}
+
+/// The outcomes of every complete run of `p` under fgvt-sync.
+fn outcomes(p: &Program) -> BTreeSet<Outcome> {
+    PROGRAM.with(|program| *program.borrow_mut() = p.clone());
+    let mut test = Test::<Litmus>::new("litmus")
+        .finally(&["memory()"])
+        .max_stale(16);
+    for t in 0..p.threads.len() {
+        test = test.thread(&[&format!("run({t})")]);
+    }
+    let tree = test.explore().expect("replays");
+    let read = |v: &Value| -> Vec<u64> {
+        match v {
+            Value::Tuple(items) => items
+                .iter()
+                .map(|i| match i {
+                    Value::Int(n) => *n as u64,
+                    _ => panic!("{i:?}"),
+                })
+                .collect(),
+            Value::Unit => Vec::new(),
+            _ => panic!("{v:?}"),
+        }
+    };
+    let mut found = BTreeSet::new();
+    for (_, leaf, _) in tree.leaves() {
+        assert_eq!(leaf.kind, LeafKind::Complete, "{p}\n{:?}", leaf.bound);
+        let mut registers = p.initial_registers();
+        let mut memory = Vec::new();
+        let mut calls = Vec::new();
+        for event in &leaf.history.events {
+            match event {
+                CoarseEvent::Call { call, .. } => calls.push(call.clone()),
+                CoarseEvent::Return {
+                    thread,
+                    value: Some(value),
+                } => {
+                    if *thread < p.threads.len() {
+                        registers[*thread] = read(value);
+                    } else {
+                        memory = read(value);
+                    }
+                }
+                CoarseEvent::Return { .. } => {}
+            }
+        }
+        found.insert(Outcome { registers, memory });
+    }
+    found
+}
+
+fn agree(p: &Program) {
+    assert_eq!(
+        outcomes(p),
+        brute_force(p),
+        "fgvt-sync and the axioms disagree on\n{p}"
+    );
+}
+
+const LOADS: [Order; 3] = [Relaxed, Acquire, SeqCst];
+const STORES: [Order; 3] = [Relaxed, Release, SeqCst];
+
+#[test]
+fn message_passing_with_every_combination_of_orders() {
+    for a in STORES {
+        for b in STORES {
+            for c in LOADS {
+                for d in LOADS {
+                    agree(&litmus::mp(a, b, c, d));
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn store_buffering_with_every_combination_of_orders() {
+    for a in STORES {
+        for b in LOADS {
+            for c in STORES {
+                for d in LOADS {
+                    agree(&litmus::sb(a, b, c, d));
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn load_buffering_with_every_combination_of_orders() {
+    for a in LOADS {
+        for b in STORES {
+            for c in LOADS {
+                for d in STORES {
+                    agree(&litmus::lb(a, b, c, d));
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn two_plus_two_w_with_every_combination_of_orders() {
+    for a in STORES {
+        for b in STORES {
+            for c in STORES {
+                for d in STORES {
+                    agree(&litmus::two_plus_two_w(a, b, c, d));
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn iriw_with_every_combination_of_orders() {
+    for a in STORES {
+        for b in STORES {
+            for c in LOADS {
+                for d in LOADS {
+                    for e in LOADS {
+                        for f in LOADS {
+                            agree(&litmus::iriw(a, b, c, d, e, f));
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn the_fenced_forms_with_every_pair_of_fences() {
+    let fences = [
+        None,
+        Some(Release),
+        Some(Acquire),
+        Some(AcqRel),
+        Some(SeqCst),
+    ];
+    for f in fences {
+        for g in fences {
+            agree(&litmus::mp_fenced(f, g));
+            agree(&litmus::sb_fenced(f, g));
+            agree(&litmus::iriw_fenced(f, g));
+        }
+    }
+}
+
+fn instr() -> impl Strategy<Value = Instr> {
+    let loc = 0u32..2;
+    let reg = 0usize..2;
+    prop_oneof![
+        (
+            loc.clone(),
+            prop::sample::select(LOADS.to_vec()),
+            reg.clone()
+        )
+            .prop_map(|(loc, order, reg)| Instr::Load { loc, order, reg }),
+        (loc.clone(), 1u64..3, prop::sample::select(STORES.to_vec()))
+            .prop_map(|(loc, value, order)| Instr::Store { loc, value, order }),
+        (
+            loc.clone(),
+            prop::sample::select(Order::ALL.to_vec()),
+            reg.clone()
+        )
+            .prop_map(|(loc, order, reg)| Instr::FetchAdd {
+                loc,
+                add: 1,
+                order,
+                reg
+            }),
+        (
+            loc,
+            0u64..2,
+            prop::sample::select(Order::ALL.to_vec()),
+            prop::sample::select(LOADS.to_vec()),
+            reg
+        )
+            .prop_map(|(loc, expected, success, failure, reg)| Instr::Cas {
+                loc,
+                expected,
+                new: 2,
+                success,
+                failure,
+                reg
+            }),
+        prop::sample::select(Order::ALL.to_vec()).prop_map(Instr::Fence),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// Random programs of two or three threads of up to three instructions on two locations.
+    #[test]
+    fn random_programs_give_exactly_the_axioms_outcomes(
+        threads in prop::collection::vec(prop::collection::vec(instr(), 1..4), 2..4)
+    ) {
+        let p = Program { locations: vec![0, 0], threads };
+        prop_assert_eq!(outcomes(&p), brute_force(&p), "on\n{}", p);
+    }
+}
