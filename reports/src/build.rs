@@ -10,8 +10,8 @@ use fgvt_tree::{
 
 use crate::model::{
     CdrsReport, Explanation, FaultReport, HistoryItem, HistoryKind, HistoryReport, LabelTotals,
-    LocalizeReport, RaceNodeReport, RaceReport, SourceLocation, Statement, TestInfo, TraceStep,
-    TreeSummary, Verdict, WaitReport, WitnessReport, SCHEMA_ID,
+    LocalizeReport, MemoryWayReport, RaceNodeReport, RaceReport, SourceLocation, Statement,
+    StoreReport, TestInfo, TraceStep, TreeSummary, Verdict, WaitReport, WitnessReport, SCHEMA_ID,
 };
 
 /// Everything a report is made from.
@@ -207,6 +207,7 @@ pub fn build_report(
         drawing: None,
         notes,
         failing_run,
+        memory: None,
     }
 }
 
@@ -524,6 +525,8 @@ fn race_node(node: &RaceNode, sources: &SourceMap) -> RaceNodeReport {
                 location,
                 snippet,
                 line_text,
+                order: e.order.map(|o| o.to_string()),
+                memory: e.memory.as_ref().map(|m| memory_way(m, sources)),
             }
         })
         .collect();
@@ -532,6 +535,22 @@ fn race_node(node: &RaceNode, sources: &SourceMap) -> RaceNodeReport {
         node: node.node.index() as u32,
         step: node.step,
         races,
+    }
+}
+
+/// Which way a weak-memory access went, for a report.
+fn memory_way(m: &fgvt_tree::MemoryChoice, sources: &SourceMap) -> MemoryWayReport {
+    let store = |s: &fgvt_tree::StoreRef| StoreReport {
+        thread: s.thread,
+        value: s.value.clone(),
+        location: s.span.and_then(|span| locate(sources, span).0),
+    };
+    MemoryWayReport {
+        way: m.way,
+        ways: m.ways,
+        read: m.read.as_ref().map(store),
+        latest: m.latest.as_ref().map(store),
+        before: m.before.as_ref().map(store),
     }
 }
 

@@ -52,6 +52,7 @@ pub mod explore_report;
 pub mod history_html;
 mod json;
 mod markdown;
+mod memory;
 pub mod model;
 pub mod sarif;
 mod style;

@@ -58,6 +58,16 @@ pub fn render_markdown(report: &LocalizeReport) -> String {
         );
         witness(&mut out, run);
     }
+    if let Some(memory) = &r.memory {
+        let lines = crate::memory::memory_lines(memory);
+        if !lines.is_empty() {
+            let _ = writeln!(out, "## Weak memory\n");
+            for line in lines {
+                let _ = writeln!(out, "- {}", escape_text(&line));
+            }
+            out.push('\n');
+        }
+    }
     let _ = writeln!(out, "## Details\n");
     summary(&mut out, r);
     if !r.cdrs.is_empty() {
@@ -220,6 +230,10 @@ fn race_item(race: &RaceReport) -> String {
         let sep = if race.event == "read" { "→" } else { "=" };
         let _ = write!(s, " {sep} `{}`", inline(&race.value));
     }
+    s.push_str(&inline(&crate::memory::access_words(
+        race.order.as_deref(),
+        race.memory.as_ref(),
+    )));
     if let Some(loc) = &race.location {
         let _ = write!(s, " at {} {}", code(&loc.to_string()), code(&race.snippet));
     }

@@ -56,6 +56,46 @@ pub struct LocalizeReport {
     /// checker's explanation. `null` otherwise.
     #[serde(default)]
     pub failing_run: Option<WitnessReport>,
+    /// Under weak memory (code that declares orderings weaker than `SeqCst`, run under the
+    /// C++20 / Rust model): what the run says of its orderings. Absent for sequentially
+    /// consistent runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<MemoryReport>,
+}
+
+/// What a weak-memory run says of the test's orderings ([`LocalizeReport::memory`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemoryReport {
+    /// The model the run used: `rc11` (the C++20 / Rust memory model).
+    pub model: String,
+    /// For a failing test: whether it passes with every access `SeqCst` (checked by exploring
+    /// it again so): then the bug is only under weak memory. `null` when not checked.
+    #[serde(default)]
+    pub passes_sequentially_consistent: Option<bool>,
+    /// For a failing test: the smallest change of orderings found that makes every run pass,
+    /// checked by exploring the test again with it (one access, else two); empty when none
+    /// was found.
+    #[serde(default)]
+    pub fix: Vec<OrderChange>,
+    /// What the search for a fix came to, for people (which change, or why none).
+    #[serde(default)]
+    pub fix_note: Option<String>,
+}
+
+/// One access whose ordering a fix strengthens.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OrderChange {
+    /// The access: `load of ready#1`, `store to data#0`, `compare_exchange on head#0`,
+    /// `fence`.
+    pub access: String,
+    /// Where it is.
+    pub location: Option<SourceLocation>,
+    /// Its source text.
+    pub snippet: String,
+    /// The ordering it declares.
+    pub from: String,
+    /// The ordering that fixes it.
+    pub to: String,
 }
 
 /// The overall verdict of a localization.
@@ -244,6 +284,43 @@ pub struct RaceReport {
     pub snippet: String,
     /// The whole source line the expression starts on (for carets).
     pub line_text: String,
+    /// Under weak memory: the ordering the access declares (`Relaxed`, `Acquire`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order: Option<String>,
+    /// Under weak memory, where the access could go several ways: which store it read (or
+    /// went before), and whether that is a stale one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<MemoryWayReport>,
+}
+
+/// Which way a weak-memory access went ([`RaceReport::memory`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemoryWayReport {
+    /// Its way: 0 is what a sequentially consistent run does (read the latest store, go last
+    /// in modification order), 1, 2, … older stores, newest first.
+    pub way: u32,
+    /// How many ways the access had.
+    pub ways: u32,
+    /// For a read: the store it read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read: Option<StoreReport>,
+    /// For a read of an older store: the latest, which it did not see.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latest: Option<StoreReport>,
+    /// For a store that went before a later one in modification order: that store.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before: Option<StoreReport>,
+}
+
+/// A store, as a weak-memory access read it or went before it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoreReport {
+    /// The thread that stored it; `null` for the initial value (or one `init` stored).
+    pub thread: Option<usize>,
+    /// The value.
+    pub value: String,
+    /// Where it is stored, when known.
+    pub location: Option<SourceLocation>,
 }
 
 /// A resolved source position.

@@ -28,6 +28,19 @@ pub fn render_text(report: &LocalizeReport, color: bool) -> String {
         let _ = writeln!(out, "\n{}", st.bold("A failing run (no CDRS to show):"));
         witness(&mut out, run, st);
     }
+    if let Some(memory) = &report.memory {
+        let lines = crate::memory::memory_lines(memory);
+        if !lines.is_empty() {
+            let _ = writeln!(
+                out,
+                "\n{}",
+                st.bold("Weak memory (the C++20 / Rust model):")
+            );
+            for line in lines {
+                let _ = writeln!(out, "  {line}");
+            }
+        }
+    }
     if !report.notes.is_empty() {
         out.push('\n');
         for note in &report.notes {
@@ -173,6 +186,10 @@ fn race_line(race: &RaceReport, st: Style) -> String {
         let sep = if race.event == "read" { "→" } else { "=" };
         let _ = write!(s, " {sep} {}", race.value);
     }
+    s.push_str(&crate::memory::access_words(
+        race.order.as_deref(),
+        race.memory.as_ref(),
+    ));
     if let Some(loc) = &race.location {
         let _ = write!(s, " at {loc} `{}`", race.snippet);
     }

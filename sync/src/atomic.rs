@@ -129,6 +129,7 @@ macro_rules! common {
             fn target(&self) -> Target {
                 Target {
                     key: self.id.key(),
+                    object: Some(self.id),
                     now: self.inner.load(Ordering::SeqCst).bits(),
                     shape: $shape,
                 }

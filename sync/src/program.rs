@@ -219,6 +219,15 @@ impl Reexecuted {
         self.saw_weak.get()
     }
 
+    /// Under weak memory, the accesses the executions met (whose orderings a report may
+    /// suggest strengthening), in source order.
+    pub(crate) fn sites(&self) -> Vec<crate::weak::SiteInfo> {
+        let engine = self.engine.borrow();
+        let mut sites: Vec<_> = engine.sites.borrow().values().cloned().collect();
+        sites.sort_by_key(|s| (s.at.file(), s.at.line(), s.at.column()));
+        sites
+    }
+
     /// Whether the exploration is void or wound down: every step is then `Done`.
     fn winding_down(&self) -> bool {
         self.error.borrow().is_some() || (self.stop_on_weak && self.saw_weak.get())

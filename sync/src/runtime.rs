@@ -567,7 +567,11 @@ pub(crate) fn execute(
         schedule: schedule.to_vec(),
         way: 0,
         weak: match &engine.mode {
-            Mode::Weak(options) => Some(Box::new(WeakMemory::new(threads, Arc::clone(options)))),
+            Mode::Weak(options) => Some(Box::new(WeakMemory::new(
+                threads,
+                Arc::clone(options),
+                std::rc::Rc::clone(&engine.sites),
+            ))),
             Mode::Sc { .. } => None,
         },
         mode: engine.mode.clone(),
@@ -696,6 +700,8 @@ pub(crate) struct Engine {
     paused: Option<Recorder>,
     /// How every execution's atomics treat their orderings.
     mode: Mode,
+    /// Under weak memory, the accesses every execution has met.
+    pub(crate) sites: weak::Sites,
 }
 
 /// The collections a recorder fills, kept empty between executions with their room: an
@@ -747,6 +753,7 @@ impl Engine {
             scratch: Scratch::default(),
             paused: None,
             mode,
+            sites: weak::Sites::default(),
         }
     }
 

@@ -16,13 +16,14 @@ use fgvt_labeling::cdrs::Cdrs;
 use fgvt_labeling::labels::{Labeling, LeafOutcome};
 use fgvt_labeling::pattern::Pattern;
 use fgvt_reports::early::EarlyNotice;
+use fgvt_reports::model::{MemoryReport, OrderChange};
 use fgvt_reports::{
     localize_tree, Explanation, Localization, LocalizeReport, ReportContext, TestInfo, Verdict,
 };
 use fgvt_tree::replay::ReplayError;
 use fgvt_tree::{
     explore, Call, Choice, EventKind, Exploration, ExploreOptions, Fault, Leaf, LeafKind, Limit,
-    NodeId, Progress, Tree, TreeBuilder, FINAL_LANE, INIT_LANE,
+    NodeId, Progress, Search, Tree, TreeBuilder, FINAL_LANE, INIT_LANE,
 };
 
 use crate::object::Object;
@@ -30,11 +31,55 @@ use crate::program::{Reexecuted, MAX_THREADS};
 use crate::runtime::{self, Cancelled};
 use crate::sources;
 use crate::spec::{SelfSpec, Sequential, SequentialSpec};
-use crate::weak::{Mode, WeakOptions};
+use crate::weak::{site, Mode, Site, SiteInfo, WeakOptions};
 
 /// How many stores older than the latest an access may read by default, under weak memory
 /// (loom keeps as many in each atomic's history).
 const DEFAULT_MAX_STALE: u32 = 7;
+
+/// The most explorations the search for an ordering fix makes.
+const MAX_FIX_TRIALS: usize = 48;
+
+/// The orders stronger than `order` for an access of `kind`, weakest first: what a fix may
+/// make it.
+fn stronger(kind: fgvt_memory::AccessKind, order: fgvt_memory::Order) -> Vec<fgvt_memory::Order> {
+    use fgvt_memory::Order::{AcqRel, Acquire, Relaxed, Release, SeqCst};
+    let all: &[fgvt_memory::Order] = match kind {
+        fgvt_memory::AccessKind::Load => &[Acquire, SeqCst],
+        fgvt_memory::AccessKind::Store => &[Release, SeqCst],
+        fgvt_memory::AccessKind::Rmw | fgvt_memory::AccessKind::Fence => {
+            &[Acquire, Release, AcqRel, SeqCst]
+        }
+    };
+    let covers = |strong: fgvt_memory::Order| {
+        (!order.is_acquire() || strong.is_acquire())
+            && (!order.is_release() || strong.is_release())
+            && strength(strong) > strength(order)
+    };
+    all.iter()
+        .copied()
+        .filter(|&o| o != Relaxed && covers(o))
+        .collect()
+}
+
+/// How strong an order is, for sorting: `Relaxed` < `Acquire`, `Release` < `AcqRel` <
+/// `SeqCst`.
+fn strength(order: fgvt_memory::Order) -> u8 {
+    use fgvt_memory::Order::{AcqRel, Acquire, Relaxed, Release, SeqCst};
+    match order {
+        Relaxed => 0,
+        Acquire | Release => 1,
+        AcqRel => 2,
+        SeqCst => 3,
+    }
+}
+
+/// A verdict-only search of `program` against `spec`: it stops at the first failing leaf.
+fn search_with<S: Spec>(program: &Reexecuted, options: &ExploreOptions, spec: S) -> Option<Search> {
+    let checker = VerdictCache::new(spec, CheckOptions::default());
+    let mut fails = |leaf: &Leaf| judge_leaf(&checker, leaf).0 == LeafOutcome::Fail;
+    fgvt_tree::search_failing(program, options, &mut fails).ok()
+}
 
 /// The calls of a test: what every execution runs.
 #[derive(Clone, Debug, Default)]
@@ -74,6 +119,8 @@ pub struct Test<O: Object> {
     /// How atomics treat their orderings: `None` until an exploration has told (see
     /// [`Test::memory`]).
     memory: std::cell::Cell<Option<Memory>>,
+    /// The accesses the last weak-memory exploration met (where a fix may strengthen one).
+    sites: std::cell::RefCell<Vec<SiteInfo>>,
     object: PhantomData<fn() -> O>,
 }
 
@@ -148,6 +195,7 @@ impl<O: Object> Test<O> {
             spec: SpecChoice::Serial,
             max_stale: DEFAULT_MAX_STALE,
             memory: std::cell::Cell::new(None),
+            sites: std::cell::RefCell::default(),
             object: PhantomData,
         }
     }
@@ -358,11 +406,16 @@ impl<O: Object> Test<O> {
         match self.memory.get() {
             Some(Memory::SequentiallyConsistent) => Mode::Sc { watch: false },
             None => Mode::Sc { watch: true },
-            Some(Memory::Weak) => Mode::Weak(Arc::new(WeakOptions {
-                max_ways: self.max_stale + 1,
-                overrides: HashMap::new(),
-            })),
+            Some(Memory::Weak) => self.weak_mode(HashMap::new()),
         }
+    }
+
+    /// Weak memory, with the orders of `overrides` instead of those the code declares there.
+    fn weak_mode(&self, overrides: HashMap<Site, fgvt_memory::Order>) -> Mode {
+        Mode::Weak(Arc::new(WeakOptions {
+            max_ways: self.max_stale + 1,
+            overrides,
+        }))
     }
 
     /// The memory model the test ran under, once an exploration has told.
@@ -372,13 +425,147 @@ impl<O: Object> Test<O> {
 
     /// The test's executions, as a program the explorer steps through.
     fn program(&self) -> Reexecuted {
+        self.program_in(self.mode())
+    }
+
+    /// The test's executions under `mode`.
+    fn program_in(&self, mode: Mode) -> Reexecuted {
         let plan = Arc::new(self.plan.clone());
         Reexecuted::new(
             self.plan.threads.len(),
             Arc::new(move || run_plan::<O>(&plan)),
             self.merge,
-            self.mode(),
+            mode,
         )
+    }
+
+    /// Whether some run fails under `mode`, by a search that stops at the first failing leaf:
+    /// `Some(false)` when the whole tree was explored and every leaf passed, `None` when a
+    /// limit (or a bound) left some run unjudged.
+    fn fails_in(&self, mode: Mode) -> Option<bool> {
+        let program = self.program_in(mode);
+        let options = self.explore_options();
+        let search = match self.spec {
+            SpecChoice::Serial => search_with(&program, &options, SelfSpec::<O>::new()),
+            SpecChoice::Builtin(spec) => search_with(&program, &options, spec),
+            SpecChoice::Sequential(spec) => (spec.search)(&program, &options),
+        };
+        if program.take_error().is_some() {
+            return None;
+        }
+        match search? {
+            Search::Found { .. } => Some(true),
+            Search::Explored(tree) => {
+                let complete = tree.partial.is_none() && tree.stats().bounded == 0;
+                complete.then_some(false)
+            }
+        }
+    }
+
+    /// What a weak-memory run says of its orderings, for a failing test: whether it passes
+    /// with every access `SeqCst`, and the smallest strengthening found that makes every run
+    /// pass (one access, else two; each tried by exploring the test again with it).
+    fn memory_report(
+        &self,
+        report: &LocalizeReport,
+        sources: &fgvt_tree::SourceMap,
+    ) -> MemoryReport {
+        let mut memory = MemoryReport {
+            model: "rc11".to_string(),
+            ..MemoryReport::default()
+        };
+        if report.verdict != Verdict::NotLinearizable {
+            return memory;
+        }
+        memory.passes_sequentially_consistent =
+            self.fails_in(Mode::Sc { watch: false }).map(|fails| !fails);
+        let sites = self.sites.borrow().clone();
+        // The racing statements of the CDRS first: the likeliest to need an ordering.
+        let racing: Vec<(usize, usize)> = (report.cdrs.iter())
+            .flat_map(|c| c.statements.iter())
+            .map(|s| (s.location.line, s.location.column))
+            .collect();
+        let located = |site: &SiteInfo| {
+            let span = sources::span_at(site.at);
+            let (location, snippet) = match sources.locate(span) {
+                Some(l) => (
+                    Some(fgvt_reports::model::SourceLocation {
+                        file: l.file,
+                        line: l.line,
+                        column: l.column,
+                        width: l.snippet.chars().count().max(1),
+                    }),
+                    l.snippet,
+                ),
+                None => (None, String::new()),
+            };
+            (location, snippet)
+        };
+        let mut candidates: Vec<(usize, fgvt_memory::Order)> = Vec::new();
+        for (i, site) in sites.iter().enumerate() {
+            for order in stronger(site.kind, site.order) {
+                candidates.push((i, order));
+            }
+        }
+        let first_racing = |i: usize| {
+            let at = sites[i].at;
+            !racing.contains(&(at.line() as usize, at.column() as usize))
+        };
+        candidates.sort_by_key(|&(i, order)| (first_racing(i), strength(order)));
+        let change = |&(i, order): &(usize, fgvt_memory::Order)| {
+            let (location, snippet) = located(&sites[i]);
+            OrderChange {
+                access: sites[i].access.clone(),
+                location,
+                snippet,
+                from: sites[i].order.to_string(),
+                to: order.to_string(),
+            }
+        };
+        let tried = std::cell::Cell::new(0);
+        let passes = |changes: &[(usize, fgvt_memory::Order)]| {
+            tried.set(tried.get() + 1);
+            let overrides = changes
+                .iter()
+                .map(|&(i, order)| (site(sites[i].at), order))
+                .collect();
+            self.fails_in(self.weak_mode(overrides)) == Some(false)
+        };
+        // One change, weakest orders first; then two, each site's weakest strengthening.
+        if let Some(one) = candidates
+            .iter()
+            .take(MAX_FIX_TRIALS)
+            .find(|c| passes(&[**c]))
+        {
+            memory.fix = vec![change(one)];
+        } else {
+            let weakest: Vec<(usize, fgvt_memory::Order)> = (0..sites.len())
+                .filter_map(|i| candidates.iter().find(|c| c.0 == i).copied())
+                .collect();
+            'pairs: for (a, first) in weakest.iter().enumerate() {
+                for second in &weakest[a + 1..] {
+                    if tried.get() >= MAX_FIX_TRIALS {
+                        break 'pairs;
+                    }
+                    if passes(&[*first, *second]) {
+                        memory.fix = vec![change(first), change(second)];
+                        break 'pairs;
+                    }
+                }
+            }
+        }
+        memory.fix_note = Some(match memory.fix.len() {
+            1 => "with that one change every run passes (explored again with it)".to_string(),
+            2 => "no one access's ordering is enough; with those two changes every run passes \
+                  (explored again with them)"
+                .to_string(),
+            _ => format!(
+                "no strengthening of one or two accesses' orderings makes every run pass \
+                 ({} tried, each by exploring the test again)",
+                tried.get()
+            ),
+        });
+        memory
     }
 
     /// [`Test::explore`] with `options`.
@@ -401,6 +588,9 @@ impl<O: Object> Test<O> {
         if let Some(error) = program.take_error() {
             return Err(error);
         }
+        if self.memory.get() == Some(Memory::Weak) {
+            *self.sites.borrow_mut() = program.sites();
+        }
         if self.memory.get().is_none() {
             // The first exploration tells which model the test needs: it winds down at the
             // first access that declares a weaker ordering than `SeqCst`, and is made again.
@@ -417,6 +607,7 @@ impl<O: Object> Test<O> {
                 if let Some(error) = program.take_error() {
                     return Err(error);
                 }
+                *self.sites.borrow_mut() = program.sites();
             }
         }
         Ok(explored.unwrap_or_else(on_fault))
@@ -576,6 +767,9 @@ impl<O: Object> Test<O> {
             report
                 .notes
                 .insert(0, fgvt_reports::scouted_note(tree.partial));
+        }
+        if self.memory.get() == Some(Memory::Weak) {
+            report.memory = Some(self.memory_report(&report, &sources));
         }
         let unreadable = sources::unreadable();
         if !unreadable.is_empty() {
@@ -979,6 +1173,7 @@ pub struct SpecType {
     name: fn() -> String,
     explore: ExploreJudged,
     scout: fn(&Reexecuted, &ExploreOptions) -> Option<Vec<Choice>>,
+    search: fn(&Reexecuted, &ExploreOptions) -> Option<Search>,
 }
 
 /// [`explore_judged`] against one spec type.
@@ -994,6 +1189,7 @@ impl SpecType {
                 explore_judged(program, options, progress, SequentialSpec::<S>::new())
             },
             scout: |program, options| scout_with(program, options, SequentialSpec::<S>::new()),
+            search: |program, options| search_with(program, options, SequentialSpec::<S>::new()),
         }
     }
 

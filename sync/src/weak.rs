@@ -31,6 +31,7 @@ use fgvt_memory::{AccessKind, EventRef, Execution, Loc, Naming, Order, StoreId, 
 use fgvt_tree::{Bound, MemoryChoice, MemoryOrder, StoreRef, ThreadId};
 
 use crate::fingerprint::{combine, hash_of};
+use crate::runtime::ObjectId;
 use crate::sources;
 
 /// How an exploration treats the orderings atomics declare.
@@ -80,6 +81,8 @@ pub(crate) enum Shape {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Target {
     pub key: u64,
+    /// The atomic, for reports (`None`: a lock's word, which reports never name).
+    pub object: Option<ObjectId>,
     pub now: Val,
     pub shape: Shape,
 }
@@ -118,6 +121,22 @@ pub(crate) struct Cut {
     /// How many were allowed.
     pub max: u32,
 }
+
+/// An access of the code whose ordering a report may suggest strengthening: where it is, what
+/// it does, and what it declares.
+#[derive(Clone, Debug)]
+pub(crate) struct SiteInfo {
+    pub at: &'static Location<'static>,
+    /// What it does: `load of ready#1`, `store to data#0`, `compare-exchange on head#0`, …
+    pub access: String,
+    pub kind: AccessKind,
+    /// The order it declares (a compare-exchange's success order).
+    pub order: Order,
+}
+
+/// The accesses met in an exploration's executions, by position (shared by every execution
+/// of one program, on its one OS thread).
+pub(crate) type Sites = std::rc::Rc<std::cell::RefCell<HashMap<usize, SiteInfo>>>;
 
 /// Who stored a store, for reports and for fingerprints.
 #[derive(Clone, Copy, Debug)]
@@ -166,11 +185,13 @@ pub(crate) struct WeakMemory {
     returns: Vec<Vec<Option<EventRef>>>,
     /// Per test thread: how many events of the graph it had when its operation began.
     began: Vec<usize>,
+    /// The accesses met so far by the program's executions.
+    sites: Sites,
 }
 
 impl WeakMemory {
     /// The memory of a new execution with `threads` test threads.
-    pub(crate) fn new(threads: usize, options: Arc<WeakOptions>) -> WeakMemory {
+    pub(crate) fn new(threads: usize, options: Arc<WeakOptions>, sites: Sites) -> WeakMemory {
         WeakMemory {
             x: Execution::new(threads + 1),
             main: threads,
@@ -182,7 +203,27 @@ impl WeakMemory {
             chosen: None,
             returns: vec![Vec::new(); threads],
             began: vec![0; threads],
+            sites,
         }
+    }
+
+    /// Notes an access at `at`, the first time it is met.
+    fn note_site(
+        &self,
+        at: &'static Location<'static>,
+        kind: AccessKind,
+        order: Order,
+        what: impl FnOnce() -> String,
+    ) {
+        let mut sites = self.sites.borrow_mut();
+        sites
+            .entry(std::ptr::from_ref(at) as usize)
+            .or_insert_with(|| SiteInfo {
+                at,
+                access: what(),
+                kind,
+                order,
+            });
     }
 
     /// Test thread `thread` begins an operation.
@@ -310,6 +351,15 @@ impl WeakMemory {
             Request::Store(_) => AccessKind::Store,
             Request::Rmw(_) | Request::Cas { .. } => AccessKind::Rmw,
         };
+        if let Some(object) = target.object {
+            let verb = match request {
+                Request::Load => "load of",
+                Request::Store(_) => "store to",
+                Request::Rmw(_) => "read-modify-write of",
+                Request::Cas { .. } => "compare-exchange on",
+            };
+            self.note_site(at, kind, order, || format!("{verb} {object}"));
+        }
         let order = self.order_at(at, kind, order);
         let latest_before = self.x.latest(loc);
         let mut chosen = Chosen {
@@ -384,7 +434,13 @@ impl WeakMemory {
     }
 
     /// A fence by `who`.
-    pub(crate) fn fence(&mut self, who: Option<ThreadId>, at: &Location<'_>, order: Order) {
+    pub(crate) fn fence(
+        &mut self,
+        who: Option<ThreadId>,
+        at: &'static Location<'static>,
+        order: Order,
+    ) {
+        self.note_site(at, AccessKind::Fence, order, || "fence".to_string());
         let t = self.thread(who);
         let order = self.order_at(at, AccessKind::Fence, order);
         self.x.fence(t, order);
@@ -412,6 +468,7 @@ impl WeakMemory {
     fn lock_word(&mut self, key: u64) -> Loc {
         self.location(Target {
             key: combine(key, 0x10c4),
+            object: None,
             now: 0,
             shape: Shape::Value(|_| String::new()),
         })

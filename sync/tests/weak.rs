@@ -158,3 +158,66 @@ fn two_fences_publish_as_a_release_acquire_pair_does() {
         Verdict::NotLinearizable
     );
 }
+
+/// The report of the relaxed flag: the stale read in the CDRS, the bug only under weak
+/// memory, and the release/acquire pair that fixes it, checked by exploring again.
+#[test]
+fn the_report_names_the_stale_read_and_the_pair_of_orderings_that_fixes_it() {
+    let found = publish_then_read::<false, false>("relaxed_flag")
+        .localize()
+        .unwrap();
+    let text = fgvt_reports::render_text(&found.report, false);
+    assert!(
+        text.contains("T1 read data#0 → 0 (Relaxed; stale: reads the initial 0"),
+        "{text}"
+    );
+    let memory = found
+        .report
+        .memory
+        .as_ref()
+        .expect("a weak-memory run says so");
+    assert_eq!(memory.model, "rc11");
+    assert_eq!(memory.passes_sequentially_consistent, Some(true));
+    let fix: Vec<(&str, &str, &str, u32)> = memory
+        .fix
+        .iter()
+        .map(|c| {
+            (
+                c.access.as_str(),
+                c.from.as_str(),
+                c.to.as_str(),
+                c.location.as_ref().unwrap().line as u32,
+            )
+        })
+        .collect();
+    assert_eq!(
+        fix,
+        [
+            ("store to ready#1", "Relaxed", "Release", 30),
+            ("load of ready#1", "Relaxed", "Acquire", 39)
+        ]
+    );
+    assert!(text.contains("only under weak memory"), "{text}");
+    assert!(
+        text.contains("no one access's ordering is enough"),
+        "{text}"
+    );
+    let json = fgvt_reports::render_json(&found.report);
+    assert!(
+        json.contains("\"passes_sequentially_consistent\": true"),
+        "{json}"
+    );
+}
+
+/// A correct release/acquire flag: the report says which model ran, and has no fix to make.
+#[test]
+fn a_passing_weak_test_reports_its_model_and_no_fix() {
+    let found = publish_then_read::<true, true>("fixed_flag")
+        .localize()
+        .unwrap();
+    let memory = found.report.memory.as_ref().expect("a weak-memory run");
+    assert_eq!(
+        (memory.passes_sequentially_consistent, memory.fix.len()),
+        (None, 0)
+    );
+}

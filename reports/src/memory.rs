@@ -1,0 +1,83 @@
+//! The words a report uses for weak memory: which store an access read, what a fix changes.
+//! Shared by the renderers, so the terminal, Markdown and SARIF say the same thing.
+
+use crate::model::{MemoryReport, MemoryWayReport, OrderChange, StoreReport};
+
+/// A store as a sentence names it: `T0's store of 1 at src/lib.rs:24:9`, `the initial 0`,
+/// `init's store of 1 at …`.
+pub(crate) fn store_words(store: &StoreReport) -> String {
+    let at = store
+        .location
+        .as_ref()
+        .map(|l| format!(" at {l}"))
+        .unwrap_or_default();
+    match (store.thread, &store.location) {
+        (Some(t), _) => format!("T{t}'s store of {}{at}", store.value),
+        (None, Some(_)) => format!("init's store of {}{at}", store.value),
+        (None, None) => format!("the initial {}", store.value),
+    }
+}
+
+/// What a weak-memory access did, after its value: `(Relaxed)`, or with a way,
+/// `(Relaxed; stale: reads the initial false, not T0's store of true at …)`.
+pub(crate) fn access_words(order: Option<&str>, way: Option<&MemoryWayReport>) -> String {
+    let Some(order) = order else {
+        return String::new();
+    };
+    let Some(way) = way else {
+        return format!(" ({order})");
+    };
+    let detail = match (&way.read, &way.latest, &way.before) {
+        (Some(read), Some(latest), _) => format!(
+            "stale: reads {} while {} is newer",
+            store_words(read),
+            store_words(latest)
+        ),
+        (Some(read), None, _) => format!("reads the latest, {}", store_words(read)),
+        (None, _, Some(before)) => format!(
+            "goes before {} in modification order, which overwrites it",
+            store_words(before)
+        ),
+        (None, _, None) => "goes last in modification order".to_string(),
+    };
+    format!(" ({order}; {detail})")
+}
+
+/// One change of a fix: `make the load of ready#1 at src/lib.rs:39:12 Acquire (was Relaxed)`.
+pub(crate) fn change_words(change: &OrderChange) -> String {
+    let at = change
+        .location
+        .as_ref()
+        .map(|l| format!(" at {l}"))
+        .unwrap_or_default();
+    format!(
+        "make the {}{at} {} (was {})",
+        change.access, change.to, change.from
+    )
+}
+
+/// The lines a report ends with about a weak-memory run: whether the failure is only under weak
+/// memory, and the fix found. Empty for a passing test.
+pub(crate) fn memory_lines(memory: &MemoryReport) -> Vec<String> {
+    let mut lines = Vec::new();
+    match memory.passes_sequentially_consistent {
+        Some(true) => lines.push(
+            "only under weak memory: with every access SeqCst, every run passes (explored again \
+             so)"
+            .to_string(),
+        ),
+        Some(false) => lines.push(
+            "not only under weak memory: with every access SeqCst, some run still fails"
+                .to_string(),
+        ),
+        None => {}
+    }
+    if !memory.fix.is_empty() {
+        let changes: Vec<String> = memory.fix.iter().map(change_words).collect();
+        lines.push(format!("fix: {}", changes.join("; and ")));
+    }
+    if let Some(note) = &memory.fix_note {
+        lines.push(note.clone());
+    }
+    lines
+}
