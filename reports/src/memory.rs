@@ -43,17 +43,22 @@ pub(crate) fn access_words(order: Option<&str>, way: Option<&MemoryWayReport>) -
     format!(" ({order}; {detail})")
 }
 
-/// One change of a fix: `make the load of ready#1 at src/lib.rs:39:12 Acquire (was Relaxed)`.
+/// One change of a fix: `make the load of ready#1 at src/lib.rs:39:12 Acquire (was
+/// Relaxed)`, `add fence(Release) before the store to a#1 at src/lib.rs:45:9`.
 pub(crate) fn change_words(change: &OrderChange) -> String {
     let at = change
         .location
         .as_ref()
         .map(|l| format!(" at {l}"))
         .unwrap_or_default();
-    format!(
-        "make the {}{at} {} (was {})",
-        change.access, change.to, change.from
-    )
+    match change.change.as_str() {
+        "fence-before" => format!("add fence({}) before the {}{at}", change.to, change.access),
+        "fence-after" => format!("add fence({}) after the {}{at}", change.to, change.access),
+        _ => format!(
+            "make the {}{at} {} (was {})",
+            change.access, change.to, change.from
+        ),
+    }
 }
 
 /// The lines a report ends with about a weak-memory run: whether the failure is only under weak

@@ -82,9 +82,12 @@ pub struct MemoryReport {
     pub fix_note: Option<String>,
 }
 
-/// One access whose ordering a fix strengthens.
+/// One change of a fix: an access's ordering strengthened, or a fence added next to it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OrderChange {
+    /// What changes: `order` (the access's ordering becomes `to`), `fence-before` or
+    /// `fence-after` (a fence of ordering `to` is added right before or after the access).
+    pub change: String,
     /// The access: `load of ready#1`, `store to data#0`, `compare_exchange on head#0`,
     /// `fence`.
     pub access: String,
@@ -94,7 +97,7 @@ pub struct OrderChange {
     pub snippet: String,
     /// The ordering it declares.
     pub from: String,
-    /// The ordering that fixes it.
+    /// The ordering that fixes it (of the access, or of the fence added).
     pub to: String,
 }
 

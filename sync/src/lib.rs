@@ -85,6 +85,7 @@ mod cargo_test;
 mod cell;
 mod condvar;
 mod fingerprint;
+mod fix;
 pub mod hint;
 mod lock;
 #[cfg(feature = "cli")]

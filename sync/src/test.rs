@@ -26,51 +26,54 @@ use fgvt_tree::{
     NodeId, Progress, Search, Tree, TreeBuilder, FINAL_LANE, INIT_LANE,
 };
 
+use crate::fix::{self, Change};
 use crate::object::Object;
 use crate::program::{Reexecuted, MAX_THREADS};
 use crate::runtime::{self, Cancelled};
 use crate::sources;
 use crate::spec::{SelfSpec, Sequential, SequentialSpec};
-use crate::weak::{site, Mode, Site, SiteInfo, WeakOptions};
+use crate::weak::{site, Mode, Override, Site, SiteInfo, WeakOptions};
 
 /// How many stores older than the latest an access may read by default, under weak memory
 /// (loom keeps as many in each atomic's history).
 const DEFAULT_MAX_STALE: u32 = 7;
 
 /// The most explorations the search for an ordering fix makes.
-const MAX_FIX_TRIALS: usize = 48;
+const MAX_FIX_TRIALS: usize = 160;
 
-/// The orders stronger than `order` for an access of `kind`, weakest first: what a fix may
-/// make it.
-fn stronger(kind: fgvt_memory::AccessKind, order: fgvt_memory::Order) -> Vec<fgvt_memory::Order> {
-    use fgvt_memory::Order::{AcqRel, Acquire, Relaxed, Release, SeqCst};
-    let all: &[fgvt_memory::Order] = match kind {
-        fgvt_memory::AccessKind::Load => &[Acquire, SeqCst],
-        fgvt_memory::AccessKind::Store => &[Release, SeqCst],
-        fgvt_memory::AccessKind::Rmw | fgvt_memory::AccessKind::Fence => {
-            &[Acquire, Release, AcqRel, SeqCst]
-        }
-    };
-    let covers = |strong: fgvt_memory::Order| {
-        (!order.is_acquire() || strong.is_acquire())
-            && (!order.is_release() || strong.is_release())
-            && strength(strong) > strength(order)
-    };
-    all.iter()
-        .copied()
-        .filter(|&o| o != Relaxed && covers(o))
-        .collect()
-}
+/// How many times as many states as the test's own tree a trial of a fix may explore (and at
+/// least [`FIX_STATES`]); one that needs more is not reported as a fix.
+const FIX_GROWTH: usize = 20;
 
-/// How strong an order is, for sorting: `Relaxed` < `Acquire`, `Release` < `AcqRel` <
-/// `SeqCst`.
-fn strength(order: fgvt_memory::Order) -> u8 {
-    use fgvt_memory::Order::{AcqRel, Acquire, Relaxed, Release, SeqCst};
-    match order {
-        Relaxed => 0,
-        Acquire | Release => 1,
-        AcqRel => 2,
-        SeqCst => 3,
+/// The fewest states a trial of a fix may explore.
+const FIX_STATES: usize = 20_000;
+
+/// One change of a fix at `site`, as a report shows it.
+fn order_change(site: &SiteInfo, change: Change, sources: &fgvt_tree::SourceMap) -> OrderChange {
+    let (location, snippet) = match sources.locate(crate::sources::span_at(site.at)) {
+        Some(l) => (
+            Some(fgvt_reports::model::SourceLocation {
+                file: l.file,
+                line: l.line,
+                column: l.column,
+                width: l.snippet.chars().count().max(1),
+            }),
+            l.snippet,
+        ),
+        None => (None, String::new()),
+    };
+    let (kind, to) = match change {
+        Change::Order(order) => ("order", order),
+        Change::FenceBefore(order) => ("fence-before", order),
+        Change::FenceAfter(order) => ("fence-after", order),
+    };
+    OrderChange {
+        change: kind.to_string(),
+        access: site.access.clone(),
+        location,
+        snippet,
+        from: site.order.to_string(),
+        to: to.to_string(),
     }
 }
 
@@ -410,8 +413,8 @@ impl<O: Object> Test<O> {
         }
     }
 
-    /// Weak memory, with the orders of `overrides` instead of those the code declares there.
-    fn weak_mode(&self, overrides: HashMap<Site, fgvt_memory::Order>) -> Mode {
+    /// Weak memory, with the changes of `overrides` to the code's orderings.
+    fn weak_mode(&self, overrides: HashMap<Site, Override>) -> Mode {
         Mode::Weak(Arc::new(WeakOptions {
             max_ways: self.max_stale + 1,
             overrides,
@@ -442,9 +445,14 @@ impl<O: Object> Test<O> {
     /// Whether some run fails under `mode`, by a search that stops at the first failing leaf:
     /// `Some(false)` when the whole tree was explored and every leaf passed, `None` when a
     /// limit (or a bound) left some run unjudged.
-    fn fails_in(&self, mode: Mode) -> Option<bool> {
+    fn fails_in(&self, mode: Mode, limits: (usize, usize)) -> Option<bool> {
         let program = self.program_in(mode);
-        let options = self.explore_options();
+        let (max_states, max_steps) = limits;
+        let options = ExploreOptions {
+            max_states: Some(max_states.min(self.max_states)),
+            max_steps: Some(max_steps.min(self.max_steps)),
+            ..self.explore_options()
+        };
         let search = match self.spec {
             SpecChoice::Serial => search_with(&program, &options, SelfSpec::<O>::new()),
             SpecChoice::Builtin(spec) => search_with(&program, &options, spec),
@@ -468,6 +476,7 @@ impl<O: Object> Test<O> {
     fn memory_report(
         &self,
         report: &LocalizeReport,
+        tree: &Tree,
         sources: &fgvt_tree::SourceMap,
     ) -> MemoryReport {
         let mut memory = MemoryReport {
@@ -477,92 +486,59 @@ impl<O: Object> Test<O> {
         if report.verdict != Verdict::NotLinearizable {
             return memory;
         }
-        memory.passes_sequentially_consistent =
-            self.fails_in(Mode::Sc { watch: false }).map(|fails| !fails);
+        memory.passes_sequentially_consistent = self
+            .fails_in(Mode::Sc { watch: false }, (self.max_states, self.max_steps))
+            .map(|fails| !fails);
+        // A strengthened test is about as large as the test: one that grows much larger (a
+        // `SeqCst` access makes a spin's turns distinct states) is no fix to tell of.
+        let stats = tree.stats();
+        let budget = (
+            tree.graph
+                .node_count()
+                .saturating_mul(FIX_GROWTH)
+                .max(FIX_STATES),
+            usize::try_from(stats.max_depth)
+                .unwrap_or(usize::MAX)
+                .saturating_mul(2)
+                + 8,
+        );
         let sites = self.sites.borrow().clone();
-        // The racing statements of the CDRS first: the likeliest to need an ordering.
-        let racing: Vec<(usize, usize)> = (report.cdrs.iter())
+        // The racing statements of the CDRS: where a fix most likely goes.
+        let racing_lines: Vec<(usize, usize)> = (report.cdrs.iter())
             .flat_map(|c| c.statements.iter())
             .map(|s| (s.location.line, s.location.column))
             .collect();
-        let located = |site: &SiteInfo| {
-            let span = sources::span_at(site.at);
-            let (location, snippet) = match sources.locate(span) {
-                Some(l) => (
-                    Some(fgvt_reports::model::SourceLocation {
-                        file: l.file,
-                        line: l.line,
-                        column: l.column,
-                        width: l.snippet.chars().count().max(1),
-                    }),
-                    l.snippet,
-                ),
-                None => (None, String::new()),
-            };
-            (location, snippet)
-        };
-        let mut candidates: Vec<(usize, fgvt_memory::Order)> = Vec::new();
-        for (i, site) in sites.iter().enumerate() {
-            for order in stronger(site.kind, site.order) {
-                candidates.push((i, order));
-            }
-        }
-        let first_racing = |i: usize| {
-            let at = sites[i].at;
-            !racing.contains(&(at.line() as usize, at.column() as usize))
-        };
-        candidates.sort_by_key(|&(i, order)| (first_racing(i), strength(order)));
-        let change = |&(i, order): &(usize, fgvt_memory::Order)| {
-            let (location, snippet) = located(&sites[i]);
-            OrderChange {
-                access: sites[i].access.clone(),
-                location,
-                snippet,
-                from: sites[i].order.to_string(),
-                to: order.to_string(),
-            }
-        };
-        let tried = std::cell::Cell::new(0);
-        let passes = |changes: &[(usize, fgvt_memory::Order)]| {
-            tried.set(tried.get() + 1);
-            let overrides = changes
-                .iter()
-                .map(|&(i, order)| (site(sites[i].at), order))
-                .collect();
-            self.fails_in(self.weak_mode(overrides)) == Some(false)
-        };
-        // One change, weakest orders first; then two, each site's weakest strengthening.
-        if let Some(one) = candidates
-            .iter()
+        let racing: Vec<bool> = (sites.iter())
+            .map(|s| racing_lines.contains(&(s.at.line() as usize, s.at.column() as usize)))
+            .collect();
+        let mut tried = 0;
+        let found = fix::trials(&sites, &racing)
+            .into_iter()
             .take(MAX_FIX_TRIALS)
-            .find(|c| passes(&[**c]))
-        {
-            memory.fix = vec![change(one)];
-        } else {
-            let weakest: Vec<(usize, fgvt_memory::Order)> = (0..sites.len())
-                .filter_map(|i| candidates.iter().find(|c| c.0 == i).copied())
-                .collect();
-            'pairs: for (a, first) in weakest.iter().enumerate() {
-                for second in &weakest[a + 1..] {
-                    if tried.get() >= MAX_FIX_TRIALS {
-                        break 'pairs;
-                    }
-                    if passes(&[*first, *second]) {
-                        memory.fix = vec![change(first), change(second)];
-                        break 'pairs;
+            .find(|trial| {
+                tried += 1;
+                let mut overrides: HashMap<Site, Override> = HashMap::new();
+                for &(i, change) in trial {
+                    let o = overrides.entry(site(sites[i].at)).or_default();
+                    match change {
+                        Change::Order(order) => o.order = Some(order),
+                        Change::FenceBefore(order) => o.fence_before = Some(order),
+                        Change::FenceAfter(order) => o.fence_after = Some(order),
                     }
                 }
-            }
-        }
+                self.fails_in(self.weak_mode(overrides), budget) == Some(false)
+            });
+        memory.fix = (found.iter().flatten())
+            .map(|&(i, change)| order_change(&sites[i], change, sources))
+            .collect();
         memory.fix_note = Some(match memory.fix.len() {
             1 => "with that one change every run passes (explored again with it)".to_string(),
-            2 => "no one access's ordering is enough; with those two changes every run passes \
-                  (explored again with them)"
+            2 => "no one change is enough; with those two every run passes (explored again \
+                  with them)"
                 .to_string(),
             _ => format!(
-                "no strengthening of one or two accesses' orderings makes every run pass \
-                 ({} tried, each by exploring the test again)",
-                tried.get()
+                "no change of one or two accesses' orderings or fences makes every run pass \
+                 ({tried} tried, each by exploring the test again)"
             ),
         });
         memory
@@ -769,7 +745,7 @@ impl<O: Object> Test<O> {
                 .insert(0, fgvt_reports::scouted_note(tree.partial));
         }
         if self.memory.get() == Some(Memory::Weak) {
-            report.memory = Some(self.memory_report(&report, &sources));
+            report.memory = Some(self.memory_report(&report, &tree, &sources));
         }
         let unreadable = sources::unreadable();
         if !unreadable.is_empty() {

@@ -54,9 +54,20 @@ pub(crate) struct WeakOptions {
     /// The most ways one access may go (the newest stores it may read, the latest places it
     /// may take); the rest are one bounded leaf.
     pub max_ways: u32,
-    /// Orders to use instead of those the code declares, by source position: how a report
-    /// checks that strengthening an access fixes the test.
-    pub overrides: HashMap<Site, Order>,
+    /// Changes to the code's orderings, by source position: how a report checks that
+    /// strengthening an access, or adding a fence next to it, fixes the test.
+    pub overrides: HashMap<Site, Override>,
+}
+
+/// What a report tries at one access (see [`crate::fix`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Override {
+    /// The order to use instead of the declared one.
+    pub order: Option<Order>,
+    /// A fence to add right before the access.
+    pub fence_before: Option<Order>,
+    /// A fence to add right after it.
+    pub fence_after: Option<Order>,
 }
 
 /// A source position, as an override names an access: file, line, column.
@@ -306,9 +317,9 @@ impl WeakMemory {
         if self.options.overrides.is_empty() {
             return order;
         }
-        match self.options.overrides.get(&site(at)) {
+        match self.options.overrides.get(&site(at)).and_then(|o| o.order) {
             None => order,
-            Some(&strong) => match (kind, strong) {
+            Some(strong) => match (kind, strong) {
                 (AccessKind::Load, Order::Release) => Order::Relaxed,
                 (AccessKind::Load, Order::AcqRel) => Order::Acquire,
                 (AccessKind::Store, Order::Acquire) => Order::Relaxed,
@@ -316,6 +327,18 @@ impl WeakMemory {
                 (_, strong) => strong,
             },
         }
+    }
+
+    /// The fences a report's trial adds around the access at `at`, if any.
+    fn added_fences(&self, at: &Location<'_>) -> Override {
+        if self.options.overrides.is_empty() {
+            return Override::default();
+        }
+        self.options
+            .overrides
+            .get(&site(at))
+            .copied()
+            .unwrap_or_default()
     }
 
     /// Which of `n` candidates (oldest first) way `way` takes, and the step's number of ways
@@ -361,6 +384,10 @@ impl WeakMemory {
             self.note_site(at, kind, order, || format!("{verb} {object}"));
         }
         let order = self.order_at(at, kind, order);
+        let added = self.added_fences(at);
+        if let Some(fence) = added.fence_before {
+            self.x.fence(t, fence);
+        }
         let latest_before = self.x.latest(loc);
         let mut chosen = Chosen {
             order: memory_order(order),
@@ -429,6 +456,9 @@ impl WeakMemory {
             chosen.latest = Some(latest_before);
         }
         done.latest = self.x.value(self.x.latest(loc));
+        if let Some(fence) = added.fence_after {
+            self.x.fence(t, fence);
+        }
         self.chosen = Some(chosen);
         Ok(done)
     }
