@@ -206,7 +206,8 @@ fn race_text(r: &RaceReport) -> String {
     } else {
         format!(" {}", r.value)
     };
-    format!("T{} {} {}{value} in {}", r.thread, r.event, r.target, r.op)
+    let memory = crate::memory::access_words(r.order.as_deref(), r.memory.as_ref());
+    format!("T{} {} {}{value}{memory} in {}", r.thread, r.event, r.target, r.op)
 }
 
 /// A file name as a URI reference: relative names stay relative (to the repository root,

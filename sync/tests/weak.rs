@@ -199,7 +199,7 @@ fn the_report_names_the_stale_read_and_the_pair_of_orderings_that_fixes_it() {
     );
     assert!(text.contains("only under weak memory"), "{text}");
     assert!(
-        text.contains("no one access's ordering is enough"),
+        text.contains("no one change is enough"),
         "{text}"
     );
     let json = fgvt_reports::render_json(&found.report);
