@@ -704,6 +704,7 @@ pub fn trace_steps(
                 call: e.call.as_ref().map(|c| c.to_string()),
                 ret: e.ret.as_ref().map(|v| v.to_string()),
                 race: race_at(i),
+                stale: e.memory.as_ref().is_some_and(|m| m.way > 0),
             }
         })
         .collect()

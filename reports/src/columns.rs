@@ -94,10 +94,21 @@ pub(crate) fn access(step: &TraceStep) -> String {
             format!("{head} {}", step.value)
         }
     };
+    // Under weak memory, what a sequentially consistent run would not have done.
+    let stale = |text: String, note: &str| {
+        if step.stale {
+            format!("{text} ({note})")
+        } else {
+            text
+        }
+    };
     match step.event.as_str() {
         // The kind is spelled out: the reader should not have to infer a race's kind from `=`.
-        "write" => format!("write {} = {}", step.target, step.value),
-        "read" => format!("read {} → {}", step.target, step.value),
+        "write" => stale(
+            format!("write {} = {}", step.target, step.value),
+            "before a later store",
+        ),
+        "read" => stale(format!("read {} → {}", step.target, step.value), "stale"),
         "local" if !step.value.is_empty() => step.value.clone(),
         "local" => "local step".to_string(),
         _ if step.target.is_empty() => with_value(step.event.clone()),

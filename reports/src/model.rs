@@ -425,6 +425,10 @@ pub struct TraceStep {
     pub ret: Option<String>,
     /// The label of the race decided by this step, when the step leaves a CDRS node.
     pub race: Option<Label>,
+    /// Under weak memory: whether the access did not do what a sequentially consistent run
+    /// would (a read of an older store than the latest, a store that went before a later one).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stale: bool,
 }
 
 /// A coarse history: calls and returns in real-time order.

@@ -207,7 +207,10 @@ fn race_text(r: &RaceReport) -> String {
         format!(" {}", r.value)
     };
     let memory = crate::memory::access_words(r.order.as_deref(), r.memory.as_ref());
-    format!("T{} {} {}{value}{memory} in {}", r.thread, r.event, r.target, r.op)
+    format!(
+        "T{} {} {}{value}{memory} in {}",
+        r.thread, r.event, r.target, r.op
+    )
 }
 
 /// A file name as a URI reference: relative names stay relative (to the repository root,

@@ -126,6 +126,7 @@ pub fn make_test<O: Object>(args: &MakeArgs<'_>) -> Box<dyn AnyTest> {
         .with_calls(&calls.init, &calls.threads, &calls.finals)
         .max_steps(args.limits.max_steps)
         .max_states(args.limits.max_states)
+        .max_stale(args.limits.max_stale)
         .reproduce_with(args.reproduce)
         .replayed_by(
             &fgvt_reports::shell_quote(&program_name()),
@@ -223,6 +224,9 @@ const DEFAULT_MAX_STEPS: usize = 1_000;
 /// The default of `--max-states`.
 const DEFAULT_MAX_STATES: usize = 1_000_000;
 
+/// The default of `--max-stale` (what `Test::max_stale` defaults to).
+const DEFAULT_MAX_STALE: u32 = crate::test::DEFAULT_MAX_STALE;
+
 /// The limits of an exploration.
 #[derive(Debug, Clone, Args)]
 pub struct Limits {
@@ -236,6 +240,11 @@ pub struct Limits {
     /// `minimize`, the whole search.
     #[arg(long, value_parser = parse_seconds)]
     pub timeout: Option<Duration>,
+    /// Under weak memory (code declaring orderings weaker than SeqCst), how many stores older
+    /// than the latest one access may read; an access with more is a bounded leaf (the result
+    /// is then partial, exit 3).
+    #[arg(long, default_value_t = DEFAULT_MAX_STALE)]
+    pub max_stale: u32,
 }
 
 impl Limits {
@@ -251,6 +260,9 @@ impl Limits {
         }
         if let Some(timeout) = self.timeout {
             out.push_str(&format!(" --timeout {}", timeout.as_secs_f64()));
+        }
+        if self.max_stale != DEFAULT_MAX_STALE {
+            out.push_str(&format!(" --max-stale {}", self.max_stale));
         }
         out
     }

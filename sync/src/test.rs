@@ -36,7 +36,7 @@ use crate::weak::{site, Mode, Override, Site, SiteInfo, WeakOptions};
 
 /// How many stores older than the latest an access may read by default, under weak memory
 /// (loom keeps as many in each atomic's history).
-const DEFAULT_MAX_STALE: u32 = 7;
+pub(crate) const DEFAULT_MAX_STALE: u32 = 7;
 
 /// The most explorations the search for an ordering fix makes.
 const MAX_FIX_TRIALS: usize = 160;

@@ -198,10 +198,7 @@ fn the_report_names_the_stale_read_and_the_pair_of_orderings_that_fixes_it() {
         ]
     );
     assert!(text.contains("only under weak memory"), "{text}");
-    assert!(
-        text.contains("no one change is enough"),
-        "{text}"
-    );
+    assert!(text.contains("no one change is enough"), "{text}");
     let json = fgvt_reports::render_json(&found.report);
     assert!(
         json.contains("\"passes_sequentially_consistent\": true"),
