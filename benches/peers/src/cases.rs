@@ -25,15 +25,53 @@ pub enum Case {
         /// How many readers.
         readers: usize,
     },
+    /// A fixture whose bug is in its memory orderings (under weak memory only): fgvt and
+    /// loom, which both model the C++20 / Rust memory model (shuttle does not).
+    Weak(Weak),
 }
 
-/// Every case: the correct objects, smallest first, then the buggy one.
-pub const CASES: [Case; 5] = [
+/// The weak-memory fixtures (`fixtures/rust/src/{message_passing, fenced_seqlock,
+/// release_stack}.rs`), buggy and corrected, each on its test file's calls.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Weak {
+    /// `RelaxedFlag`: `publish(1)` ‖ `read()`.
+    MpRelaxed,
+    /// `ReleaseAcquireFlag`: the same.
+    MpReleaseAcquire,
+    /// `UnfencedSeqLock`: `write(1, 1)` ‖ `read()`.
+    SeqlockUnfenced,
+    /// `FencedSeqLock`: the same.
+    SeqlockFenced,
+    /// `RelaxedPushStack`: `push(1)`, then `push(2)` ‖ `pop(); pop()`.
+    StackRelaxedPush,
+    /// `ReleasePushStack`: the same.
+    StackReleasePush,
+}
+
+impl Weak {
+    /// Whether this is the buggy version.
+    pub fn buggy(self) -> bool {
+        matches!(
+            self,
+            Weak::MpRelaxed | Weak::SeqlockUnfenced | Weak::StackRelaxedPush
+        )
+    }
+}
+
+/// Every case: the correct objects, smallest first, then the buggy one, then the weak-memory
+/// fixtures.
+pub const CASES: [Case; 11] = [
     Case::Stack { threads: 2 },
     Case::Stack { threads: 3 },
     Case::SeqLock { readers: 1 },
     Case::SeqLock { readers: 2 },
     Case::RacyStack { threads: 3 },
+    Case::Weak(Weak::MpRelaxed),
+    Case::Weak(Weak::MpReleaseAcquire),
+    Case::Weak(Weak::SeqlockUnfenced),
+    Case::Weak(Weak::SeqlockFenced),
+    Case::Weak(Weak::StackRelaxedPush),
+    Case::Weak(Weak::StackReleasePush),
 ];
 
 impl Case {
@@ -44,6 +82,15 @@ impl Case {
             Case::Stack { threads } => format!("stack-{threads}t"),
             Case::RacyStack { threads } => format!("buggy-stack-{threads}t"),
             Case::SeqLock { readers } => format!("seqlock-2w{readers}r"),
+            Case::Weak(weak) => match weak {
+                Weak::MpRelaxed => "mp-relaxed",
+                Weak::MpReleaseAcquire => "mp-release-acquire",
+                Weak::SeqlockUnfenced => "seqlock-unfenced",
+                Weak::SeqlockFenced => "seqlock-fenced",
+                Weak::StackRelaxedPush => "stack-relaxed-push",
+                Weak::StackReleasePush => "stack-release-push",
+            }
+            .to_string(),
         }
     }
 
@@ -66,13 +113,38 @@ impl Case {
                 "seqlock, writers write(1, 1) and write(2, 2), {readers} reader{} × read()",
                 if readers == 1 { "" } else { "s" }
             ),
+            Case::Weak(weak) => match weak {
+                Weak::MpRelaxed => {
+                    "**buggy** message passing, flag stored and loaded Relaxed: publish(1) ‖ read()"
+                }
+                Weak::MpReleaseAcquire => {
+                    "message passing, flag stored Release and loaded Acquire: publish(1) ‖ read()"
+                }
+                Weak::SeqlockUnfenced => {
+                    "**buggy** seqlock with Relaxed cells and no fences: write(1, 1) ‖ read()"
+                }
+                Weak::SeqlockFenced => {
+                    "seqlock with Relaxed cells and Boehm's two fences: write(1, 1) ‖ read()"
+                }
+                Weak::StackRelaxedPush => {
+                    "**buggy** Treiber stack, push's CAS Relaxed: push(1); push(2) ‖ pop(), pop()"
+                }
+                Weak::StackReleasePush => {
+                    "Treiber stack, push's CAS Release: push(1); push(2) ‖ pop(), pop()"
+                }
+            }
+            .to_string(),
         }
     }
 
     /// Whether the case's object is buggy: a tool gets it right by finding a failing run,
     /// where on a correct object it gets it right by finishing without one.
     pub fn expects_bug(self) -> bool {
-        matches!(self, Case::RacyStack { .. })
+        match self {
+            Case::RacyStack { .. } => true,
+            Case::Weak(weak) => weak.buggy(),
+            Case::Stack { .. } | Case::SeqLock { .. } => false,
+        }
     }
 
     /// The verdict of a finished run of this case, as the table shows it: the tool's own words,
@@ -136,13 +208,21 @@ impl Tool {
         }
     }
 
+    /// Whether the tool is run on `case`: shuttle, which runs every access sequentially
+    /// consistent, is not run on the weak-memory fixtures (it cannot meet their bugs).
+    pub fn runs(self, case: Case) -> bool {
+        !(self == Tool::ShuttleDfs && matches!(case, Case::Weak(_)))
+    }
+
     /// Runs `case` under this tool once, in this process, and measures it.
     pub fn run(self, case: Case) -> Outcome {
-        match self {
-            Tool::Fgvt => crate::under_fgvt::run(case),
-            Tool::Loom => crate::under_loom::run(case, None),
-            Tool::LoomPb2 => crate::under_loom::run(case, Some(2)),
-            Tool::ShuttleDfs => crate::under_shuttle::run(case),
+        match (self, case) {
+            (Tool::Fgvt, _) => crate::under_fgvt::run(case),
+            (Tool::Loom, Case::Weak(weak)) => crate::weak_loom::run(weak, None),
+            (Tool::LoomPb2, Case::Weak(weak)) => crate::weak_loom::run(weak, Some(2)),
+            (Tool::Loom, _) => crate::under_loom::run(case, None),
+            (Tool::LoomPb2, _) => crate::under_loom::run(case, Some(2)),
+            (Tool::ShuttleDfs, _) => crate::under_shuttle::run(case),
         }
     }
 }
@@ -321,7 +401,10 @@ pub fn executions_outcome(check: impl FnOnce()) -> Outcome {
                 .map(|s| s.to_string())
                 .or_else(|| payload.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "a panic without a message".to_string());
-            let found = if crate::invariants::broken() {
+            // A failed assertion of the body is a bug found; so is loom's "causality
+            // violation", a data race under the memory model (an access not ordered after a
+            // non-atomic one, such as an atomic's creation), which loom reports on its own.
+            let found = if crate::invariants::broken() || message.contains(CAUSALITY) {
                 Found::Bug
             } else {
                 Found::Nothing
@@ -330,6 +413,9 @@ pub fn executions_outcome(check: impl FnOnce()) -> Outcome {
         }
     }
 }
+
+/// The start of loom's message for a data race under the memory model.
+pub const CAUSALITY: &str = "Causality violation";
 
 /// `n` with thousands separators (`1,234,567`).
 pub fn group(n: u64) -> String {

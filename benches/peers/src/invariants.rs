@@ -64,6 +64,38 @@ pub fn check_pair(pair: (i64, i64)) {
     }
 }
 
+/// Checks what a reader of a value published through a flag returned, where the writer
+/// published `value` over the initial 0: the value, or nothing (it read before the flag).
+///
+/// # Panics
+///
+/// When it returned another value: it saw the flag but not what was stored before it.
+pub fn check_published(read: Option<i64>, value: i64) {
+    if read.is_some_and(|v| v != value) {
+        fail(format!(
+            "message passing: read {read:?} after publish({value})"
+        ));
+    }
+}
+
+/// Checks that a stack lost no item and made none up: what its pops returned (`None`s left
+/// out) and what was left in it afterwards are, together, what was pushed.
+///
+/// # Panics
+///
+/// When they are not, naming them.
+pub fn check_conserved(pushed: &[i64], popped: &[Option<i64>], left: &[i64]) {
+    let mut found: Vec<i64> = popped.iter().flatten().chain(left).copied().collect();
+    found.sort_unstable();
+    let mut expected = pushed.to_vec();
+    expected.sort_unstable();
+    if found != expected {
+        fail(format!(
+            "stack: pushed {pushed:?}, popped {popped:?}, left {left:?}"
+        ));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -96,6 +128,29 @@ mod tests {
         // The one test that looks at the flag: the others may set it on their own threads.
         let failed = std::panic::catch_unwind(|| check_pops(&[None]));
         assert!(failed.is_err() && broken());
+    }
+
+    #[test]
+    fn a_published_value_or_nothing_passes() {
+        check_published(None, 1);
+        check_published(Some(1), 1);
+    }
+
+    #[test]
+    #[should_panic(expected = "message passing")]
+    fn the_old_value_after_the_flag_fails() {
+        check_published(Some(0), 1);
+    }
+
+    #[test]
+    fn every_item_popped_or_left_passes() {
+        check_conserved(&[1, 2], &[Some(2), None], &[1]);
+    }
+
+    #[test]
+    #[should_panic(expected = "stack: pushed")]
+    fn a_lost_item_fails() {
+        check_conserved(&[1, 2], &[Some(2), None], &[]);
     }
 
     #[test]

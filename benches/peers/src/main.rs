@@ -19,6 +19,7 @@ mod invariants;
 mod under_fgvt;
 mod under_loom;
 mod under_shuttle;
+mod weak_loom;
 
 use std::io::{BufRead, BufReader, Read};
 use std::process::{Command, ExitCode, Stdio};
@@ -271,7 +272,7 @@ fn run_all(options: &Options) -> ExitCode {
         rows.extend(
             TOOLS
                 .into_iter()
-                .filter(|&tool| selected(case, tool))
+                .filter(|&tool| tool.runs(case) && selected(case, tool))
                 .map(|tool| Row {
                     case,
                     tool,

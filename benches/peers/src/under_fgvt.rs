@@ -15,7 +15,7 @@ use fgvt_sync::hint::spin_loop;
 use fgvt_sync::{unknown, Arg, Call, IntoValue, Object, Test, Value};
 
 use crate::arena::Arena;
-use crate::cases::{group, Case, Found, Outcome};
+use crate::cases::{group, Case, Found, Outcome, Weak};
 
 /// A node of the stack: its item, fixed when it is made, and the node below it.
 struct Node {
@@ -249,6 +249,38 @@ fn localize(case: Case) -> Result<fgvt_sync::Localized, String> {
             let test = (0..readers).fold(test, |test, _| test.thread(&["read()"]));
             test.spec("self").localize().map_err(|e| e.to_string())
         }
+        Case::Weak(weak) => localize_weak(case, weak),
+    }
+}
+
+/// A weak-memory fixture on its test file's calls, against the object's own serial runs.
+fn localize_weak(case: Case, weak: Weak) -> Result<fgvt_sync::Localized, String> {
+    use fgvt_fixtures_rust::fenced_seqlock::{FencedSeqLock, UnfencedSeqLock};
+    use fgvt_fixtures_rust::message_passing::{RelaxedFlag, ReleaseAcquireFlag};
+    use fgvt_fixtures_rust::release_stack::{RelaxedPushStack, ReleasePushStack};
+    fn on<O: Object>(
+        name: &str,
+        init: &[&str],
+        threads: &[&[&str]],
+    ) -> Result<fgvt_sync::Localized, String> {
+        let test = threads
+            .iter()
+            .fold(Test::<O>::new(name).init(init), |test, calls| {
+                test.thread(calls)
+            });
+        test.localize().map_err(|e| e.to_string())
+    }
+    let name = case.name();
+    let mp: &[&[&str]] = &[&["publish(1)"], &["read()"]];
+    let seqlock: &[&[&str]] = &[&["write(1, 1)"], &["read()"]];
+    let stack: &[&[&str]] = &[&["push(2)"], &["pop()", "pop()"]];
+    match weak {
+        Weak::MpRelaxed => on::<RelaxedFlag>(&name, &[], mp),
+        Weak::MpReleaseAcquire => on::<ReleaseAcquireFlag>(&name, &[], mp),
+        Weak::SeqlockUnfenced => on::<UnfencedSeqLock>(&name, &[], seqlock),
+        Weak::SeqlockFenced => on::<FencedSeqLock>(&name, &[], seqlock),
+        Weak::StackRelaxedPush => on::<RelaxedPushStack>(&name, &["push(1)"], stack),
+        Weak::StackReleasePush => on::<ReleasePushStack>(&name, &["push(1)"], stack),
     }
 }
 
