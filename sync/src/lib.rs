@@ -61,8 +61,13 @@
 //!
 //! # Memory model and limits
 //!
-//! Sequentially consistent: the `Ordering` arguments are accepted and ignored (weaker orderings
-//! are a later step). A `thread_local!` is shared by every test thread (they are tasks of one OS
+//! A test whose accesses are all `SeqCst` runs sequentially consistent. One where some access
+//! declares a weaker `Ordering` is explored again under the C++20 / Rust memory model: a load may
+//! read an older store, a store go before a later one, and what a `Release` store or fence
+//! publishes reaches only an `Acquire` that reads it; each such choice is a branch of the tree,
+//! operations are ordered by happens-before rather than real time, and a failing test's report
+//! says whether it passes with every access `SeqCst` and which change of orderings fixes it
+//! ([`Test::memory`], [`Test::max_stale`]). A `thread_local!` is shared by every test thread (they are tasks of one OS
 //! thread). Code must be deterministic given the schedule: no clocks, no randomness, no state
 //! kept between executions; an operation keeps nothing for the next but what it stores in
 //! instrumented objects, and plain data shared between threads is written before it is
@@ -73,7 +78,7 @@
 //! and which condition variable each waiter waits on; an operation that spins past the step
 //! limit without [`hint::spin_loop`] is a *bounded* leaf.
 //!
-//! `atomic::fence` and `compiler_fence` are not steps (accesses are already in one order);
+//! `atomic::fence` and `compiler_fence` are not steps (a fence has no choice to make);
 //! [`Condvar::notify_one`] wakes the thread that has waited longest, and no wait wakes up
 //! spuriously. Constructors are not `const`: a `static` instrumented object needs a
 //! `LazyLock`.
