@@ -24,7 +24,7 @@ use super::{Instr, Outcome, Program};
 use crate::{Execution, Loc, StoreId, ThreadId, Val};
 
 /// Every outcome of `p` allowed by RC11, from complete candidate graphs filtered by the axioms
-/// (see [module docs](self)).
+/// (see the module docs: every rf and mo choice, filtered by the axioms).
 ///
 /// # Panics
 ///

@@ -49,7 +49,7 @@ impl Default for OperationalOptions {
 }
 
 /// Every outcome of `p` reached by running it through the candidate methods, with the default
-/// options (see [module docs](self)).
+/// options (see the module docs: every interleaving, every offered choice).
 ///
 /// # Panics
 ///
