@@ -1159,10 +1159,16 @@ impl Recorder {
         Decision::Run(self.lanes.get(chosen).and_then(|lane| lane.task))
     }
 
-    fn event(&mut self, thread: ThreadId, pending: &Pending, acted: Acted) -> Event {
+    fn event(
+        &mut self,
+        thread: ThreadId,
+        pending: &Pending,
+        acted: Acted,
+        chosen: Option<weak::Chosen>,
+    ) -> Event {
         let span = sources::span_at(pending.caller);
-        let (order, memory) = self
-            .memory_choice()
+        let (order, memory) = chosen
+            .and_then(|chosen| self.memory_choice(chosen))
             .map_or((None, None), |(o, m)| (Some(o), m));
         let op = self.lanes[thread].op.as_ref();
         // A call under weak memory says what it happens after: the operations it follows.
@@ -1186,16 +1192,17 @@ impl Recorder {
         }
     }
 
-    /// The last atomic access's order and way, under weak memory, for its event.
+    /// An atomic access's order and way under weak memory, as its event shows them.
     fn memory_choice(
         &mut self,
+        chosen: weak::Chosen,
     ) -> Option<(fgvt_tree::MemoryOrder, Option<fgvt_tree::MemoryChoice>)> {
-        let weak = self.weak.as_mut()?;
+        let weak = self.weak.as_ref()?;
         let pointers = &mut self.pointers;
-        weak.take_chosen(&mut |shape, bits| match shape {
+        Some(weak.describe(chosen, &mut |shape, bits| match shape {
             Shape::Value(show) => show(bits),
             Shape::Ptr(align) => pointer_name_in(pointers, bits as usize, align),
-        })
+        }))
     }
 
     /// The end where no thread can move: the history with the calls about to be made, and
@@ -1309,11 +1316,6 @@ pub(crate) fn access<R>(
         let lane = &mut rec.lanes[thread];
         lane.observed.before_access(pending.shape());
         lane.pending = Some(pending);
-        if let Some(weak) = &mut rec.weak {
-            // What an earlier access chose, if no event took it (a serial one's, one before
-            // the steps recorded): not this step's.
-            weak.chosen = None;
-        }
         Registered::Step(thread)
     });
     let thread = match registered.unwrap_or(Registered::Outside) {
@@ -1324,7 +1326,11 @@ pub(crate) fn access<R>(
         Registered::Serial => {
             let result = act();
             let effect = effect(&result);
-            with_recorder(|rec| rec.apply(None, &pending, effect));
+            with_recorder(|rec| {
+                rec.apply(None, &pending, effect);
+                // What a serial access chose is no step's.
+                rec.weak.as_mut().map(|w| w.chosen.take());
+            });
             return result;
         }
         Registered::Cancel => cancel(),
@@ -1341,6 +1347,9 @@ pub(crate) fn access<R>(
     let effect = effect(&result);
     with_recorder(|rec| {
         rec.apply(Some(thread), &pending, effect);
+        // What this access chose under weak memory (taken here, by the step that made it,
+        // whether or not its event is built: a later step of another kind must not find it).
+        let chosen = rec.weak.as_mut().and_then(|w| w.chosen.take());
         let pending = rec.lanes[thread].pending.take().expect("registered");
         if let Some(lock) = pending.lock() {
             match acted.kind {
@@ -1381,7 +1390,8 @@ pub(crate) fn access<R>(
         rec.taken += 1;
         // Only the steps the explorer asked to see become events: a re-executed schedule's
         // steps are edges built by the executions that took them first.
-        let event = (position >= rec.record_from).then(|| rec.event(thread, &pending, acted));
+        let event =
+            (position >= rec.record_from).then(|| rec.event(thread, &pending, acted, chosen));
         // The threads' calls and returns go into events (`Event::call`, `Event::ret`), from
         // which the explorer builds every path's history: the execution's own history holds
         // only the serial parts.

@@ -536,15 +536,15 @@ impl WeakMemory {
         hash_of(&key)
     }
 
-    /// The event's part of the last access: its order, and which way it went when it could
-    /// go several. `show` renders a value of a location with `shape`.
-    pub(crate) fn take_chosen(
-        &mut self,
+    /// The event's part of an access that chose `chosen`: its order, and which way it went
+    /// when it could go several. `show` renders a value of a location with `shape`.
+    pub(crate) fn describe(
+        &self,
+        chosen: Chosen,
         show: &mut dyn FnMut(Shape, Val) -> String,
-    ) -> Option<(MemoryOrder, Option<MemoryChoice>)> {
-        let chosen = self.chosen.take()?;
+    ) -> (MemoryOrder, Option<MemoryChoice>) {
         if chosen.ways <= 1 {
-            return Some((chosen.order, None));
+            return (chosen.order, None);
         }
         let shape = self.places[chosen.loc as usize].shape;
         let mut store = |s: StoreId| {
@@ -563,7 +563,7 @@ impl WeakMemory {
             latest: chosen.latest.map(&mut store),
             before: chosen.before.map(&mut store),
         };
-        Some((chosen.order, Some(choice)))
+        (chosen.order, Some(choice))
     }
 }
 

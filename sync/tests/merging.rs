@@ -1,7 +1,8 @@
 //! Merging equal states changes nothing a report says: on small random objects (atomics, a
-//! lock-protected plain counter, a cell; reads, writes, CAS, fetch-and-add), the tree explored
-//! with merged states has the same unfolded counts, label totals and CDRS as the tree that
-//! unfolds every path.
+//! lock-protected plain counter, a cell; reads, writes, CAS, fetch-and-add, fences), the tree
+//! explored with merged states has the same unfolded counts, label totals and CDRS as the tree
+//! that unfolds every path; with every access `SeqCst`, and with random orderings under weak
+//! memory, where merged states are told apart by the execution graph's future key.
 
 mod common;
 
@@ -9,23 +10,40 @@ use std::cell::RefCell;
 
 use common::results;
 use fgvt_reports::LocalizeReport;
-use fgvt_sync::atomic::{AtomicI64, Ordering::SeqCst};
+use fgvt_sync::atomic::{fence, AtomicI64, Ordering};
 use fgvt_sync::{unknown, Arg, Call, IntoValue, Mutex, Object, Shared, Test, Value};
 use proptest::prelude::*;
+
+/// How strong an access's ordering is: 0 `Relaxed`, 1 its kind's acquire and/or release
+/// (`Acquire` for a load, `Release` for a store, `AcqRel` for a read-modify-write), 2 `SeqCst`.
+type Strength = u8;
+
+/// The ordering of strength `o` for an access that `reads` and/or `writes`.
+fn ordering(o: Strength, reads: bool, writes: bool) -> Ordering {
+    match (o, reads, writes) {
+        (0, ..) => Ordering::Relaxed,
+        (1, true, true) => Ordering::AcqRel,
+        (1, true, false) => Ordering::Acquire,
+        (1, false, _) => Ordering::Release,
+        _ => Ordering::SeqCst,
+    }
+}
 
 /// One instruction of a random operation; `r` is the operation's one register.
 #[derive(Clone, Copy, Debug)]
 enum Instr {
     /// `r = x[i]`
-    Load(usize),
+    Load(usize, Strength),
     /// `x[i] = c`
-    Store(usize, i64),
+    Store(usize, i64, Strength),
     /// `x[i] = r + c`
-    StoreReg(usize, i64),
+    StoreReg(usize, i64, Strength),
     /// `r = cas(x[i], c, d)` (1 when it swapped)
-    Cas(usize, i64, i64),
+    Cas(usize, i64, i64, Strength),
     /// `r += fetch_add(x[i], c)`
-    FetchAdd(usize, i64),
+    FetchAdd(usize, i64, Strength),
+    /// A fence (an acquire-release one at strength 1).
+    Fence(Strength),
     /// Under the lock: `r = n; n = r + 1` on a plain counter.
     LockedInc,
     /// `cell = r + c`
@@ -52,13 +70,17 @@ impl Random {
         let mut r = 0;
         for instr in program {
             match *instr {
-                Instr::Load(i) => r = self.x[i].load(SeqCst),
-                Instr::Store(i, c) => self.x[i].store(c, SeqCst),
-                Instr::StoreReg(i, c) => self.x[i].store(r + c, SeqCst),
-                Instr::Cas(i, c, d) => {
-                    r = i64::from(self.x[i].compare_exchange(c, d, SeqCst, SeqCst).is_ok())
+                Instr::Load(i, o) => r = self.x[i].load(ordering(o, true, false)),
+                Instr::Store(i, c, o) => self.x[i].store(c, ordering(o, false, true)),
+                Instr::StoreReg(i, c, o) => self.x[i].store(r + c, ordering(o, false, true)),
+                Instr::Cas(i, c, d, o) => {
+                    let (success, failure) = (ordering(o, true, true), ordering(o, true, false));
+                    r = i64::from(self.x[i].compare_exchange(c, d, success, failure).is_ok())
                 }
-                Instr::FetchAdd(i, c) => r += self.x[i].fetch_add(c, SeqCst),
+                Instr::FetchAdd(i, c, o) => r += self.x[i].fetch_add(c, ordering(o, true, true)),
+                // A relaxed fence is no fence (`std` panics on one).
+                Instr::Fence(0) => {}
+                Instr::Fence(o) => fence(ordering(o, true, true)),
                 Instr::LockedInc => {
                     let mut n = self.n.lock().unwrap();
                     r = *n;
@@ -94,25 +116,32 @@ impl Object for Random {
     }
 }
 
-fn instr() -> impl Strategy<Value = Instr> {
+/// A random instruction; its accesses' orderings of strength in `orders` (only `SeqCst`, 2,
+/// for a sequentially consistent test), with fences where weaker ones are allowed.
+fn instr(orders: std::ops::RangeInclusive<Strength>) -> impl Strategy<Value = Instr> {
     let i = 0..2usize;
     let c = 0..3i64;
+    let o = orders.clone();
+    let fences = if *orders.start() < 2 { 1 } else { 0 };
     prop_oneof![
-        i.clone().prop_map(Instr::Load),
-        (i.clone(), c.clone()).prop_map(|(i, c)| Instr::Store(i, c)),
-        (i.clone(), c.clone()).prop_map(|(i, c)| Instr::StoreReg(i, c)),
-        (i.clone(), c.clone(), c.clone()).prop_map(|(i, a, b)| Instr::Cas(i, a, b)),
-        (i, 1..3i64).prop_map(|(i, c)| Instr::FetchAdd(i, c)),
-        Just(Instr::LockedInc),
-        c.prop_map(Instr::SetCell),
-        Just(Instr::GetCell),
+        2 => (i.clone(), o.clone()).prop_map(|(i, o)| Instr::Load(i, o)),
+        2 => (i.clone(), c.clone(), o.clone()).prop_map(|(i, c, o)| Instr::Store(i, c, o)),
+        2 => (i.clone(), c.clone(), o.clone()).prop_map(|(i, c, o)| Instr::StoreReg(i, c, o)),
+        2 => (i.clone(), c.clone(), c.clone(), o.clone()).prop_map(|(i, a, b, o)| Instr::Cas(i, a, b, o)),
+        2 => (i, 1..3i64, o.clone()).prop_map(|(i, c, o)| Instr::FetchAdd(i, c, o)),
+        fences => o.prop_map(Instr::Fence),
+        2 => Just(Instr::LockedInc),
+        2 => c.prop_map(Instr::SetCell),
+        2 => Just(Instr::GetCell),
     ]
 }
 
 /// A random test: three operations of one to three instructions, and two or three threads of
 /// one or two calls of them.
-fn test_case() -> impl Strategy<Value = (Vec<Vec<Instr>>, Vec<Vec<usize>>)> {
-    let ops = prop::collection::vec(prop::collection::vec(instr(), 1..4), 3);
+fn test_case(
+    orders: std::ops::RangeInclusive<Strength>,
+) -> impl Strategy<Value = (Vec<Vec<Instr>>, Vec<Vec<usize>>)> {
+    let ops = prop::collection::vec(prop::collection::vec(instr(orders), 1..4), 3);
     let threads = prop::collection::vec(prop::collection::vec(0..3usize, 1..3), 2..4);
     (ops, threads)
 }
@@ -172,35 +201,60 @@ fn summary(report: &LocalizeReport) -> impl PartialEq + std::fmt::Debug {
     )
 }
 
+/// Explores `ops` run by `threads` merged and unfolded, and checks that the reports agree.
+fn merged_and_unfolded_agree(
+    ops: Vec<Vec<Instr>>,
+    threads: &[Vec<usize>],
+) -> Result<(), TestCaseError> {
+    OPS.with(|o| *o.borrow_mut() = ops);
+    let calls: Vec<Vec<Call>> = threads
+        .iter()
+        .map(|t| {
+            t.iter()
+                .map(|k| Call::new("op", vec![Value::Int(*k as i64)]))
+                .collect()
+        })
+        .collect();
+    let test = |merge: bool| {
+        Test::<Random>::new("random")
+            .with_calls(&[], &calls, &[])
+            .merge(merge)
+            .localize()
+            .unwrap()
+    };
+    let merged = test(true);
+    let unfolded = test(false);
+    prop_assert_eq!(summary(&merged.report), summary(&unfolded.report));
+    // Finer than verdicts: every run's results, counted over the unfolded runs. A state
+    // merged with one that differs (a register holding another value) hands its subtree's
+    // results to every path into it.
+    prop_assert_eq!(results(&merged.tree), results(&unfolded.tree));
+    // Merging is what makes the tree small: never more stored nodes than unfolded ones.
+    prop_assert!(merged.report.tree.graph_nodes <= unfolded.report.tree.graph_nodes);
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(128))]
 
     #[test]
-    fn merged_and_unfolded_trees_report_the_same((ops, threads) in test_case()) {
+    fn merged_and_unfolded_trees_report_the_same((ops, threads) in test_case(2..=2)) {
         // The unfolded tree is the slow reference: keep it small.
         let per_thread: Vec<u64> = threads.iter().map(|t| steps(&ops, t)).collect();
         prop_assume!(interleavings(&per_thread) <= 20_000);
-        OPS.with(|o| *o.borrow_mut() = ops);
-        let calls: Vec<Vec<Call>> = threads
-            .iter()
-            .map(|t| t.iter().map(|k| Call::new("op", vec![Value::Int(*k as i64)])).collect())
-            .collect();
-        let test = |merge: bool| {
-            Test::<Random>::new("random")
-                .with_calls(&[], &calls, &[])
-                .merge(merge)
-                .localize()
-                .unwrap()
-        };
-        let merged = test(true);
-        let unfolded = test(false);
-        prop_assert_eq!(summary(&merged.report), summary(&unfolded.report));
-        // Finer than verdicts: every run's results, counted over the unfolded runs. A state
-        // merged with one that differs (a register holding another value) hands its subtree's
-        // results to every path into it.
-        prop_assert_eq!(results(&merged.tree), results(&unfolded.tree));
-        // Merging is what makes the tree small: never more stored nodes than unfolded ones.
-        prop_assert!(merged.report.tree.graph_nodes <= unfolded.report.tree.graph_nodes);
+        merged_and_unfolded_agree(ops, &threads)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Under weak memory: random orderings, fences; each access may also go several ways.
+    #[test]
+    fn merged_and_unfolded_weak_memory_trees_report_the_same((ops, threads) in test_case(0..=2)) {
+        let per_thread: Vec<u64> = threads.iter().map(|t| steps(&ops, t)).collect();
+        prop_assume!(interleavings(&per_thread) <= 1_000);
+        merged_and_unfolded_agree(ops, &threads)?;
     }
 }
 
@@ -210,9 +264,9 @@ proptest! {
 fn a_thread_that_read_another_value_is_another_state() {
     OPS.with(|o| {
         *o.borrow_mut() = vec![
-            vec![Instr::Load(0), Instr::StoreReg(1, 0)],
-            vec![Instr::Store(0, 1), Instr::GetCell],
-            vec![Instr::Load(1)],
+            vec![Instr::Load(0, 2), Instr::StoreReg(1, 0, 2)],
+            vec![Instr::Store(0, 1, 2), Instr::GetCell],
+            vec![Instr::Load(1, 2)],
         ]
     });
     let calls = |ks: &[i64]| -> Vec<Call> {

@@ -218,3 +218,51 @@ fn a_passing_weak_test_reports_its_model_and_no_fix() {
         (None, 0)
     );
 }
+
+/// A relaxed flag beside a mutex: under weak memory only atomic accesses go several ways, never
+/// a lock step (whatever another thread's unrecorded access chose before it).
+struct FlagAndLock {
+    flag: AtomicI64,
+    count: fgvt_sync::Mutex<i64>,
+}
+
+#[fgvt_sync::operations]
+impl FlagAndLock {
+    fn new() -> Self {
+        FlagAndLock {
+            flag: AtomicI64::new(0),
+            count: fgvt_sync::Mutex::new(0),
+        }
+    }
+
+    pub fn set(&self) {
+        self.flag.store(1, Ordering::Relaxed);
+    }
+
+    pub fn bump(&self) -> i64 {
+        let seen = self.flag.load(Ordering::Relaxed);
+        *self.count.lock().unwrap() += 1;
+        seen
+    }
+}
+
+#[test]
+fn only_atomic_accesses_go_several_ways() {
+    let test = Test::<FlagAndLock>::new("flag_and_lock")
+        .thread(&["set()"])
+        .thread(&["bump()"])
+        .thread(&["set()"]);
+    let tree = test.explore().unwrap();
+    assert_eq!(test.memory_model(), Some(Memory::Weak));
+    let mut ways = 0;
+    for event in &tree.events {
+        let several = event.ways() > 1;
+        ways += usize::from(several);
+        let atomic = matches!(
+            event.kind,
+            fgvt_sync::report::EventKind::Read | fgvt_sync::report::EventKind::Write
+        );
+        assert!(!several || atomic, "{event:?}");
+    }
+    assert!(ways > 0, "the relaxed accesses go several ways");
+}
