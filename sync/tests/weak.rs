@@ -266,3 +266,53 @@ fn only_atomic_accesses_go_several_ways() {
     }
     assert!(ways > 0, "the relaxed accesses go several ways");
 }
+
+/// A writer that stores 1 five times, relaxed, and a reader that may read any of the stores.
+struct Counter5 {
+    x: AtomicI64,
+}
+
+#[fgvt_sync::operations]
+impl Counter5 {
+    fn new() -> Self {
+        Counter5 {
+            x: AtomicI64::new(0),
+        }
+    }
+
+    pub fn write(&self) {
+        for _ in 0..5 {
+            self.x.store(1, Ordering::Relaxed);
+        }
+    }
+
+    pub fn read(&self) -> i64 {
+        self.x.load(Ordering::Relaxed)
+    }
+}
+
+/// A load that could read more stores than `max_stale` allows: the older ones are one bounded
+/// leaf, the result is partial, and the report names the bound and how to raise it.
+#[test]
+fn a_load_with_more_stale_stores_than_the_bound_is_cut_and_says_so() {
+    let test = |max| {
+        Test::<Counter5>::new("five_stores")
+            .thread(&["write()"])
+            .thread(&["read()"])
+            .max_stale(max)
+            .localize()
+            .unwrap()
+            .report
+    };
+    let cut = test(1);
+    assert_eq!(cut.partial.as_deref(), Some("max-stale"));
+    assert!(cut.tree.bounded_leaves > 0);
+    assert_eq!(cut.verdict, Verdict::Inconclusive);
+    let text = fgvt_reports::render_text(&cut, false);
+    assert!(text.contains("only the newest 2 were explored"), "{text}");
+    assert!(text.contains("--max-stale"), "{text}");
+    // With room for every store, nothing is cut.
+    let whole = test(8);
+    assert_eq!((whole.partial, whole.tree.bounded_leaves), (None, 0));
+    assert_eq!(whole.verdict, Verdict::Linearizable);
+}
