@@ -1196,7 +1196,7 @@ impl Recorder {
     fn memory_choice(
         &mut self,
         chosen: weak::Chosen,
-    ) -> Option<(fgvt_tree::MemoryOrder, Option<fgvt_tree::MemoryChoice>)> {
+    ) -> Option<(fgvt_tree::MemoryOrder, Option<Box<fgvt_tree::MemoryChoice>>)> {
         let weak = self.weak.as_ref()?;
         let pointers = &mut self.pointers;
         Some(weak.describe(chosen, &mut |shape, bits| match shape {

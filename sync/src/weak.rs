@@ -313,7 +313,7 @@ impl WeakMemory {
     /// The order an access of `kind` at `at` declaring `order` runs with: an override's, if
     /// any, made valid for the kind (an override names a site, whose compare-exchange has a
     /// load for its failure).
-    pub(crate) fn order_at(&self, at: &Location<'_>, kind: AccessKind, order: Order) -> Order {
+    fn order_at(&self, at: &Location<'_>, kind: AccessKind, order: Order) -> Order {
         if self.options.overrides.is_empty() {
             return order;
         }
@@ -542,7 +542,7 @@ impl WeakMemory {
         &self,
         chosen: Chosen,
         show: &mut dyn FnMut(Shape, Val) -> String,
-    ) -> (MemoryOrder, Option<MemoryChoice>) {
+    ) -> (MemoryOrder, Option<Box<MemoryChoice>>) {
         if chosen.ways <= 1 {
             return (chosen.order, None);
         }
@@ -563,7 +563,7 @@ impl WeakMemory {
             latest: chosen.latest.map(&mut store),
             before: chosen.before.map(&mut store),
         };
-        (chosen.order, Some(choice))
+        (chosen.order, Some(Box::new(choice)))
     }
 }
 

@@ -110,7 +110,7 @@ pub struct Event {
     /// read one of several stores, a store that could go before later ones): which way it
     /// went, and what that means.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub memory: Option<MemoryChoice>,
+    pub memory: Option<Box<MemoryChoice>>,
 }
 
 /// A memory ordering of the C++20 / Rust model, as an access declares it.
