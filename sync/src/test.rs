@@ -34,6 +34,22 @@ use crate::sources;
 use crate::spec::{SelfSpec, Sequential, SequentialSpec};
 use crate::weak::{site, Mode, Override, Site, SiteInfo, WeakOptions};
 
+/// A value a test learns while exploring, behind `&self` (a test is shared between threads).
+#[derive(Debug, Default)]
+struct Learned<T>(std::sync::Mutex<T>);
+
+impl<T: Clone> Learned<T> {
+    /// A copy of the value.
+    fn get(&self) -> T {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Sets the value.
+    fn put(&self, value: T) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = value;
+    }
+}
+
 /// How many stores older than the latest an access may read by default, under weak memory
 /// (loom keeps as many in each atomic's history).
 pub(crate) const DEFAULT_MAX_STALE: u32 = 7;
@@ -121,9 +137,9 @@ pub struct Test<O: Object> {
     max_stale: u32,
     /// How atomics treat their orderings: `None` until an exploration has told (see
     /// [`Test::memory`]).
-    memory: std::cell::Cell<Option<Memory>>,
+    memory: Learned<Option<Memory>>,
     /// The accesses the last weak-memory exploration met (where a fix may strengthen one).
-    sites: std::cell::RefCell<Vec<SiteInfo>>,
+    sites: Learned<Vec<SiteInfo>>,
     object: PhantomData<fn() -> O>,
 }
 
@@ -197,8 +213,8 @@ impl<O: Object> Test<O> {
             replay_program: None,
             spec: SpecChoice::Serial,
             max_stale: DEFAULT_MAX_STALE,
-            memory: std::cell::Cell::new(None),
-            sites: std::cell::RefCell::default(),
+            memory: Learned::default(),
+            sites: Learned::default(),
             object: PhantomData,
         }
     }
@@ -278,7 +294,7 @@ impl<O: Object> Test<O> {
     /// ordering weaker than `SeqCst`, explored again under weak memory: code whose accesses
     /// are all `SeqCst` costs what it did.
     pub fn memory(self, memory: Memory) -> Self {
-        self.memory.set(Some(memory));
+        self.memory.put(Some(memory));
         self
     }
 
@@ -502,7 +518,7 @@ impl<O: Object> Test<O> {
                 .saturating_mul(2)
                 + 8,
         );
-        let sites = self.sites.borrow().clone();
+        let sites = self.sites.get();
         // The racing statements of the CDRS: where a fix most likely goes.
         let racing_lines: Vec<(usize, usize)> = (report.cdrs.iter())
             .flat_map(|c| c.statements.iter())
@@ -565,13 +581,13 @@ impl<O: Object> Test<O> {
             return Err(error);
         }
         if self.memory.get() == Some(Memory::Weak) {
-            *self.sites.borrow_mut() = program.sites();
+            self.sites.put(program.sites());
         }
         if self.memory.get().is_none() {
             // The first exploration tells which model the test needs: it winds down at the
             // first access that declares a weaker ordering than `SeqCst`, and is made again.
             let weak = program.saw_weak();
-            self.memory.set(Some(if weak {
+            self.memory.put(Some(if weak {
                 Memory::Weak
             } else {
                 Memory::SequentiallyConsistent
@@ -583,7 +599,7 @@ impl<O: Object> Test<O> {
                 if let Some(error) = program.take_error() {
                     return Err(error);
                 }
-                *self.sites.borrow_mut() = program.sites();
+                self.sites.put(program.sites());
             }
         }
         Ok(explored.unwrap_or_else(on_fault))
