@@ -163,10 +163,11 @@ pub fn find_cdrs(
     Walk::new(tree, labeling, pattern, options).run()
 }
 
-/// A node being walked, with the children still to try.
-struct Frame {
+/// A node being walked, with the children still to try (their steps as the tree keeps them:
+/// a frame is made for every node of every path walked, so it copies nothing).
+struct Frame<'a> {
     node: NodeId,
-    children: Vec<(Choice, NodeId)>,
+    children: Vec<(&'a Event, NodeId)>,
     next: usize,
     /// DFA state after this node's own label (if decisive).
     state: StateID,
@@ -203,11 +204,11 @@ struct Walk<'a> {
 }
 
 /// What entering a node gave.
-enum Entered {
+enum Entered<'a> {
     /// Nothing to walk below (no failing leaf, dead pattern, or a finished bundle).
     Done,
     /// A frame to walk.
-    Frame(Frame),
+    Frame(Frame<'a>),
     /// The path budget is spent, or the walk was interrupted.
     Stop,
 }
@@ -264,12 +265,12 @@ impl<'a> Walk<'a> {
             };
             let index = top.next + offset;
             top.next = index + 1;
-            let (thread, child) = top.children[index];
+            let (step, child) = top.children[index];
             let (node, state, decisive) = (top.node, top.state, top.decisive);
             if decisive {
                 self.races.push((node, self.schedule.len(), index));
             }
-            self.schedule.push(thread);
+            self.schedule.push(step.choice());
             match self.enter(child, state, decisive) {
                 Entered::Frame(frame) => stack.push(frame),
                 Entered::Done => self.leave(decisive),
@@ -296,7 +297,7 @@ impl<'a> Walk<'a> {
         }
     }
 
-    fn enter(&mut self, node: NodeId, state: StateID, pushed_race: bool) -> Entered {
+    fn enter(&mut self, node: NodeId, state: StateID, pushed_race: bool) -> Entered<'a> {
         if self.interrupt.is_some_and(Interrupt::is_raised) {
             self.truncated = true;
             self.interrupted = true;
@@ -316,12 +317,7 @@ impl<'a> Walk<'a> {
             return Entered::Done;
         }
         if self.decisive_below[node.index()] {
-            let children = self
-                .tree
-                .children(node)
-                .into_iter()
-                .map(|(e, c)| (e.choice(), c))
-                .collect();
+            let children = self.tree.children(node);
             return Entered::Frame(Frame {
                 node,
                 children,

@@ -860,7 +860,7 @@ mod tests {
         );
         // Under weak memory a step's way follows its thread.
         assert_eq!(
-            replay_command("a.json", &[Choice::thread(0), Choice { thread: 1, way: 2 }]),
+            replay_command("a.json", &[Choice::thread(0), Choice::new(1, 2)]),
             "fgvt explore a.json --schedule 0,1/2"
         );
     }

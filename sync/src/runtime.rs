@@ -49,6 +49,10 @@ use crate::weak::{self, Mode, Request, Shape, Target, WeakMemory};
 thread_local! {
     /// The execution running on this OS thread, if any.
     static RECORDER: RefCell<Option<Recorder>> = const { RefCell::new(None) };
+
+    /// Whether the last execution started on this OS thread runs under weak memory: a
+    /// `SeqCst` access of a sequentially consistent run then has nothing to ask the recorder.
+    static WEAK_RUN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// What a task is about to do: registered before it switches, read by the scheduler.
@@ -517,6 +521,8 @@ pub(crate) fn execute(
     body: Body,
 ) -> Execution {
     install_panic_hook();
+    // Set for whichever execution runs next, a fresh one or one that goes on.
+    WEAK_RUN.set(matches!(engine.mode, Mode::Weak(_)));
     if let Some(mut paused) = engine.paused.take() {
         let next = schedule.split_last().and_then(|(&next, before)| {
             (before == paused.schedule.as_slice() && Arc::ptr_eq(&paused.body, &body))
@@ -760,6 +766,7 @@ impl Engine {
     /// Ends the execution `paused` (its recorder): each thread left is cancelled, and the
     /// runner is back between executions. The recorder, once it has ended.
     fn abandon(&mut self, mut paused: Recorder) -> Option<Recorder> {
+        WEAK_RUN.set(matches!(self.mode, Mode::Weak(_)));
         paused.end = Some(RunEnd::Abandoned);
         RECORDER.with(|r| *r.borrow_mut() = Some(paused));
         let _ = self.resume(Job::Resume);
@@ -1416,6 +1423,11 @@ pub(crate) fn weak_access(
     failure: Option<fgvt_memory::Order>,
     request: Request<'_>,
 ) -> Option<weak::Done> {
+    let seq_cst = |o: fgvt_memory::Order| o == fgvt_memory::Order::SeqCst;
+    if seq_cst(order) && failure.is_none_or(seq_cst) && !WEAK_RUN.get() {
+        // Sequentially consistent, and nothing weaker to note: the access acts as it is.
+        return None;
+    }
     let outcome = with_recorder(|rec| {
         let who = rec.who();
         let way = if who.is_some() { rec.way } else { 0 };

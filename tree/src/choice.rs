@@ -18,18 +18,35 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use crate::history::ThreadId;
 
 /// One step of a schedule: the thread that moves and which way its step goes.
+///
+/// Eight bytes, as a thread number alone was: schedules are copied for every witness a CDRS
+/// search records.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Choice {
-    /// The thread that takes the step.
-    pub thread: ThreadId,
+    thread: u32,
     /// Which of the step's ways (0 for a step that can go only one way).
     pub way: u32,
 }
 
 impl Choice {
     /// `thread`'s step, the way it goes under sequential consistency.
-    pub const fn thread(thread: ThreadId) -> Choice {
-        Choice { thread, way: 0 }
+    pub fn thread(thread: ThreadId) -> Choice {
+        Choice::new(thread, 0)
+    }
+
+    /// Way `way` of `thread`'s step (a thread number below 2³², as every test's are).
+    #[inline]
+    pub fn new(thread: ThreadId, way: u32) -> Choice {
+        debug_assert!(u32::try_from(thread).is_ok(), "fewer than 2^32 threads");
+        #[allow(clippy::cast_possible_truncation)]
+        let thread = thread as u32;
+        Choice { thread, way }
+    }
+
+    /// The thread that takes the step.
+    #[inline]
+    pub fn thread_id(self) -> ThreadId {
+        self.thread as ThreadId
     }
 }
 
@@ -63,7 +80,7 @@ impl FromStr for Choice {
             None => (text, 0),
         };
         let thread = thread.trim().parse().map_err(|_| bad())?;
-        Ok(Choice { thread, way })
+        Ok(Choice::new(thread, way))
     }
 }
 
@@ -71,7 +88,7 @@ impl Serialize for Choice {
     /// A number for way 0 (as schedules were before weak memory), `"T/W"` otherwise.
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self.way {
-            0 => serializer.serialize_u64(self.thread as u64),
+            0 => serializer.serialize_u64(u64::from(self.thread)),
             _ => serializer.collect_str(self),
         }
     }
@@ -106,8 +123,8 @@ mod tests {
     fn a_choice_reads_and_writes_as_its_thread_or_thread_and_way() {
         for (text, choice) in [
             ("1", Choice::thread(1)),
-            ("0/2", Choice { thread: 0, way: 2 }),
-            (" 3 / 1 ", Choice { thread: 3, way: 1 }),
+            ("0/2", Choice::new(0, 2)),
+            (" 3 / 1 ", Choice::new(3, 1)),
         ] {
             assert_eq!(text.parse::<Choice>(), Ok(choice));
             assert_eq!(choice.to_string().parse::<Choice>(), Ok(choice));
@@ -115,9 +132,9 @@ mod tests {
         for bad in ["", "a", "1/", "/1", "1/2/3", "-1"] {
             assert!(bad.parse::<Choice>().is_err(), "{bad:?}");
         }
-        let json = serde_json::to_string(&[Choice::thread(1), Choice { thread: 0, way: 2 }]);
+        let json = serde_json::to_string(&[Choice::thread(1), Choice::new(0, 2)]);
         assert_eq!(json.unwrap(), r#"[1,"0/2"]"#);
         let back: Vec<Choice> = serde_json::from_str(r#"[1,"0/2"]"#).unwrap();
-        assert_eq!(back, vec![Choice::thread(1), Choice { thread: 0, way: 2 }]);
+        assert_eq!(back, vec![Choice::thread(1), Choice::new(0, 2)]);
     }
 }

@@ -176,11 +176,9 @@ pub struct StoreRef {
 
 impl Event {
     /// The schedule choice that takes this step: its thread and, under weak memory, its way.
+    #[inline]
     pub fn choice(&self) -> Choice {
-        Choice {
-            thread: self.thread,
-            way: self.memory.as_ref().map_or(0, |m| m.way),
-        }
+        Choice::new(self.thread, self.memory.as_ref().map_or(0, |m| m.way))
     }
 
     /// How many ways this step's thread could go from the state it left (1 but for an

@@ -744,7 +744,7 @@ impl<P: Program> Explorer<'_, P> {
                     0 => std::mem::replace(&mut first, Step::Done),
                     _ => self.program.step_way(state, thread, way),
                 };
-                let choice = Choice { thread, way };
+                let choice = Choice::new(thread, way);
                 match step {
                     Step::Done => continue,
                     Step::Blocked => {}

@@ -451,7 +451,7 @@ impl Tree {
             .map(|e| (&self.events[*e.weight() as usize], e.target()))
             .collect();
         // petgraph lists outgoing edges newest first; keep the order they were taken in.
-        out.sort_by_key(|(e, _)| e.choice());
+        out.sort_by_key(|(e, _)| (e.thread, e.memory.as_ref().map_or(0, |m| m.way)));
         out
     }
 

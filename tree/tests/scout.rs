@@ -106,7 +106,7 @@ fn preemptions(toy: &Toy, schedule: &[Choice]) -> u32 {
     let (mut state, _) = toy.initial_state().unwrap();
     let mut last: Option<usize> = None;
     let mut used = 0;
-    for &Choice { thread: t, .. } in schedule {
+    for t in schedule.iter().map(|c| c.thread_id()) {
         if let Some(l) = last {
             let enabled = matches!(toy.step(&state, l), Step::Moved { .. });
             used += u32::from(enabled && l != t);
