@@ -125,7 +125,7 @@ pub use error::{ErrorKind, LangError};
 pub use fgvt_tree::{parse_call, CallSyntaxError};
 pub use interp::{Memory, DEFAULT_BUDGET};
 pub use model::{Model, OpSignature, OrderedAccess};
-pub use parser::MAX_NESTING;
+pub use parser::{ordering_name, MAX_NESTING};
 pub use self_spec::SelfSpec;
 pub use snippet::SnippetSource;
 pub use test_program::{TestProgram, TestState};

@@ -1075,8 +1075,8 @@ pub(crate) fn ordering_named(name: &str) -> Option<Order> {
     ORDERINGS.iter().find(|(n, _)| *n == name).map(|(_, o)| *o)
 }
 
-/// How the language spells `order`.
-pub(crate) fn ordering_name(order: Order) -> &'static str {
+/// How the language spells `order`: `relaxed`, `acquire`, `release`, `acq_rel`, `seq_cst`.
+pub fn ordering_name(order: Order) -> &'static str {
     ORDERINGS
         .iter()
         .find(|(_, o)| *o == order)
