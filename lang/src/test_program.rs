@@ -456,11 +456,12 @@ impl TestProgram {
             (Some(w), Some(_)) => Some(w.clock(thread, op_index)),
             _ => None,
         };
-        let mut values = self.values.borrow_mut();
+        // Sequentially consistent, the step touches no value table.
+        let mut values = self.weak.as_ref().map(|_| self.values.borrow_mut());
         let mut r = Runner::new(&self.model, thread as u32, mem, frames, self.budget, true);
-        if let Some(options) = &self.weak {
+        if let (Some(options), Some(values)) = (&self.weak, values.as_deref_mut()) {
             r.weak = Some(WeakCx {
-                values: &mut values,
+                values,
                 options,
                 way,
                 chosen: None,
