@@ -29,7 +29,9 @@ use serde::Deserialize;
 use crate::json_pos::{self, JsonPath};
 use fgvt_lang::{
     parse_call, CallSyntaxError, LangError, Model, SelfSpec, TestProgram, DEFAULT_BUDGET,
+    DEFAULT_MAX_STALE,
 };
+use fgvt_memory::fix::Change;
 
 /// A test file as a user writes it, before its object is loaded: what `fgvt` and a program
 /// of Rust objects (`fgvt_sync::main!`) both read.
@@ -120,18 +122,69 @@ pub struct TestCase {
     /// Most instructions an operation may execute between two shared-memory accesses (and in
     /// one serial run of the spec) before it is cut as an endless local loop.
     pub local_budget: u64,
+    /// Under weak memory, how many older stores than the latest one access may read (see
+    /// [`TestProgram::with_max_stale`]).
+    pub max_stale: u32,
+    /// Which memory model the test runs under: as its model declares, or another for a
+    /// report's comparisons.
+    pub memory: MemoryMode,
+}
+
+/// The memory model a test runs under.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum MemoryMode {
+    /// As the model declares: sequentially consistent unless some access declares a weaker
+    /// ordering, then the C++20 / Rust memory model.
+    #[default]
+    AsDeclared,
+    /// Every access `seq_cst`, whatever the model declares.
+    SequentiallyConsistent,
+    /// Weak memory, with these changes to the model's orderings (by
+    /// [`fgvt_lang::OrderedAccess::site`]).
+    Changed(Vec<(u32, Change)>),
 }
 
 impl TestCase {
     /// The program the recording scheduler explores.
     pub fn program(&self) -> TestProgram {
-        TestProgram::new(
+        let program = TestProgram::new(
             self.model.clone(),
             self.init.clone(),
             self.threads.clone(),
             self.finals.clone(),
         )
-        .with_budget(self.local_budget)
+        .with_budget(self.local_budget);
+        match &self.memory {
+            MemoryMode::AsDeclared => program,
+            MemoryMode::SequentiallyConsistent => program.sequentially_consistent(),
+            MemoryMode::Changed(changes) => program.with_changes(changes),
+        }
+        .with_max_stale(self.max_stale)
+    }
+
+    /// Whether the test runs under weak memory.
+    pub fn is_weak(&self) -> bool {
+        match self.memory {
+            MemoryMode::AsDeclared => self.model.is_weak(),
+            MemoryMode::SequentiallyConsistent => false,
+            MemoryMode::Changed(_) => true,
+        }
+    }
+
+    /// The same test under the memory model `memory`.
+    pub fn under(&self, memory: MemoryMode) -> TestCase {
+        TestCase {
+            path: self.path.clone(),
+            model: self.model.clone(),
+            spec: self.spec.clone(),
+            init: self.init.clone(),
+            threads: self.threads.clone(),
+            finals: self.finals.clone(),
+            sources: self.sources.clone(),
+            local_budget: self.local_budget,
+            max_stale: self.max_stale,
+            memory,
+        }
     }
 
     /// The spec synthesized from serial runs of `model` (the object's own, or a model spec),
@@ -539,6 +592,8 @@ pub fn load_with_file(path: &Path) -> Result<(TestCase, TestFile), LoadError> {
         finals,
         sources,
         local_budget: DEFAULT_BUDGET,
+        max_stale: DEFAULT_MAX_STALE,
+        memory: MemoryMode::AsDeclared,
     };
     Ok((test, raw))
 }

@@ -1,5 +1,6 @@
 //! The abstract syntax tree of a model file. Every node keeps its [`Span`].
 
+use fgvt_memory::Order;
 use fgvt_tree::Span;
 
 /// An identifier with its position.
@@ -9,6 +10,24 @@ pub struct Ident {
     pub name: String,
     /// Where it is written.
     pub span: Span,
+}
+
+/// A memory ordering as written (`relaxed`, `acquire`, `release`, `acq_rel`, `seq_cst`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ordering {
+    /// The ordering.
+    pub order: Order,
+    /// Where it is written.
+    pub span: Span,
+}
+
+/// The orderings of a `cas` that declares them: `cas(x, e, n, success, failure)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CasOrders {
+    /// The ordering of a `cas` that swaps (a read-modify-write).
+    pub success: Ordering,
+    /// The ordering of a `cas` that fails (a load).
+    pub failure: Ordering,
 }
 
 /// A whole model file: its objects and its top-level records.
@@ -169,15 +188,19 @@ pub enum Stmt {
         /// The whole statement without `;`.
         span: Span,
     },
-    /// `place = e;`
+    /// `place = e;`, or `place.store(e, order);` (then `order` is the ordering written).
     Assign {
         /// The target.
         target: LValue,
         /// The value.
         value: Expr,
+        /// The ordering of a `.store(e, order)`; `None` for `place = e`.
+        order: Option<Ordering>,
         /// The whole assignment without `;` (the span of a shared write).
         span: Span,
     },
+    /// `fence(order);`
+    Fence(Ordering, Span),
     /// `e;`
     Expr(Expr),
     /// `if (c) s else s`
@@ -311,8 +334,14 @@ pub enum Expr {
     Call(Ident, Vec<Expr>, Span),
     /// `new R(args)`
     New(Ident, Vec<Expr>, Span),
-    /// `cas(loc, expected, new)`
-    Cas(Box<LValue>, Box<Expr>, Box<Expr>, Span),
+    /// `cas(loc, expected, new)`, or with orderings `cas(loc, expected, new, success,
+    /// failure)`.
+    Cas(Box<LValue>, Box<Expr>, Box<Expr>, Option<CasOrders>, Span),
+    /// `loc.load(order)`: a read of a shared location with an explicit ordering.
+    Load(Box<LValue>, Ordering, Span),
+    /// `loc.store(e, order)`: only valid as a statement of its own, which the parser makes an
+    /// [`Stmt::Assign`]; anywhere else the compiler rejects it.
+    Store(Box<LValue>, Box<Expr>, Ordering, Span),
     /// `dcas(loc1, loc2, exp1, exp2, new1, new2)`
     Dcas(Box<[LValue; 2]>, Box<[Expr; 4]>, Span),
     /// `op e`
@@ -336,7 +365,9 @@ impl Expr {
             | Expr::Tuple(_, s)
             | Expr::Call(_, _, s)
             | Expr::New(_, _, s)
-            | Expr::Cas(_, _, _, s)
+            | Expr::Cas(_, _, _, _, s)
+            | Expr::Load(_, _, s)
+            | Expr::Store(_, _, _, s)
             | Expr::Dcas(_, _, s)
             | Expr::Unary(_, _, s)
             | Expr::Binary(_, _, _, s) => *s,

@@ -1,6 +1,7 @@
 //! The compiled form of a model: a small stack bytecode per function plus the tables the
 //! interpreter needs (globals, locks, records, event sites).
 
+use fgvt_memory::{AccessKind, Order};
 use fgvt_tree::Span;
 
 use super::ast::{BinOp, UnOp};
@@ -72,6 +73,11 @@ pub(crate) enum Instr {
     AtomicBegin(u32),
     /// Ends an `atomic { }` block.
     AtomicEnd,
+    /// A `fence(order)` with the ordering of site `.0`. Not a step of its own: under weak
+    /// memory it is added to the thread's execution as it runs (it reads and writes no
+    /// location, so no other thread's step between it and the thread's next access can tell
+    /// when it was added); sequentially consistent, it does nothing.
+    Fence(u32),
     /// Starts evaluating an `await` condition, atomically.
     AwaitBegin(u32),
     /// Pops the `await` condition; the whole step blocks when it is false.
@@ -104,6 +110,21 @@ pub(crate) struct Site {
     /// The location as source text: `head`, `d` (the index is appended at run time),
     /// `curr.next`, `m`, `this`.
     pub text: String,
+    /// For an access whose ordering the model may declare (a read, write or `cas` outside
+    /// `atomic`/`await`, or a fence): what kind of access it is. `None` for every other site
+    /// (locks, regions, `dcas`, the initializer's writes), which keep their own semantics.
+    pub access: Option<AccessKind>,
+    /// The ordering it declares (`SeqCst` when none is written): a `cas`'s success ordering.
+    pub order: Order,
+    /// A `cas`'s ordering when it fails (a load's); `SeqCst` for every other site.
+    pub failure: Order,
+}
+
+impl Site {
+    /// Whether the site declares an ordering weaker than `SeqCst`.
+    pub fn is_weak(&self) -> bool {
+        self.order != Order::SeqCst || self.failure != Order::SeqCst
+    }
 }
 
 /// A compiled operation, helper function, or the object's initializer.

@@ -90,6 +90,14 @@ impl Diag {
         self
     }
 
+    /// Adds a hint unless there is one already (a more precise one, such as "did you mean").
+    pub fn help_if_none(mut self, help: impl Into<String>) -> Self {
+        if self.help.is_none() {
+            self.help = Some(help.into());
+        }
+        self
+    }
+
     /// Points at a second place too.
     pub fn first_defined(mut self, at: Span) -> Self {
         self.first = Some(at);

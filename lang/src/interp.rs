@@ -3,12 +3,14 @@
 
 use std::sync::Arc;
 
+use fgvt_memory::{fix, AccessKind, CasChoice, Order};
 use fgvt_tree::{EventKind, Span, Value};
 
 use super::ast::{BinOp, UnOp};
 use super::bytecode::{Instr, Loc};
 use super::model::Model;
 use super::value::Val;
+use super::weak::{pick, Chosen, Override, Values, WeakOptions, WeakState};
 
 /// The default number of instructions one step (or one serial operation) may execute before
 /// it is cut off as an endless local loop.
@@ -41,10 +43,15 @@ pub(crate) struct Obj {
 /// `Arc`-shared and copied only when written (heap records individually).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Memory {
+    /// Under weak memory, the latest store of each location (what a sequentially consistent
+    /// read would read, and what the `final` part reads).
     pub(crate) globals: Arc<Vec<Val>>,
     pub(crate) heap: Arc<Vec<Arc<Obj>>>,
     /// Declared locks, then the object's own monitor (`this`).
     pub(crate) locks: Arc<Vec<LockState>>,
+    /// Under weak memory, the execution graph (see `weak.rs`); `None` when the test runs
+    /// sequentially consistent, and in serial runs.
+    pub(crate) weak: Option<Arc<WeakState>>,
 }
 
 impl Memory {
@@ -54,6 +61,7 @@ impl Memory {
             globals: Arc::new(vec![Val::Unit; model.n_globals as usize]),
             heap: Arc::new(Vec::new()),
             locks: Arc::new(vec![LockState::default(); model.locks.len() + 1]),
+            weak: None,
         }
     }
 }
@@ -93,6 +101,20 @@ pub(crate) enum Stop {
     /// The instruction budget ran out, at this span: the last loop that jumped back (the
     /// likely endless one), else the instruction that ran out.
     Budget(Span),
+    /// Under weak memory, the way asked for is past the bound on ways: the access (for people)
+    /// had `ways` ways and `max` were allowed.
+    Cut { access: String, ways: u32, max: u32 },
+}
+
+/// What a run under weak memory needs besides the state's graph.
+pub(crate) struct WeakCx<'a> {
+    /// The numbers of values.
+    pub values: &'a mut Values,
+    pub options: &'a WeakOptions,
+    /// The way the step's access takes (see [`fgvt_tree::Choice`]).
+    pub way: u32,
+    /// What the step's access chose, for its event.
+    pub chosen: Option<Chosen>,
 }
 
 /// Where a run paused.
@@ -144,6 +166,8 @@ pub(crate) struct Runner<'m> {
     /// Whether to format accesses (only explored steps need them).
     record: bool,
     accesses: Vec<Access>,
+    /// Under weak memory, what the run needs besides the graph.
+    pub weak: Option<WeakCx<'m>>,
 }
 
 type R<T> = Result<T, Stop>;
@@ -169,6 +193,7 @@ impl<'m> Runner<'m> {
             last_loop: None,
             record,
             accesses: Vec::new(),
+            weak: None,
         }
     }
 
@@ -394,6 +419,294 @@ impl<'m> Runner<'m> {
         }
     }
 
+    // ----- weak memory (see `weak.rs`) -----
+
+    /// The graph and the run's weak context: only called under weak memory.
+    fn weak_parts(&mut self) -> (&mut WeakState, &mut WeakCx<'m>) {
+        let w = Arc::make_mut(
+            self.mem
+                .weak
+                .as_mut()
+                .expect("a run with a weak context has a graph"),
+        );
+        w.touch();
+        (w, self.weak.as_mut().expect("called under weak memory"))
+    }
+
+    /// The graph location of record `a`'s first field (its fields follow, then its monitor's
+    /// word): records are laid out in the order of the heap.
+    fn record_loc(&self, a: usize) -> u32 {
+        let layout = self.mem.weak.as_ref().expect("under weak memory").layout;
+        let before: usize = self.mem.heap[..a].iter().map(|o| o.fields.len() + 1).sum();
+        layout.heap() + before as u32
+    }
+
+    /// The graph location of `addr`.
+    fn weak_loc(&self, addr: Addr) -> u32 {
+        match addr {
+            Addr::Global(g) => g as u32,
+            Addr::Field(o, f) => self.record_loc(o) + f as u32,
+        }
+    }
+
+    /// The order an access of `kind` at `site` runs with (`failure`: a `cas`'s failed load),
+    /// the fences a report's trial adds around it, and whether it may read only the latest
+    /// store (inside a region, which runs `SeqCst` on the latest stores).
+    fn weak_order(&self, site: u32, kind: AccessKind, failure: bool) -> (Order, Override, bool) {
+        if self.atomic > 0 {
+            return (Order::SeqCst, Override::default(), true);
+        }
+        let s = &self.model.sites[site as usize];
+        let declared = if failure { s.failure } else { s.order };
+        let cx = self.weak.as_ref().expect("under weak memory");
+        match cx.options.overrides.get(&site) {
+            None => (declared, Override::default(), false),
+            Some(o) => {
+                let order = o
+                    .order
+                    .map_or(declared, |wanted| fix::valid_for(kind, wanted));
+                (order, *o, false)
+            }
+        }
+    }
+
+    /// The bound hit by the way asked of the access at `site`, for its bounded leaf.
+    fn cut(&self, what: &str, site: u32, (ways, max): (u32, u32)) -> Stop {
+        let s = &self.model.sites[site as usize];
+        Stop::Cut {
+            access: format!("{what} `{}` at {}", s.text, self.model.position(s.span)),
+            ways,
+            max,
+        }
+    }
+
+    /// The latest value of `addr` in the graph, into the memory's mirror.
+    fn mirror(&mut self, addr: Addr, loc: u32) {
+        let (w, cx) = self.weak_parts();
+        let latest = cx.values.get(w.x.value(w.x.latest(loc))).clone();
+        self.set(addr, latest);
+    }
+
+    fn weak_load(&mut self, addr: Addr, site: u32) -> R<Val> {
+        let loc = self.weak_loc(addr);
+        let t = self.tid as usize;
+        let (order, added, latest_only) = self.weak_order(site, AccessKind::Load, false);
+        let (w, cx) = self.weak_parts();
+        if let Some(fence) = added.fence_before {
+            w.x.fence(t, fence);
+        }
+        let latest = w.x.latest(loc);
+        let candidates = if latest_only {
+            vec![latest]
+        } else {
+            w.x.load_candidates(t, loc, order)
+        };
+        let way = if latest_only { 0 } else { cx.way };
+        let picked = pick(candidates.len(), way, cx.options.max_ways);
+        let (i, ways, cut) = match picked {
+            Ok(p) => p,
+            Err(bound) => return Err(self.cut("load of", site, bound)),
+        };
+        let from = candidates[i];
+        let id = w.x.load(t, loc, order, from);
+        if let Some(fence) = added.fence_after {
+            w.x.fence(t, fence);
+        }
+        if !latest_only {
+            cx.chosen = Some(Chosen {
+                order,
+                way,
+                ways,
+                cut,
+                read: Some(from),
+                latest: (from != latest).then_some(latest),
+                before: None,
+            });
+        }
+        Ok(cx.values.get(id).clone())
+    }
+
+    fn weak_store(&mut self, addr: Addr, v: Val, site: u32) -> R<()> {
+        let loc = self.weak_loc(addr);
+        let t = self.tid as usize;
+        let (order, added, latest_only) = self.weak_order(site, AccessKind::Store, false);
+        let (w, cx) = self.weak_parts();
+        if let Some(fence) = added.fence_before {
+            w.x.fence(t, fence);
+        }
+        let mo = w.x.modification_order(loc);
+        let places = if latest_only {
+            vec![mo.len() - 1]
+        } else {
+            w.x.store_placements(t, loc, order)
+        };
+        let way = if latest_only { 0 } else { cx.way };
+        let picked = pick(places.len(), way, cx.options.max_ways);
+        let (i, ways, cut) = match picked {
+            Ok(p) => p,
+            Err(bound) => return Err(self.cut("store to", site, bound)),
+        };
+        let after = places[i];
+        let id = cx.values.id(&v);
+        let store = w.x.store(t, loc, id, order, after);
+        w.note_writer(store, t as u32, site);
+        if let Some(fence) = added.fence_after {
+            w.x.fence(t, fence);
+        }
+        if !latest_only {
+            cx.chosen = Some(Chosen {
+                order,
+                way,
+                ways,
+                cut,
+                read: None,
+                latest: None,
+                before: mo.get(after + 1).copied(),
+            });
+        }
+        self.mirror(addr, loc);
+        Ok(())
+    }
+
+    fn weak_cas(&mut self, addr: Addr, expected: &Val, new: &Val, site: u32) -> R<bool> {
+        let loc = self.weak_loc(addr);
+        let t = self.tid as usize;
+        let (success, added, latest_only) = self.weak_order(site, AccessKind::Rmw, false);
+        let (failure, ..) = self.weak_order(site, AccessKind::Load, true);
+        let tid = self.tid;
+        let (w, cx) = self.weak_parts();
+        let (expected, new) = (cx.values.id(expected), cx.values.id(new));
+        if let Some(fence) = added.fence_before {
+            w.x.fence(t, fence);
+        }
+        let latest = w.x.latest(loc);
+        let choices = if latest_only {
+            vec![CasChoice {
+                from: latest,
+                succeeds: w.x.value(latest) == expected,
+            }]
+        } else {
+            w.x.cas_choices(t, loc, expected, success, failure)
+        };
+        let way = if latest_only { 0 } else { cx.way };
+        let picked = pick(choices.len(), way, cx.options.max_ways);
+        let (i, ways, cut) = match picked {
+            Ok(p) => p,
+            Err(bound) => return Err(self.cut("cas on", site, bound)),
+        };
+        let choice = choices[i];
+        if choice.succeeds {
+            let (_, store) = w.x.rmw(t, loc, success, choice.from, |_| new);
+            w.note_writer(store, tid, site);
+        } else {
+            w.x.load(t, loc, failure, choice.from);
+        }
+        if let Some(fence) = added.fence_after {
+            w.x.fence(t, fence);
+        }
+        if !latest_only {
+            cx.chosen = Some(Chosen {
+                order: if choice.succeeds { success } else { failure },
+                way,
+                ways,
+                cut,
+                read: Some(choice.from),
+                latest: (choice.from != latest).then_some(latest),
+                before: None,
+            });
+        }
+        if choice.succeeds {
+            self.mirror(addr, loc);
+        }
+        Ok(choice.succeeds)
+    }
+
+    /// A `dcas` under weak memory: `SeqCst`, on the latest stores of both locations.
+    fn weak_dcas(
+        &mut self,
+        addrs: [Addr; 2],
+        expected: [&Val; 2],
+        new: [&Val; 2],
+        site: u32,
+    ) -> bool {
+        let locs = addrs.map(|a| self.weak_loc(a));
+        let t = self.tid as usize;
+        let tid = self.tid;
+        let (w, cx) = self.weak_parts();
+        let expected = expected.map(|v| cx.values.id(v));
+        let new = new.map(|v| cx.values.id(v));
+        let succeeds = (0..2).all(|i| w.x.value(w.x.latest(locs[i])) == expected[i]);
+        for i in 0..2 {
+            let from = w.x.latest(locs[i]);
+            if succeeds {
+                let (_, store) = w.x.rmw(t, locs[i], Order::SeqCst, from, |_| new[i]);
+                w.note_writer(store, tid, site);
+            } else {
+                w.x.load(t, locs[i], Order::SeqCst, from);
+            }
+        }
+        if succeeds {
+            for i in 0..2 {
+                self.mirror(addrs[i], locs[i]);
+            }
+        }
+        succeeds
+    }
+
+    /// Taking (`acquire`) or releasing the lock `monitor` under weak memory: an acquire
+    /// read-modify-write of its word, or a release store to it, as `std`'s mutexes.
+    fn weak_lock(&mut self, monitor: &Val, acquire: bool) {
+        let loc = match monitor {
+            Val::Lock(id) => self
+                .mem
+                .weak
+                .as_ref()
+                .expect("under weak memory")
+                .layout
+                .lock(*id),
+            Val::Ref(a) => {
+                self.record_loc(*a as usize) + self.mem.heap[*a as usize].fields.len() as u32
+            }
+            _ => unreachable!("`lock_of` accepted the monitor"),
+        };
+        let t = self.tid as usize;
+        let (w, _) = self.weak_parts();
+        let latest = w.x.latest(loc);
+        if acquire {
+            w.x.rmw(t, loc, Order::Acquire, latest, |v| v);
+        } else {
+            let end = w.x.modification_order(loc).len() - 1;
+            let value = w.x.value(latest);
+            w.x.store(t, loc, value, Order::Release, end);
+        }
+    }
+
+    /// Record `a`, just made, gets its locations: its fields with the values `new` gave them
+    /// as initial stores, then its monitor's word.
+    fn weak_new(&mut self, a: usize) {
+        let fields = self.mem.heap[a].fields.clone();
+        let first = self.record_loc(a);
+        let (w, cx) = self.weak_parts();
+        debug_assert_eq!(
+            w.x.locations(),
+            first as usize,
+            "records are laid out in heap order"
+        );
+        for v in &fields {
+            let id = cx.values.id(v);
+            w.add_location(id);
+        }
+        w.add_location(0);
+    }
+
+    /// A `fence(order)` under weak memory.
+    fn weak_fence(&mut self, site: u32) {
+        let (order, ..) = self.weak_order(site, AccessKind::Fence, false);
+        let t = self.tid as usize;
+        let (w, _) = self.weak_parts();
+        w.x.fence(t, order);
+    }
+
     // ----- one instruction -----
 
     /// Executes one instruction; `Some(v)` when the operation's outermost frame returned.
@@ -510,6 +823,9 @@ impl<'m> Runner<'m> {
                     monitor: LockState::default(),
                 }));
                 let a = (heap.len() - 1) as u32;
+                if self.weak.is_some() {
+                    self.weak_new(a as usize);
+                }
                 self.push(Val::Ref(a));
             }
             Instr::Call(func, n) => {
@@ -549,7 +865,11 @@ impl<'m> Runner<'m> {
             }
             Instr::Read(loc, site) => {
                 let (addr, text) = self.resolve(*loc, *site)?;
-                let v = self.get(addr);
+                let v = if self.weak.is_some() {
+                    self.weak_load(addr, *site)?
+                } else {
+                    self.get(addr)
+                };
                 let loc_text = self.location_text(text, *site);
                 self.note(EventKind::Read, || loc_text, || v.to_string());
                 self.push(v);
@@ -559,20 +879,28 @@ impl<'m> Runner<'m> {
                 let (addr, text) = self.resolve(*loc, *site)?;
                 let loc_text = self.location_text(text, *site);
                 self.note(EventKind::Write, || loc_text, || v.to_string());
-                self.set(addr, v);
+                if self.weak.is_some() {
+                    self.weak_store(addr, v, *site)?;
+                } else {
+                    self.set(addr, v);
+                }
             }
             Instr::Cas(loc, site) => {
                 let new = self.pop();
                 let expected = self.pop();
                 let (addr, text) = self.resolve(*loc, *site)?;
-                let success = self.get(addr) == expected;
+                let success = if self.weak.is_some() {
+                    self.weak_cas(addr, &expected, &new, *site)?
+                } else {
+                    self.get(addr) == expected
+                };
                 let loc_text = self.location_text(text, *site);
                 self.note(
                     EventKind::Cas { success },
                     || loc_text,
                     || format!("{expected} -> {new}"),
                 );
-                if success {
+                if success && self.weak.is_none() {
                     self.set(addr, new);
                 }
                 self.push(Val::Bool(success));
@@ -585,14 +913,18 @@ impl<'m> Runner<'m> {
                 // Address operands: the second location's are on top.
                 let (a2, _) = self.resolve(*l2, *site)?;
                 let (a1, _) = self.resolve(*l1, *site)?;
-                let success = self.get(a1) == e1 && self.get(a2) == e2;
+                let success = if self.weak.is_some() {
+                    self.weak_dcas([a1, a2], [&e1, &e2], [&n1, &n2], *site)
+                } else {
+                    self.get(a1) == e1 && self.get(a2) == e2
+                };
                 let text = model.sites[*site as usize].text.clone();
                 self.note(
                     EventKind::Dcas { success },
                     || text,
                     || format!("({e1}, {e2}) -> ({n1}, {n2})"),
                 );
-                if success {
+                if success && self.weak.is_none() {
                     self.set(a1, n1);
                     self.set(a2, n2);
                 }
@@ -601,7 +933,7 @@ impl<'m> Runner<'m> {
             Instr::Lock(site) => {
                 let m = self.pop();
                 let tid = self.tid;
-                let lock = self.lock_of(m, *site)?;
+                let lock = self.lock_of(m.clone(), *site)?;
                 if lock.count == 0 {
                     *lock = LockState {
                         owner: tid,
@@ -617,13 +949,16 @@ impl<'m> Runner<'m> {
                         site.span,
                     ));
                 }
+                if self.weak.is_some() {
+                    self.weak_lock(&m, true);
+                }
                 let text = model.sites[*site as usize].text.clone();
                 self.note(EventKind::Lock, || text, String::new);
             }
             Instr::Unlock(site) => {
                 let m = self.pop();
                 let tid = self.tid;
-                let lock = self.lock_of(m, *site)?;
+                let lock = self.lock_of(m.clone(), *site)?;
                 let text = model.sites[*site as usize].text.clone();
                 if lock.count == 0 || lock.owner != tid {
                     let holder = if lock.count == 0 {
@@ -634,6 +969,9 @@ impl<'m> Runner<'m> {
                     return self.fault(format!("thread {tid} unlocks `{text}`, but {holder}"));
                 }
                 lock.count -= 1;
+                if self.weak.is_some() {
+                    self.weak_lock(&m, false);
+                }
                 self.note(EventKind::Unlock, || text, String::new);
             }
             Instr::AtomicBegin(_) => self.atomic += 1,
@@ -642,6 +980,11 @@ impl<'m> Runner<'m> {
                 self.await_site = Some(*site);
             }
             Instr::AtomicEnd => self.atomic -= 1,
+            Instr::Fence(site) => {
+                if self.weak.is_some() {
+                    self.weak_fence(*site);
+                }
+            }
             Instr::AwaitEnd => match self.pop() {
                 Val::Bool(true) => self.atomic -= 1,
                 Val::Bool(false) => {

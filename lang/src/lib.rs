@@ -20,6 +20,8 @@
 //! type      := "int" | "bool" | RecordName | "(" type ("," type)+ ")"
 //! stmt      := type name ("=" expr)? ";" | "var" name "=" expr ";" | "var" "(" name,+ ")" "=" expr ";"
 //!            | place "=" expr ";"          place := name | a[i] | e.f | "(" place,+ ")"
+//!            | loc ".store" "(" expr "," order ")" ";"   loc := name | a[i] | e.f (shared)
+//!            | "fence" "(" order ")" ";"
 //!            | expr ";" | block | ";"
 //!            | "if" "(" expr ")" stmt ("else" stmt)?
 //!            | (label ":")? "while" "(" expr ")" stmt | (label ":")? "loop" block
@@ -28,7 +30,10 @@
 //!            | "lock" "(" mon ")" ";" | "unlock" "(" mon ")" ";" | "synchronized" "(" mon ")" block
 //! mon       := lockName | "this" | expr (a record: its monitor)
 //! expr      := literals (INT, true, false, null, STRING) | name | a[i] | e.f | e.0 | "(" expr,+ ")"
-//!            | f(args) | new R(args) | cas(place, exp, new) | dcas(p1, p2, e1, e2, n1, n2)
+//!            | f(args) | new R(args) | cas(loc, exp, new) | cas(loc, exp, new, order)
+//!            | cas(loc, exp, new, order, order) | dcas(p1, p2, e1, e2, n1, n2)
+//!            | loc ".load" "(" order ")"
+//! order     := "relaxed" | "acquire" | "release" | "acq_rel" | "seq_cst"
 //!            | "-" e | "!" e | e (* / % + - < <= > >= == != && ||) e   (C precedence)
 //! ```
 //!
@@ -36,6 +41,31 @@
 //! `final`): reading it races with nothing, so it is not an event and adds no step to the tree.
 //! Only `new` and the constructor may set it; a field is treated as final only if every record
 //! that declares a field of that name declares it `final`.
+//!
+//! # Memory orderings
+//!
+//! Shared accesses may declare the orderings of C++20 and Rust, so that code written for weak
+//! memory ports line for line: `x.load(acquire)` (Rust's `x.load(Ordering::Acquire)`),
+//! `x.store(v, release)`, `cas(x, e, n, acq_rel, acquire)` (success, then failure, as
+//! `compare_exchange`; with one ordering the failure is its load side, as in C++), and the
+//! statement `fence(release)`. An access written without one (`x`, `x = v`, `cas(x, e, n)`)
+//! is `seq_cst`. A load takes `relaxed`, `acquire` or `seq_cst`, a store `relaxed`, `release`
+//! or `seq_cst`, a `cas` any ordering (its failure a load's), a fence any but `relaxed`: any
+//! other is an error at its place, as are orderings inside `atomic { }` and `await`, which run
+//! sequentially consistent as a whole. `fence` is no keyword: only `fence` applied to an
+//! ordering is a fence.
+//!
+//! A model that declares no ordering weaker than `seq_cst` is explored sequentially
+//! consistent, exactly as a model without orderings. One that declares a weaker one runs under
+//! the C++20 / Rust memory model (RC11, the `fgvt-memory` crate): a load may read an older
+//! store, each choice a *way* of its step. Locks hand over like `std`'s mutexes (an acquire
+//! read-modify-write, a release store); `atomic { }`, `await` and `dcas` run as one
+//! sequentially consistent step that reads the latest store of each location; a record's
+//! fields as `new` sets them are their initial stores, seen by every thread (store after `new`
+//! to publish through a record); `init` happens before the threads and `final` after them.
+//! Calls carry a vector clock of the operations that returned before them in happens-before,
+//! by which the checker orders operations. See [`TestProgram`] for the bound on ways
+//! ([`TestProgram::with_max_stale`], [`DEFAULT_MAX_STALE`]).
 
 //!
 //! # Example
@@ -85,6 +115,7 @@ mod snippet;
 mod steps;
 mod test_program;
 mod value;
+mod weak;
 
 #[cfg(test)]
 mod tests;
@@ -93,9 +124,10 @@ pub use error::{ErrorKind, LangError};
 /// Calls in tests are parsed by the tree crate, which Rust objects use without this language.
 pub use fgvt_tree::{parse_call, CallSyntaxError};
 pub use interp::{Memory, DEFAULT_BUDGET};
-pub use model::{Model, OpSignature};
-pub use parser::MAX_NESTING;
+pub use model::{Model, OpSignature, OrderedAccess};
+pub use parser::{ordering_name, MAX_NESTING};
 pub use self_spec::SelfSpec;
 pub use snippet::SnippetSource;
 pub use test_program::{TestProgram, TestState};
 pub use value::render_value;
+pub use weak::DEFAULT_MAX_STALE;

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use fgvt_memory::{AccessKind, Order};
 use fgvt_tree::{Call, Span};
 
 use super::bytecode::{Array, Function, RecordInfo, Site};
@@ -17,6 +18,22 @@ pub struct OpSignature {
     pub params: Vec<String>,
     /// Where its name is written.
     pub span: Span,
+}
+
+/// An access of a model whose ordering counts under weak memory (a read, a write or a `cas`
+/// outside `atomic`/`await`, or a fence), as the search for a fix names it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OrderedAccess {
+    /// The access's number, as [`crate::TestProgram::with_changes`] takes it.
+    pub site: u32,
+    /// What kind of access it is.
+    pub kind: AccessKind,
+    /// The ordering it declares (`SeqCst` when none is written; a `cas`'s success ordering).
+    pub order: Order,
+    /// Where it is written.
+    pub span: Span,
+    /// What it is, for people: ``load of `ready` ``, ``store to `d[i]` ``, `fence`.
+    pub access: String,
 }
 
 /// A compiled object of a model file, ready to run.
@@ -62,6 +79,34 @@ impl Model {
     /// The operation called `name`, if any.
     pub fn operation(&self, name: &str) -> Option<OpSignature> {
         self.op_id(name).map(|f| self.signature(f))
+    }
+
+    /// Whether some access or fence declares an ordering weaker than `SeqCst`: a test of the
+    /// model then runs under the C++20 / Rust memory model (see [`crate::TestProgram`]).
+    pub fn is_weak(&self) -> bool {
+        self.sites.iter().any(|s| s.access.is_some() && s.is_weak())
+    }
+
+    /// Every access whose ordering counts under weak memory, in the order they are written.
+    pub fn ordered_accesses(&self) -> Vec<OrderedAccess> {
+        (self.sites.iter().enumerate())
+            .filter_map(|(i, s)| {
+                let kind = s.access?;
+                let access = match kind {
+                    AccessKind::Load => format!("load of `{}`", s.text),
+                    AccessKind::Store => format!("store to `{}`", s.text),
+                    AccessKind::Rmw => format!("cas on `{}`", s.text),
+                    AccessKind::Fence => "fence".to_string(),
+                };
+                Some(OrderedAccess {
+                    site: i as u32,
+                    kind,
+                    order: s.order,
+                    span: s.span,
+                    access,
+                })
+            })
+            .collect()
     }
 
     /// All operations, in declaration order.

@@ -1,9 +1,10 @@
 //! A hand-written recursive-descent parser from tokens to the [`ast`](super::ast).
 
+use fgvt_memory::{AccessKind, Order};
 use fgvt_tree::Span;
 
 use super::ast::*;
-use super::error::{Diag, ErrorKind};
+use super::error::{did_you_mean, Diag, ErrorKind};
 use super::lexer::{lex, unquote, Tok, Token};
 
 /// Parses a whole model file. `file` is the file's index in the source map (for spans).
@@ -476,6 +477,15 @@ impl<'a> Parser<'a> {
                 }
             }
             Tok::Loop | Tok::While => self.loop_stmt(None, from),
+            Tok::Ident if self.at_fence() => {
+                self.bump();
+                self.expect(Tok::LParen)?;
+                let order = self.ordering(AccessKind::Fence, "a fence")?;
+                self.expect(Tok::RParen)?;
+                let span = self.since(from);
+                self.expect(Tok::Semi)?;
+                Ok(Stmt::Fence(order, span))
+            }
             Tok::Var => {
                 self.bump();
                 let pat = if self.peek() == Tok::LParen {
@@ -617,6 +627,15 @@ impl<'a> Parser<'a> {
                     Ok(Stmt::Assign {
                         target,
                         value,
+                        order: None,
+                        span,
+                    })
+                } else if let Expr::Store(target, value, order, span) = e {
+                    self.expect(Tok::Semi)?;
+                    Ok(Stmt::Assign {
+                        target: *target,
+                        value: *value,
+                        order: Some(order),
                         span,
                     })
                 } else {
@@ -751,6 +770,8 @@ impl<'a> Parser<'a> {
                 if self.peek() == Tok::Int {
                     let (i, _) = self.int()?;
                     e = Expr::Proj(Box::new(e), i as usize, self.since(from));
+                } else if self.peek() == Tok::Ident && self.peek_at(1) == Tok::LParen {
+                    e = self.access_method(e, from)?;
                 } else if self.peek() == Tok::Ident {
                     let f = self.ident()?;
                     e = Expr::Field(Box::new(e), f, self.since(from));
@@ -836,16 +857,46 @@ impl<'a> Parser<'a> {
                 let args = self.args()?;
                 let span = self.since(from);
                 let (want, name) = if is_cas { (3, "cas") } else { (6, "dcas") };
+                let mut args = args;
+                let orders = if is_cas && matches!(args.len(), 4 | 5) {
+                    let mut written = args.split_off(3).into_iter();
+                    let success = self.ordering_arg(written.next(), AccessKind::Rmw, "a `cas`")?;
+                    let failure = match written.next() {
+                        Some(e) => {
+                            self.ordering_arg(Some(e), AccessKind::Load, "a failed `cas`")?
+                        }
+                        // C++'s one-order form: the failure is the success's load side.
+                        None => Ordering {
+                            order: match success.order {
+                                Order::AcqRel => Order::Acquire,
+                                Order::Release => Order::Relaxed,
+                                other => other,
+                            },
+                            span: success.span,
+                        },
+                    };
+                    Some(CasOrders { success, failure })
+                } else {
+                    None
+                };
                 if args.len() != want {
                     let help = if is_cas {
-                        "write `cas(location, expected, new)`"
+                        "write `cas(location, expected, new)`, or with orderings \
+                         `cas(location, expected, new, acq_rel, acquire)`"
                     } else {
                         "write `dcas(location1, location2, expected1, expected2, new1, new2)`"
                     };
                     return Err(Diag::new(
                         ErrorKind::Arity,
                         span,
-                        format!("`{name}` takes {want} arguments, found {}", args.len()),
+                        if is_cas {
+                            format!(
+                                "`cas` takes 3 arguments (5 with orderings), found {}",
+                                args.len()
+                            )
+                        } else {
+                            format!("`{name}` takes {want} arguments, found {}", args.len())
+                        },
                         "wrong number of arguments",
                     )
                     .help(help));
@@ -869,7 +920,13 @@ impl<'a> Parser<'a> {
                     let l = loc(args.next().unwrap_or(Expr::Null(span)))?;
                     let e = args.next().unwrap_or(Expr::Null(span));
                     let n = args.next().unwrap_or(Expr::Null(span));
-                    Ok(Expr::Cas(Box::new(l), Box::new(e), Box::new(n), span))
+                    Ok(Expr::Cas(
+                        Box::new(l),
+                        Box::new(e),
+                        Box::new(n),
+                        orders,
+                        span,
+                    ))
                 } else {
                     let a: Vec<Expr> = args.collect();
                     let mut a = a.into_iter();
@@ -901,4 +958,180 @@ impl<'a> Parser<'a> {
             _ => Err(self.expected("an expression")),
         }
     }
+    /// Whether the cursor is at a `fence(order)` statement: `fence` is no keyword (a model may
+    /// name a function so), only `fence` applied to an ordering is a fence.
+    fn at_fence(&self) -> bool {
+        let t = self.toks[self.pos];
+        self.slice(t) == "fence"
+            && self.peek_at(1) == Tok::LParen
+            && self.peek_at(2) == Tok::Ident
+            && self.peek_at(3) == Tok::RParen
+            && ordering_named(self.slice(self.toks[self.pos + 2])).is_some()
+    }
+
+    /// `.load(order)` or `.store(value, order)` on the location `target` (the method's name
+    /// is at the cursor, after the dot).
+    fn access_method(&mut self, target: Expr, from: usize) -> Result<Expr, Diag> {
+        let method = self.ident()?;
+        let is_load = match method.name.as_str() {
+            "load" => true,
+            "store" => false,
+            other => {
+                return Err(Diag::new(
+                    ErrorKind::Syntax,
+                    method.span,
+                    format!("`{other}` is not an access of a shared location"),
+                    "not `load` or `store`",
+                )
+                .maybe_help(did_you_mean(other, ["load", "store"]))
+                .help_if_none(
+                    "a shared location is read with `x.load(order)` and written with \
+                     `x.store(value, order)`; fields take no calls",
+                ))
+            }
+        };
+        let place =
+            match target {
+                Expr::Name(_) | Expr::Index(..) | Expr::Field(..) => self.to_lvalue(target)?,
+                other => return Err(Diag::new(
+                    ErrorKind::Invalid,
+                    other.span(),
+                    format!("`.{}` needs a shared location", method.name),
+                    "not a location",
+                )
+                .help(
+                    "call it on a shared variable `x`, an array element `a[i]` or a field `n.f`",
+                )),
+            };
+        self.expect(Tok::LParen)?;
+        if is_load {
+            let order = self.ordering(AccessKind::Load, "a load")?;
+            self.expect(Tok::RParen)?;
+            Ok(Expr::Load(Box::new(place), order, self.since(from)))
+        } else {
+            let value = self.expr()?;
+            self.expect(Tok::Comma)?;
+            let order = self.ordering(AccessKind::Store, "a store")?;
+            self.expect(Tok::RParen)?;
+            Ok(Expr::Store(
+                Box::new(place),
+                Box::new(value),
+                order,
+                self.since(from),
+            ))
+        }
+    }
+
+    /// A memory ordering at the cursor, which an access of `kind` (`what`, in messages) must
+    /// be able to take.
+    fn ordering(&mut self, kind: AccessKind, what: &str) -> Result<Ordering, Diag> {
+        if self.peek() != Tok::Ident {
+            return Err(self.expected(
+                "a memory ordering (`relaxed`, `acquire`, `release`, `acq_rel` or `seq_cst`)",
+            ));
+        }
+        let id = self.ident()?;
+        ordering_of(&id.name, id.span, kind, what)
+    }
+
+    /// An ordering written as an argument (of `cas`), already parsed as an expression.
+    fn ordering_arg(
+        &self,
+        arg: Option<Expr>,
+        kind: AccessKind,
+        what: &str,
+    ) -> Result<Ordering, Diag> {
+        match arg {
+            Some(Expr::Name(id)) => ordering_of(&id.name, id.span, kind, what),
+            Some(other) => Err(Diag::new(
+                ErrorKind::Syntax,
+                other.span(),
+                "expected a memory ordering",
+                "not an ordering",
+            )
+            .help("write `relaxed`, `acquire`, `release`, `acq_rel` or `seq_cst`")),
+            None => Err(Diag::new(
+                ErrorKind::Syntax,
+                self.cur_span(),
+                "expected a memory ordering",
+                "here",
+            )),
+        }
+    }
+}
+
+/// The memory orderings as the language spells them (C++'s `memory_order_…` and Rust's
+/// `Ordering::…` in lower case).
+const ORDERINGS: [(&str, Order); 5] = [
+    ("relaxed", Order::Relaxed),
+    ("acquire", Order::Acquire),
+    ("release", Order::Release),
+    ("acq_rel", Order::AcqRel),
+    ("seq_cst", Order::SeqCst),
+];
+
+/// The ordering spelled `name`, if it is one.
+pub(crate) fn ordering_named(name: &str) -> Option<Order> {
+    ORDERINGS.iter().find(|(n, _)| *n == name).map(|(_, o)| *o)
+}
+
+/// How the language spells `order`: `relaxed`, `acquire`, `release`, `acq_rel`, `seq_cst`.
+pub fn ordering_name(order: Order) -> &'static str {
+    ORDERINGS
+        .iter()
+        .find(|(_, o)| *o == order)
+        .map(|(n, _)| *n)
+        .expect("every order has a name")
+}
+
+/// The ordering `name` written at `span`, checked to be one an access of `kind` (`what`, in
+/// messages) can take: the rules of Rust's `std` (a load is never `release` or `acq_rel`, a
+/// store never `acquire` or `acq_rel`), and no `relaxed` fence (it orders nothing).
+fn ordering_of(name: &str, span: Span, kind: AccessKind, what: &str) -> Result<Ordering, Diag> {
+    let Some(order) = ordering_named(name) else {
+        let lower = name
+            .to_ascii_lowercase()
+            .replace("seqcst", "seq_cst")
+            .replace("acqrel", "acq_rel");
+        let hint = ordering_named(&lower)
+            .map(|o| format!("did you mean `{}`?", ordering_name(o)))
+            .or_else(|| did_you_mean(name, ORDERINGS.iter().map(|(n, _)| *n)));
+        return Err(Diag::new(
+            ErrorKind::Syntax,
+            span,
+            format!("`{name}` is not a memory ordering"),
+            "not an ordering",
+        )
+        .maybe_help(hint)
+        .help_if_none(
+            "the orderings are `relaxed`, `acquire`, `release`, `acq_rel` and `seq_cst`",
+        ));
+    };
+    let valid = if kind == AccessKind::Fence {
+        order != Order::Relaxed
+    } else {
+        order.is_valid_for(kind)
+    };
+    if !valid {
+        let allowed = match kind {
+            AccessKind::Load => "`relaxed`, `acquire` or `seq_cst`",
+            AccessKind::Store => "`relaxed`, `release` or `seq_cst`",
+            AccessKind::Rmw => "any ordering",
+            AccessKind::Fence => "`acquire`, `release`, `acq_rel` or `seq_cst`",
+        };
+        let why = match kind {
+            AccessKind::Load => "a load only reads: it has no release side",
+            AccessKind::Store => "a store only writes: it has no acquire side",
+            AccessKind::Fence => "a relaxed fence orders nothing",
+            AccessKind::Rmw => "",
+        };
+        return Err(Diag::new(
+            ErrorKind::Invalid,
+            span,
+            format!("{what} cannot be `{name}`"),
+            why,
+        )
+        .help(format!("{what} takes {allowed}, as in Rust and C++")));
+    }
+    Ok(Ordering { order, span })
 }

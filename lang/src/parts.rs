@@ -18,6 +18,12 @@ use fgvt_tree::interner::Interner;
 
 use super::interp::{Frame, LockState, Memory, Obj};
 use super::value::Val;
+use super::weak::WeakState;
+
+/// The lock table with, under weak memory, the execution graph: the part whose number is the
+/// row's `LOCKS` word. A step's memo key holds that word, so a step under weak memory is
+/// replayed only on states with the same graph's future (see `weak.rs`).
+type LockPart = (Arc<Vec<LockState>>, Option<Arc<WeakState>>);
 
 /// One thread's progress: the operation it is at and, in the middle of one, its frames
 /// (paused just before a shared instruction). No frames means "before operation `op`".
@@ -92,7 +98,7 @@ pub(crate) struct Parts {
     width: usize,
     globals: Interner<Arc<Vec<Val>>>,
     heaps: Interner<Arc<Vec<Arc<Obj>>>>,
-    locks: Interner<Arc<Vec<LockState>>>,
+    locks: Interner<LockPart>,
     threads: Interner<Arc<ThreadState>>,
     /// Wide tests: the numbers of the threads a row does not hold, as groups.
     rests: Interner<Box<[u32]>>,
@@ -170,7 +176,7 @@ impl Parts {
         let mut words = [0; WORDS];
         words[GLOBALS] = self.globals.intern(mem.globals, || ());
         words[HEAP] = self.heaps.intern(mem.heap, || ());
-        words[LOCKS] = self.locks.intern(mem.locks, || ());
+        words[LOCKS] = self.locks.intern((mem.locks, mem.weak), || ());
         let numbers: Vec<u32> = threads
             .into_iter()
             .map(|thread| self.threads.intern(Arc::new(thread), || ()))
@@ -229,21 +235,36 @@ impl Parts {
                 parts.intern(part, || ())
             }
         }
+        let locks = {
+            let (held, weak) = self.locks.key(row.0[LOCKS]);
+            let same_weak = match (weak, &mem.weak) {
+                (None, None) => true,
+                (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+                _ => false,
+            };
+            if same_weak && Arc::ptr_eq(held, &mem.locks) {
+                row.0[LOCKS]
+            } else {
+                self.locks.intern((mem.locks, mem.weak), || ())
+            }
+        };
         let effect = StepEffect([
             self.threads.intern(Arc::new(next), || ()),
             renumber(&mut self.globals, row.0[GLOBALS], mem.globals),
             renumber(&mut self.heaps, row.0[HEAP], mem.heap),
-            renumber(&mut self.locks, row.0[LOCKS], mem.locks),
+            locks,
         ]);
         self.apply(row, thread, effect)
     }
 
-    /// The shared memory of `row` (cheap: three shared references).
+    /// The shared memory of `row` (cheap: three or four shared references).
     pub fn memory(&self, row: &Row) -> Memory {
+        let (locks, weak) = self.locks.key(row.0[LOCKS]).clone();
         Memory {
             globals: self.globals.key(row.0[GLOBALS]).clone(),
             heap: self.heaps.key(row.0[HEAP]).clone(),
-            locks: self.locks.key(row.0[LOCKS]).clone(),
+            locks,
+            weak,
         }
     }
 
@@ -262,6 +283,7 @@ mod tests {
             globals: Arc::new(globals),
             heap: Arc::new(Vec::new()),
             locks: Arc::new(vec![LockState::default()]),
+            weak: None,
         }
     }
 

@@ -37,6 +37,8 @@ impl SelfSpec {
                 "the constructor runs more than {budget} instructions, in {}",
                 model.loop_at(at)
             ),
+            // Serial runs are sequentially consistent: no way is ever cut.
+            Stop::Cut { access, .. } => format!("the constructor was cut at {access}"),
         });
         SelfSpec {
             model,
@@ -93,6 +95,10 @@ impl Spec for SelfSpec {
                 self.budget,
                 self.model.loop_at(at)
             )),
+            // Serial runs are sequentially consistent: no way is ever cut.
+            Err(Stop::Cut { access, .. }) => {
+                Apply::Invalid(format!("`{call}` run alone was cut at {access}"))
+            }
         }
     }
 

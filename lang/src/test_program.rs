@@ -1,20 +1,28 @@
 //! Running a test of a model: the [`Program`] the recording scheduler explores.
 
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::sync::Arc;
 
+use fgvt_memory::fix::Change;
+use fgvt_memory::StoreId;
 use fgvt_tree::{
-    Call, Event, EventKind, Fault, History, Lane, Program, Span, Step, ThreadId, Value, Wait,
-    FINAL_LANE, INIT_LANE,
+    Bound, Call, Event, EventKind, Fault, History, Lane, Program, Span, Step, StoreRef, ThreadId,
+    Value, Wait, FINAL_LANE, INIT_LANE,
 };
 
 use super::interp::{
-    pending_event, run_serial, Frame, Memory, Pause, Runner, SharedEvent, Stop, DEFAULT_BUDGET,
+    pending_event, run_serial, Frame, Memory, Pause, Runner, SharedEvent, Stop, WeakCx,
+    DEFAULT_BUDGET,
 };
 use super::model::{Model, WAIT_ADVICE};
-use super::parts::{Parts, Row, ThreadState};
+use super::parts::{Parts, Row, StepKey, ThreadState};
 use super::steps::{Known, Steps};
 use super::value::Val;
+use super::weak::{
+    memory_choice, memory_order, store_thread, Layout, Override, Values, WeakOptions, WeakState,
+    DEFAULT_MAX_STALE,
+};
 
 /// A complete state of a [`TestProgram`]: shared memory and every thread (the explorer keeps
 /// the coarse history), as a row of numbers of parts the program stores once each (see
@@ -25,6 +33,10 @@ pub struct TestState {
 }
 
 /// A test of a model: serial `init`, concurrent threads, serial `final`.
+///
+/// A model that declares an ordering weaker than `seq_cst` runs under the C++20 / Rust memory
+/// model (RC11): see [`TestProgram::is_weak`] and the crate docs. Every other model runs
+/// sequentially consistent.
 #[derive(Debug)]
 pub struct TestProgram {
     model: Arc<Model>,
@@ -36,6 +48,12 @@ pub struct TestProgram {
     parts: RefCell<Parts>,
     /// The steps taken so far, to replay on states that repeat them.
     steps: RefCell<Steps>,
+    /// Under weak memory, its settings; `None` runs sequentially consistent.
+    weak: Option<WeakOptions>,
+    /// Under weak memory, the numbers of the values the graphs store.
+    values: RefCell<Values>,
+    /// Under weak memory, the steps taken so far by way (way 0 is in `steps`).
+    ways: RefCell<HashMap<(StepKey, u32), Known>>,
 }
 
 impl TestProgram {
@@ -48,6 +66,10 @@ impl TestProgram {
         finals: Vec<Call>,
     ) -> TestProgram {
         let parts = Parts::new(threads.len());
+        let weak = model.is_weak().then(|| WeakOptions {
+            max_ways: DEFAULT_MAX_STALE + 1,
+            overrides: HashMap::new(),
+        });
         TestProgram {
             model,
             init,
@@ -56,7 +78,61 @@ impl TestProgram {
             budget: DEFAULT_BUDGET,
             parts: RefCell::new(parts),
             steps: RefCell::new(Steps::default()),
+            weak,
+            values: RefCell::default(),
+            ways: RefCell::default(),
         }
+    }
+
+    /// Whether the test runs under the C++20 / Rust memory model: its model declares an
+    /// ordering weaker than `seq_cst` (or [`TestProgram::with_changes`] made it so).
+    pub fn is_weak(&self) -> bool {
+        self.weak.is_some()
+    }
+
+    /// Under weak memory, lets an access read at most `max` older stores than the latest one
+    /// (and go before at most `max` later ones); the rest are one bounded leaf
+    /// ([`fgvt_tree::Bound::Stale`]). 7 by default.
+    pub fn with_max_stale(mut self, max: u32) -> TestProgram {
+        if let Some(weak) = &mut self.weak {
+            weak.max_ways = max.saturating_add(1);
+        }
+        self.forget_steps();
+        self
+    }
+
+    /// Runs the test sequentially consistent whatever its model declares: every access
+    /// `seq_cst` (what a weak model's report compares with).
+    pub fn sequentially_consistent(mut self) -> TestProgram {
+        self.weak = None;
+        self.forget_steps();
+        self
+    }
+
+    /// Runs the test under weak memory with the model's orderings changed: each change names
+    /// an access by [`crate::OrderedAccess::site`] (a stronger order for it, or a fence right
+    /// before or after it). How a report checks that a change fixes the test.
+    pub fn with_changes(mut self, changes: &[(u32, Change)]) -> TestProgram {
+        let weak = self.weak.get_or_insert_with(|| WeakOptions {
+            max_ways: DEFAULT_MAX_STALE + 1,
+            overrides: HashMap::new(),
+        });
+        for &(site, change) in changes {
+            let o = weak.overrides.entry(site).or_insert(Override::default());
+            match change {
+                Change::Order(order) => o.order = Some(order),
+                Change::FenceBefore(order) => o.fence_before = Some(order),
+                Change::FenceAfter(order) => o.fence_after = Some(order),
+            }
+        }
+        self.forget_steps();
+        self
+    }
+
+    /// Drops the memoized steps: they were taken under other settings.
+    fn forget_steps(&mut self) {
+        self.steps = RefCell::default();
+        self.ways = RefCell::default();
     }
 
     /// Sets how many instructions one step (or one serial operation) may execute before it is
@@ -64,7 +140,7 @@ impl TestProgram {
     pub fn with_budget(mut self, budget: u64) -> TestProgram {
         self.budget = budget;
         // Steps taken under another budget may have ended differently.
-        self.steps = RefCell::default();
+        self.forget_steps();
         self
     }
 
@@ -139,6 +215,11 @@ impl TestProgram {
                 ),
                 span: Some(at),
             },
+            // Serial parts run sequentially consistent: they have no ways to cut.
+            Stop::Cut { access, .. } => Fault {
+                message: format!("{what} was cut at {access}"),
+                span: None,
+            },
         }
     }
 
@@ -177,13 +258,28 @@ impl Program for TestProgram {
         let mem = initialize(&self.model, self.budget)
             .map_err(|s| self.stop_fault(s, "the constructor"))?;
         let mut history = History::new();
-        let mem = self.serial(mem, &self.init, &mut history, INIT_LANE)?;
+        let mut mem = self.serial(mem, &self.init, &mut history, INIT_LANE)?;
+        if self.weak.is_some() {
+            mem.weak = Some(Arc::new(self.graph_after_init(&mem)));
+        }
         let threads = self.threads.iter().map(|_| ThreadState {
             op: 0,
             frames: Vec::new(),
         });
         let row = self.parts.borrow_mut().row(mem, threads);
         Ok((TestState { row }, history))
+    }
+
+    fn step_way(&self, state: &TestState, thread: ThreadId, way: u32) -> Step<TestState> {
+        let key = (self.parts.borrow().step_key(&state.row, thread), way);
+        if let Some(known) = self.ways.borrow().get(&key) {
+            return self.replay(state, thread, known);
+        }
+        let step = self.take_step(state, thread, way, &mut None);
+        if let Some(known) = self.known(&step, thread) {
+            self.ways.borrow_mut().insert(key, known);
+        }
+        step
     }
 
     fn step(&self, state: &TestState, thread: ThreadId) -> Step<TestState> {
@@ -239,7 +335,10 @@ impl Program for TestProgram {
 
     fn finish(&self, state: &TestState) -> Result<History, Fault> {
         let mut history = History::new();
-        let mem = self.parts.borrow().memory(&state.row);
+        let mut mem = self.parts.borrow().memory(&state.row);
+        // Every store happens before the `final` part, which so reads the latest of each
+        // location: the memory's mirror of them.
+        mem.weak = None;
         self.serial(mem, &self.finals, &mut history, FINAL_LANE)?;
         Ok(history)
     }
@@ -255,11 +354,81 @@ impl Program for TestProgram {
 }
 
 impl TestProgram {
+    /// What a step did, to replay it; `None` for a step not kept (faults, bounds).
+    fn known(&self, step: &Step<TestState>, thread: ThreadId) -> Option<Known> {
+        Some(match step {
+            Step::Done => Known::Done,
+            Step::Blocked => Known::Blocked,
+            Step::Moved { state: next, event } => Known::Moved(
+                self.parts.borrow().step_effect(&next.row, thread),
+                event.clone(),
+            ),
+            Step::Fault { .. } | Step::Bounded { .. } | Step::Cut { .. } => return None,
+        })
+    }
+
+    /// A step taken before, replayed on `state`.
+    fn replay(&self, state: &TestState, thread: ThreadId, known: &Known) -> Step<TestState> {
+        match known {
+            Known::Done => Step::Done,
+            Known::Blocked => Step::Blocked,
+            Known::Moved(effect, event) => Step::Moved {
+                state: TestState {
+                    row: self.parts.borrow_mut().apply(&state.row, thread, *effect),
+                },
+                event: event.clone(),
+            },
+        }
+    }
+
+    /// The execution graph at the start of the threads, under weak memory: every location
+    /// with the value the serial `init` part left (see `weak.rs`).
+    fn graph_after_init(&self, mem: &Memory) -> WeakState {
+        let layout = Layout {
+            globals: self.model.n_globals,
+            locks: self.model.locks.len() as u32 + 1,
+            threads: self.threads.len() as u32,
+        };
+        let mut values = self.values.borrow_mut();
+        let mut initial: Vec<u64> = mem.globals.iter().map(|v| values.id(v)).collect();
+        initial.extend((0..layout.locks + layout.threads).map(|_| 0));
+        for obj in mem.heap.iter() {
+            initial.extend(obj.fields.iter().map(|v| values.id(v)));
+            initial.push(0);
+        }
+        let live = (0..self.threads.len())
+            .filter(|&t| !self.threads[t].is_empty())
+            .fold(0u64, |bits, t| bits | 1 << t);
+        WeakState::new(layout, initial, live)
+    }
+
+    /// How a report names `store` of graph `w`.
+    fn store_ref(&self, w: &WeakState, values: &Values, store: StoreId) -> StoreRef {
+        let writer = w.writer(store);
+        StoreRef {
+            thread: store_thread(writer),
+            value: values.get(w.x.value(store)).to_string(),
+            span: writer.map(|(_, site)| self.model.sites[site as usize].span),
+        }
+    }
+
     /// [`Program::step`], also saying what the thread waits for when it is blocked.
     pub(crate) fn step_noting_wait(
         &self,
         state: &TestState,
         thread: ThreadId,
+        wait: &mut Option<(String, Span)>,
+    ) -> Step<TestState> {
+        self.take_step(state, thread, 0, wait)
+    }
+
+    /// Way `way` of `thread`'s step from `state` (see [`Program::step_way`]), saying what the
+    /// thread waits for when it is blocked.
+    fn take_step(
+        &self,
+        state: &TestState,
+        thread: ThreadId,
+        way: u32,
         wait: &mut Option<(String, Span)>,
     ) -> Step<TestState> {
         let (mem, th) = {
@@ -282,7 +451,22 @@ impl TestProgram {
         } else {
             (th.frames.clone(), None)
         };
+        // A call under weak memory says what it happens after: the operations it follows.
+        let seen = match (&mem.weak, &call) {
+            (Some(w), Some(_)) => Some(w.clock(thread, op_index)),
+            _ => None,
+        };
+        // Sequentially consistent, the step touches no value table.
+        let mut values = self.weak.as_ref().map(|_| self.values.borrow_mut());
         let mut r = Runner::new(&self.model, thread as u32, mem, frames, self.budget, true);
+        if let (Some(options), Some(values)) = (&self.weak, values.as_deref_mut()) {
+            r.weak = Some(WeakCx {
+                values,
+                options,
+                way,
+                chosen: None,
+            });
+        }
 
         // Local code before the first shared access (only at the start of an operation).
         let event = match r.run(true) {
@@ -304,15 +488,31 @@ impl TestProgram {
                     call,
                 );
                 ev.ret = Some(v.to_value());
+                ev.seen = seen;
+                let Runner { mut mem, .. } = r;
+                drop(values);
+                returned(&mut mem, thread);
                 return Step::Moved {
-                    state: self.advance(state, thread, r.mem, Vec::new(), &ev),
+                    state: self.advance(state, thread, mem, Vec::new(), &ev),
                     event: Arc::new(ev),
                 };
             }
             Ok(Pause::Shared) => {
                 let at = r.position();
                 match r.shared_step() {
-                    Ok(ev) => self.event(thread, op_index, ev, call),
+                    Ok(ev) => {
+                        let mut event = self.event(thread, op_index, ev, call);
+                        event.seen = seen;
+                        if let (Some(cx), Some(w)) = (&r.weak, &r.mem.weak) {
+                            if let Some(chosen) = &cx.chosen {
+                                event.order = Some(memory_order(chosen.order));
+                                event.memory =
+                                    memory_choice(chosen, |s| self.store_ref(w, &*cx.values, s));
+                            }
+                        }
+                        event
+                    }
+                    Err(Stop::Cut { access, ways, max }) => return cut(thread, access, ways, max),
                     Err(Stop::Blocked(why, at)) => {
                         *wait = Some((why, at));
                         return Step::Blocked;
@@ -358,25 +558,29 @@ impl TestProgram {
                 *wait = Some((why, at));
                 return Step::Blocked;
             }
+            Err(Stop::Cut { access, ways, max }) => return cut(thread, access, ways, max),
         };
 
         // Local code after the event, up to the next shared access or the operation's end.
         let mut event = event;
-        match r.run(true) {
+        let ran = r.run(true);
+        let Runner {
+            mut mem, frames, ..
+        } = r;
+        drop(values);
+        match ran {
             Ok(Pause::Done(v)) => {
                 event.ret = Some(v.to_value());
+                returned(&mut mem, thread);
                 Step::Moved {
-                    state: self.advance(state, thread, r.mem, Vec::new(), &event),
+                    state: self.advance(state, thread, mem, Vec::new(), &event),
                     event: Arc::new(event),
                 }
             }
-            Ok(Pause::Shared) => {
-                let frames = std::mem::take(&mut r.frames);
-                Step::Moved {
-                    state: self.advance(state, thread, r.mem, frames, &event),
-                    event: Arc::new(event),
-                }
-            }
+            Ok(Pause::Shared) => Step::Moved {
+                state: self.advance(state, thread, mem, frames, &event),
+                event: Arc::new(event),
+            },
             Err(Stop::Budget(at)) => Step::Bounded {
                 reason: self.budget_reason(thread, op_index, at),
             },
@@ -391,6 +595,7 @@ impl TestProgram {
                 *wait = Some((why, at));
                 Step::Blocked
             }
+            Err(Stop::Cut { access, ways, max }) => cut(thread, access, ways, max),
         }
     }
 
@@ -400,11 +605,26 @@ impl TestProgram {
         &self,
         state: &TestState,
         thread: ThreadId,
-        mem: Memory,
+        mut mem: Memory,
         frames: Vec<Frame>,
         event: &Event,
     ) -> TestState {
         let op = event.op_index as u32 + u32::from(event.ret.is_some());
+        if let Some(w) = &mut mem.weak {
+            // A thread that has run all its operations no longer acts: the graph's key
+            // forgets what only it could still meet.
+            let done = frames.is_empty() && op as usize >= self.threads[thread].len();
+            let live = if done {
+                w.live() & !(1 << thread)
+            } else {
+                w.live()
+            };
+            if !w.is_sealed() || live != w.live() {
+                let w = Arc::make_mut(w);
+                w.set_live(live);
+                w.seal();
+            }
+        }
         let next = ThreadState { op, frames };
         TestState {
             row: self.parts.borrow_mut().after(&state.row, mem, thread, next),
@@ -418,6 +638,25 @@ impl TestProgram {
             self.budget,
             self.model.loop_at(at)
         )
+    }
+}
+
+/// The step of a way past the bound on ways: `access` (for people) had `ways`, `max` allowed.
+fn cut(thread: ThreadId, access: String, ways: u32, max: u32) -> Step<TestState> {
+    Step::Cut {
+        bound: Bound::Stale {
+            thread,
+            access,
+            ways,
+            max,
+        },
+    }
+}
+
+/// Under weak memory, notes in `mem`'s graph that `thread`'s operation returned.
+fn returned(mem: &mut Memory, thread: ThreadId) {
+    if let Some(w) = &mut mem.weak {
+        Arc::make_mut(w).op_returned(thread);
     }
 }
 

@@ -472,6 +472,143 @@ fn other_misuses_are_reported() {
     .is_ok());
 }
 
+/// A model whose one operation has `body`, with shared `x`, a record `Node` and a lock.
+fn with_orderings(body: &str) -> String {
+    format!(
+        "object A {{\n    record Node {{ int v; }}\n    shared int x = 0;\n    lock m;\n    op f() {{\n        {body}\n    }}\n}}\n"
+    )
+}
+
+#[test]
+fn orderings_parse_on_loads_stores_cas_and_fences() {
+    let m = model(&with_orderings(
+        "int a = x.load(acquire); x.store(a + 1, release); Node n = new Node(1); \
+         n.v.store(2, relaxed); int b = n.v.load(seq_cst); \
+         bool c = cas(x, 1, 2, acq_rel, acquire); bool d = cas(x, 1, 2, release); \
+         fence(acq_rel); fence(seq_cst);",
+    ));
+    assert!(m.is_weak());
+    let accesses: Vec<(String, fgvt_memory::Order)> = m
+        .ordered_accesses()
+        .into_iter()
+        .map(|a| (a.access, a.order))
+        .collect();
+    use fgvt_memory::Order::*;
+    assert_eq!(
+        accesses,
+        [
+            ("load of `x`".to_string(), Acquire),
+            ("store to `x`".to_string(), Release),
+            ("store to `n.v`".to_string(), Relaxed),
+            ("load of `n.v`".to_string(), SeqCst),
+            ("cas on `x`".to_string(), AcqRel),
+            ("cas on `x`".to_string(), Release),
+            ("fence".to_string(), AcqRel),
+            ("fence".to_string(), SeqCst),
+        ]
+    );
+    // Only `seq_cst`, or nothing: sequentially consistent.
+    assert!(!model(&with_orderings(
+        "int a = x.load(seq_cst); fence(seq_cst); x = a;"
+    ))
+    .is_weak());
+    assert!(!model(PAIR_SNAPSHOT).is_weak());
+    // `fence` is no keyword: a function may be named so.
+    let m = model(
+        "object A {\n    fn fence(int k) { return k; }\n    op f() { return fence(1); }\n}\n",
+    );
+    assert!(!m.is_weak());
+}
+
+#[test]
+fn an_ordering_an_access_cannot_take_is_an_error_at_its_place() {
+    for (body, message, at) in [
+        (
+            "int a = x.load(release);",
+            "a load cannot be `release`",
+            "release",
+        ),
+        (
+            "int a = x.load(acq_rel);",
+            "a load cannot be `acq_rel`",
+            "acq_rel",
+        ),
+        (
+            "x.store(1, acquire);",
+            "a store cannot be `acquire`",
+            "acquire",
+        ),
+        ("fence(relaxed);", "a fence cannot be `relaxed`", "relaxed"),
+        (
+            "bool b = cas(x, 0, 1, acq_rel, release);",
+            "a failed `cas` cannot be `release`",
+            "release",
+        ),
+        (
+            "int a = x.load(Acquire);",
+            "`Acquire` is not a memory ordering",
+            "Acquire",
+        ),
+        (
+            "int a = x.load(aquire);",
+            "`aquire` is not a memory ordering",
+            "aquire",
+        ),
+        ("int a = x.load();", "expected a memory ordering", ")"),
+        (
+            "int a = 0; int b = a.load(relaxed);",
+            "`.load` needs a shared location",
+            "a.load",
+        ),
+        (
+            "int a = 0; a.store(1, relaxed);",
+            "`.store` needs a shared location",
+            "a.store",
+        ),
+        (
+            "int a = x.store(1, relaxed);",
+            "a `.store` is a statement of its own",
+            "x.store(1, relaxed)",
+        ),
+        (
+            "atomic { int a = x.load(relaxed); }",
+            "inside `atomic` or `await`",
+            "relaxed",
+        ),
+        (
+            "await(x.load(acquire) == 1);",
+            "inside `atomic` or `await`",
+            "acquire",
+        ),
+        (
+            "atomic { fence(release); }",
+            "inside `atomic` or `await`",
+            "release",
+        ),
+        (
+            "int a = x.fetch(relaxed);",
+            "`fetch` is not an access",
+            "fetch",
+        ),
+        (
+            "bool b = cas(x, 0, 1, acq_rel, acquire, relaxed);",
+            "`cas` takes 3 arguments (5 with orderings), found 6",
+            "cas(",
+        ),
+    ] {
+        let text = with_orderings(body);
+        let (_, r) = error(&text);
+        assert!(r.contains(message), "{body}: {r}");
+        // The caret is on line 6, under the offending text.
+        let column = text.lines().nth(5).unwrap().find(at).unwrap() + 1;
+        assert!(r.contains(&format!("bad.fgv:6:{column}")), "{body}: {r}");
+    }
+    let (_, r) = error(&with_orderings("int a = x.load(Acquire);"));
+    assert!(r.contains("did you mean `acquire`?"), "{r}");
+    let (_, r) = error(&with_orderings("int a = x.load(seqcst);"));
+    assert!(r.contains("did you mean `seq_cst`?"), "{r}");
+}
+
 // ----- execution -----
 
 #[test]

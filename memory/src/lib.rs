@@ -99,6 +99,7 @@
 //! * [`check`]: the faster check behind the candidates;
 //! * [`canonical`]: executions compared as graphs, whatever order their events came in;
 //! * [`future`]: what of an execution decides its future, for merging equal states;
+//! * [`fix`]: which changes of orderings to try when a program fails only under weak memory;
 //! * [`order`]: memory orders;
 //! * [`litmus`]: litmus programs and their outcomes.
 
@@ -112,6 +113,7 @@ pub mod check;
 mod error;
 mod event;
 pub mod execution;
+pub mod fix;
 pub mod future;
 pub mod litmus;
 pub mod order;

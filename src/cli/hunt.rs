@@ -31,6 +31,7 @@ const MAX_CDRS: usize = 3;
 pub fn run(args: &HuntArgs) -> miette::Result<Exit> {
     let mut file = hunt::load(&args.flags.hunt)?;
     file.subject.local_budget = args.limits.max_local_steps;
+    file.subject.max_stale = args.limits.max_stale;
     let started = Instant::now();
     let judge = ModelJudge::of_hunt(&file);
     let limits = args.limits.limits();

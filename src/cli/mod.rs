@@ -111,6 +111,11 @@ pub struct LimitArgs {
     /// loops the counts are the same; a path that returns to a state on it is cut there).
     #[arg(long)]
     pub no_memo: bool,
+    /// Under weak memory (a model that declares an ordering weaker than seq_cst): the most
+    /// older stores than the latest one access may read, or later ones a store may go
+    /// before; the ways past it are one bounded leaf (exit 3).
+    #[arg(long, default_value_t = fgvt_lang::DEFAULT_MAX_STALE)]
+    pub max_stale: u32,
 }
 
 impl LimitArgs {
@@ -130,6 +135,7 @@ impl LimitArgs {
     {
         let (mut test, file) = crate::testcase::load_with_file(path)?;
         test.local_budget = self.max_local_steps;
+        test.max_stale = self.max_stale;
         Ok((test, file))
     }
 

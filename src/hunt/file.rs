@@ -115,6 +115,7 @@ pub fn load(path: &Path) -> Result<HuntFile, LoadError> {
             spec,
             sources,
             local_budget: fgvt_lang::DEFAULT_BUDGET,
+            max_stale: fgvt_lang::DEFAULT_MAX_STALE,
         },
     })
 }

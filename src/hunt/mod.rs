@@ -106,6 +106,8 @@ pub struct Subject {
     /// Most instructions an operation may execute between two shared-memory accesses (and in
     /// one serial run of the spec) before it is cut as an endless local loop.
     pub local_budget: u64,
+    /// Under weak memory, how many older stores than the latest one access may read.
+    pub max_stale: u32,
 }
 
 impl Subject {
@@ -116,6 +118,7 @@ impl Subject {
             spec: test.spec.clone(),
             sources: test.sources.clone(),
             local_budget: test.local_budget,
+            max_stale: test.max_stale,
         }
     }
 
@@ -130,6 +133,8 @@ impl Subject {
             finals: matrix.finals.clone(),
             sources: self.sources.clone(),
             local_budget: self.local_budget,
+            max_stale: self.max_stale,
+            memory: crate::testcase::MemoryMode::AsDeclared,
         }
     }
 }

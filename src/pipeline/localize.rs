@@ -269,6 +269,9 @@ pub fn localize(
             .notes
             .insert(0, fgvt_reports::scouted_note(tree.partial));
     }
+    if test.is_weak() {
+        report.memory = Some(super::weak::memory_report(test, limits, &report, &tree));
+    }
     Ok(Localized {
         report,
         tree,

@@ -12,12 +12,15 @@
 //!   scouts for a failing run with few preemptions and explores again taking it first;
 //! * [`localize`] does that, then labels the tree, finds the CDRS and builds the report;
 //! * [`search_test`] explores only until a leaf fails, judging leaves as they are made (the
-//!   verdict-only exploration of `hunt` and `minimize`).
+//!   verdict-only exploration of `hunt` and `minimize`);
+//! * [`weak::memory_report`] says, for a test run under weak memory, whether a failure is only
+//!   under weak memory and which change of orderings fixes it.
 
 mod error;
 pub mod judge;
 mod limits;
 mod localize;
+pub mod weak;
 
 pub use error::PipelineError;
 pub use judge::{CheckBudget, Judgement, LeafVerdict};

@@ -27,8 +27,51 @@ impl<'a> Compiler<'a> {
     }
 
     pub(super) fn site(&mut self, span: Span, text: String) -> u32 {
-        self.sites.push(Site { span, text });
+        self.sites.push(Site {
+            span,
+            text,
+            access: None,
+            order: Order::SeqCst,
+            failure: Order::SeqCst,
+        });
         (self.sites.len() - 1) as u32
+    }
+
+    /// The site of an access of `kind` declaring `order` (`failure` for a `cas` that fails).
+    /// Inside `atomic`/`await` (which run sequentially consistent) and in the initializer
+    /// (which runs alone) it is no access whose ordering counts.
+    pub(super) fn access_site(
+        &mut self,
+        span: Span,
+        text: String,
+        kind: AccessKind,
+        order: Order,
+        failure: Order,
+    ) -> u32 {
+        let site = self.site(span, text);
+        if self.cx.regions == 0 && !self.in_constructor {
+            let s = &mut self.sites[site as usize];
+            (s.access, s.order, s.failure) = (Some(kind), order, failure);
+        }
+        site
+    }
+
+    /// An error for an ordering written inside `atomic { }` or `await`, which run sequentially
+    /// consistent as a whole.
+    pub(super) fn no_ordering_in_region(&self, at: Span) -> Result<(), Diag> {
+        if self.cx.regions == 0 {
+            return Ok(());
+        }
+        Err(Diag::new(
+            ErrorKind::Invalid,
+            at,
+            "an ordering inside `atomic` or `await` has no effect",
+            "inside a region",
+        )
+        .help(
+            "an `atomic { }` block or an `await` runs as one sequentially consistent step that \
+             reads the latest values; write the access without an ordering, or move it out",
+        ))
     }
 
     pub(super) fn new_slot(&mut self) -> u16 {
@@ -248,8 +291,26 @@ impl<'a> Compiler<'a> {
             Stmt::Assign {
                 target,
                 value,
+                order: None,
                 span,
             } => self.assign(target, Source::Expr(value), *span)?,
+            Stmt::Assign {
+                target,
+                value,
+                order: Some(order),
+                span,
+            } => self.ordered_store(target, value, *order, *span)?,
+            Stmt::Fence(order, span) => {
+                self.no_ordering_in_region(order.span)?;
+                let site = self.access_site(
+                    *span,
+                    "fence".into(),
+                    AccessKind::Fence,
+                    order.order,
+                    Order::SeqCst,
+                );
+                self.emit(Instr::Fence(site), *span);
+            }
             Stmt::Expr(e) => {
                 self.expr(e)?;
                 self.emit(Instr::Pop, e.span());
@@ -326,7 +387,10 @@ impl<'a> Compiler<'a> {
                 let site = self.site(*span, String::new());
                 self.emit(Instr::AtomicBegin(site), *span);
                 self.cx.cleanups.push(Cleanup::Atomic);
-                self.block(b)?;
+                self.cx.regions += 1;
+                let body = self.block(b);
+                self.cx.regions -= 1;
+                body?;
                 self.cx.cleanups.pop();
                 self.emit(Instr::AtomicEnd, b.span);
             }
@@ -362,7 +426,10 @@ impl<'a> Compiler<'a> {
             Stmt::Await(cond, span) => {
                 let site = self.site(*span, String::new());
                 self.emit(Instr::AwaitBegin(site), *span);
-                self.expr(cond)?;
+                self.cx.regions += 1;
+                let compiled = self.expr(cond);
+                self.cx.regions -= 1;
+                compiled?;
                 self.emit(Instr::AwaitEnd, *span);
             }
             Stmt::Assert(cond, msg, span) => {
@@ -428,7 +495,7 @@ impl<'a> Compiler<'a> {
                 } else if self.scalars.contains_key(&id.name) {
                     let (loc, text) = self.location(target, "assignment")?;
                     self.source(value)?;
-                    let site = self.site(span, text);
+                    let site = self.write_site(span, text);
                     self.emit(Instr::Write(loc, site), span);
                 } else if self.locks.contains_key(&id.name) {
                     return Err(Diag::new(
@@ -445,7 +512,7 @@ impl<'a> Compiler<'a> {
             LValue::Index(..) | LValue::Field(..) => {
                 let (loc, text) = self.location(target, "assignment")?;
                 self.source(value)?;
-                let site = self.site(span, text);
+                let site = self.write_site(span, text);
                 self.emit(Instr::Write(loc, site), span);
             }
             LValue::Tuple(items, tspan) => {
@@ -463,6 +530,48 @@ impl<'a> Compiler<'a> {
         Ok(())
     }
 
+    /// The site of a plain write (`x = v`): sequentially consistent.
+    fn write_site(&mut self, span: Span, text: String) -> u32 {
+        self.access_site(span, text, AccessKind::Store, Order::SeqCst, Order::SeqCst)
+    }
+
+    /// Compiles `target.store(value, order)`.
+    fn ordered_store(
+        &mut self,
+        target: &LValue,
+        value: &Expr,
+        order: Ordering,
+        span: Span,
+    ) -> Result<(), Diag> {
+        self.no_ordering_in_region(order.span)?;
+        self.not_local(target, "store")?;
+        if let LValue::Name(id) = target {
+            self.check_assignment(id, value)?;
+        }
+        let (loc, text) = self.location(target, "assignment")?;
+        self.expr(value)?;
+        let site = self.access_site(span, text, AccessKind::Store, order.order, Order::SeqCst);
+        self.emit(Instr::Write(loc, site), span);
+        Ok(())
+    }
+
+    /// An error when `target`, the place of a `.load`/`.store` (`method`), is a local.
+    fn not_local(&self, target: &LValue, method: &str) -> Result<(), Diag> {
+        match target {
+            LValue::Name(id) if self.lookup_local(&id.name).is_some() => Err(Diag::new(
+                ErrorKind::Invalid,
+                id.span,
+                format!(
+                    "`.{method}` needs a shared location; `{}` is a local variable",
+                    id.name
+                ),
+                "local variable",
+            )
+            .help("a local is read and written plainly: orderings are for shared locations")),
+            _ => Ok(()),
+        }
+    }
+
     pub(super) fn source(&mut self, s: Source<'_>) -> Result<(), Diag> {
         match s {
             Source::Expr(e) => self.expr(e),
@@ -474,6 +583,30 @@ impl<'a> Compiler<'a> {
     }
 
     // ----- expressions -----
+
+    /// The site of a read declaring `order`.
+    fn read_site(&mut self, span: Span, text: String, order: Order) -> u32 {
+        self.access_site(span, text, AccessKind::Load, order, Order::SeqCst)
+    }
+
+    /// Compiles a read of `place` (an array element or a field; a scalar too, for `.load`)
+    /// with `order`: no event for a `final` location, which never changes once constructed.
+    fn read(&mut self, place: &LValue, order: Order, span: Span) -> Result<(), Diag> {
+        let (loc, text) = self.location(place, "read")?;
+        let is_final = match (place, loc) {
+            (LValue::Name(id), _) => self.final_scalars.contains(&id.name),
+            (_, Loc::Field(fid)) => self.final_fields.contains(&fid),
+            _ => false,
+        };
+        if is_final {
+            let site = self.site(span, text);
+            self.emit(Instr::ReadFinal(loc, site), span);
+        } else {
+            let site = self.read_site(span, text, order);
+            self.emit(Instr::Read(loc, site), span);
+        }
+        Ok(())
+    }
 
     pub(super) fn expr(&mut self, e: &Expr) -> Result<(), Diag> {
         match e {
@@ -502,10 +635,11 @@ impl<'a> Compiler<'a> {
                 if let Some(slot) = self.lookup_local(&id.name) {
                     self.emit(Instr::Load(slot), id.span);
                 } else if let Some(slot) = self.scalars.get(&id.name).copied() {
-                    let site = self.site(id.span, id.name.clone());
                     if self.final_scalars.contains(&id.name) {
+                        let site = self.site(id.span, id.name.clone());
                         self.emit(Instr::ReadFinal(Loc::Global(slot), site), id.span);
                     } else {
+                        let site = self.read_site(id.span, id.name.clone(), Order::SeqCst);
                         self.emit(Instr::Read(Loc::Global(slot), site), id.span);
                     }
                 } else if self.locks.contains_key(&id.name) {
@@ -524,20 +658,26 @@ impl<'a> Compiler<'a> {
                 }
             }
             Expr::Index(a, index, span) => {
-                let (loc, text) =
-                    self.location(&LValue::Index(a.clone(), index.clone(), *span), "read")?;
-                let site = self.site(*span, text);
-                self.emit(Instr::Read(loc, site), *span);
+                let place = LValue::Index(a.clone(), index.clone(), *span);
+                self.read(&place, Order::SeqCst, *span)?;
             }
             Expr::Field(base, f, span) => {
-                let (loc, text) =
-                    self.location(&LValue::Field(base.clone(), f.clone(), *span), "read")?;
-                let site = self.site(*span, text);
-                if matches!(loc, Loc::Field(fid) if self.final_fields.contains(&fid)) {
-                    self.emit(Instr::ReadFinal(loc, site), *span);
-                } else {
-                    self.emit(Instr::Read(loc, site), *span);
-                }
+                let place = LValue::Field(base.clone(), f.clone(), *span);
+                self.read(&place, Order::SeqCst, *span)?;
+            }
+            Expr::Load(place, order, span) => {
+                self.no_ordering_in_region(order.span)?;
+                self.not_local(place, "load")?;
+                self.read(place, order.order, *span)?;
+            }
+            Expr::Store(_, _, _, span) => {
+                return Err(Diag::new(
+                    ErrorKind::Invalid,
+                    *span,
+                    "a `.store` is a statement of its own",
+                    "used as a value",
+                )
+                .help("write it alone, as `x.store(v, release);`"))
             }
             Expr::Proj(t, i, span) => {
                 self.expr(t)?;
@@ -602,11 +742,17 @@ impl<'a> Compiler<'a> {
                 }
                 self.emit(Instr::New(rid, args.len() as u16), *span);
             }
-            Expr::Cas(lv, exp, new, span) => {
+            Expr::Cas(lv, exp, new, orders, span) => {
+                if let Some(o) = orders {
+                    self.no_ordering_in_region(o.success.span)?;
+                }
                 let (loc, text) = self.location(lv, "cas")?;
                 self.expr(exp)?;
                 self.expr(new)?;
-                let site = self.site(*span, text);
+                let (success, failure) = orders.map_or((Order::SeqCst, Order::SeqCst), |o| {
+                    (o.success.order, o.failure.order)
+                });
+                let site = self.access_site(*span, text, AccessKind::Rmw, success, failure);
                 self.emit(Instr::Cas(loc, site), *span);
             }
             Expr::Dcas(locs, vals, span) => {

@@ -19,6 +19,7 @@ use types::Shape;
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use fgvt_memory::{AccessKind, Order};
 use fgvt_tree::{SourceMap, Span};
 
 use super::ast::*;
@@ -80,6 +81,8 @@ struct FnCx {
     cleanups: Vec<Cleanup>,
     /// The declared types of locals declared with one, by slot.
     local_shapes: HashMap<u16, Shape>,
+    /// How many `atomic`/`await` regions enclose the code being compiled.
+    regions: u32,
 }
 
 /// A function's entry in the namespace of callables.

@@ -1,0 +1,155 @@
+//! What a report says of a test run under weak memory: that it ran so, whether a failure is
+//! only under weak memory, and the smallest change of orderings found that fixes it.
+//!
+//! Each answer comes from exploring the test again: once with every access `seq_cst`
+//! (sequential consistency, exact for such a program), then with one change of orderings at a
+//! time, in the order of [`fgvt_memory::fix::trials`] (the order `fgvt-sync` uses for Rust
+//! code), until one makes every run pass. A trial may explore about as many states as the test
+//! itself (a change that makes a spin's turns distinct states is no fix to tell of).
+
+use fgvt_memory::fix::{self, Change};
+use fgvt_reports::model::{MemoryReport, OrderChange, SourceLocation, Verdict};
+use fgvt_reports::LocalizeReport;
+use fgvt_tree::{ExploreOptions, Search, Tree};
+
+use super::limits::Limits;
+use super::localize::search_test;
+use crate::testcase::{MemoryMode, TestCase};
+
+/// The most explorations the search for a fix makes (a seqlock's two fences are the 168th
+/// trial of its nine sites).
+const MAX_FIX_TRIALS: usize = 400;
+
+/// How many times as many states as the test's own tree a trial of a fix may explore (and at
+/// least [`FIX_STATES`]).
+const FIX_GROWTH: usize = 20;
+
+/// The fewest states a trial of a fix may explore.
+const FIX_STATES: usize = 20_000;
+
+/// The report's weak-memory part for `test` (which runs under weak memory), whose localization
+/// is `report` over `tree`.
+pub fn memory_report(
+    test: &TestCase,
+    limits: &Limits,
+    report: &LocalizeReport,
+    tree: &Tree,
+) -> MemoryReport {
+    let mut memory = MemoryReport {
+        model: "rc11".to_string(),
+        ..MemoryReport::default()
+    };
+    if report.verdict != Verdict::NotLinearizable {
+        return memory;
+    }
+    let options = limits.explore_options();
+    let sequential = test.under(MemoryMode::SequentiallyConsistent);
+    memory.passes_sequentially_consistent = fails(&sequential, &options).map(|fails| !fails);
+
+    let stats = tree.stats();
+    let budget = ExploreOptions {
+        max_states: Some(
+            (tree.graph.node_count())
+                .saturating_mul(FIX_GROWTH)
+                .max(FIX_STATES)
+                .min(limits.max_states),
+        ),
+        max_steps: Some(
+            (usize::try_from(stats.max_depth).unwrap_or(usize::MAX))
+                .saturating_mul(2)
+                .saturating_add(8)
+                .min(limits.max_steps),
+        ),
+        ..options
+    };
+    let accesses = test.model.ordered_accesses();
+    // The racing statements of the CDRS: where a fix most likely goes.
+    let racing_at: Vec<(usize, usize)> = (report.cdrs.iter())
+        .flat_map(|c| c.statements.iter())
+        .map(|s| (s.location.line, s.location.column))
+        .collect();
+    let located: Vec<Option<fgvt_tree::Location>> = accesses
+        .iter()
+        .map(|a| test.sources.locate(a.span))
+        .collect();
+    let racing: Vec<bool> = located
+        .iter()
+        .map(|l| {
+            l.as_ref()
+                .is_some_and(|l| racing_at.contains(&(l.line, l.column)))
+        })
+        .collect();
+    let sites: Vec<_> = accesses.iter().map(|a| (a.kind, a.order)).collect();
+    let mut tried = 0;
+    let found = fix::trials(&sites, &racing)
+        .into_iter()
+        .take(MAX_FIX_TRIALS)
+        .find(|trial| {
+            if limits
+                .interrupt
+                .is_some_and(fgvt_tree::Interrupt::is_raised)
+            {
+                return false;
+            }
+            tried += 1;
+            let changes = trial
+                .iter()
+                .map(|&(i, change)| (accesses[i].site, change))
+                .collect();
+            fails(&test.under(MemoryMode::Changed(changes)), &budget) == Some(false)
+        });
+    memory.fix = (found.iter().flatten())
+        .map(|&(i, change)| order_change(&accesses[i], located[i].as_ref(), change))
+        .collect();
+    memory.fix_note = Some(match memory.fix.len() {
+        1 => "with that one change every run passes (explored again with it)".to_string(),
+        2 => "no one change is enough; with those two every run passes (explored again with \
+              them)"
+            .to_string(),
+        _ => format!(
+            "no change of one or two accesses' orderings or fences makes every run pass \
+             ({tried} tried, each by exploring the test again)"
+        ),
+    });
+    memory
+}
+
+/// Whether some run of `test` fails, by a search that stops at the first failing leaf:
+/// `Some(false)` when the whole tree was explored and every leaf passed, `None` when a limit
+/// (or a bound) left some run unjudged, or the search could not run.
+fn fails(test: &TestCase, options: &ExploreOptions) -> Option<bool> {
+    match search_test(test, options, None, false).ok()? {
+        Search::Found { .. } => Some(true),
+        Search::Explored(tree) => {
+            let complete = tree.partial.is_none() && tree.stats().bounded == 0;
+            complete.then_some(false)
+        }
+    }
+}
+
+/// A change of a fix, as the report names it; orderings are spelled as the language writes
+/// them.
+fn order_change(
+    access: &fgvt_lang::OrderedAccess,
+    at: Option<&fgvt_tree::Location>,
+    change: Change,
+) -> OrderChange {
+    let (kind, to) = match change {
+        Change::Order(order) => ("order", fix::valid_for(access.kind, order)),
+        Change::FenceBefore(order) => ("fence-before", order),
+        Change::FenceAfter(order) => ("fence-after", order),
+    };
+    OrderChange {
+        change: kind.to_string(),
+        access: access.access.clone(),
+        location: at.map(|l| SourceLocation {
+            file: l.file.clone(),
+            line: l.line,
+            column: l.column,
+            width: l.snippet.chars().count().max(1),
+        }),
+        snippet: at.map(|l| l.snippet.clone()).unwrap_or_default(),
+        from: fgvt_lang::ordering_name(access.order).to_string(),
+        to: fgvt_lang::ordering_name(to).to_string(),
+    }
+}
