@@ -507,7 +507,8 @@ impl TestProgram {
                             if let Some(chosen) = &cx.chosen {
                                 event.order = Some(memory_order(chosen.order));
                                 event.memory =
-                                    memory_choice(chosen, |s| self.store_ref(w, &*cx.values, s));
+                                    memory_choice(chosen, |s| self.store_ref(w, &*cx.values, s))
+                                        .map(Box::new);
                             }
                         }
                         event
