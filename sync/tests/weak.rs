@@ -103,6 +103,72 @@ fn sequentially_consistent_the_relaxed_flag_passes() {
     assert_eq!(found.report.verdict, Verdict::Linearizable);
 }
 
+/// The same object with every access `SeqCst`.
+struct SeqCstPublish {
+    data: AtomicI64,
+    ready: AtomicBool,
+}
+
+#[fgvt_sync::operations]
+impl SeqCstPublish {
+    fn new() -> Self {
+        SeqCstPublish {
+            data: AtomicI64::new(0),
+            ready: AtomicBool::new(false),
+        }
+    }
+
+    pub fn publish(&self, v: i64) {
+        self.data.store(v, Ordering::SeqCst);
+        self.ready.store(true, Ordering::SeqCst);
+    }
+
+    pub fn read(&self) -> Option<i64> {
+        if self.ready.load(Ordering::SeqCst) {
+            Some(self.data.load(Ordering::SeqCst))
+        } else {
+            None
+        }
+    }
+}
+
+/// Code whose accesses are all `SeqCst` is never explored under the weak model: its tree is
+/// the sequentially consistent one, node for node, and its report has no weak-memory part.
+#[test]
+fn all_seq_cst_code_explores_exactly_the_sequentially_consistent_tree() {
+    let seq_cst = Test::<SeqCstPublish>::new("seq_cst_flag")
+        .thread(&["publish(1)"])
+        .thread(&["read()"]);
+    let found = seq_cst.localize().unwrap();
+    assert_eq!(seq_cst.memory_model(), Some(Memory::SequentiallyConsistent));
+    assert!(found.report.memory.is_none());
+    // The relaxed flag run sequentially consistent is the same program step for step.
+    let relaxed = publish_then_read::<false, false>("relaxed_flag_forced_sc")
+        .memory(Memory::SequentiallyConsistent)
+        .localize()
+        .unwrap();
+    let counts = |t: &fgvt_reports::model::TreeSummary| {
+        (
+            t.nodes,
+            t.graph_nodes,
+            t.leaves,
+            t.passing_leaves,
+            t.failing_leaves,
+        )
+    };
+    assert_eq!(counts(&found.report.tree), counts(&relaxed.report.tree));
+    assert_eq!(found.report.verdict, Verdict::Linearizable);
+    // Every step of the tree went one way only: no step is a weak-memory choice.
+    let tree = &found.tree;
+    let mut stack = vec![tree.root];
+    while let Some(node) = stack.pop() {
+        for (event, child) in tree.children(node) {
+            assert!(event.memory.is_none(), "{event:?}");
+            stack.push(child);
+        }
+    }
+}
+
 /// Message passing through fences: relaxed accesses, a release fence before the flag's store
 /// and an acquire fence after its load.
 struct Fenced<const WRITER: bool, const READER: bool> {
