@@ -114,7 +114,7 @@ pub use condvar::Condvar;
 pub use fgvt_reports::{LocalizeReport, Verdict};
 #[cfg(feature = "macros")]
 pub use fgvt_sync_macros::{operations, sequential};
-pub use fgvt_tree::{Call, Value};
+pub use fgvt_tree::{Call, MemoryBudget, Value};
 pub use mutex::{Mutex, MutexGuard};
 pub use object::{unknown, Arg, IntoValue, Object};
 pub use rwlock::{RwLock, RwLockReadGuard, RwLockWriteGuard};

@@ -23,7 +23,7 @@ use fgvt_reports::{
 use fgvt_tree::replay::ReplayError;
 use fgvt_tree::{
     explore, Call, Choice, EventKind, Exploration, ExploreOptions, Fault, Leaf, LeafKind, Limit,
-    NodeId, Progress, Search, Tree, TreeBuilder, FINAL_LANE, INIT_LANE,
+    MemoryBudget, NodeId, Progress, Search, Tree, TreeBuilder, FINAL_LANE, INIT_LANE,
 };
 
 use crate::fix::{self, Change};
@@ -125,6 +125,8 @@ pub struct Test<O: Object> {
     /// [`Test::allow_uninstrumented`]).
     allow_uninstrumented: bool,
     timeout: Option<Duration>,
+    /// The memory budget and its probe (see [`Test::max_memory`]).
+    max_memory: Option<MemoryBudget>,
     /// The command a report gives to run the test again.
     reproduce: String,
     /// The `fgvt_sync::main!` program (its command, and the options it ran with) whose
@@ -209,6 +211,7 @@ impl<O: Object> Test<O> {
             merge: true,
             allow_uninstrumented: false,
             timeout: None,
+            max_memory: None,
             reproduce: crate::cargo_test::command(name),
             replay_program: None,
             spec: SpecChoice::Serial,
@@ -307,6 +310,25 @@ impl<O: Object> Test<O> {
     /// Stops exploring after `timeout` (the result is then partial).
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
+        self
+    }
+
+    /// Stops exploring once `budget.used()` reports `budget.bytes` or more in use (the result
+    /// is then partial, [`Limit::Memory`]), and measures the exploration's peak
+    /// ([`Tree::memory`]). The probe counts what the allocator holds: give the test binary a
+    /// counting allocator, as `fgvt::memory::Counting` with `fgvt::memory::allocated`:
+    ///
+    /// ```ignore
+    /// #[global_allocator]
+    /// static ALLOCATOR: fgvt::memory::Counting = fgvt::memory::Counting;
+    ///
+    /// let budget = MemoryBudget { bytes: 1 << 30, used: fgvt::memory::allocated };
+    /// let found = Test::<MyStack>::new("stack").max_memory(budget).localize()?;
+    /// ```
+    ///
+    /// Without one the states limit ([`Test::max_states`]) is what bounds memory.
+    pub fn max_memory(mut self, budget: MemoryBudget) -> Self {
+        self.max_memory = Some(budget);
         self
     }
 
@@ -414,6 +436,7 @@ impl<O: Object> Test<O> {
             max_states: Some(self.max_states),
             max_steps: Some(self.max_steps),
             timeout: self.timeout,
+            max_memory: self.max_memory,
             ..ExploreOptions::default()
         }
     }

@@ -239,3 +239,47 @@ fn a_marked_spin_that_nothing_ends_is_a_livelock() {
     assert!(tree.partial.is_none());
     assert_eq!((stats.leaves, stats.stuck, stats.bounded), (1, 1, 0));
 }
+
+/// How many bytes the memory probe below reports in use.
+static IN_USE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// A memory budget stops the exploration with a partial result marked as such, and a probe
+/// that never reaches its budget measures the peak (what the probe reported beyond what was in
+/// use before the exploration).
+#[test]
+fn a_memory_budget_stops_the_exploration_and_says_so() {
+    use fgvt_sync::MemoryBudget;
+    let used = || IN_USE.load(std::sync::atomic::Ordering::Relaxed);
+    let test = || {
+        Test::<Panicky>::new("budget")
+            .thread(&["set()"])
+            .thread(&["set()"])
+    };
+    IN_USE.store(1 << 20, std::sync::atomic::Ordering::Relaxed);
+    let over = test()
+        .max_memory(MemoryBudget {
+            bytes: 1 << 10,
+            used,
+        })
+        .explore()
+        .unwrap();
+    assert_eq!(over.partial, Some(fgvt_sync::report::Limit::Memory));
+    let found = test()
+        .max_memory(MemoryBudget {
+            bytes: 1 << 10,
+            used,
+        })
+        .localize()
+        .unwrap();
+    assert_eq!(found.report.partial.as_deref(), Some("memory"));
+    let under = test()
+        .max_memory(MemoryBudget {
+            bytes: usize::MAX,
+            used,
+        })
+        .explore()
+        .unwrap();
+    assert!(under.partial.is_none());
+    // The probe stood still: the exploration measured nothing beyond what was in use.
+    assert_eq!(under.memory, Some(0));
+}

@@ -21,6 +21,7 @@ use std::sync::Arc;
 use crate::event::Event;
 use crate::history::{CoarseEvent, History};
 use crate::interner::Interner;
+use crate::pins::{Pinned, Pins};
 
 /// Most steps [`HistoryTree::after`] remembers by address (see [`HistoryTree::kept`]): beyond,
 /// a program that allocates every step anew would only fill memory.
@@ -47,7 +48,7 @@ pub(crate) struct HistoryTree {
     known: HashMap<(HistoryId, usize), HistoryId, foldhash::fast::FixedState>,
     /// The steps `known` names by address, kept alive so that no address is reused for
     /// another step while it is there; at most [`KEPT_STEPS`] of them.
-    kept: HashMap<usize, Arc<Event>, foldhash::fast::FixedState>,
+    kept: Pins,
 }
 
 impl HistoryTree {
@@ -59,7 +60,7 @@ impl HistoryTree {
             canonical,
             entries: Interner::new(),
             known: HashMap::default(),
-            kept: HashMap::default(),
+            kept: Pins::new(KEPT_STEPS),
         }
     }
 
@@ -84,14 +85,21 @@ impl HistoryTree {
         if step.call.is_none() && step.ret.is_none() {
             return history;
         }
+        if !self.kept.active() {
+            return self.append_step(history, step);
+        }
         let address = Arc::as_ptr(step) as usize;
         if let Some(&after) = self.known.get(&(history, address)) {
+            self.kept.hit();
             return after;
         }
         let after = self.append_step(history, step);
-        if self.kept.contains_key(&address) || self.kept.len() < KEPT_STEPS {
-            self.kept.entry(address).or_insert_with(|| step.clone());
-            self.known.insert((history, address), after);
+        match self.kept.pin(step) {
+            Pinned::Kept => {
+                self.known.insert((history, address), after);
+            }
+            Pinned::Refused => {}
+            Pinned::GaveUp => self.known = HashMap::default(),
         }
         after
     }

@@ -93,6 +93,7 @@ pub mod history;
 mod history_tree;
 pub mod interner;
 pub mod model;
+mod pins;
 pub mod program;
 pub mod replay;
 pub mod source;

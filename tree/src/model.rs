@@ -18,6 +18,7 @@ use crate::choice::Choice;
 use crate::event::Event;
 use crate::history::{History, ThreadId};
 use crate::interner::{prefetch_whole, Interner};
+use crate::pins::{Pinned, Pins};
 use crate::program::{Fault, Wait};
 
 /// A node of the interleaving tree.
@@ -573,9 +574,10 @@ pub struct TreeBuilder {
     /// Every distinct step, once: edges name them by number.
     events: Interner<Event>,
     /// Numbers of shared steps by address, for programs that hand out one `Arc` per distinct
-    /// step: found without hashing the step's text. The `Arc`s are kept, so an address is
-    /// never reused while it is here; at most [`SHARED_STEPS`] of them.
-    shared_ids: std::collections::HashMap<usize, (Arc<Event>, EventId), foldhash::fast::FixedState>,
+    /// step: found without hashing the step's text. Each address is of a step `pins` keeps.
+    shared_ids: std::collections::HashMap<usize, EventId, foldhash::fast::FixedState>,
+    /// The steps `shared_ids` names, kept alive (at most [`SHARED_STEPS`] of them).
+    pins: Option<Pins>,
     /// A few of `shared_ids`, in a small table indexed by a mix of the address: every edge
     /// numbers its step, and the map, read on every one of them, did not stay in the cache.
     /// Filled from `shared_ids` only, so each address in it is of a step kept there.
@@ -643,6 +645,13 @@ impl TreeBuilder {
     /// The number of the step `event`, stored once; by address when the same `Arc` was seen
     /// before.
     pub(crate) fn step_id(&mut self, event: &Arc<Event>) -> EventId {
+        let pins = self.pins.get_or_insert_with(|| Pins::new(SHARED_STEPS));
+        if !pins.active() {
+            return self
+                .events
+                .intern_with(&**event, || ((**event).clone(), ()))
+                .0;
+        }
         let address = Arc::as_ptr(event) as usize;
         if self.recent_ids.is_empty() {
             self.recent_ids = vec![(0, 0); RECENT_IDS];
@@ -651,18 +660,27 @@ impl TreeBuilder {
         let at = (address as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - RECENT_IDS.ilog2());
         let recent = &mut self.recent_ids[at as usize];
         if recent.0 == address {
+            pins.hit();
             return recent.1;
         }
-        if let Some((_, id)) = self.shared_ids.get(&address) {
-            *recent = (address, *id);
-            return *id;
+        if let Some(&id) = self.shared_ids.get(&address) {
+            pins.hit();
+            *recent = (address, id);
+            return id;
         }
         let (id, _) = self
             .events
             .intern_with(&**event, || ((**event).clone(), ()));
-        if self.shared_ids.len() < SHARED_STEPS {
-            self.shared_ids.insert(address, (event.clone(), id));
-            self.recent_ids[at as usize] = (address, id);
+        match pins.pin(event) {
+            Pinned::Kept => {
+                self.shared_ids.insert(address, id);
+                self.recent_ids[at as usize] = (address, id);
+            }
+            Pinned::Refused => {}
+            Pinned::GaveUp => {
+                self.shared_ids = Default::default();
+                self.recent_ids = Vec::new();
+            }
         }
         id
     }
