@@ -532,7 +532,7 @@ impl TestProgram {
                             event
                         });
                         return Step::Fault {
-                            event,
+                            event: event.map(Box::new),
                             fault: Fault {
                                 message,
                                 span: Some(span),
@@ -586,7 +586,7 @@ impl TestProgram {
                 reason: self.budget_reason(thread, op_index, at),
             },
             Err(Stop::Fault(message, span)) => Step::Fault {
-                event: Some(event),
+                event: Some(Box::new(event)),
                 fault: Fault {
                     message,
                     span: Some(span),

@@ -416,7 +416,10 @@ impl Program for Reexecuted {
             },
             // Not reached: a run that followed a non-empty schedule took its last step.
             Arrival::At(_, None) => Step::Done,
-            Arrival::Fault(fault, event) => Step::Fault { event, fault },
+            Arrival::Fault(fault, event) => Step::Fault {
+                event: event.map(Box::new),
+                fault,
+            },
         }
     }
 

@@ -781,7 +781,7 @@ impl<P: Program> Explorer<'_, P> {
                             Some(choice),
                         );
                         let step = match event {
-                            Some(event) => self.tree.event_id(event),
+                            Some(event) => self.tree.event_id(*event),
                             None => self.tree.event_id(fault_event(thread, &fault)),
                         };
                         self.edges.push((step, leaf));

@@ -87,6 +87,7 @@
 
 mod call_text;
 pub mod choice;
+mod count_table;
 pub mod event;
 pub mod explore;
 pub mod history;

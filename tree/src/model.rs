@@ -15,6 +15,7 @@ use petgraph::Direction;
 use serde::Serialize;
 
 use crate::choice::Choice;
+use crate::count_table::CountTable;
 use crate::event::Event;
 use crate::history::{History, ThreadId};
 use crate::interner::{prefetch_whole, Interner};
@@ -410,13 +411,13 @@ pub struct Tree {
     /// for trees built by other backends.
     pub memory: Option<usize>,
     /// The counts of every node's unfolded subtree, by `NodeId::index()`.
-    unfolded: Vec<Counts>,
+    unfolded: CountTable,
 }
 
 impl Tree {
     /// Counts of the unfolded subtree below (and including) `node`.
     pub fn unfolded(&self, node: NodeId) -> Counts {
-        self.unfolded[node.index()]
+        self.unfolded.get(node.index())
     }
 
     /// Summary figures of the unfolded tree.
@@ -584,7 +585,7 @@ pub struct TreeBuilder {
     recent_ids: Vec<(usize, EventId)>,
     /// The counts of every node's unfolded subtree, by node index, worked out as each node is
     /// added (its children are all in already).
-    unfolded: Vec<Counts>,
+    unfolded: CountTable,
 }
 
 /// Most steps numbered by address (beyond, a program that allocates every step anew would
@@ -627,7 +628,7 @@ impl TreeBuilder {
         let nodes = self.graph.raw_nodes();
         for &(_, child) in children {
             prefetch_whole(&nodes[child.index()]);
-            prefetch_whole(&self.unfolded[child.index()]);
+            self.unfolded.prefetch(child.index());
         }
         let node = self.graph.add_node(Node { leaf: None });
         let mut counts = Counts {
@@ -636,7 +637,7 @@ impl TreeBuilder {
         };
         for &(id, child) in children {
             self.graph.add_edge(node, child, id);
-            counts.add_child(&self.unfolded[child.index()]);
+            counts.add_child(&self.unfolded.get(child.index()));
         }
         self.unfolded.push(counts);
         node

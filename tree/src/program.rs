@@ -54,8 +54,9 @@ pub enum Step<S> {
     },
     /// The step failed: the path ends in a fault leaf.
     Fault {
-        /// The event that was being executed, when there was one.
-        event: Option<Event>,
+        /// The event that was being executed, when there was one (boxed: a step is moved
+        /// about on every edge, and a fault is rare).
+        event: Option<Box<Event>>,
         /// The failure.
         fault: Fault,
     },
