@@ -428,6 +428,13 @@ impl Program for Reexecuted {
         true
     }
 
+    fn retire(&self, state: &mut State) {
+        // Told apart by fingerprint alone: the schedule (a chain link, and with it every link
+        // no open state shares) and the ending are only for stepping from it.
+        state.schedule = Schedule::default();
+        state.end = None;
+    }
+
     fn finish(&self, state: &State) -> Result<History, Fault> {
         match state.end.as_deref() {
             Some(Ending::Finished(finals)) => finals.clone(),

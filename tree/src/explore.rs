@@ -813,6 +813,7 @@ impl<P: Program> Explorer<'_, P> {
                 .leaf(&mut self.tree, &mut *self.progress, leaf, &self.path, None);
             if self.graph_mode() {
                 self.states.set(id, Slot::Done(node));
+                self.program.retire(&mut self.states.key_mut(id).0);
             }
             return Err(node);
         }
@@ -957,9 +958,11 @@ impl<P: Program> Explorer<'_, P> {
             for member in self.members.drain(frame.members_from..) {
                 if let Slot::Member { node, .. } = self.states.slot(member) {
                     self.states.set(member, Slot::Done(node));
+                    self.program.retire(&mut self.states.key_mut(member).0);
                 }
             }
             self.states.set(frame.id, Slot::Done(node));
+            self.program.retire(&mut self.states.key_mut(frame.id).0);
         } else {
             self.members.push(frame.id);
             let index = u32::try_from(frame.index).expect("fewer than 2^32 states");

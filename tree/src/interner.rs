@@ -198,6 +198,12 @@ impl<K: Hash + Eq, V> Interner<K, V> {
         &self.entries[id as usize].0
     }
 
+    /// The key numbered `id`, to change what its [`Hash`] and [`Eq`] do not read (a change
+    /// of what they read would leave it where its old hash put it).
+    pub(crate) fn key_mut(&mut self, id: u32) -> &mut K {
+        &mut self.entries[id as usize].0
+    }
+
     /// The value beside the key numbered `id`.
     pub fn value(&self, id: u32) -> &V {
         &self.entries[id as usize].1

@@ -130,6 +130,16 @@ pub trait Program {
         false
     }
 
+    /// Lets go of what only stepping from `state` needs. The explorer calls it once a state
+    /// is explored for good (its node and its strongly connected component finished): it is
+    /// never stepped from again, and is kept only to be recognized when a path meets it again.
+    /// What [`Hash`] and [`Eq`] read must stay as it is. A program whose states are large to
+    /// step from and small to recognize (fgvt-sync's: a schedule to re-execute, told apart by
+    /// a fingerprint) saves their difference per state. By default nothing is let go.
+    fn retire(&self, state: &mut Self::State) {
+        let _ = state;
+    }
+
     /// At a stuck leaf: why `thread` cannot move (the lock it waits for, the `await` that does
     /// not hold), or `None` when it is done or the program cannot tell.
     fn why_blocked(&self, _state: &Self::State, _thread: ThreadId) -> Option<Wait> {

@@ -61,6 +61,11 @@ impl<K: Hash + Eq> States<K> {
         self.0.key(id.0)
     }
 
+    /// The key of `id`, to change what its [`Hash`] and [`Eq`] do not read.
+    pub(crate) fn key_mut(&mut self, id: StateId) -> &mut K {
+        self.0.key_mut(id.0)
+    }
+
     /// What the search knows of `id`.
     pub(crate) fn slot(&self, id: StateId) -> Slot {
         *self.0.value(id.0)
