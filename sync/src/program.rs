@@ -47,18 +47,38 @@ pub(crate) struct Reexecuted {
 
 /// A point of the test's executions: the schedule that reaches it, told apart by fingerprint.
 ///
-/// The explorer keeps one per distinct state, so it is kept small: the schedule shares its
-/// prefix with the parent's, and the statuses of up to 32 threads fit in a word.
+/// The explorer keeps one per distinct state, so it is kept small: 24 bytes, a fingerprint and
+/// a pointer to what stepping from it needs, which is let go once it is explored for good
+/// ([`Program::retire`]); the schedule shares its prefix with the parent's, and the statuses of
+/// up to 32 threads fit in a word.
 #[derive(Clone, Debug)]
 pub(crate) struct State {
     /// The point's fingerprint (`fingerprint::Fingerprint`), as two words: a `u128` would
     /// align the whole state to 16 bytes, and the explorer stores one per distinct state.
     fingerprint: [u64; 2],
+    /// What stepping from it needs; `None` once it is retired.
+    live: Option<Arc<Live>>,
+}
+
+/// What stepping from a [`State`] needs, and the leaf of one without a next step.
+#[derive(Debug)]
+struct Live {
     /// Thread choices from the start.
     schedule: Schedule,
     statuses: Statuses,
     /// What a state without a next step holds for its leaf.
-    end: Option<Arc<Ending>>,
+    end: Option<Ending>,
+}
+
+impl State {
+    /// What stepping from it needs.
+    fn live(&self) -> &Live {
+        // The explorer retires a state once it is explored for good, never to step from it
+        // or make its leaf again (`Program::retire`).
+        self.live
+            .as_deref()
+            .expect("a retired state is never stepped from")
+    }
 }
 
 /// Thread choices from the start of an execution, as a chain that shares its prefix with the
@@ -283,9 +303,11 @@ impl Reexecuted {
         };
         State {
             fingerprint: [(fingerprint >> 64) as u64, fingerprint as u64],
-            schedule,
-            statuses: Statuses::new(&point.statuses),
-            end: end.map(Arc::new),
+            live: Some(Arc::new(Live {
+                schedule,
+                statuses: Statuses::new(&point.statuses),
+                end,
+            })),
         }
     }
 
@@ -386,7 +408,8 @@ impl Program for Reexecuted {
     }
 
     fn step_way(&self, state: &State, thread: ThreadId, way: u32) -> Step<State> {
-        match state.statuses.get(thread) {
+        let live = state.live();
+        match live.statuses.get(thread) {
             None | Some(Status::Done) => return Step::Done,
             Some(Status::Blocked) => return Step::Blocked,
             Some(Status::Enabled) => {}
@@ -399,7 +422,7 @@ impl Program for Reexecuted {
             thread: u8::try_from(thread).expect("at most 256 threads"),
             way: u8::try_from(way.min(MAX_WAYS)).expect("at most 255 ways"),
         };
-        let schedule = state.schedule.then(pick);
+        let schedule = live.schedule.then(pick);
         let Some(mut execution) = self.run(&schedule.to_vec()) else {
             return Step::Done;
         };
@@ -430,27 +453,26 @@ impl Program for Reexecuted {
 
     fn retire(&self, state: &mut State) {
         // Told apart by fingerprint alone: the schedule (a chain link, and with it every link
-        // no open state shares) and the ending are only for stepping from it.
-        state.schedule = Schedule::default();
-        state.end = None;
+        // no open state shares), the statuses and the ending are only for stepping from it.
+        state.live = None;
     }
 
     fn finish(&self, state: &State) -> Result<History, Fault> {
-        match state.end.as_deref() {
+        match &state.live().end {
             Some(Ending::Finished(finals)) => finals.clone(),
             _ => Ok(History::new()),
         }
     }
 
     fn blocked_calls(&self, state: &State) -> Vec<(ThreadId, Call)> {
-        match state.end.as_deref() {
+        match &state.live().end {
             Some(Ending::Stuck { calls, .. }) => calls.clone(),
             _ => Vec::new(),
         }
     }
 
     fn why_blocked(&self, state: &State, thread: ThreadId) -> Option<Wait> {
-        match state.end.as_deref() {
+        match &state.live().end {
             Some(Ending::Stuck { waiting, .. }) => {
                 waiting.iter().find(|w| w.thread == thread).cloned()
             }
@@ -509,7 +531,7 @@ mod tests {
     fn a_state_stays_small() {
         // The explorer stores one per distinct state, with its history and turn beside it.
         assert!(
-            std::mem::size_of::<State>() <= 48,
+            std::mem::size_of::<State>() <= 24,
             "{}",
             std::mem::size_of::<State>()
         );
