@@ -285,29 +285,12 @@ impl Program for TestProgram {
     fn step(&self, state: &TestState, thread: ThreadId) -> Step<TestState> {
         let key = self.parts.borrow().step_key(&state.row, thread);
         if let Some(known) = self.steps.borrow_mut().get(&key) {
-            return match known {
-                Known::Done => Step::Done,
-                Known::Blocked => Step::Blocked,
-                Known::Moved(effect, event) => Step::Moved {
-                    state: TestState {
-                        row: self.parts.borrow_mut().apply(&state.row, thread, *effect),
-                    },
-                    event: event.clone(),
-                },
-            };
+            return self.replay(state, thread, known);
         }
         let step = self.step_noting_wait(state, thread, &mut None);
-        let known = match &step {
-            Step::Done => Known::Done,
-            Step::Blocked => Known::Blocked,
-            Step::Moved { state: next, event } => Known::Moved(
-                self.parts.borrow().step_effect(&next.row, thread),
-                event.clone(),
-            ),
-            // Not kept: they end a path, and are rare.
-            Step::Fault { .. } | Step::Bounded { .. } | Step::Cut { .. } => return step,
-        };
-        self.steps.borrow_mut().insert(key, known);
+        if let Some(known) = self.known(&step, thread) {
+            self.steps.borrow_mut().insert(key, known);
+        }
         step
     }
 
@@ -354,7 +337,8 @@ impl Program for TestProgram {
 }
 
 impl TestProgram {
-    /// What a step did, to replay it; `None` for a step not kept (faults, bounds).
+    /// What a step did, to replay it; `None` for a step not kept (faults and bounds: they end
+    /// a path, and are rare).
     fn known(&self, step: &Step<TestState>, thread: ThreadId) -> Option<Known> {
         Some(match step {
             Step::Done => Known::Done,

@@ -9,7 +9,8 @@
 //! flag, a seqlock's two fences). Each is tried by exploring the whole program again with it:
 //! a change is reported only when every run then passes. The first that does is the answer.
 //!
-//! What a trial costs and says is the caller's: this module only orders the trials.
+//! How a trial explores the program again is the caller's: this module orders the trials
+//! ([`trials`]), bounds each ([`trial_limits`]) and makes them until one passes ([`search`]).
 
 use crate::{AccessKind, Order};
 
@@ -150,6 +151,62 @@ pub fn trials(sites: &[(AccessKind, Order)], racing: &[bool]) -> Vec<Vec<(usize,
         .collect()
 }
 
+/// How many times as many states as the program's own tree a trial may explore (and at least
+/// [`TRIAL_STATES`]): a change that makes the tree much larger (a `SeqCst` access makes a
+/// spin's turns distinct states) is no fix to tell of.
+pub const TRIAL_GROWTH: usize = 20;
+
+/// The fewest states a trial may explore.
+pub const TRIAL_STATES: usize = 20_000;
+
+/// The limits of one trial, `(states, steps of an operation)`, for a program whose tree has
+/// `nodes` stored nodes and paths at most `max_depth` steps long.
+pub fn trial_limits(nodes: usize, max_depth: usize) -> (usize, usize) {
+    (
+        nodes.saturating_mul(TRIAL_GROWTH).max(TRIAL_STATES),
+        max_depth.saturating_mul(2).saturating_add(8),
+    )
+}
+
+/// What [`search`] came to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Found {
+    /// The first trial that passed, by site index and change; empty when none did.
+    pub changes: Vec<(usize, Change)>,
+    /// How many trials were made.
+    pub tried: usize,
+}
+
+/// Makes the trials of `sites` in [`trials`]'s order, at most `max` of them, until one passes:
+/// `passes(trial)` explores the program again with it, `Some(true)` when every run then
+/// passes, `None` to stop searching (the run was interrupted).
+pub fn search(
+    sites: &[(AccessKind, Order)],
+    racing: &[bool],
+    max: usize,
+    mut passes: impl FnMut(&[(usize, Change)]) -> Option<bool>,
+) -> Found {
+    let mut tried = 0;
+    for trial in trials(sites, racing).into_iter().take(max) {
+        match passes(&trial) {
+            None => break,
+            Some(passed) => {
+                tried += 1;
+                if passed {
+                    return Found {
+                        changes: trial,
+                        tried,
+                    };
+                }
+            }
+        }
+    }
+    Found {
+        changes: Vec::new(),
+        tried,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -206,6 +263,39 @@ mod tests {
             assert_ne!(pair[0].0, pair[1].0);
             assert!(pair.iter().all(|(_, c)| *c != Change::Order(Order::SeqCst)));
         }
+    }
+
+    /// The search stops at the first trial that passes, counts what it tried, and stops
+    /// without a fix when told to or after `max` trials.
+    #[test]
+    fn the_search_takes_the_first_trial_that_passes() {
+        let sites = [
+            (AccessKind::Store, Order::Relaxed),
+            (AccessKind::Load, Order::Relaxed),
+        ];
+        let racing = [true, true];
+        let all = trials(&sites, &racing);
+        let pair = [
+            (0, Change::Order(Order::Release)),
+            (1, Change::Order(Order::Acquire)),
+        ];
+        let at = all
+            .iter()
+            .position(|t| t == &pair)
+            .expect("the pair is a trial");
+        let found = search(&sites, &racing, usize::MAX, |t| Some(t == pair));
+        assert_eq!(found.changes, pair);
+        assert_eq!(found.tried, at + 1);
+        let capped = search(&sites, &racing, at, |t| Some(t == pair));
+        assert_eq!((capped.changes.len(), capped.tried), (0, at));
+        let mut asked = 0;
+        let stopped = search(&sites, &racing, usize::MAX, |_| {
+            asked += 1;
+            (asked < 3).then_some(false)
+        });
+        assert_eq!((stopped.changes.len(), stopped.tried), (0, 2));
+        assert_eq!(trial_limits(10, 5), (TRIAL_STATES, 18));
+        assert_eq!(trial_limits(10_000, usize::MAX), (200_000, usize::MAX));
     }
 
     #[test]

@@ -43,6 +43,21 @@ pub(crate) fn access_words(order: Option<&str>, way: Option<&MemoryWayReport>) -
     format!(" ({order}; {detail})")
 }
 
+/// What a report says of the search for a fix that found `changes` changes (none when it found
+/// no fix) after `tried` trials.
+pub fn fix_note(changes: usize, tried: usize) -> String {
+    match changes {
+        1 => "with that one change every run passes (explored again with it)".to_string(),
+        2 => "no one change is enough; with those two every run passes (explored again with \
+              them)"
+            .to_string(),
+        _ => format!(
+            "no change of one or two accesses' orderings or fences makes every run pass \
+             ({tried} tried, each by exploring the test again)"
+        ),
+    }
+}
+
 /// One change of a fix: `make the load of ready#1 at src/lib.rs:39:12 Acquire (was
 /// Relaxed)`, `add fence(Release) before the store to a#1 at src/lib.rs:45:9`.
 pub(crate) fn change_words(change: &OrderChange) -> String {

@@ -101,6 +101,17 @@ pub struct OrderChange {
     pub to: String,
 }
 
+impl LocalizeReport {
+    /// The `(line, column)` of every racing statement of its CDRS: where a change of
+    /// orderings most likely fixes a failure under weak memory.
+    pub fn racing_positions(&self) -> Vec<(usize, usize)> {
+        (self.cdrs.iter())
+            .flat_map(|c| c.statements.iter())
+            .map(|s| (s.location.line, s.location.column))
+            .collect()
+    }
+}
+
 /// The overall verdict of a localization.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]

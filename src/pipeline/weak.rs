@@ -10,7 +10,7 @@
 use fgvt_memory::fix::{self, Change};
 use fgvt_reports::model::{MemoryReport, OrderChange, SourceLocation, Verdict};
 use fgvt_reports::LocalizeReport;
-use fgvt_tree::{ExploreOptions, Search, Tree};
+use fgvt_tree::{ExploreOptions, Tree};
 
 use super::limits::Limits;
 use super::localize::search_test;
@@ -19,13 +19,6 @@ use crate::testcase::{MemoryMode, TestCase};
 /// The most explorations the search for a fix makes (a seqlock's two fences are the 168th
 /// trial of its nine sites).
 const MAX_FIX_TRIALS: usize = 400;
-
-/// How many times as many states as the test's own tree a trial of a fix may explore (and at
-/// least [`FIX_STATES`]).
-const FIX_GROWTH: usize = 20;
-
-/// The fewest states a trial of a fix may explore.
-const FIX_STATES: usize = 20_000;
 
 /// The report's weak-memory part for `test` (which runs under weak memory), whose localization
 /// is `report` over `tree`.
@@ -46,28 +39,17 @@ pub fn memory_report(
     let sequential = test.under(MemoryMode::SequentiallyConsistent);
     memory.passes_sequentially_consistent = fails(&sequential, &options).map(|fails| !fails);
 
-    let stats = tree.stats();
+    let (max_states, max_steps) = fix::trial_limits(
+        tree.graph.node_count(),
+        usize::try_from(tree.stats().max_depth).unwrap_or(usize::MAX),
+    );
     let budget = ExploreOptions {
-        max_states: Some(
-            (tree.graph.node_count())
-                .saturating_mul(FIX_GROWTH)
-                .max(FIX_STATES)
-                .min(limits.max_states),
-        ),
-        max_steps: Some(
-            (usize::try_from(stats.max_depth).unwrap_or(usize::MAX))
-                .saturating_mul(2)
-                .saturating_add(8)
-                .min(limits.max_steps),
-        ),
+        max_states: Some(max_states.min(limits.max_states)),
+        max_steps: Some(max_steps.min(limits.max_steps)),
         ..options
     };
     let accesses = test.model.ordered_accesses();
-    // The racing statements of the CDRS: where a fix most likely goes.
-    let racing_at: Vec<(usize, usize)> = (report.cdrs.iter())
-        .flat_map(|c| c.statements.iter())
-        .map(|s| (s.location.line, s.location.column))
-        .collect();
+    let racing_at = report.racing_positions();
     let located: Vec<Option<fgvt_tree::Location>> = accesses
         .iter()
         .map(|a| test.sources.locate(a.span))
@@ -80,37 +62,20 @@ pub fn memory_report(
         })
         .collect();
     let sites: Vec<_> = accesses.iter().map(|a| (a.kind, a.order)).collect();
-    let mut tried = 0;
-    let found = fix::trials(&sites, &racing)
-        .into_iter()
-        .take(MAX_FIX_TRIALS)
-        .find(|trial| {
-            if limits
-                .interrupt
-                .is_some_and(fgvt_tree::Interrupt::is_raised)
-            {
-                return false;
-            }
-            tried += 1;
-            let changes = trial
-                .iter()
-                .map(|&(i, change)| (accesses[i].site, change))
-                .collect();
-            fails(&test.under(MemoryMode::Changed(changes)), &budget) == Some(false)
-        });
-    memory.fix = (found.iter().flatten())
+    let found = fix::search(&sites, &racing, MAX_FIX_TRIALS, |trial| {
+        if (limits.interrupt).is_some_and(fgvt_tree::Interrupt::is_raised) {
+            return None;
+        }
+        let changes = trial
+            .iter()
+            .map(|&(i, change)| (accesses[i].site, change))
+            .collect();
+        Some(fails(&test.under(MemoryMode::Changed(changes)), &budget) == Some(false))
+    });
+    memory.fix = (found.changes.iter())
         .map(|&(i, change)| order_change(&accesses[i], located[i].as_ref(), change))
         .collect();
-    memory.fix_note = Some(match memory.fix.len() {
-        1 => "with that one change every run passes (explored again with it)".to_string(),
-        2 => "no one change is enough; with those two every run passes (explored again with \
-              them)"
-            .to_string(),
-        _ => format!(
-            "no change of one or two accesses' orderings or fences makes every run pass \
-             ({tried} tried, each by exploring the test again)"
-        ),
-    });
+    memory.fix_note = Some(fgvt_reports::fix_note(memory.fix.len(), found.tried));
     memory
 }
 
@@ -118,13 +83,7 @@ pub fn memory_report(
 /// `Some(false)` when the whole tree was explored and every leaf passed, `None` when a limit
 /// (or a bound) left some run unjudged, or the search could not run.
 fn fails(test: &TestCase, options: &ExploreOptions) -> Option<bool> {
-    match search_test(test, options, None, false).ok()? {
-        Search::Found { .. } => Some(true),
-        Search::Explored(tree) => {
-            let complete = tree.partial.is_none() && tree.stats().bounded == 0;
-            complete.then_some(false)
-        }
-    }
+    search_test(test, options, None, false).ok()?.fails()
 }
 
 /// A change of a fix, as the report names it; orderings are spelled as the language writes

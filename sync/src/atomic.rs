@@ -166,7 +166,7 @@ macro_rules! common {
                 let pending = self.id.pending(EventKind::Read);
                 access(
                     pending,
-                    || match weak_access(pending.caller, self.target(), order.into(), None, Request::Load) {
+                    || match weak_access(pending.caller, || self.target(), order.into(), None, Request::Load) {
                         Some(done) => <$t>::from_bits(done.read),
                         None => self.inner.load(Ordering::SeqCst),
                     },
@@ -181,7 +181,7 @@ macro_rules! common {
                 let pending = self.id.pending(EventKind::Write);
                 access(
                     pending,
-                    || match weak_access(pending.caller, self.target(), order.into(), None, Request::Store(value.bits())) {
+                    || match weak_access(pending.caller, || self.target(), order.into(), None, Request::Store(value.bits())) {
                         Some(done) => self.keep_latest(done.latest),
                         None => self.inner.store(value, Ordering::SeqCst),
                     },
@@ -197,7 +197,7 @@ macro_rules! common {
                 let bits = value.bits();
                 access(
                     pending,
-                    || match weak_access(pending.caller, self.target(), order.into(), None, Request::Rmw(&|_| bits)) {
+                    || match weak_access(pending.caller, || self.target(), order.into(), None, Request::Rmw(&|_| bits)) {
                         Some(done) => {
                             self.keep_latest(done.latest);
                             <$t>::from_bits(done.read)
@@ -229,7 +229,7 @@ macro_rules! common {
                 };
                 access(
                     pending,
-                    || match weak_access(pending.caller, self.target(), success.into(), Some(failure.into()), request) {
+                    || match weak_access(pending.caller, || self.target(), success.into(), Some(failure.into()), request) {
                         Some(done) => {
                             self.keep_latest(done.latest);
                             let read = <$t>::from_bits(done.read);
@@ -338,7 +338,7 @@ macro_rules! fetch {
                     let (old, _) = access(
                         pending,
                         // What is left: only this task runs until the next switch.
-                        || match weak_access(pending.caller, self.target(), order.into(), None, Request::Rmw(&apply)) {
+                        || match weak_access(pending.caller, || self.target(), order.into(), None, Request::Rmw(&apply)) {
                             Some(done) => {
                                 self.keep_latest(done.latest);
                                 (<$t>::from_bits(done.read), <$t>::from_bits(apply(done.read)))

@@ -1412,13 +1412,14 @@ pub(crate) fn access<R>(
 }
 
 /// An atomic access's part under weak memory, called by the access when it acts (after its
-/// turn came): makes `request` with `order` on `target` at `at`, the way the schedule chose.
+/// turn came): makes `request` with `order` on `target()` at `at`, the way the schedule chose
+/// (`target` is asked only then: a sequentially consistent access skips it).
 /// `None` when atomics run sequentially consistent (outside an execution, or under
 /// [`Mode::Sc`], where an order weaker than `SeqCst` is noted): the access then acts on its
 /// value as it is. A way past the bound on ways ends the execution there (its bounded leaf).
 pub(crate) fn weak_access(
     at: &'static Location<'static>,
-    target: Target,
+    target: impl FnOnce() -> Target,
     order: fgvt_memory::Order,
     failure: Option<fgvt_memory::Order>,
     request: Request<'_>,
@@ -1439,7 +1440,7 @@ pub(crate) fn weak_access(
             return None;
         };
         Some(
-            weak.perform(who, way, at, target, order, request)
+            weak.perform(who, way, at, target(), order, request)
                 .map_err(|cut| {
                     let thread = who.unwrap_or(0);
                     let access = format!("access at {}:{}:{}", at.file(), at.line(), at.column());

@@ -57,13 +57,6 @@ pub(crate) const DEFAULT_MAX_STALE: u32 = 7;
 /// The most explorations the search for an ordering fix makes.
 const MAX_FIX_TRIALS: usize = 160;
 
-/// How many times as many states as the test's own tree a trial of a fix may explore (and at
-/// least [`FIX_STATES`]); one that needs more is not reported as a fix.
-const FIX_GROWTH: usize = 20;
-
-/// The fewest states a trial of a fix may explore.
-const FIX_STATES: usize = 20_000;
-
 /// One change of a fix at `site`, as a report shows it.
 fn order_change(site: &SiteInfo, change: Change, sources: &fgvt_tree::SourceMap) -> OrderChange {
     let (location, snippet) = match sources.locate(crate::sources::span_at(site.at)) {
@@ -500,13 +493,7 @@ impl<O: Object> Test<O> {
         if program.take_error().is_some() {
             return None;
         }
-        match search? {
-            Search::Found { .. } => Some(true),
-            Search::Explored(tree) => {
-                let complete = tree.partial.is_none() && tree.stats().bounded == 0;
-                complete.then_some(false)
-            }
-        }
+        search?.fails()
     }
 
     /// What a weak-memory run says of its orderings, for a failing test: whether it passes
@@ -528,58 +515,31 @@ impl<O: Object> Test<O> {
         memory.passes_sequentially_consistent = self
             .fails_in(Mode::Sc { watch: false }, (self.max_states, self.max_steps))
             .map(|fails| !fails);
-        // A strengthened test is about as large as the test: one that grows much larger (a
-        // `SeqCst` access makes a spin's turns distinct states) is no fix to tell of.
-        let stats = tree.stats();
-        let budget = (
-            tree.graph
-                .node_count()
-                .saturating_mul(FIX_GROWTH)
-                .max(FIX_STATES),
-            usize::try_from(stats.max_depth)
-                .unwrap_or(usize::MAX)
-                .saturating_mul(2)
-                + 8,
+        let budget = fix::trial_limits(
+            tree.graph.node_count(),
+            usize::try_from(tree.stats().max_depth).unwrap_or(usize::MAX),
         );
         let sites = self.sites.get();
-        // The racing statements of the CDRS: where a fix most likely goes.
-        let racing_lines: Vec<(usize, usize)> = (report.cdrs.iter())
-            .flat_map(|c| c.statements.iter())
-            .map(|s| (s.location.line, s.location.column))
-            .collect();
+        let racing_at = report.racing_positions();
         let racing: Vec<bool> = (sites.iter())
-            .map(|s| racing_lines.contains(&(s.at.line() as usize, s.at.column() as usize)))
+            .map(|s| racing_at.contains(&(s.at.line() as usize, s.at.column() as usize)))
             .collect();
-        let mut tried = 0;
-        let found = fix::trials(&sites, &racing)
-            .into_iter()
-            .take(MAX_FIX_TRIALS)
-            .find(|trial| {
-                tried += 1;
-                let mut overrides: HashMap<Site, Override> = HashMap::new();
-                for &(i, change) in trial {
-                    let o = overrides.entry(site(sites[i].at)).or_default();
-                    match change {
-                        Change::Order(order) => o.order = Some(order),
-                        Change::FenceBefore(order) => o.fence_before = Some(order),
-                        Change::FenceAfter(order) => o.fence_after = Some(order),
-                    }
+        let found = fix::search(&sites, &racing, MAX_FIX_TRIALS, |trial| {
+            let mut overrides: HashMap<Site, Override> = HashMap::new();
+            for &(i, change) in trial {
+                let o = overrides.entry(site(sites[i].at)).or_default();
+                match change {
+                    Change::Order(order) => o.order = Some(order),
+                    Change::FenceBefore(order) => o.fence_before = Some(order),
+                    Change::FenceAfter(order) => o.fence_after = Some(order),
                 }
-                self.fails_in(self.weak_mode(overrides), budget) == Some(false)
-            });
-        memory.fix = (found.iter().flatten())
+            }
+            Some(self.fails_in(self.weak_mode(overrides), budget) == Some(false))
+        });
+        memory.fix = (found.changes.iter())
             .map(|&(i, change)| order_change(&sites[i], change, sources))
             .collect();
-        memory.fix_note = Some(match memory.fix.len() {
-            1 => "with that one change every run passes (explored again with it)".to_string(),
-            2 => "no one change is enough; with those two every run passes (explored again \
-                  with them)"
-                .to_string(),
-            _ => format!(
-                "no change of one or two accesses' orderings or fences makes every run pass \
-                 ({tried} tried, each by exploring the test again)"
-            ),
-        });
+        memory.fix_note = Some(fgvt_reports::fix_note(memory.fix.len(), found.tried));
         memory
     }
 

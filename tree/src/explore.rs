@@ -220,6 +220,21 @@ pub enum Search {
     Explored(Tree),
 }
 
+impl Search {
+    /// Whether some run fails: `Some(true)` when a leaf failed, `Some(false)` when the whole
+    /// tree was explored and no leaf did, `None` when a limit (or a bound) left some run
+    /// unjudged.
+    pub fn fails(&self) -> Option<bool> {
+        match self {
+            Search::Found { .. } => Some(true),
+            Search::Explored(tree) => {
+                let complete = tree.partial.is_none() && tree.stats().bounded == 0;
+                complete.then_some(false)
+            }
+        }
+    }
+}
+
 /// Explores `program` until a leaf fails: every leaf with a verdict (complete, stuck or
 /// fault; bounded leaves have none) is shown to `fails` as it is made, and the search stops
 /// at the first for which it returns `true`, without building the rest of the tree.
