@@ -24,7 +24,8 @@ pub use std::sync::atomic::Ordering;
 use fgvt_tree::EventKind;
 
 use crate::fingerprint::{Effect, Word};
-use crate::runtime::{access, pointer_name, weak_access, Acted, Initial, ObjectId};
+use crate::runtime::{access, weak_access, Acted, Initial, ObjectId};
+use crate::shown::{Raw, Rmw, Shown};
 use crate::weak::{Request, Shape, Target};
 
 /// A memory fence, drop-in for `std::sync::atomic::fence`: not a step of the tree (it has no
@@ -45,14 +46,20 @@ pub fn compiler_fence(order: Ordering) {
     std::sync::atomic::compiler_fence(order);
 }
 
-/// How an integer or boolean value is shown in reports.
-fn show<V: fmt::Debug>(value: &V) -> String {
-    format!("{value:?}")
+/// How an integer or boolean value is shown in reports, from its bits.
+fn show<V: Bits + fmt::Debug>(bits: u64) -> String {
+    format!("{:?}", V::from_bits(bits))
 }
 
-/// How a pointer value is shown in reports: `null` or `ptr#n`, numbered per execution.
-fn show_ptr<T>(value: &*mut T) -> String {
-    pointer_name(*value as usize, std::mem::align_of::<T>())
+/// An integer or boolean value as an event keeps it until it is shown.
+fn raw<V: Bits + fmt::Debug>(value: &V) -> Raw {
+    Raw::Bits(value.bits(), show::<V>)
+}
+
+/// A pointer value as an event keeps it until it is shown (`null` or `ptr#n`, numbered per
+/// execution).
+fn raw_ptr<T>(value: &*mut T) -> Raw {
+    Raw::Ptr(*value as usize, std::mem::align_of::<T>())
 }
 
 /// A value as fingerprints and the weak-memory model see it: its bits, and back.
@@ -101,7 +108,7 @@ impl<T> Bits for *mut T {
 
 /// How the model shows a value of type `V`: as reports show it.
 fn shape_of<V: Bits + fmt::Debug>() -> Shape {
-    Shape::Value(|bits| show(&V::from_bits(bits)))
+    Shape::Value(show::<V>)
 }
 
 /// How the model shows a pointer to `T`: by the address's number in the execution.
@@ -119,11 +126,11 @@ fn word_ptr<T>(value: &*mut T) -> Word {
     Word::Ptr(*value as usize, std::mem::align_of::<T>())
 }
 
-/// The methods every atomic has: `[generics] Type, std type, value type, "name", show, word,
-/// shape` (how a value is shown in reports, seen by fingerprints, and by the weak-memory
+/// The methods every atomic has: `[generics] Type, std type, value type, "name", raw, word,
+/// shape` (how a value is kept for reports, seen by fingerprints, and by the weak-memory
 /// model).
 macro_rules! common {
-    ([$($g:ident),*] $name:ty, $std:ty, $t:ty, $kind:expr, $show:expr, $word:expr, $shape:expr) => {
+    ([$($g:ident),*] $name:ty, $std:ty, $t:ty, $kind:expr, $raw:expr, $word:expr, $shape:expr) => {
         impl<$($g),*> $name {
             /// The atomic as the weak-memory model sees it.
             fn target(&self) -> Target {
@@ -170,7 +177,7 @@ macro_rules! common {
                         Some(done) => <$t>::from_bits(done.read),
                         None => self.inner.load(Ordering::SeqCst),
                     },
-                    |v| Acted::new(EventKind::Read, $show(v)),
+                    |v| Acted::shown(EventKind::Read, Shown::One($raw(v))),
                     |v| Effect::Read($word(v)),
                 )
             }
@@ -185,7 +192,7 @@ macro_rules! common {
                         Some(done) => self.keep_latest(done.latest),
                         None => self.inner.store(value, Ordering::SeqCst),
                     },
-                    |()| Acted::new(EventKind::Write, $show(&value)),
+                    |()| Acted::shown(EventKind::Write, Shown::One($raw(&value))),
                     |()| Effect::Write($word(&value)),
                 )
             }
@@ -205,8 +212,8 @@ macro_rules! common {
                         None => self.inner.swap(value, Ordering::SeqCst),
                     },
                     |old| {
-                        let shown = format!("{} → {} (swap)", $show(old), $show(&value));
-                        Acted::new(EventKind::Write, shown)
+                        let shown = Shown::Changed { old: $raw(old), new: $raw(&value), how: Rmw::Swap };
+                        Acted::shown(EventKind::Write, shown)
                     },
                     |old| Effect::Update { seen: $word(old), now: $word(&value) },
                 )
@@ -241,7 +248,7 @@ macro_rules! common {
                     },
                     |r| {
                         let kind = EventKind::Cas { success: r.is_ok() };
-                        Acted::new(kind, format!("{} -> {}", $show(&current), $show(&new)))
+                        Acted::shown(kind, Shown::Cas { expected: $raw(&current), new: $raw(&new) })
                     },
                     |r| match r {
                         Ok(old) => Effect::Update { seen: $word(old), now: $word(&new) },
@@ -315,11 +322,11 @@ macro_rules! common {
     };
 }
 
-/// Read-modify-write methods: `[generics] Type, operand type, value type, show, word, method,
+/// Read-modify-write methods: `[generics] Type, operand type, value type, raw, word, method,
 /// …`. Each is one step that returns the old value; its event shows `old → new (method
 /// operand)`.
 macro_rules! fetch {
-    ([$($g:ident),*] $name:ty, $std:ty, $arg:ty, $t:ty, $show:expr, $word:expr, $($op:ident),*) => {
+    ([$($g:ident),*] $name:ty, $std:ty, $arg:ty, $t:ty, $raw:expr, $word:expr, $($op:ident),*) => {
         impl<$($g),*> $name {
             $(
                 #[doc = concat!(
@@ -349,13 +356,9 @@ macro_rules! fetch {
                             }
                         },
                         |(old, new)| {
-                            let shown = format!(
-                                "{} → {} ({} {value:?})",
-                                $show(old),
-                                $show(new),
-                                stringify!($op)
-                            );
-                            Acted::new(EventKind::Write, shown)
+                            let how = Rmw::Fetch(stringify!($op), raw(&value));
+                            let shown = Shown::Changed { old: $raw(old), new: $raw(new), how };
+                            Acted::shown(EventKind::Write, shown)
                         },
                         |(old, new)| Effect::Update { seen: $word(old), now: $word(new) },
                     );
@@ -375,9 +378,9 @@ macro_rules! atomic_int {
                 id: ObjectId,
             }
 
-            common!([] $name, $std, $t, stringify!($name), show, word, shape_of::<$t>());
+            common!([] $name, $std, $t, stringify!($name), raw, word, shape_of::<$t>());
             fetch!(
-                [] $name, $std, $t, $t, show, word,
+                [] $name, $std, $t, $t, raw, word,
                 fetch_add, fetch_sub, fetch_and, fetch_nand, fetch_or, fetch_xor, fetch_max,
                 fetch_min
             );
@@ -412,8 +415,8 @@ pub struct AtomicBool {
     id: ObjectId,
 }
 
-common!([] AtomicBool, std::sync::atomic::AtomicBool, bool, "AtomicBool", show, word, shape_of::<bool>());
-fetch!([] AtomicBool, std::sync::atomic::AtomicBool, bool, bool, show, word, fetch_and, fetch_nand, fetch_or, fetch_xor);
+common!([] AtomicBool, std::sync::atomic::AtomicBool, bool, "AtomicBool", raw, word, shape_of::<bool>());
+fetch!([] AtomicBool, std::sync::atomic::AtomicBool, bool, bool, raw, word, fetch_and, fetch_nand, fetch_or, fetch_xor);
 
 impl AtomicBool {
     /// Negates the value as one step (a write that shows the value it found and the one it
@@ -441,10 +444,10 @@ pub struct AtomicPtr<T> {
     id: ObjectId,
 }
 
-common!([T] AtomicPtr<T>, std::sync::atomic::AtomicPtr<T>, *mut T, "AtomicPtr", show_ptr::<T>, word_ptr::<T>, shape_ptr::<T>());
+common!([T] AtomicPtr<T>, std::sync::atomic::AtomicPtr<T>, *mut T, "AtomicPtr", raw_ptr::<T>, word_ptr::<T>, shape_ptr::<T>());
 // Pointer arithmetic and tag bits (a mark in the low bits of a lock-free list's `next`).
 fetch!(
-    [T] AtomicPtr<T>, std::sync::atomic::AtomicPtr<T>, usize, *mut T, show_ptr::<T>, word_ptr::<T>,
+    [T] AtomicPtr<T>, std::sync::atomic::AtomicPtr<T>, usize, *mut T, raw_ptr::<T>, word_ptr::<T>,
     fetch_ptr_add, fetch_ptr_sub, fetch_byte_add, fetch_byte_sub, fetch_and, fetch_or, fetch_xor
 );
 

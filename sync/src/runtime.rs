@@ -43,6 +43,7 @@ use shuttle::scheduler::{Schedule, Scheduler, Task, TaskId};
 use crate::fingerprint::{
     self, combine, hash_of, summand, Effect, Fingerprint, Memory, Observations, Word,
 };
+use crate::shown::{number, pointer_text, Pointers, Shown};
 use crate::sources;
 use crate::weak::{self, Mode, Request, Shape, Target, WeakMemory};
 
@@ -53,6 +54,70 @@ thread_local! {
     /// Whether the last execution started on this OS thread runs under weak memory: a
     /// `SeqCst` access of a sequentially consistent run then has nothing to ask the recorder.
     static WEAK_RUN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+
+    /// How the executions run on this OS thread so far ran (see [`runs`]).
+    static RUNS: std::cell::Cell<Runs> = const { std::cell::Cell::new(Runs::NONE) };
+}
+
+/// How a test's code ran: the executions started and gone on, and the steps they took.
+///
+/// This is what a per-execution cost is measured by (`benches/peers` sets it beside shuttle's
+/// and loom's executions). To take a step from a state, fgvt re-runs the test from the start
+/// along the state's schedule, unless the execution that reached the state is paused there;
+/// then it goes on by that one step.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Runs {
+    /// Executions of the test started from the start (the object made anew, its serial part
+    /// run, then the schedule followed).
+    pub started: u64,
+    /// Times a paused execution went on by the next step instead of starting anew.
+    pub went_on: u64,
+    /// Steps (instrumented accesses of the threads) all of them took, replayed ones included.
+    pub steps: u64,
+    /// Test threads unwound (by a panic fgvt raises and catches) because their execution had
+    /// ended. A thread of an execution the explorer abandons finishes its operation instead,
+    /// alone, unless it must wait for another thread there (a lock, a condition variable, a
+    /// spin loop).
+    pub unwound: u64,
+}
+
+impl Runs {
+    const NONE: Runs = Runs {
+        started: 0,
+        went_on: 0,
+        steps: 0,
+        unwound: 0,
+    };
+
+    /// What ran between `earlier` (an earlier reading of [`runs`]) and this reading.
+    pub(crate) fn since(self, earlier: Runs) -> Runs {
+        Runs {
+            started: self.started - earlier.started,
+            went_on: self.went_on - earlier.went_on,
+            steps: self.steps - earlier.steps,
+            unwound: self.unwound - earlier.unwound,
+        }
+    }
+}
+
+/// How the executions run on this OS thread so far ran: read before and after a test's
+/// exploration, the difference is the exploration's (`Localized::runs`).
+pub(crate) fn runs() -> Runs {
+    RUNS.get()
+}
+
+/// Counts an execution that started (`went_on` false) or went on, and took `steps` steps.
+fn count_run(went_on: bool, steps: usize) {
+    RUNS.with(|runs| {
+        let mut now = runs.get();
+        if went_on {
+            now.went_on += 1;
+        } else {
+            now.started += 1;
+        }
+        now.steps += steps as u64;
+        runs.set(now);
+    });
 }
 
 /// What a task is about to do: registered before it switches, read by the scheduler.
@@ -218,50 +283,22 @@ impl std::fmt::Display for ObjectId {
 pub(crate) struct Acted {
     /// The kind, now known exactly (a CAS's success).
     pub kind: EventKind,
-    /// The value read or written, for reports.
-    pub value: String,
+    /// The value read or written, made into text only if its step becomes an event.
+    pub value: Shown,
 }
 
 impl Acted {
-    /// An access of `kind` that saw or wrote `value`.
+    /// An access of `kind` that shows `value` as text made already.
     pub fn new(kind: EventKind, value: String) -> Acted {
-        Acted { kind, value }
+        Acted {
+            kind,
+            value: Shown::Text(value),
+        }
     }
-}
 
-/// How a pointer value is shown: `null`, or `ptr#n` numbering the addresses of the current
-/// execution by first appearance (addresses differ between executions; their order does not),
-/// with the low bits an aligned pointer cannot have shown as a tag (`ptr#1|1`, a mark).
-pub(crate) fn pointer_name(address: usize, align: usize) -> String {
-    with_recorder(|rec| pointer_name_in(&mut rec.pointers, address, align))
-        .unwrap_or_else(|| pointer_text(address, align, None))
-}
-
-/// [`pointer_name`] with the execution's numbering of addresses.
-fn pointer_name_in(
-    pointers: &mut HashMap<usize, u32, foldhash::fast::RandomState>,
-    address: usize,
-    align: usize,
-) -> String {
-    let base = address - address % align.max(1);
-    let next = u32::try_from(pointers.len()).unwrap_or(u32::MAX);
-    let number = (base != 0).then(|| *pointers.entry(base).or_insert(next));
-    pointer_text(address, align, number)
-}
-
-/// `null`, `ptr#n` (or the address itself, unnumbered), and the tag after a `|`.
-fn pointer_text(address: usize, align: usize, number: Option<u32>) -> String {
-    let tag = address % align.max(1);
-    let base = address - tag;
-    let name = match (base, number) {
-        (0, _) => "null".to_string(),
-        (_, Some(n)) => format!("ptr#{n}"),
-        (_, None) => format!("{base:#x}"),
-    };
-    if tag == 0 {
-        name
-    } else {
-        format!("{name}|{tag}")
+    /// An access of `kind` that shows `value`, made into text only if it is shown.
+    pub fn shown(kind: EventKind, value: Shown) -> Acted {
+        Acted { kind, value }
     }
 }
 
@@ -400,7 +437,7 @@ struct Recorder {
     objects: u32,
     /// Addresses seen in pointer values, numbered in order of first appearance: reports show
     /// `ptr#2` where the run had an address that differs between executions.
-    pointers: HashMap<usize, u32, foldhash::fast::RandomState>,
+    pointers: Pointers,
     /// How the execution ended, once it has.
     end: Option<RunEnd>,
     /// The threads to choose, in order: the schedule the explorer asked for. Past its end the
@@ -425,7 +462,14 @@ struct Recorder {
     body: Body,
     /// The threads offered to `choose` at the current step (kept to reuse its allocation).
     offered: Vec<ThreadId>,
+    /// Accesses that acted at once after the explorer abandoned the execution (see
+    /// [`Recorder::drains`]).
+    drained: u32,
 }
+
+/// The most accesses an abandoned execution's threads may make to finish their operations
+/// (see [`Recorder::drains`]); past them, each is unwound.
+const DRAIN_STEPS: u32 = 1_000;
 
 /// What an execution runs, in shuttle's main task.
 pub(crate) type Body = Arc<dyn Fn() + Send + Sync>;
@@ -532,9 +576,12 @@ pub(crate) fn execute(
             paused.schedule.push(next);
             paused.record_from = paused.taken;
             paused.point = None;
+            let before = paused.taken;
             RECORDER.with(|r| *r.borrow_mut() = Some(paused));
             let outcome = engine.resume(Job::Resume);
-            return finish(engine, outcome);
+            let execution = finish(engine, outcome);
+            count_run(true, execution.taken - before);
+            return execution;
         }
         if let Some(mut ended) = engine.abandon(paused) {
             engine.scratch = Scratch::keep(&mut ended);
@@ -587,10 +634,13 @@ pub(crate) fn execute(
         diverged: None,
         body,
         offered,
+        drained: 0,
     };
     RECORDER.with(|r| *r.borrow_mut() = Some(recorder));
     let outcome = engine.resume(Job::Run);
-    finish(engine, outcome)
+    let execution = finish(engine, outcome);
+    count_run(false, execution.taken);
+    execution
 }
 
 /// What the execution in the thread-local came to, once the runner has handed control back:
@@ -720,7 +770,7 @@ struct Scratch {
     locks: HashMap<u64, Held, foldhash::fast::RandomState>,
     condvars: HashMap<u64, Vec<ThreadId>, foldhash::fast::RandomState>,
     memory: Memory,
-    pointers: HashMap<usize, u32, foldhash::fast::RandomState>,
+    pointers: Pointers,
     offered: Vec<ThreadId>,
 }
 
@@ -1115,6 +1165,34 @@ impl Recorder {
         held.is_none_or(|held| pending.shared && !held.exclusive)
     }
 
+    /// Whether an access about to be made after the execution has ended may act at once,
+    /// recording nothing, rather than unwind its thread; counts it if so.
+    ///
+    /// The explorer abandons most executions midway: at a state already explored, or to start
+    /// the next schedule. Unwinding every thread from its access (a panic through the object's
+    /// code) took a quarter of the exploration of a small stack; letting each thread finish
+    /// the operation it is in, alone, costs a few accesses. An access that may wait for
+    /// another thread (a lock, a condition variable) cannot finish so and still unwinds, as does
+    /// one past [`DRAIN_STEPS`] (an operation that spins until another thread moves), one under
+    /// weak memory (whose model would go on choosing), and one after any other end (a fault,
+    /// threads stuck) than the explorer's.
+    fn drains(&mut self, pending: &Pending) -> bool {
+        let waits = match pending.role {
+            Role::Plain => pending.kind == EventKind::Lock,
+            Role::Attempt => false,
+            Role::Wait(_) | Role::Woken(_) => true,
+        };
+        if waits
+            || self.weak.is_some()
+            || !matches!(self.end, Some(RunEnd::Abandoned))
+            || self.drained >= DRAIN_STEPS
+        {
+            return false;
+        }
+        self.drained += 1;
+        true
+    }
+
     /// Which task runs next: the scheduler's question, answered from the schedule.
     fn next_task(&mut self, runnable: &[&Task]) -> Decision {
         let mut offered = std::mem::take(&mut self.offered);
@@ -1189,7 +1267,7 @@ impl Recorder {
             op: op.map_or_else(String::new, |o| o.call.op.clone()),
             kind: acted.kind,
             location: pending.name(),
-            value: acted.value,
+            value: acted.value.text(&self.pointers),
             span,
             call: op.filter(|o| o.steps == 0).map(|o| o.call.clone()),
             ret: None,
@@ -1208,7 +1286,10 @@ impl Recorder {
         let pointers = &mut self.pointers;
         Some(weak.describe(chosen, &mut |shape, bits| match shape {
             Shape::Value(show) => show(bits),
-            Shape::Ptr(align) => pointer_name_in(pointers, bits as usize, align),
+            Shape::Ptr(align) => {
+                let address = bits as usize;
+                pointer_text(address, align, number(pointers, address, align))
+            }
         }))
     }
 
@@ -1288,6 +1369,9 @@ enum Registered {
     Serial,
     /// The execution has ended: unwind the thread.
     Cancel,
+    /// The explorer has abandoned the execution: act at once, recording nothing, to finish
+    /// the operation (see [`Recorder::drains`]).
+    Drain,
     /// A step of this test thread: switch, and act when chosen.
     Step(ThreadId),
 }
@@ -1318,7 +1402,11 @@ pub(crate) fn access<R>(
             return Registered::Serial;
         };
         if rec.end.is_some() {
-            return Registered::Cancel;
+            return if rec.drains(&pending) {
+                Registered::Drain
+            } else {
+                Registered::Cancel
+            };
         }
         let lane = &mut rec.lanes[thread];
         lane.observed.before_access(pending.shape());
@@ -1340,19 +1428,33 @@ pub(crate) fn access<R>(
             });
             return result;
         }
+        Registered::Drain => return act(),
         Registered::Cancel => cancel(),
         Registered::Step(thread) => thread,
     };
     shuttle_engine::runtime::thread::switch();
-    if ended() {
-        cancel();
+    // The execution may have ended while this thread waited for its turn.
+    let turn = with_recorder(|rec| {
+        if rec.end.is_none() {
+            Registered::Step(thread)
+        } else if rec.drains(&pending) {
+            Registered::Drain
+        } else {
+            Registered::Cancel
+        }
+    });
+    match turn {
+        Some(Registered::Drain) => return act(),
+        Some(Registered::Cancel) => cancel(),
+        _ => {}
     }
     let result = act();
-    // Described even where no event is built: pointers are numbered for reports in the order
-    // they are shown.
     let acted = describe(&result);
     let effect = effect(&result);
     with_recorder(|rec| {
+        // Numbered even where no event is built: the addresses of an execution are numbered
+        // in the order its steps show them, shown or not.
+        acted.value.number(&mut rec.pointers);
         rec.apply(Some(thread), &pending, effect);
         // What this access chose under weak memory (taken here, by the step that made it,
         // whether or not its event is built: a later step of another kind must not find it).
@@ -1469,6 +1571,11 @@ pub(crate) fn weak_fence(at: &'static Location<'static>, order: fgvt_memory::Ord
 
 /// Unwinds the calling test thread: its execution has ended (see the module docs).
 fn cancel() -> ! {
+    RUNS.with(|runs| {
+        let mut now = runs.get();
+        now.unwound += 1;
+        runs.set(now);
+    });
     std::panic::resume_unwind(Box::new(Cancelled))
 }
 
@@ -1581,6 +1688,11 @@ pub(crate) fn poisoned(id: ObjectId) {
 /// The calling thread is at a retry hint (`fgvt_sync::hint::spin_loop`): see
 /// [`Observations::retry`]. Whether a test thread of an execution called it.
 pub(crate) fn retry() -> bool {
+    if with_thread(|rec, _| rec.end.is_some()) == Some(true) {
+        // A thread finishing its operation in an abandoned execution (`Recorder::drains`)
+        // waits here for another thread, which will not move: unwind it.
+        cancel();
+    }
     let retried = with_thread(|rec, thread| rec.lanes[thread].observed.retry()).is_some();
     if !retried && with_recorder(|_| ()).is_none() {
         spend_outside_step();

@@ -29,7 +29,7 @@ use fgvt_tree::{
 use crate::fix::{self, Change};
 use crate::object::Object;
 use crate::program::{Reexecuted, MAX_THREADS};
-use crate::runtime::{self, Cancelled};
+use crate::runtime::{self, Cancelled, Runs};
 use crate::sources;
 use crate::spec::{SelfSpec, Sequential, SequentialSpec};
 use crate::weak::{site, Mode, Override, Site, SiteInfo, WeakOptions};
@@ -191,6 +191,9 @@ pub struct Localized {
     pub labeling: Labeling,
     /// Its critical data race sequences.
     pub cdrs: Cdrs,
+    /// How the test's code ran to make them (every exploration `localize` made: under weak
+    /// memory, the sequentially consistent one and the fix's trials too).
+    pub runs: Runs,
 }
 
 impl<O: Object> Test<O> {
@@ -701,6 +704,7 @@ impl<O: Object> Test<O> {
     #[track_caller]
     pub fn localize(&self) -> Result<Localized, ReplayError> {
         self.show_replay_from_environment();
+        let runs_before = runtime::runs();
         let (tree, verdicts, scouted) = self.explore_and_judge()?;
         let info = TestInfo {
             file: self.name.clone(),
@@ -761,6 +765,7 @@ impl<O: Object> Test<O> {
             tree,
             labeling,
             cdrs,
+            runs: runtime::runs().since(runs_before),
         })
     }
 

@@ -283,3 +283,76 @@ fn a_memory_budget_stops_the_exploration_and_says_so() {
     // The probe stood still: the exploration measured nothing beyond what was in use.
     assert_eq!(under.memory, Some(0));
 }
+
+/// A counter incremented by a CAS loop: no operation ever waits for another thread.
+struct CasCounter(AtomicI64);
+
+#[fgvt_sync::operations]
+impl CasCounter {
+    fn new() -> Self {
+        CasCounter(AtomicI64::new(0))
+    }
+
+    pub fn inc(&self) {
+        let mut seen = self.0.load(SeqCst);
+        while let Err(now) = self.0.compare_exchange(seen, seen + 1, SeqCst, SeqCst) {
+            seen = now;
+        }
+    }
+
+    pub fn get(&self) -> i64 {
+        self.0.load(SeqCst)
+    }
+}
+
+/// The same counter behind a mutex: a thread paused while it holds the lock keeps the others
+/// waiting.
+struct LockedCounter(Mutex<i64>);
+
+#[fgvt_sync::operations]
+impl LockedCounter {
+    fn new() -> Self {
+        LockedCounter(Mutex::new(0))
+    }
+
+    pub fn inc(&self) {
+        let mut value = self.0.lock().unwrap();
+        *value += 1;
+    }
+
+    pub fn get(&self) -> i64 {
+        *self.0.lock().unwrap()
+    }
+}
+
+/// Most executions are abandoned midway by the explorer (at a state it knows, or to start the
+/// next schedule). Their threads then finish the operation they are in, alone, instead of being
+/// unwound; only a thread that would wait for another one there is unwound.
+#[test]
+fn an_abandoned_execution_unwinds_only_the_threads_that_would_wait() {
+    fn localize<O: Object>(name: &str) -> fgvt_sync::Localized {
+        Test::<O>::new(name)
+            .thread(&["inc()", "inc()"])
+            .thread(&["inc()"])
+            .finally(&["get()"])
+            .localize()
+            .unwrap()
+    }
+    let free = localize::<CasCounter>("cas_counter");
+    assert_eq!(free.report.verdict, fgvt_reports::Verdict::Linearizable);
+    assert!(free.report.partial.is_none());
+    assert!(
+        free.runs.started > 10 && free.runs.steps > free.runs.started,
+        "{:?}",
+        free.runs
+    );
+    assert_eq!(free.runs.unwound, 0, "no thread of lock-free code waits");
+
+    let locked = localize::<LockedCounter>("locked_counter");
+    assert_eq!(locked.report.verdict, fgvt_reports::Verdict::Linearizable);
+    assert!(
+        locked.runs.unwound > 0,
+        "a thread waiting for the lock a paused thread holds is unwound: {:?}",
+        locked.runs
+    );
+}

@@ -274,6 +274,9 @@ pub struct Outcome {
     /// start it had found it: fgvt's stderr line "NOT LINEARIZABLE: a failing run, found after
     /// …", which the parent reads ([`first_failure_told`]). Not part of a child's outcome line.
     pub first_failure: Option<Duration>,
+    /// How many times the tool ran the test's code: the body's runs under loom and shuttle,
+    /// the executions fgvt started from the start (`Localized::runs`; not those that went on).
+    pub executions: Option<u64>,
 }
 
 impl Outcome {
@@ -286,18 +289,26 @@ impl Outcome {
             verdict,
             peak_rss_kib: peak_rss_kib(),
             first_failure: None,
+            executions: None,
         }
+    }
+
+    /// This outcome, having run the test's code `n` times.
+    pub fn with_executions(mut self, n: u64) -> Outcome {
+        self.executions = Some(n);
+        self
     }
 
     /// The line a child prints for its parent: tab-separated fields (none holds a tab).
     pub fn to_line(&self) -> String {
         format!(
-            "OUTCOME\t{}\t{}\t{}\t{}\t{}",
+            "OUTCOME\t{}\t{}\t{}\t{}\t{}\t{}",
             self.elapsed.as_nanos(),
             self.found.word(),
             clean(&self.explored),
             clean(&self.verdict),
             self.peak_rss_kib.map_or(String::new(), |k| k.to_string()),
+            self.executions.map_or(String::new(), |n| n.to_string()),
         )
     }
 
@@ -309,6 +320,7 @@ impl Outcome {
         let explored = fields.next()?.to_string();
         let verdict = fields.next()?.to_string();
         let peak_rss_kib = fields.next().and_then(|k| k.parse().ok());
+        let executions = fields.next().and_then(|n| n.parse().ok());
         Some(Outcome {
             elapsed: Duration::from_nanos(nanos),
             explored,
@@ -316,6 +328,7 @@ impl Outcome {
             verdict,
             peak_rss_kib,
             first_failure: None,
+            executions,
         })
     }
 }
@@ -392,8 +405,9 @@ pub fn executions_outcome(check: impl FnOnce()) -> Outcome {
     let started = Instant::now();
     let result = catch_unwind(AssertUnwindSafe(check));
     let elapsed = started.elapsed();
-    let explored = format!("{} executions", group(executions()));
-    match result {
+    let count = executions();
+    let explored = format!("{} executions", group(count));
+    let outcome = match result {
         Ok(()) => Outcome::new(elapsed, explored, Found::Correct, "passed".to_string()),
         Err(payload) => {
             let message = payload
@@ -411,7 +425,8 @@ pub fn executions_outcome(check: impl FnOnce()) -> Outcome {
             };
             Outcome::new(elapsed, explored, found, format!("FAILED: {message}"))
         }
-    }
+    };
+    outcome.with_executions(count)
 }
 
 /// The start of loom's message for a data race under the memory model.
@@ -475,6 +490,7 @@ mod tests {
             verdict: "FAILED: stack".to_string(),
             peak_rss_kib: Some(4096),
             first_failure: None,
+            executions: Some(1),
         };
         assert_eq!(Outcome::from_line(&outcome.to_line()), Some(outcome));
     }

@@ -340,10 +340,10 @@ fn print_table(rows: &[Row], options: &Options, load_before: String, took: Durat
         show_duration(took)
     );
     println!(
-        "| case | tool | runs | min | median | executions or states explored | peak RSS | \
-         verdict |"
+        "| case | tool | runs | min | median | executions or states explored | executions/s | \
+         peak RSS | verdict |"
     );
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|");
     for row in rows {
         let finished: Vec<&Outcome> = row
             .runs
@@ -372,6 +372,7 @@ fn print_table(rows: &[Row], options: &Options, load_before: String, took: Durat
             (None, Some(Some(n))) => format!("≥ {} executions at the cap", group(n)),
             (None, _) => "—".to_string(),
         };
+        let rate = execution_rate(&finished, unfinished.flatten(), options.cap);
         let rss = finished
             .iter()
             .filter_map(|o| o.peak_rss_kib)
@@ -396,7 +397,7 @@ fn print_table(rows: &[Row], options: &Options, load_before: String, took: Durat
             verdict.push_str(&note);
         }
         println!(
-            "| {} | {} | {} | {min} | {median} | {explored} | {rss} | {verdict} |",
+            "| {} | {} | {} | {min} | {median} | {explored} | {rate} | {rss} | {verdict} |",
             row.case.name(),
             row.tool.name(),
             row.runs.len(),
@@ -433,6 +434,23 @@ fn first_failures(finished: &[&Outcome]) -> Option<String> {
         times.len(),
         show_duration(min)
     ))
+}
+
+/// Executions per second, the median over the finished runs (each run's count over its
+/// time), or, when none finished, the count at the cap over the cap: `—` without a count.
+fn execution_rate(finished: &[&Outcome], at_cap: Option<u64>, cap: Duration) -> String {
+    let mut rates: Vec<f64> = finished
+        .iter()
+        .filter_map(|o| Some(o.executions? as f64 / o.elapsed.as_secs_f64()))
+        .collect();
+    rates.sort_by(f64::total_cmp);
+    let rate = match (rates.is_empty(), at_cap) {
+        // The middle run of an odd count.
+        (false, _) => rates[rates.len() / 2],
+        (true, Some(n)) => n as f64 / cap.as_secs_f64(),
+        (true, None) => return "—".to_string(),
+    };
+    format!("{}", group(rate.round() as u64))
 }
 
 /// `texts` if they differ, else `one` (deterministic tools explore the same every round).

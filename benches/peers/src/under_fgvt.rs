@@ -312,9 +312,14 @@ pub fn run(case: Case) -> Outcome {
     };
     let report = &localized.report;
     let tree = &report.tree;
+    let runs = localized.runs;
     let mut explored = format!(
-        "{} states; tree {} nodes ({} stored)",
+        "{} states; {} executions started, {} gone on by a step, {} steps; tree {} nodes ({} \
+         stored)",
         group(tree.distinct_states),
+        group(runs.started),
+        group(runs.went_on),
+        group(runs.steps),
         group(tree.nodes),
         group(tree.graph_nodes)
     );
@@ -336,7 +341,7 @@ pub fn run(case: Case) -> Outcome {
         ),
         (verdict, None) => (Found::Nothing, verdict.name().to_string()),
     };
-    Outcome::new(elapsed, explored, found, verdict)
+    Outcome::new(elapsed, explored, found, verdict).with_executions(runs.started)
 }
 
 /// A failing report's verdict in words: whether the tree is complete, and its CDRS (how many,
