@@ -46,7 +46,7 @@ impl<T: Clone + fmt::Debug> Shared<T> {
         access(
             self.id.pending(EventKind::Read),
             || self.lock().clone(),
-            |v| Acted::new(EventKind::Read, format!("{v:?}")),
+            |v| Acted::text_if_shown(EventKind::Read, || format!("{v:?}")),
             // The value is a function of the writer's observations: its version says which.
             |_| Effect::ReadVersion,
         )
@@ -59,7 +59,7 @@ impl<T: Clone + fmt::Debug> Shared<T> {
             self.id.pending(EventKind::Write),
             || *self.lock() = value,
             // The cell holds the value just written.
-            |()| Acted::new(EventKind::Write, format!("{:?}", *self.lock())),
+            |()| Acted::text_if_shown(EventKind::Write, || format!("{:?}", *self.lock())),
             |()| Effect::WriteVersion,
         )
     }

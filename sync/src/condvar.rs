@@ -145,13 +145,15 @@ impl Condvar {
             self.id.pending(EventKind::Write),
             || runtime::notify(self.id, all),
             |woken| {
-                let woken: Vec<String> = woken.iter().map(|t| format!("T{t}")).collect();
-                let woken = if woken.is_empty() {
-                    "no waiter".to_string()
-                } else {
-                    format!("wakes {}", woken.join(", "))
-                };
-                Acted::new(EventKind::Write, format!("{name}: {woken}"))
+                Acted::text_if_shown(EventKind::Write, || {
+                    let woken: Vec<String> = woken.iter().map(|t| format!("T{t}")).collect();
+                    let woken = if woken.is_empty() {
+                        "no waiter".to_string()
+                    } else {
+                        format!("wakes {}", woken.join(", "))
+                    };
+                    format!("{name}: {woken}")
+                })
             },
             // Who was woken is in the waiters' states; the notifier learns nothing.
             |_| Effect::Nothing,

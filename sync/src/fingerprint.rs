@@ -335,6 +335,22 @@ impl Memory {
         }
     }
 
+    /// [`Memory::word`] without `fresh`: `None` for an address not seen yet.
+    pub(crate) fn known(&self, word: Word) -> Option<u64> {
+        match word {
+            Word::Int(bits) => Some(bits),
+            Word::Ptr(address, align) => {
+                let tag = address % align.max(1);
+                let base = address - tag;
+                let identity = match base {
+                    0 => 0,
+                    _ => *self.pointers.get(&base)?,
+                };
+                Some(combine(identity, tag as u64))
+            }
+        }
+    }
+
     /// `word` as fingerprints see it: an integer as it is, an address by its identity, given
     /// by `fresh` the first time the address is seen (from the context of the thread that
     /// makes it known).

@@ -155,7 +155,7 @@ impl RawLock {
                 if taken {
                     Acted::new(EventKind::Lock, shown.to_string())
                 } else {
-                    Acted::new(EventKind::Read, format!("held ({shown} would block)"))
+                    Acted::text_if_shown(EventKind::Read, || format!("held ({shown} would block)"))
                 }
             },
             |&taken| {

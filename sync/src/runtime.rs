@@ -300,6 +300,13 @@ impl Acted {
     pub fn shown(kind: EventKind, value: Shown) -> Acted {
         Acted { kind, value }
     }
+
+    /// An access of `kind` that shows the text `text` makes, called only if the step becomes
+    /// an event (a value of the user's type, formatted with `Debug`).
+    pub fn text_if_shown(kind: EventKind, text: impl FnOnce() -> String) -> Acted {
+        let shown = with_recorder(|rec| rec.taken >= rec.record_from).unwrap_or(false);
+        Acted::new(kind, if shown { text() } else { String::new() })
+    }
 }
 
 /// A test thread of the execution.
@@ -1001,7 +1008,7 @@ impl Recorder {
         made.objects += 1;
         let key = hash_of(&[OBJECT, context, made.objects]);
         let value = match initial {
-            Initial::Value(word) => self.word(who, context, word),
+            Initial::Value(word) => self.word(who, word),
             Initial::Version => combine(context, key),
         };
         self.memory.set(key, value);
@@ -1010,7 +1017,12 @@ impl Recorder {
 
     /// `word` as fingerprints see it; an address seen for the first time is named after
     /// `who`, in `context`.
-    fn word(&mut self, who: Option<ThreadId>, context: u64, word: Word) -> u64 {
+    fn word(&mut self, who: Option<ThreadId>, word: Word) -> u64 {
+        if let Some(seen) = self.memory.known(word) {
+            return seen;
+        }
+        // Only a new address needs `who`'s context, a hash of its observations.
+        let context = self.context(who);
         let made = made_by(&mut self.lanes, &mut self.serial, who);
         self.memory.word(word, || {
             made.addresses += 1;
@@ -1019,30 +1031,30 @@ impl Recorder {
     }
 
     /// Records what an access by `who` did to its object and what it learned.
-    fn apply(&mut self, who: Option<ThreadId>, pending: &Pending, effect: Effect) {
-        let context = self.context(who);
+    fn apply(&mut self, who: Option<ThreadId>, pending: &Pending, shape: u64, effect: Effect) {
         let key = pending.object.map_or(0, |o| o.key);
         let seen = match effect {
-            Effect::Read(word) => self.word(who, context, word),
+            Effect::Read(word) => self.word(who, word),
             Effect::Write(word) => {
-                let now = self.word(who, context, word);
+                let now = self.word(who, word);
                 self.set_unless_weak(key, now);
                 0
             }
             Effect::Update { seen, now } => {
-                let seen = self.word(who, context, seen);
-                let now = self.word(who, context, now);
+                let seen = self.word(who, seen);
+                let now = self.word(who, now);
                 self.set_unless_weak(key, now);
                 seen
             }
             Effect::ReadVersion => self.memory.get(key),
             Effect::WriteVersion => {
+                let context = self.context(who);
                 self.memory.set(key, combine(context, key));
                 0
             }
             Effect::Nothing => 0,
         };
-        self.observe(who, pending.shape(), seen);
+        self.observe(who, shape, seen);
     }
 
     /// Sets an object's value for fingerprints, unless weak memory keeps it: an atomic's values
@@ -1085,7 +1097,7 @@ impl Recorder {
             return;
         }
         let who = self.who();
-        self.apply(who, pending, effect);
+        self.apply(who, pending, pending.shape(), effect);
         if let (Some(thread), Some(lock)) = (who, pending.lock()) {
             self.unlock(lock, thread);
             if let Some(weak) = &mut self.weak {
@@ -1397,6 +1409,8 @@ pub(crate) fn access<R>(
         }
         return result;
     }
+    // What the thread's observation log calls the access, asked twice below.
+    let shape = pending.shape();
     let registered = with_recorder(|rec| {
         let Some(thread) = rec.who() else {
             return Registered::Serial;
@@ -1409,7 +1423,7 @@ pub(crate) fn access<R>(
             };
         }
         let lane = &mut rec.lanes[thread];
-        lane.observed.before_access(pending.shape());
+        lane.observed.before_access(shape);
         lane.pending = Some(pending);
         Registered::Step(thread)
     });
@@ -1422,7 +1436,7 @@ pub(crate) fn access<R>(
             let result = act();
             let effect = effect(&result);
             with_recorder(|rec| {
-                rec.apply(None, &pending, effect);
+                rec.apply(None, &pending, shape, effect);
                 // What a serial access chose is no step's.
                 rec.weak.as_mut().map(|w| w.chosen.take());
             });
@@ -1455,7 +1469,7 @@ pub(crate) fn access<R>(
         // Numbered even where no event is built: the addresses of an execution are numbered
         // in the order its steps show them, shown or not.
         acted.value.number(&mut rec.pointers);
-        rec.apply(Some(thread), &pending, effect);
+        rec.apply(Some(thread), &pending, shape, effect);
         // What this access chose under weak memory (taken here, by the step that made it,
         // whether or not its event is built: a later step of another kind must not find it).
         let chosen = rec.weak.as_mut().and_then(|w| w.chosen.take());

@@ -54,4 +54,12 @@ fn objects_are_named_after_their_fields_and_variables() {
         ["guard#2", "hits#1", "note#0", "cells[0]#3", "guard#2"],
         "{names:?}"
     );
+    // What each step read or wrote, made into text only for the steps that became events: an
+    // atomic's from its bits, a cell's with `Debug`.
+    let values: Vec<&str> = events.iter().map(|e| e.value.as_str()).collect();
+    assert_eq!(
+        values,
+        ["", "0 → 1 (fetch_add 1)", "0", "1", ""],
+        "{values:?}"
+    );
 }
