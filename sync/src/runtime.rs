@@ -475,8 +475,10 @@ struct Recorder {
 }
 
 /// The most accesses an abandoned execution's threads may make to finish their operations
-/// (see [`Recorder::drains`]); past them, each is unwound.
-const DRAIN_STEPS: u32 = 1_000;
+/// (see [`Recorder::drains`]); past them, each is unwound. An operation finishes in a few
+/// accesses; one that spins without the hint, waiting for a thread that will not move, would
+/// spin to the bound, and a few dozen accesses made at once cost about one unwinding.
+const DRAIN_STEPS: u32 = 128;
 
 /// What an execution runs, in shuttle's main task.
 pub(crate) type Body = Arc<dyn Fn() + Send + Sync>;
