@@ -59,7 +59,8 @@ thread_local! {
     static RUNS: std::cell::Cell<Runs> = const { std::cell::Cell::new(Runs::NONE) };
 }
 
-/// How a test's code ran: the executions started and gone on, and the steps they took.
+/// How a test's code ran: the executions started and gone on, the steps they took and the
+/// threads unwound.
 ///
 /// This is what a per-execution cost is measured by (`benches/peers` sets it beside shuttle's
 /// and loom's executions). To take a step from a state, fgvt re-runs the test from the start
@@ -1018,7 +1019,7 @@ impl Recorder {
     }
 
     /// `word` as fingerprints see it; an address seen for the first time is named after
-    /// `who`, in `context`.
+    /// `who` and what it has observed (its context).
     fn word(&mut self, who: Option<ThreadId>, word: Word) -> u64 {
         if let Some(seen) = self.memory.known(word) {
             return seen;
@@ -1032,7 +1033,8 @@ impl Recorder {
         })
     }
 
-    /// Records what an access by `who` did to its object and what it learned.
+    /// Records what an access by `who`, of log shape `shape` (`Pending::shape`), did to its
+    /// object and what it learned.
     fn apply(&mut self, who: Option<ThreadId>, pending: &Pending, shape: u64, effect: Effect) {
         let key = pending.object.map_or(0, |o| o.key);
         let seen = match effect {

@@ -1043,6 +1043,7 @@ impl<P: Program> Explorer<'_, P> {
             .options
             .max_states
             .is_some_and(|max| self.tree.node_count() >= max)
+            || self.discovered >= crate::states::MAX_OPENED
         {
             return Some(Limit::MaxStates);
         }

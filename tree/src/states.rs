@@ -25,8 +25,55 @@ pub(crate) enum Slot {
     Done(NodeId),
 }
 
+/// The most states one search may open: a [`Packed`] slot keeps a discovery index in 30 bits.
+/// The search stops there as at its state limit (no memory holds that many states anyway).
+pub(crate) const MAX_OPENED: usize = 1 << 30;
+
+/// A [`Slot`] as the table stores it, in 8 bytes (an enum of two `u32`s would take 12, and
+/// with a 32-byte key every entry 48 instead of 40): the variant in the top two bits of the
+/// first word and a discovery index in the rest, a depth or a node in the second.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Packed(u32, u32);
+
+impl Packed {
+    const ON_PATH: u32 = 1 << 30;
+    const MEMBER: u32 = 2 << 30;
+    const DONE: u32 = 3 << 30;
+    const VARIANT: u32 = 3 << 30;
+
+    fn pack(slot: Slot) -> Packed {
+        let index = |index: u32| {
+            debug_assert!((index as usize) < MAX_OPENED, "the search stops before");
+            index & !Packed::VARIANT
+        };
+        let node = |node: NodeId| u32::try_from(node.index()).expect("node ids are u32");
+        match slot {
+            Slot::Unexplored => Packed(0, 0),
+            Slot::OnPath { depth, index: i } => Packed(Packed::ON_PATH | index(i), depth),
+            Slot::Member { node: n, index: i } => Packed(Packed::MEMBER | index(i), node(n)),
+            Slot::Done(n) => Packed(Packed::DONE, node(n)),
+        }
+    }
+
+    fn unpack(self) -> Slot {
+        let index = self.0 & !Packed::VARIANT;
+        match self.0 & Packed::VARIANT {
+            0 => Slot::Unexplored,
+            Packed::ON_PATH => Slot::OnPath {
+                depth: self.1,
+                index,
+            },
+            Packed::MEMBER => Slot::Member {
+                node: NodeId::new(self.1 as usize),
+                index,
+            },
+            _ => Slot::Done(NodeId::new(self.1 as usize)),
+        }
+    }
+}
+
 /// Every state met, with its slot.
-pub(crate) struct States<K>(Interner<K, Slot>);
+pub(crate) struct States<K>(Interner<K, Packed>);
 
 impl<K: Hash + Eq> States<K> {
     pub(crate) fn new() -> States<K> {
@@ -35,7 +82,7 @@ impl<K: Hash + Eq> States<K> {
 
     /// The id of `key`, storing it if it is new (its slot then [`Slot::Unexplored`]).
     pub(crate) fn intern(&mut self, key: K) -> StateId {
-        StateId(self.0.intern(key, || Slot::Unexplored))
+        StateId(self.0.intern(key, || Packed::pack(Slot::Unexplored)))
     }
 
     /// The hash of `key`, whose slot is brought into the cache for a lookup soon after:
@@ -53,7 +100,10 @@ impl<K: Hash + Eq> States<K> {
 
     /// [`States::intern`] for a key whose hash is `hash` ([`States::prefetch`]).
     pub(crate) fn intern_hashed(&mut self, hash: KeyHash, key: K) -> StateId {
-        StateId(self.0.intern_hashed(hash, key, || Slot::Unexplored))
+        StateId(
+            self.0
+                .intern_hashed(hash, key, || Packed::pack(Slot::Unexplored)),
+        )
     }
 
     /// The key of `id`.
@@ -68,12 +118,12 @@ impl<K: Hash + Eq> States<K> {
 
     /// What the search knows of `id`.
     pub(crate) fn slot(&self, id: StateId) -> Slot {
-        *self.0.value(id.0)
+        self.0.value(id.0).unpack()
     }
 
     /// Records what the search knows of `id`.
     pub(crate) fn set(&mut self, id: StateId, slot: Slot) {
-        *self.0.value_mut(id.0) = slot;
+        *self.0.value_mut(id.0) = Packed::pack(slot);
     }
 
     /// How many distinct states were met.
@@ -100,5 +150,31 @@ mod tests {
         assert_eq!(states.slot(ids[5]), Slot::Done(node));
         assert_eq!(states.slot(ids[6]), Slot::Unexplored);
         assert_eq!(states.len(), 10_000);
+    }
+
+    proptest::proptest! {
+        /// Every slot comes back as it was set, at the ends of its fields' ranges too.
+        #[test]
+        fn a_slot_comes_back_as_set(
+            variant in 0..4u8,
+            index in proptest::prop_oneof![0..16u32, (MAX_OPENED as u32 - 16)..MAX_OPENED as u32],
+            word in proptest::prop_oneof![0..16u32, (u32::MAX - 16)..u32::MAX],
+        ) {
+            let slot = match variant {
+                0 => Slot::Unexplored,
+                1 => Slot::OnPath { depth: word, index },
+                2 => Slot::Member { node: NodeId::new(word as usize), index },
+                _ => Slot::Done(NodeId::new(word as usize)),
+            };
+            proptest::prop_assert_eq!(Packed::pack(slot).unpack(), slot);
+        }
+    }
+
+    #[test]
+    fn a_slot_takes_eight_bytes() {
+        assert_eq!(std::mem::size_of::<Packed>(), 8);
+        // What the explorer stores per state: a 32-byte key (a fgvt-sync state, a history, a
+        // turn) and its slot.
+        assert_eq!(std::mem::size_of::<([u64; 4], Packed)>(), 40);
     }
 }
