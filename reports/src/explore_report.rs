@@ -139,7 +139,7 @@ pub struct ExplorePath {
     pub schema: String,
     /// The test file as the user named it.
     pub test: String,
-    /// The choice made at each step from the root (see [`crate::WitnessReport::schedule`]).
+    /// The choice made at each step from the root (see [`WitnessReport::schedule`](crate::model::WitnessReport::schedule)).
     pub schedule: Vec<Choice>,
     /// The steps of the path.
     pub trace: Vec<TraceStep>,

@@ -6,7 +6,7 @@
 //! the program from scratch for every step it is asked for, following a schedule of thread
 //! choices given by a [`Choose`] callback, and says how each execution went ([`Run`],
 //! [`RunEnd`]). It still implements [`Program`](crate::Program) and is explored by
-//! [`explore`](crate::explore) like a model: a state is a schedule, told apart from others by a
+//! [`explore`](crate::explore()) like a model: a state is a schedule, told apart from others by a
 //! fingerprint the backend computes, so equal states are merged and loops found as for models.
 //! [`ReplayError`] is what makes such an exploration void: a schedule that did not replay.
 
