@@ -317,56 +317,51 @@ impl Memory {
     /// access stored, under weak memory): as [`Memory::word`], an address never seen by a
     /// hash of itself.
     pub(crate) fn identity(&self, word: Word) -> u64 {
-        match word {
-            Word::Int(bits) => bits,
-            Word::Ptr(address, align) => {
-                let tag = address % align.max(1);
-                let base = address - tag;
-                let identity = match base {
-                    0 => 0,
-                    _ => self
-                        .pointers
-                        .get(&base)
-                        .copied()
-                        .unwrap_or_else(|| mix(base as u64)),
-                };
-                combine(identity, tag as u64)
-            }
-        }
+        // `seen_as` is `None` only where its lookup is: never here.
+        seen_as(word, |base| {
+            Some(
+                self.pointers
+                    .get(&base)
+                    .copied()
+                    .unwrap_or_else(|| mix(base as u64)),
+            )
+        })
+        .unwrap_or_default()
     }
 
     /// [`Memory::word`] without `fresh`: `None` for an address not seen yet.
     pub(crate) fn known(&self, word: Word) -> Option<u64> {
-        match word {
-            Word::Int(bits) => Some(bits),
-            Word::Ptr(address, align) => {
-                let tag = address % align.max(1);
-                let base = address - tag;
-                let identity = match base {
-                    0 => 0,
-                    _ => *self.pointers.get(&base)?,
-                };
-                Some(combine(identity, tag as u64))
-            }
-        }
+        seen_as(word, |base| self.pointers.get(&base).copied())
     }
 
     /// `word` as fingerprints see it: an integer as it is, an address by its identity, given
     /// by `fresh` the first time the address is seen (from the context of the thread that
     /// makes it known).
     pub(crate) fn word(&mut self, word: Word, fresh: impl FnOnce() -> u64) -> u64 {
-        match word {
-            Word::Int(bits) => bits,
-            Word::Ptr(address, align) => {
-                let tag = address % align.max(1);
-                let base = address - tag;
-                let identity = if base == 0 {
-                    0
-                } else {
-                    *self.pointers.entry(base).or_insert_with(fresh)
-                };
-                combine(identity, tag as u64)
-            }
+        // `seen_as` is `None` only where its lookup is: never here.
+        seen_as(word, |base| {
+            Some(*self.pointers.entry(base).or_insert_with(fresh))
+        })
+        .unwrap_or_default()
+    }
+}
+
+/// An address as its pointee's `align` cuts it: the base address, and the tag that the bits
+/// below the alignment hold (a mark in the low bits of a lock-free list's `next`).
+pub(crate) fn split(address: usize, align: usize) -> (usize, usize) {
+    let tag = address % align.max(1);
+    (address - tag, tag)
+}
+
+/// `word` as fingerprints see it, the identity of a non-null base address given by
+/// `identity_of` (`None` if it has none).
+fn seen_as(word: Word, identity_of: impl FnOnce(usize) -> Option<u64>) -> Option<u64> {
+    match word {
+        Word::Int(bits) => Some(bits),
+        Word::Ptr(address, align) => {
+            let (base, tag) = split(address, align);
+            let identity = if base == 0 { 0 } else { identity_of(base)? };
+            Some(combine(identity, tag as u64))
         }
     }
 }

@@ -107,17 +107,24 @@ pub(crate) fn runs() -> Runs {
     RUNS.get()
 }
 
-/// Counts an execution that started (`went_on` false) or went on, and took `steps` steps.
-fn count_run(went_on: bool, steps: usize) {
+/// Adds to this OS thread's [`Runs`].
+fn count(add: impl FnOnce(&mut Runs)) {
     RUNS.with(|runs| {
         let mut now = runs.get();
-        if went_on {
-            now.went_on += 1;
-        } else {
-            now.started += 1;
-        }
-        now.steps += steps as u64;
+        add(&mut now);
         runs.set(now);
+    });
+}
+
+/// Counts an execution that started (`went_on` false) or went on, and took `steps` steps.
+fn count_run(went_on: bool, steps: usize) {
+    count(|runs| {
+        if went_on {
+            runs.went_on += 1;
+        } else {
+            runs.started += 1;
+        }
+        runs.steps += steps as u64;
     });
 }
 
@@ -305,7 +312,7 @@ impl Acted {
     /// An access of `kind` that shows the text `text` makes, called only if the step becomes
     /// an event (a value of the user's type, formatted with `Debug`).
     pub fn text_if_shown(kind: EventKind, text: impl FnOnce() -> String) -> Acted {
-        let shown = with_recorder(|rec| rec.taken >= rec.record_from).unwrap_or(false);
+        let shown = with_recorder(|rec| rec.shows(rec.taken)).unwrap_or(false);
         Acted::new(kind, if shown { text() } else { String::new() })
     }
 }
@@ -1209,6 +1216,22 @@ impl Recorder {
         true
     }
 
+    /// What an access of `pending` does once the execution has ended: act at once, or unwind
+    /// its thread (see [`Recorder::drains`]).
+    fn at_end(&mut self, pending: &Pending) -> Registered {
+        if self.drains(pending) {
+            Registered::Drain
+        } else {
+            Registered::Cancel
+        }
+    }
+
+    /// Whether the step at `position` of the execution becomes an event: only the steps the
+    /// explorer asked to see do (a re-executed schedule's steps are edges built already).
+    fn shows(&self, position: usize) -> bool {
+        position >= self.record_from
+    }
+
     /// Which task runs next: the scheduler's question, answered from the schedule.
     fn next_task(&mut self, runnable: &[&Task]) -> Decision {
         let mut offered = std::mem::take(&mut self.offered);
@@ -1420,11 +1443,7 @@ pub(crate) fn access<R>(
             return Registered::Serial;
         };
         if rec.end.is_some() {
-            return if rec.drains(&pending) {
-                Registered::Drain
-            } else {
-                Registered::Cancel
-            };
+            return rec.at_end(&pending);
         }
         let lane = &mut rec.lanes[thread];
         lane.observed.before_access(shape);
@@ -1452,19 +1471,10 @@ pub(crate) fn access<R>(
     };
     shuttle_engine::runtime::thread::switch();
     // The execution may have ended while this thread waited for its turn.
-    let turn = with_recorder(|rec| {
-        if rec.end.is_none() {
-            Registered::Step(thread)
-        } else if rec.drains(&pending) {
-            Registered::Drain
-        } else {
-            Registered::Cancel
-        }
-    });
-    match turn {
+    match with_recorder(|rec| rec.end.is_some().then(|| rec.at_end(&pending))).flatten() {
         Some(Registered::Drain) => return act(),
-        Some(Registered::Cancel) => cancel(),
-        _ => {}
+        Some(_) => cancel(),
+        None => {}
     }
     let result = act();
     let acted = describe(&result);
@@ -1515,10 +1525,9 @@ pub(crate) fn access<R>(
         }
         let position = rec.taken;
         rec.taken += 1;
-        // Only the steps the explorer asked to see become events: a re-executed schedule's
-        // steps are edges built by the executions that took them first.
-        let event =
-            (position >= rec.record_from).then(|| rec.event(thread, &pending, acted, chosen));
+        let event = rec
+            .shows(position)
+            .then(|| rec.event(thread, &pending, acted, chosen));
         // The threads' calls and returns go into events (`Event::call`, `Event::ret`), from
         // which the explorer builds every path's history: the execution's own history holds
         // only the serial parts.
@@ -1589,11 +1598,7 @@ pub(crate) fn weak_fence(at: &'static Location<'static>, order: fgvt_memory::Ord
 
 /// Unwinds the calling test thread: its execution has ended (see the module docs).
 fn cancel() -> ! {
-    RUNS.with(|runs| {
-        let mut now = runs.get();
-        now.unwound += 1;
-        runs.set(now);
-    });
+    count(|runs| runs.unwound += 1);
     std::panic::resume_unwind(Box::new(Cancelled))
 }
 
@@ -1706,12 +1711,19 @@ pub(crate) fn poisoned(id: ObjectId) {
 /// The calling thread is at a retry hint (`fgvt_sync::hint::spin_loop`): see
 /// [`Observations::retry`]. Whether a test thread of an execution called it.
 pub(crate) fn retry() -> bool {
-    if with_thread(|rec, _| rec.end.is_some()) == Some(true) {
+    let retried = with_thread(|rec, thread| {
+        if rec.end.is_some() {
+            return false;
+        }
+        rec.lanes[thread].observed.retry();
+        true
+    });
+    if retried == Some(false) {
         // A thread finishing its operation in an abandoned execution (`Recorder::drains`)
         // waits here for another thread, which will not move: unwind it.
         cancel();
     }
-    let retried = with_thread(|rec, thread| rec.lanes[thread].observed.retry()).is_some();
+    let retried = retried.is_some();
     if !retried && with_recorder(|_| ()).is_none() {
         spend_outside_step();
     }

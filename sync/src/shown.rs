@@ -9,7 +9,8 @@
 //! execution built the event.
 
 use std::collections::HashMap;
-use std::fmt;
+
+use crate::fingerprint::split;
 
 /// The execution's numbering of addresses (aligned down to their pointee), by first
 /// appearance.
@@ -22,15 +23,6 @@ pub(crate) enum Raw {
     Bits(u64, fn(u64) -> String),
     /// An address, and its pointee's alignment (the low bits below it are a tag).
     Ptr(usize, usize),
-}
-
-impl fmt::Debug for Raw {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Raw::Bits(bits, show) => write!(f, "{}", show(*bits)),
-            Raw::Ptr(address, align) => write!(f, "{}", pointer_text(*address, *align, None)),
-        }
-    }
 }
 
 impl Raw {
@@ -46,7 +38,7 @@ impl Raw {
         match self {
             Raw::Bits(bits, show) => show(bits),
             Raw::Ptr(address, align) => {
-                let base = address - address % align.max(1);
+                let (base, _) = split(address, align);
                 pointer_text(address, align, pointers.get(&base).copied())
             }
         }
@@ -54,7 +46,6 @@ impl Raw {
 }
 
 /// What one access shows in its event.
-#[derive(Debug)]
 pub(crate) enum Shown {
     /// The value a load read or a store wrote.
     One(Raw),
@@ -67,7 +58,7 @@ pub(crate) enum Shown {
 }
 
 /// Which read-modify-write a [`Shown::Changed`] was.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub(crate) enum Rmw {
     /// `swap`: its operand is the value left.
     Swap,
@@ -119,15 +110,14 @@ impl Shown {
 /// Gives the address `address` (aligned down to `align`) the next number in `pointers`,
 /// unless it has one or is null; its number.
 pub(crate) fn number(pointers: &mut Pointers, address: usize, align: usize) -> Option<u32> {
-    let base = address - address % align.max(1);
+    let (base, _) = split(address, align);
     let next = u32::try_from(pointers.len()).unwrap_or(u32::MAX);
     (base != 0).then(|| *pointers.entry(base).or_insert(next))
 }
 
 /// `null`, `ptr#n` (or the address itself, unnumbered), and the tag after a `|`.
 pub(crate) fn pointer_text(address: usize, align: usize, number: Option<u32>) -> String {
-    let tag = address % align.max(1);
-    let base = address - tag;
+    let (base, tag) = split(address, align);
     let name = match (base, number) {
         (0, _) => "null".to_string(),
         (_, Some(n)) => format!("ptr#{n}"),

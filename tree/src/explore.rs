@@ -827,8 +827,7 @@ impl<P: Program> Explorer<'_, P> {
                 .watch
                 .leaf(&mut self.tree, &mut *self.progress, leaf, &self.path, None);
             if self.graph_mode() {
-                self.states.set(id, Slot::Done(node));
-                self.program.retire(&mut self.states.key_mut(id).0);
+                Self::done(&mut self.states, self.program, id, node);
             }
             return Err(node);
         }
@@ -972,12 +971,10 @@ impl<P: Program> Explorer<'_, P> {
         if is_root {
             for member in self.members.drain(frame.members_from..) {
                 if let Slot::Member { node, .. } = self.states.slot(member) {
-                    self.states.set(member, Slot::Done(node));
-                    self.program.retire(&mut self.states.key_mut(member).0);
+                    Self::done(&mut self.states, self.program, member, node);
                 }
             }
-            self.states.set(frame.id, Slot::Done(node));
-            self.program.retire(&mut self.states.key_mut(frame.id).0);
+            Self::done(&mut self.states, self.program, frame.id, node);
         } else {
             self.members.push(frame.id);
             let index = u32::try_from(frame.index).expect("fewer than 2^32 states");
@@ -1033,6 +1030,13 @@ impl<P: Program> Explorer<'_, P> {
         bound: Bound,
     ) -> NodeId {
         tree.leaf(Leaf::bounded(real.history(history), bound))
+    }
+
+    /// `id` is explored for good, into `node`: the program may let go of what only stepping
+    /// from it needs ([`Program::retire`]).
+    fn done(states: &mut States<Key<P::State>>, program: &P, id: StateId, node: NodeId) {
+        states.set(id, Slot::Done(node));
+        program.retire(&mut states.key_mut(id).0);
     }
 
     fn limit_hit(&self) -> Option<Limit> {
