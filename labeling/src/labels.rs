@@ -23,7 +23,6 @@ use std::collections::HashMap;
 
 use fgvt_tree::{Leaf, NodeId, Tree};
 use petgraph::visit::DfsPostOrder;
-use petgraph::Direction;
 use serde::{Deserialize, Serialize};
 
 /// The verdict of one leaf, as far as labeling is concerned.
@@ -379,15 +378,17 @@ pub fn label_tree(tree: &Tree, outcome: impl Fn(NodeId, &Leaf) -> LeafOutcome) -
 fn close_over_loops(tree: &Tree, nodes: &mut [NodeInfo]) {
     let mut loops_into: HashMap<NodeId, Vec<NodeId>> = HashMap::new();
     let mut work = Vec::new();
+    let graph_parents = tree.graph.parents();
     for l in &tree.loops {
         loops_into.entry(l.to).or_default().push(l.from);
         work.push(l.to);
     }
     while let Some(node) = work.pop() {
         let category = nodes[node.index()].category;
-        let parents = tree
-            .graph
-            .neighbors_directed(node, Direction::Incoming)
+        let parents = graph_parents
+            .of(node)
+            .iter()
+            .map(|&(_, parent)| parent)
             .chain(loops_into.get(&node).into_iter().flatten().copied());
         for parent in parents {
             let slot = &mut nodes[parent.index()].category;

@@ -272,9 +272,10 @@ fn first_cut(tree: &Tree, sources: &SourceMap) -> Option<String> {
             Bound::MaxSteps { thread, op, max } => {
                 let last_step = tree
                     .graph
-                    .edges_directed(node, petgraph::Direction::Incoming)
-                    .next()
-                    .map(|edge| &tree.events[*edge.weight() as usize]);
+                    .parents()
+                    .of(node)
+                    .first()
+                    .map(|&(step, _)| &tree.events[step as usize]);
                 let at = last_step
                     .and_then(|step| locate(sources, step.span).0)
                     .map(|loc| format!(" (it was at {loc})"))

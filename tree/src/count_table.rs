@@ -28,6 +28,14 @@ pub(crate) struct CountTable {
 }
 
 impl CountTable {
+    /// An empty table with room for `nodes` nodes.
+    pub(crate) fn with_capacity(nodes: usize) -> CountTable {
+        CountTable {
+            packed: Vec::with_capacity(nodes),
+            others: Vec::new(),
+        }
+    }
+
     /// Appends the counts of the next node.
     pub(crate) fn push(&mut self, counts: Counts) {
         let rest = [counts.stuck, counts.fault, counts.bounded, counts.cut];
@@ -61,11 +69,6 @@ impl CountTable {
             cut,
             depth: u64::from(p.depth),
         }
-    }
-
-    /// Asks the processor for node `index`'s counts ahead of [`CountTable::get`].
-    pub(crate) fn prefetch(&self, index: usize) {
-        crate::interner::prefetch_whole(&self.packed[index]);
     }
 }
 

@@ -90,6 +90,8 @@ pub mod choice;
 mod count_table;
 pub mod event;
 pub mod explore;
+pub mod graph;
+mod growth;
 pub mod history;
 mod history_tree;
 pub mod interner;
@@ -108,12 +110,13 @@ pub use explore::{
     explore, explore_judging, explore_with_progress, scout, search_failing, ExploreOptions,
     Interrupt, MemoryBudget, Progress, Search, SCOUT_PREEMPTIONS,
 };
+pub use graph::{Parents, StateGraph};
 pub use history::{
     precedes, Call, Clock, CoarseEvent, History, Lane, Operation, ThreadId, FINAL_LANE, INIT_LANE,
 };
 pub use model::{
-    Bound, Counts, EventId, Exploration, Leaf, LeafKind, Limit, LoopEdge, Node, NodeId, Stats,
-    Tree, TreeBuilder,
+    Bound, Counts, EventId, Exploration, Leaf, LeafKind, Limit, LoopEdge, NodeId, Stats, Tree,
+    TreeBuilder,
 };
 pub use program::{Fault, Program, Step, Wait};
 pub use source::{Location, SourceMap, Span};

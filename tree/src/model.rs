@@ -1,6 +1,6 @@
 //! The interleaving tree: nodes, leaves, their counts over the unfolded tree, and a builder.
 //!
-//! A [`Tree`] is stored as a `petgraph` graph whose nodes are states and whose edges are
+//! A [`Tree`] is stored as a [`StateGraph`] whose nodes are states and whose edges are
 //! steps. When a backend merges identical states the graph is a DAG; every count here is
 //! nevertheless that of the *unfolded* tree, in which a shared node appears once per path that
 //! reaches it. Nothing in this module knows how the tree was explored.
@@ -9,16 +9,15 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use petgraph::graph::{DiGraph, NodeIndex};
-use petgraph::visit::EdgeRef;
-use petgraph::Direction;
+use petgraph::graph::NodeIndex;
 use serde::Serialize;
 
 use crate::choice::Choice;
 use crate::count_table::CountTable;
 use crate::event::Event;
+use crate::graph::StateGraph;
 use crate::history::{History, ThreadId};
-use crate::interner::{prefetch_whole, Interner};
+use crate::interner::Interner;
 use crate::pins::{Pinned, Pins};
 use crate::program::{Fault, Wait};
 
@@ -189,17 +188,6 @@ impl fmt::Display for Bound {
             ),
         }
     }
-}
-
-/// What a node of the graph holds.
-///
-/// One word: the explorer stores a node per distinct state, hundreds of thousands of them, so
-/// what every node would carry lives beside the graph instead (the unfolded counts: see
-/// [`Tree::unfolded`]).
-#[derive(Clone, Debug)]
-pub struct Node {
-    /// `Some` for a leaf (boxed: most nodes are inner nodes, and a leaf is large).
-    pub leaf: Option<Box<Leaf>>,
 }
 
 /// Counts over an unfolded (sub)tree.
@@ -391,7 +379,7 @@ pub type EventId = u32;
 /// The interleaving tree (a DAG when memoized), with its root.
 pub struct Tree {
     /// Nodes are states, edges are steps (by their number in `events`).
-    pub graph: DiGraph<Node, EventId>,
+    pub graph: StateGraph,
     /// Every distinct step of the tree, once.
     pub events: Vec<Event>,
     /// Steps back to a state on the path (spin and retry loops), sorted by `from`: not in
@@ -449,10 +437,11 @@ impl Tree {
     pub fn children(&self, node: NodeId) -> Vec<(&Event, NodeId)> {
         let mut out: Vec<_> = self
             .graph
-            .edges_directed(node, Direction::Outgoing)
-            .map(|e| (&self.events[*e.weight() as usize], e.target()))
+            .children(node)
+            .iter()
+            .map(|&(step, child)| (&self.events[step as usize], child))
             .collect();
-        // petgraph lists outgoing edges newest first; keep the order they were taken in.
+        // A backend may add a node's children in any order.
         out.sort_by_key(|(e, _)| (e.thread, e.memory.as_ref().map_or(0, |m| m.way)));
         out
     }
@@ -474,7 +463,7 @@ impl Tree {
 
     /// The leaf data of `node`, if it is a leaf.
     pub fn leaf(&self, node: NodeId) -> Option<&Leaf> {
-        self.graph[node].leaf.as_deref()
+        self.graph.leaf(node)
     }
 
     /// Follows a schedule from the root: [`Choice`]s, or plain thread numbers (each thread's
@@ -511,10 +500,7 @@ impl Tree {
             if here == 0 {
                 continue;
             }
-            for child in self
-                .graph
-                .neighbors_directed(NodeId::new(index), Direction::Outgoing)
-            {
+            for &(_, child) in self.graph.children(NodeId::new(index)) {
                 counts[child.index()] = counts[child.index()].saturating_add(here);
             }
         }
@@ -525,13 +511,8 @@ impl Tree {
     pub fn leaves(&self) -> impl Iterator<Item = (NodeId, &Leaf, u64)> + '_ {
         let counts = self.path_counts();
         self.graph
-            .node_indices()
-            .filter_map(move |n| {
-                self.graph[n]
-                    .leaf
-                    .as_deref()
-                    .map(|leaf| (n, leaf, counts[n.index()]))
-            })
+            .leaves()
+            .map(move |(n, leaf)| (n, leaf, counts[n.index()]))
             .filter(|(_, _, m)| *m > 0)
     }
 
@@ -541,7 +522,7 @@ impl Tree {
         let mut node = self.root;
         let mut path = Vec::new();
         loop {
-            if self.graph[node].leaf.is_some() {
+            if self.graph.leaf(node).is_some() {
                 return (index == 0).then_some((path, node));
             }
             let mut chosen = None;
@@ -564,12 +545,13 @@ impl Tree {
 ///
 /// Every node is added after all its children (so descending node indices are a topological
 /// order from the root, which [`Tree::path_counts`] relies on); the counts of every node's
-/// unfolded subtree are worked out as each node is added. The state-space explorer uses it, and so can any other
+/// unfolded subtree are worked out once all are in ([`TreeBuilder::finish`]), so that the
+/// explorer does not hold them beside its own tables. The state-space explorer uses it, and so can any other
 /// backend — one that re-executes schedule prefixes of a program whose state cannot be cloned
 /// or hashed, or a test that writes a tree by hand: the [`Tree`] does not record who built it.
 #[derive(Default)]
 pub struct TreeBuilder {
-    graph: DiGraph<Node, EventId>,
+    graph: StateGraph,
     /// Loop edges: from, to, and the step's number.
     loops: Vec<(NodeId, NodeId, EventId)>,
     /// Every distinct step, once: edges name them by number.
@@ -583,9 +565,6 @@ pub struct TreeBuilder {
     /// numbers its step, and the map, read on every one of them, did not stay in the cache.
     /// Filled from `shared_ids` only, so each address in it is of a step kept there.
     recent_ids: Vec<(usize, EventId)>,
-    /// The counts of every node's unfolded subtree, by node index, worked out as each node is
-    /// added (its children are all in already).
-    unfolded: CountTable,
 }
 
 /// Most steps numbered by address (beyond, a program that allocates every step anew would
@@ -603,10 +582,7 @@ impl TreeBuilder {
 
     /// Adds a leaf.
     pub fn leaf(&mut self, leaf: Leaf) -> NodeId {
-        self.unfolded.push(Counts::of_leaf(&leaf));
-        self.graph.add_node(Node {
-            leaf: Some(Box::new(leaf)),
-        })
+        self.graph.add_leaf(leaf)
     }
 
     /// Adds an inner node with an edge per `(step, child)`, in the order given; every child
@@ -622,25 +598,7 @@ impl TreeBuilder {
     /// [`TreeBuilder::node`] for steps already numbered ([`TreeBuilder::step_id`],
     /// [`TreeBuilder::event_id`]).
     pub(crate) fn node_of_steps(&mut self, children: &[(EventId, NodeId)]) -> NodeId {
-        // Linking a child writes its node (petgraph threads the edge onto the child's list of
-        // incoming edges) and reads its counts: in a graph of hundreds of thousands of nodes a
-        // shared child is far from the cache. Asked for together, their waits overlap.
-        let nodes = self.graph.raw_nodes();
-        for &(_, child) in children {
-            prefetch_whole(&nodes[child.index()]);
-            self.unfolded.prefetch(child.index());
-        }
-        let node = self.graph.add_node(Node { leaf: None });
-        let mut counts = Counts {
-            nodes: 1,
-            ..Counts::default()
-        };
-        for &(id, child) in children {
-            self.graph.add_edge(node, child, id);
-            counts.add_child(&self.unfolded.get(child.index()));
-        }
-        self.unfolded.push(counts);
-        node
+        self.graph.add_node(children)
     }
 
     /// The number of the step `event`, stored once; by address when the same `Arc` was seen
@@ -705,12 +663,7 @@ impl TreeBuilder {
 
     /// Takes the leaf data out of node `id` (a search that stops at a leaf needs only it).
     pub(crate) fn take_leaf(&mut self, id: NodeId) -> Option<Leaf> {
-        self.graph[id].leaf.take().map(|leaf| *leaf)
-    }
-
-    /// The node `id`, already added.
-    pub fn get(&self, id: NodeId) -> &Node {
-        &self.graph[id]
+        self.graph.take_leaf(id)
     }
 
     /// The finished tree rooted at `root`.
@@ -727,7 +680,7 @@ impl TreeBuilder {
             .collect();
         loops.sort_by_key(|l| (l.from, l.step.choice()));
         Tree {
-            unfolded: self.unfolded,
+            unfolded: unfolded_counts(&self.graph),
             graph: self.graph,
             events,
             loops,
@@ -738,6 +691,31 @@ impl TreeBuilder {
             memory: None,
         }
     }
+}
+
+/// The counts of every node's unfolded subtree, by node index. Nodes are added after their
+/// children, so in index order every child's counts are known before its parents'.
+fn unfolded_counts(graph: &StateGraph) -> CountTable {
+    let mut table = CountTable::with_capacity(graph.node_count());
+    // Leaves come in node order: walked beside the nodes, not looked up for each.
+    let mut leaves = graph.leaves().peekable();
+    for node in graph.node_indices() {
+        let counts = match leaves.next_if(|(at, _)| *at == node) {
+            Some((_, leaf)) => Counts::of_leaf(leaf),
+            None => {
+                let mut counts = Counts {
+                    nodes: 1,
+                    ..Counts::default()
+                };
+                for &(_, child) in graph.children(node) {
+                    counts.add_child(&table.get(child.index()));
+                }
+                counts
+            }
+        };
+        table.push(counts);
+    }
+    table
 }
 
 /// What a backend knows about its exploration beyond the nodes it built.
