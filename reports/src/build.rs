@@ -336,11 +336,12 @@ fn unknown_note(tree: &Tree, summary: &TreeSummary) -> String {
             count_text(judged)
         ));
     }
-    let leaves = counted(summary.unknown_leaves, "leaf has", "leaves have");
-    format!(
-        "{leaves} no verdict and are left out of the labels: {}",
-        why.join("; ")
-    )
+    let leaves = counted(
+        summary.unknown_leaves,
+        "leaf has no verdict and is",
+        "leaves have no verdict and are",
+    );
+    format!("{leaves} left out of the labels: {}", why.join("; "))
 }
 
 /// What loop edges do to the counts, for people.

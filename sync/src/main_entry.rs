@@ -26,7 +26,13 @@ use miette::miette;
 
 use crate::object::Object;
 use crate::picture::{drawing, Format};
+use crate::MemoryBudget;
+
 use crate::test::{parse_all, Checked, Localized, Replayed, SpecChoice, SpecType, Test};
+/// The global allocator [`main!`](crate::main) installs: it counts the bytes in use, which the
+/// memory budget (`--max-memory`) reads.
+#[doc(hidden)]
+pub use fgvt::memory::Counting;
 
 /// The test `file` on `O`, named `name`; its `"spec"` may name one of the sequential `specs`.
 pub fn test_from_file<O: Object>(
@@ -135,7 +141,10 @@ pub fn make_test<O: Object>(args: &MakeArgs<'_>) -> Box<dyn AnyTest> {
     if let Some(timeout) = args.limits.timeout {
         test = test.timeout(timeout);
     }
-    Box::new(test)
+    Box::new(test.max_memory(MemoryBudget {
+        bytes: args.limits.memory_budget(),
+        used: fgvt::memory::allocated,
+    }))
 }
 
 /// Checks that `O` knows every call of `calls`: each runs serially on a fresh object after
@@ -245,6 +254,10 @@ pub struct Limits {
     /// is then partial, exit 3).
     #[arg(long, default_value_t = DEFAULT_MAX_STALE)]
     pub max_stale: u32,
+    /// Stop exploring when the program uses this much memory, e.g. 4G or 512M (the result is
+    /// then partial, exit 3). Default: 60% of the machine's RAM.
+    #[arg(long, value_parser = fgvt::memory::parse_size)]
+    pub max_memory: Option<usize>,
 }
 
 impl Limits {
@@ -264,7 +277,15 @@ impl Limits {
         if self.max_stale != DEFAULT_MAX_STALE {
             out.push_str(&format!(" --max-stale {}", self.max_stale));
         }
+        if let Some(bytes) = self.max_memory {
+            out.push_str(&format!(" --max-memory {bytes}"));
+        }
         out
+    }
+
+    /// The memory budget in bytes: as given, or 60% of the machine's RAM.
+    fn memory_budget(&self) -> usize {
+        self.max_memory.unwrap_or_else(fgvt::memory::default_budget)
     }
 }
 
@@ -650,9 +671,18 @@ fn load(
 /// that test files may name as their `"spec"` follow the objects:
 /// `fgvt_sync::main!(Queue, FixedQueue; specs: SeqQueue);`. Needs the `cli` feature of
 /// `fgvt-sync`.
+///
+/// The program stops exploring at a memory budget (`--max-memory`, by default 60% of the
+/// machine's RAM) with a partial result, exit 3: `main!` installs a global allocator that
+/// counts the bytes in use, so the program must not declare one of its own.
 #[macro_export]
 macro_rules! main {
     ($($object:ty),+ $(; specs: $($spec:ty),+)? $(,)?) => {
+        // What `--max-memory` reads: the bytes the program holds.
+        #[global_allocator]
+        static FGVT_COUNTING_ALLOCATOR: $crate::main_entry::Counting =
+            $crate::main_entry::Counting;
+
         fn main() -> ::std::process::ExitCode {
             $crate::main_entry::run($crate::main_entry::Program {
                 objects: &[

@@ -923,13 +923,12 @@ impl<O: Object> Test<O> {
 }
 
 /// The test threads whose operations took no step on an instrumented object in any run
-/// explored (only the local step an operation without accesses takes).
+/// explored, only the local step an operation without accesses takes. A thread that took no
+/// step at all is not one of them: a run cut short at its start (a limit) says nothing of it.
 fn uninstrumented_threads(tree: &Tree, threads: usize) -> impl Iterator<Item = usize> + '_ {
     (0..threads).filter(|&thread| {
-        !tree
-            .events
-            .iter()
-            .any(|e| e.thread == thread && e.kind != EventKind::Local)
+        let mut steps = tree.events.iter().filter(|e| e.thread == thread).peekable();
+        steps.peek().is_some() && steps.all(|e| e.kind == EventKind::Local)
     })
 }
 
