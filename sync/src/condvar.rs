@@ -90,13 +90,13 @@ impl Condvar {
             false,
             Role::Wait(self.id),
             caller,
-            format!("wait on {}", self.id),
+            format!("wait on {}", self.id).into(),
         );
         mutex.raw.acquire_as(
             false,
             Role::Woken(self.id),
             caller,
-            format!("woken by {}", self.id),
+            format!("woken by {}", self.id).into(),
         );
         mutex.guard(caller)
     }

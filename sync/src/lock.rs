@@ -3,6 +3,7 @@
 //! offered to the explorer until it can (`runtime.rs` keeps who holds what), as a real lock
 //! blocks.
 
+use std::borrow::Cow;
 use std::panic::Location;
 use std::sync::atomic::{AtomicBool, AtomicIsize, Ordering};
 
@@ -109,7 +110,7 @@ impl RawLock {
         caller: &'static Location<'static>,
         shown: &'static str,
     ) {
-        self.acquire_as(shared, Role::Plain, caller, shown.to_string());
+        self.acquire_as(shared, Role::Plain, caller, shown.into());
     }
 
     /// [`RawLock::acquire`] with the step's role (a condition variable's waiter taking the lock
@@ -119,7 +120,7 @@ impl RawLock {
         shared: bool,
         role: Role,
         caller: &'static Location<'static>,
-        shown: String,
+        shown: Cow<'static, str>,
     ) {
         access(
             self.step(EventKind::Lock, shared, role, caller),
@@ -153,7 +154,7 @@ impl RawLock {
             || self.take(shared),
             |&taken| {
                 if taken {
-                    Acted::new(EventKind::Lock, shown.to_string())
+                    Acted::new(EventKind::Lock, shown)
                 } else {
                     Acted::text_if_shown(EventKind::Read, || format!("held ({shown} would block)"))
                 }
@@ -176,7 +177,7 @@ impl RawLock {
         taken_at: &'static Location<'static>,
         shown: &'static str,
     ) {
-        self.release_as(shared, Role::Plain, taken_at, shown.to_string());
+        self.release_as(shared, Role::Plain, taken_at, shown.into());
     }
 
     /// [`RawLock::release`] with the step's role (a condition variable's wait) and the text
@@ -186,7 +187,7 @@ impl RawLock {
         shared: bool,
         role: Role,
         at: &'static Location<'static>,
-        shown: String,
+        shown: Cow<'static, str>,
     ) {
         access(
             self.step(EventKind::Unlock, shared, role, at),
@@ -217,7 +218,7 @@ impl RawLock {
         access(
             self.id.pending_at(EventKind::Write, caller),
             || self.poisoned.store(false, Ordering::SeqCst),
-            |()| Acted::new(EventKind::Write, "clear_poison".to_string()),
+            |()| Acted::new(EventKind::Write, "clear_poison"),
             |()| Effect::WriteVersion,
         );
     }
@@ -236,7 +237,7 @@ impl RawLock {
             || self.poisoned(),
             |&poisoned| {
                 let shown = if poisoned { "poisoned" } else { "not poisoned" };
-                Acted::new(EventKind::Read, shown.to_string())
+                Acted::new(EventKind::Read, shown)
             },
             |&poisoned| Effect::Read(Word::Int(u64::from(poisoned))),
         )

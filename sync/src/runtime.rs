@@ -29,6 +29,7 @@
 //! tasks: each thread left is resumed once more, and its pending access unwinds it with
 //! [`Cancelled`] instead of acting, so every execution finishes and gives its stacks back.
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::panic::Location;
@@ -296,11 +297,12 @@ pub(crate) struct Acted {
 }
 
 impl Acted {
-    /// An access of `kind` that shows `value` as text made already.
-    pub fn new(kind: EventKind, value: String) -> Acted {
+    /// An access of `kind` that shows `value` as text made already (a lock's mode, which is
+    /// static text: no allocation on a step that is not shown).
+    pub fn new(kind: EventKind, value: impl Into<Cow<'static, str>>) -> Acted {
         Acted {
             kind,
-            value: Shown::Text(value),
+            value: Shown::Text(value.into()),
         }
     }
 

@@ -8,6 +8,7 @@
 //! execution, and it must name the same address in every event of a path, whichever
 //! execution built the event.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use crate::fingerprint::split;
@@ -54,7 +55,7 @@ pub(crate) enum Shown {
     /// A compare-and-swap: the value it expected and the one it would write, `expected -> new`.
     Cas { expected: Raw, new: Raw },
     /// Text made by the access (a cell's value, a lock's mode).
-    Text(String),
+    Text(Cow<'static, str>),
 }
 
 /// Which read-modify-write a [`Shown::Changed`] was.
@@ -102,7 +103,7 @@ impl Shown {
             Shown::Cas { expected, new } => {
                 format!("{} -> {}", expected.text(pointers), new.text(pointers))
             }
-            Shown::Text(text) => text,
+            Shown::Text(text) => text.into_owned(),
         }
     }
 }
@@ -175,7 +176,7 @@ mod tests {
             how: Rmw::Fetch("fetch_add", Raw::Bits(1, decimal)),
         };
         assert_eq!(fetch.text(&pointers), "0 → 1 (fetch_add 1)");
-        let text = Shown::Text("held (try_lock would block)".to_string());
+        let text = Shown::Text("held (try_lock would block)".into());
         assert_eq!(text.text(&pointers), "held (try_lock would block)");
     }
 }
