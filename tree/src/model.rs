@@ -546,9 +546,10 @@ impl Tree {
 /// Every node is added after all its children (so descending node indices are a topological
 /// order from the root, which [`Tree::path_counts`] relies on); the counts of every node's
 /// unfolded subtree are worked out once all are in ([`TreeBuilder::finish`]), so that the
-/// explorer does not hold them beside its own tables. The state-space explorer uses it, and so can any other
-/// backend — one that re-executes schedule prefixes of a program whose state cannot be cloned
-/// or hashed, or a test that writes a tree by hand: the [`Tree`] does not record who built it.
+/// explorer does not hold them beside its own tables. The state-space explorer uses it, and so
+/// can any other backend — one that re-executes schedule prefixes of a program whose state
+/// cannot be cloned or hashed, or a test that writes a tree by hand: the [`Tree`] does not
+/// record who built it.
 #[derive(Default)]
 pub struct TreeBuilder {
     graph: StateGraph,
