@@ -1048,6 +1048,7 @@ impl<P: Program> Explorer<'_, P> {
             .max_states
             .is_some_and(|max| self.tree.node_count() >= max)
             || self.discovered >= crate::states::MAX_OPENED
+            || self.tree.edge_count() >= crate::graph::MAX_EDGES
         {
             return Some(Limit::MaxStates);
         }

@@ -21,6 +21,15 @@ use petgraph::visit::{GraphBase, IntoNeighbors, NodeCount, NodeIndexable, Visita
 
 use crate::model::{EventId, Leaf, NodeId};
 
+/// The most edges a search adds before it stops as at its state limit ([`crate::Limit::MaxStates`]).
+///
+/// A node's run of children ends at a 32-bit position, and every node but the root is some
+/// node's child, so this bounds the nodes too. The search checks it when it opens a state;
+/// the frames still open when it stops then add their children, which the quarter of the
+/// 32-bit range left above it holds (a frame has at most a few thousand children, threads
+/// times ways). No memory holds that many edges anyway (24 GiB of them).
+pub(crate) const MAX_EDGES: usize = 3 << 30;
+
 /// Nodes (states) and their children (steps), added bottom-up.
 #[derive(Clone, Debug, Default)]
 pub struct StateGraph {
@@ -105,8 +114,8 @@ impl StateGraph {
     /// Adds an inner node with `children`, every one of them already added.
     pub(crate) fn add_node(&mut self, children: &[(EventId, NodeId)]) -> NodeId {
         let node = NodeId::new(self.ends.len());
-        // `NodeId` numbers nodes in 32 bits (as `petgraph` did): a graph that large does not
-        // fit in memory, and the explorer stops at its memory budget or state limit first.
+        // `NodeId` numbers nodes in 32 bits, and a run of children ends at a 32-bit position:
+        // the explorer stops before ([`MAX_EDGES`]).
         assert!(
             u32::try_from(self.ends.len()).is_ok_and(|n| n < u32::MAX),
             "a state graph has fewer than 2^32 nodes"

@@ -662,6 +662,11 @@ impl TreeBuilder {
         self.graph.node_count()
     }
 
+    /// How many edges have been added (loop edges not included).
+    pub fn edge_count(&self) -> usize {
+        self.graph.edge_count()
+    }
+
     /// Takes the leaf data out of node `id` (a search that stops at a leaf needs only it).
     pub(crate) fn take_leaf(&mut self, id: NodeId) -> Option<Leaf> {
         self.graph.take_leaf(id)
