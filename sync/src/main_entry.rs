@@ -26,9 +26,9 @@ use miette::miette;
 
 use crate::object::Object;
 use crate::picture::{drawing, Format};
+use crate::test::{parse_all, Checked, Localized, Replayed, SpecChoice, SpecType, Test};
 use crate::MemoryBudget;
 
-use crate::test::{parse_all, Checked, Localized, Replayed, SpecChoice, SpecType, Test};
 /// The global allocator [`main!`](crate::main) installs: it counts the bytes in use, which the
 /// memory budget (`--max-memory`) reads.
 #[doc(hidden)]

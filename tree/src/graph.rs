@@ -72,8 +72,12 @@ impl StateGraph {
 
     /// The leaf data of `node`, if it is a leaf.
     pub fn leaf(&self, node: NodeId) -> Option<&Leaf> {
-        let at = self.leaves.binary_search_by_key(&node, |(n, _)| *n).ok()?;
-        Some(&self.leaves[at].1)
+        Some(&self.leaves[self.leaf_at(node)?].1)
+    }
+
+    /// Where `node`'s leaf is in `leaves`, if it is a leaf.
+    fn leaf_at(&self, node: NodeId) -> Option<usize> {
+        self.leaves.binary_search_by_key(&node, |(n, _)| *n).ok()
     }
 
     /// The leaves, in node order.
@@ -133,8 +137,7 @@ impl StateGraph {
     /// Takes the leaf data out of `node` (a search that stops at a leaf needs only it); the
     /// node stays, no longer a leaf.
     pub(crate) fn take_leaf(&mut self, node: NodeId) -> Option<Leaf> {
-        let at = self.leaves.binary_search_by_key(&node, |(n, _)| *n).ok()?;
-        Some(*self.leaves.remove(at).1)
+        Some(*self.leaves.remove(self.leaf_at(node)?).1)
     }
 }
 
