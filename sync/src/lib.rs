@@ -50,8 +50,8 @@
 //!
 //! # How it runs
 //!
-//! Each execution runs the object from scratch under shuttle's engine (tasks are coroutines on
-//! one OS thread), with fgvt's scheduler choosing every step (`runtime.rs`). Every access of an
+//! Each execution runs the object from scratch on fgvt's engine (tasks are coroutines on one
+//! OS thread, `engine.rs`), with fgvt's scheduler choosing every step (`runtime.rs`). Every access of an
 //! instrumented type is one step: it registers what it is about to do, waits for its turn, then
 //! acts. The tree is the state graph the models get (`fgvt_tree::explore`): a state is a
 //! schedule, re-executed from the start to take a step from it, and told apart by a
@@ -89,6 +89,7 @@ pub mod atomic;
 mod cargo_test;
 mod cell;
 mod condvar;
+mod engine;
 mod fingerprint;
 mod fix;
 pub mod hint;

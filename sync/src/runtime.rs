@@ -1,13 +1,14 @@
-//! The recording scheduler for real code: one execution of a test under shuttle's engine, with
-//! fgvt choosing every step.
+//! The recording scheduler for real code: one execution of a test on fgvt's engine
+//! ([`crate::engine`]), with fgvt choosing every step.
 //!
-//! Shuttle runs every task of an execution as a coroutine on the calling OS thread, and asks a
-//! [`Scheduler`] which runnable task goes next. A scheduler cannot see what a task is about to
-//! do, so fgvt's instrumented types say it first: an access registers its pending step in the
-//! [`Recorder`] (kind, object, the caller's source position), then switches; the scheduler reads
-//! the pending step of every runnable task and resumes the one the explorer's schedule names,
-//! which then acts and records the event with the value it saw. Only one task runs at a time, so an access is atomic by construction: the
-//! memory model is sequentially consistent.
+//! The engine runs every task of an execution as a coroutine on the calling OS thread, and asks
+//! which runnable task goes next. It cannot see what a task is about to do, so fgvt's
+//! instrumented types say it first: an access registers its pending step in the [`Recorder`]
+//! (kind, object, the caller's source position), then switches; the recorder reads the pending
+//! step of every runnable task and resumes the one the explorer's schedule names, which then
+//! acts and records the event with the value it saw. Only one task runs at a time, so an access
+//! is atomic by construction: the memory model is sequentially consistent (weak memory is
+//! `weak.rs`'s, on top).
 //!
 //! A task with no pending step (a thread starting, ending, or the main task spawning and
 //! joining) runs on without a choice: those points carry no event and do not branch.
@@ -16,18 +17,15 @@
 //! execution runs on this OS thread, so every access finds it. Outside an execution (the
 //! object's own serial runs, which the `self` spec makes) the types act at once.
 //!
-//! One shuttle runner serves a whole exploration (the [`Engine`]): shuttle keeps the task
-//! stacks of one runner for reuse, and making them anew for every execution cost more than the
-//! execution itself. The runner lives in a coroutine of its own, which suspends between two
-//! executions, where shuttle asks its scheduler for the next one, so that the explorer can
-//! drive executions one at a time; and, past the end of its schedule, inside the scheduler
-//! callback, where the execution is *paused* until the explorer either asks for one more step
-//! of it or abandons it (see [`execute`]).
+//! One [`Engine`] serves a whole exploration and keeps the task stacks from one execution to
+//! the next. An execution that reaches a point past its schedule is *paused* there, its tasks
+//! suspended, until the explorer either asks for one more step of it or abandons it (see
+//! [`execute`]).
 //!
 //! An execution that ends before its threads do (a fault, a deadlock, the explorer
-//! abandoning a paused one) is not stopped in shuttle, which would leak the stacks of the unfinished
-//! tasks: each thread left is resumed once more, and its pending access unwinds it with
-//! [`Cancelled`] instead of acting, so every execution finishes and gives its stacks back.
+//! abandoning a paused one) is still run to its end, so that every task finishes and gives its
+//! stack back: each thread left is resumed once more, and its pending access either lets it
+//! finish its operation alone or unwinds it with [`Cancelled`] instead of acting.
 
 use std::borrow::Cow;
 use std::cell::RefCell;
@@ -35,12 +33,10 @@ use std::collections::HashMap;
 use std::panic::Location;
 use std::sync::{Arc, Once};
 
-use corosensei::stack::DefaultStack;
-use corosensei::{Coroutine, CoroutineResult, Yielder};
 use fgvt_tree::replay::{Run, RunEnd};
 use fgvt_tree::{Call, Event, EventKind, Fault, History, ThreadId, Value, Wait};
-use shuttle::scheduler::{Schedule, Scheduler, Task, TaskId};
 
+use crate::engine::{self, Decision, Stop, TaskId, Tasks};
 use crate::fingerprint::{
     self, combine, hash_of, summand, Effect, Fingerprint, Memory, Observations, Word,
 };
@@ -322,7 +318,7 @@ impl Acted {
 /// A test thread of the execution.
 #[derive(Default)]
 struct Lane {
-    /// The shuttle task running it, once it has started.
+    /// The engine's task running it, once it has started.
     task: Option<TaskId>,
     /// Its step about to happen, if it has registered one.
     pending: Option<Pending>,
@@ -419,7 +415,7 @@ enum Phase {
 struct Recorder {
     phase: Phase,
     lanes: Vec<Lane>,
-    /// Test threads by shuttle task number.
+    /// Test threads by the engine's task number.
     tasks: Vec<Option<ThreadId>>,
     /// The events of the steps from `record_from` on.
     steps: Vec<Event>,
@@ -490,7 +486,7 @@ struct Recorder {
 /// spin to the bound, and a few dozen accesses made at once cost about one unwinding.
 const DRAIN_STEPS: u32 = 128;
 
-/// What an execution runs, in shuttle's main task.
+/// What an execution runs, in the engine's main task.
 pub(crate) type Body = Arc<dyn Fn() + Send + Sync>;
 
 /// The unwinding payload that ends a test thread whose execution has ended (see the module
@@ -597,7 +593,7 @@ pub(crate) fn execute(
             paused.point = None;
             let before = paused.taken;
             RECORDER.with(|r| *r.borrow_mut() = Some(paused));
-            let outcome = engine.resume(Job::Resume);
+            let outcome = engine.run();
             let execution = finish(engine, outcome);
             count_run(true, execution.taken - before);
             return execution;
@@ -616,6 +612,7 @@ pub(crate) fn execute(
         offered,
     } = std::mem::take(&mut engine.scratch);
     lanes.resize_with(threads, Lane::default);
+    let main = Arc::clone(&body);
     let recorder = Recorder {
         phase: Phase::Serial,
         lanes,
@@ -656,13 +653,13 @@ pub(crate) fn execute(
         drained: 0,
     };
     RECORDER.with(|r| *r.borrow_mut() = Some(recorder));
-    let outcome = engine.resume(Job::Run);
+    let outcome = engine.start(main);
     let execution = finish(engine, outcome);
     count_run(false, execution.taken);
     execution
 }
 
-/// What the execution in the thread-local came to, once the runner has handed control back:
+/// What the execution in the thread-local came to, once the engine has handed control back:
 /// paused at a point (the recorder is then kept in `engine` for the next call), or ended.
 fn finish(engine: &mut Engine, outcome: Resumed) -> Execution {
     let mut recorder = RECORDER
@@ -695,18 +692,8 @@ fn finish(engine: &mut Engine, outcome: Resumed) -> Execution {
     }
     engine.scratch = Scratch::keep(&mut recorder);
     let (saw_weak, cut) = (recorder.saw_weak, recorder.cut.take());
-    let mut history = recorder.history;
-    let end = match (recorder.end, outcome) {
-        (Some(end), _) => end,
-        (None, Resumed::Escaped(payload)) => RunEnd::Fault {
-            history: std::mem::take(&mut history),
-            fault: Fault {
-                message: panic_message(payload.as_ref()),
-                span: None,
-            },
-        },
-        (None, _) => RunEnd::Abandoned,
-    };
+    let history = recorder.history;
+    let end = recorder.end.unwrap_or(RunEnd::Abandoned);
     Execution {
         run: Run {
             steps: recorder.steps,
@@ -724,49 +711,19 @@ fn finish(engine: &mut Engine, outcome: Resumed) -> Execution {
     }
 }
 
-/// Shuttle's settings: no schedule files written on failure (fgvt reports faults itself), and
-/// no step limit of shuttle's own (fgvt bounds each operation).
-fn config() -> shuttle::Config {
-    let mut config = shuttle::Config::default();
-    config.failure_persistence = shuttle::FailurePersistence::None;
-    config.max_steps = shuttle::MaxSteps::None;
-    config
-}
-
-/// What the explorer asks of the runner's coroutine when it resumes it.
-enum Job {
-    /// Run one more execution (the recorder is set up for it).
-    Run,
-    /// Go on with the paused execution, whose recorder the explorer has told what to do (a
-    /// longer schedule, or an end).
-    Resume,
-    /// Return: the exploration is over.
-    Stop,
-}
-
-/// Where the runner's coroutine hands control back to the explorer.
+/// How a run of the engine came back.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Pause {
-    /// Between two executions.
-    Between,
-    /// In an execution, at a point past its schedule (see [`execute`]).
-    AtPoint,
-}
-
-/// How a resumption of the runner came back.
 enum Resumed {
-    /// The execution ended (or the runner did).
+    /// The execution ended: every task has finished.
     Ended,
     /// The execution is paused at a point.
     Paused,
-    /// A panic escaped shuttle: the next execution starts a new runner.
-    Escaped(Box<dyn std::any::Any + Send>),
 }
 
-/// One shuttle runner for a whole exploration, suspended in its own coroutine between
-/// executions (see the module docs).
+/// The engine of a whole exploration: the tasks of the execution under way, with the stacks
+/// kept from the last ones, and the execution paused at a point, if any.
 pub(crate) struct Engine {
-    runner: Option<Coroutine<Job, Pause, ()>>,
+    tasks: Tasks,
     /// What the last execution's recorder leaves for the next one.
     scratch: Scratch,
     /// The execution paused at a point, with its recorder (out of the thread-local while
@@ -816,15 +773,11 @@ impl Scratch {
     }
 }
 
-/// The runner coroutine's stack: shuttle's loop and scheduler calls, not the tasks' stacks.
-const RUNNER_STACK: usize = 256 * 1024;
-
 impl Engine {
-    /// An engine whose executions treat orderings as `mode` says; its runner starts with the
-    /// first execution.
+    /// An engine whose executions treat orderings as `mode` says.
     pub(crate) fn new(mode: Mode) -> Engine {
         Engine {
-            runner: None,
+            tasks: Tasks::default(),
             scratch: Scratch::default(),
             paused: None,
             mode,
@@ -832,141 +785,64 @@ impl Engine {
         }
     }
 
-    /// Ends the execution `paused` (its recorder): each thread left is cancelled, and the
-    /// runner is back between executions. The recorder, once it has ended.
+    /// Ends the execution `paused` (its recorder): it runs to its end, each thread left
+    /// finishing its operation or cancelled. The recorder, once it has ended.
     fn abandon(&mut self, mut paused: Recorder) -> Option<Recorder> {
         WEAK_RUN.set(matches!(self.mode, Mode::Weak(_)));
         paused.end = Some(RunEnd::Abandoned);
         RECORDER.with(|r| *r.borrow_mut() = Some(paused));
-        let _ = self.resume(Job::Resume);
+        let _ = self.run();
         RECORDER.with(|r| r.borrow_mut().take())
     }
 
-    /// Hands control to the runner with `job` until it hands it back.
-    fn resume(&mut self, job: Job) -> Resumed {
-        let runner = match &mut self.runner {
-            Some(runner) => runner,
-            None => match Engine::start() {
-                Ok(runner) => self.runner.insert(runner),
-                Err(payload) => return Resumed::Escaped(payload),
-            },
-        };
-        let resumed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| runner.resume(job)));
-        match resumed {
-            Ok(CoroutineResult::Yield(Pause::AtPoint)) => Resumed::Paused,
-            Ok(CoroutineResult::Yield(Pause::Between)) => Resumed::Ended,
-            Ok(CoroutineResult::Return(())) => {
-                self.runner = None;
-                Resumed::Ended
-            }
-            Err(payload) => {
-                self.runner = None;
-                Resumed::Escaped(payload)
-            }
+    /// Starts an execution of `body` (its recorder is in the thread-local) and runs it.
+    fn start(&mut self, body: Body) -> Resumed {
+        if let Err(message) = self.tasks.begin(move || body()) {
+            with_recorder(|rec| rec.escaped(message));
+            return Resumed::Ended;
         }
+        self.run()
     }
 
-    /// A runner coroutine, not yet started.
-    fn start() -> Result<Coroutine<Job, Pause, ()>, Box<dyn std::any::Any + Send>> {
-        let stack = DefaultStack::new(RUNNER_STACK).map_err(|e| {
-            Box::new(format!("cannot allocate a stack for shuttle's runner: {e}"))
-                as Box<dyn std::any::Any + Send>
-        })?;
-        Ok(Coroutine::with_stack(
-            stack,
-            |yielder: &Yielder<Job, Pause>, first: Job| {
-                if matches!(first, Job::Stop) {
-                    return;
+    /// Runs the execution in the thread-local until it ends or pauses at a point.
+    ///
+    /// A panic that escapes a task (outside the user code that `test.rs` guards) ends the
+    /// execution as a fault, and the other tasks run on to their end. One that escapes the
+    /// recorder itself, a bug of fgvt's, gives up the execution's tasks and ends it so too.
+    fn run(&mut self) -> Resumed {
+        loop {
+            let tasks = &mut self.tasks;
+            let stop = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                tasks.run(|runnable| {
+                    RECORDER.with(|r| match r.borrow_mut().as_mut() {
+                        Some(rec) => rec.next_task(runnable),
+                        None => Decision::Run(runnable[0]),
+                    })
+                })
+            }));
+            match stop {
+                Ok(Stop::Done) => return Resumed::Ended,
+                Ok(Stop::Paused) => return Resumed::Paused,
+                Ok(Stop::Escaped(payload)) => {
+                    with_recorder(|rec| rec.escaped(panic_message(payload.as_ref())));
                 }
-                let scheduler = Inverted {
-                    yielder: std::ptr::from_ref(yielder),
-                    started: false,
-                };
-                shuttle::Runner::new(scheduler, config()).run(run_body);
-            },
-        ))
+                Err(payload) => {
+                    self.tasks.forsake();
+                    with_recorder(|rec| rec.escaped(panic_message(payload.as_ref())));
+                    return Resumed::Ended;
+                }
+            }
+        }
     }
 }
 
 impl Drop for Engine {
     fn drop(&mut self) {
         if let Some(paused) = self.paused.take() {
-            // End the paused execution first: its threads are cancelled, its stacks kept.
+            // End the paused execution: its threads finish or are cancelled, its stacks kept.
             self.abandon(paused);
         }
-        if let Some(runner) = &mut self.runner {
-            if runner.started() && !runner.done() {
-                // Let shuttle's loop return, rather than unwinding its stack from outside.
-                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    runner.resume(Job::Stop)
-                }));
-            }
-        }
     }
-}
-
-/// Shuttle's main task: the current execution's body.
-fn run_body() {
-    if let Some(body) = with_recorder(|rec| Arc::clone(&rec.body)) {
-        body();
-    }
-}
-
-/// Shuttle's scheduler: between executions it hands control back to the explorer; within one,
-/// the recorder decides.
-struct Inverted {
-    /// The runner coroutine's yielder.
-    yielder: *const Yielder<Job, Pause>,
-    /// Whether the first execution has been started.
-    started: bool,
-}
-
-impl Scheduler for Inverted {
-    fn new_execution(&mut self) -> Option<Schedule> {
-        if std::mem::replace(&mut self.started, true) {
-            // SAFETY: the yielder belongs to the coroutine this runs in, which outlives the
-            // runner and this scheduler with it.
-            let yielder = unsafe { &*self.yielder };
-            if let Job::Stop = yielder.suspend(Pause::Between) {
-                return None;
-            }
-        }
-        Some(Schedule::new(0))
-    }
-
-    fn next_task(
-        &mut self,
-        runnable: &[&Task],
-        _current: Option<TaskId>,
-        _yielding: bool,
-    ) -> Option<TaskId> {
-        // Called while shuttle's engine is borrowed: no shuttle API in here.
-        loop {
-            let decision = RECORDER.with(|r| Some(r.borrow_mut().as_mut()?.next_task(runnable)));
-            match decision? {
-                Decision::Run(task) => return task,
-                Decision::Pause => {
-                    // SAFETY: as in `new_execution`.
-                    let yielder = unsafe { &*self.yielder };
-                    // The explorer has told the recorder how to go on (a longer schedule, or
-                    // an end) before resuming: decide again.
-                    yielder.suspend(Pause::AtPoint);
-                }
-            }
-        }
-    }
-
-    fn next_u64(&mut self) -> u64 {
-        0
-    }
-}
-
-/// What the recorder answers the scheduler.
-enum Decision {
-    /// Run this task.
-    Run(Option<TaskId>),
-    /// Past the schedule: hand the point to the explorer and wait (see [`execute`]).
-    Pause,
 }
 
 /// Tags that keep the summands and identities of different things apart.
@@ -986,7 +862,21 @@ const SILENT: u64 = 0x51;
 
 impl Recorder {
     fn thread_of(&self, task: TaskId) -> Option<ThreadId> {
-        self.tasks.get(usize::from(task)).copied().flatten()
+        self.tasks.get(task).copied().flatten()
+    }
+
+    /// Ends the execution as a fault with `message`, unless it has ended already: a panic
+    /// escaped a task (or the recorder itself).
+    fn escaped(&mut self, message: String) {
+        if self.end.is_none() {
+            self.end = Some(RunEnd::Fault {
+                history: std::mem::take(&mut self.history),
+                fault: Fault {
+                    message,
+                    span: None,
+                },
+            });
+        }
     }
 
     /// The test thread running now, in the concurrent part; `None` for the serial part.
@@ -994,7 +884,7 @@ impl Recorder {
         if self.phase != Phase::Concurrent {
             return None;
         }
-        self.thread_of(shuttle::current::me())
+        self.thread_of(engine::current())
     }
 
     /// What decides the local state of `who` now: a thread's operation and observations, or
@@ -1234,18 +1124,18 @@ impl Recorder {
         position >= self.record_from
     }
 
-    /// Which task runs next: the scheduler's question, answered from the schedule.
-    fn next_task(&mut self, runnable: &[&Task]) -> Decision {
+    /// Which task runs next: the engine's question, answered from the schedule.
+    fn next_task(&mut self, runnable: &[TaskId]) -> Decision {
         let mut offered = std::mem::take(&mut self.offered);
         offered.clear();
-        for task in runnable {
-            let lane = self.thread_of(task.id()).map(|t| (t, &self.lanes[t]));
+        for &task in runnable {
+            let lane = self.thread_of(task).map(|t| (t, &self.lanes[t]));
             match lane.and_then(|(t, lane)| Some((t, lane.pending.as_ref()?))) {
                 // A task between steps runs on: starting, ending, spawning and joining do not
                 // branch. Once the execution has ended, every task runs on, to be cancelled at
                 // its next access.
-                None => return Decision::Run(Some(task.id())),
-                Some(_) if self.end.is_some() => return Decision::Run(Some(task.id())),
+                None => return Decision::Run(task),
+                Some(_) if self.end.is_some() => return Decision::Run(task),
                 Some((thread, pending)) => {
                     if self.enabled(thread, pending) {
                         offered.push(thread);
@@ -1257,7 +1147,7 @@ impl Recorder {
             self.offered = offered;
             self.point = Some(self.point());
             self.end = Some(self.stuck());
-            return Decision::Run(runnable.first().map(|t| t.id()));
+            return Decision::Run(runnable[0]);
         }
         offered.sort_unstable();
         let Some(&Pick {
@@ -1282,7 +1172,7 @@ impl Recorder {
             offered[0]
         };
         self.offered = offered;
-        Decision::Run(self.lanes.get(chosen).and_then(|lane| lane.task))
+        Decision::Run(self.lanes[chosen].task.unwrap_or(runnable[0]))
     }
 
     fn event(
@@ -1396,7 +1286,7 @@ fn with_thread<R>(f: impl FnOnce(&mut Recorder, ThreadId) -> R) -> Option<R> {
         if recorder.phase != Phase::Concurrent {
             return None;
         }
-        let thread = recorder.thread_of(shuttle::current::me())?;
+        let thread = recorder.thread_of(engine::current())?;
         Some(f(recorder, thread))
     })
     .flatten()
@@ -1429,7 +1319,7 @@ pub(crate) fn access<R>(
 ) -> R {
     if std::thread::panicking() {
         // A destructor while a panic unwinds (a guard's release): no step, as switching now
-        // would hand the unwinding task to shuttle. The execution ends at the panic unless the
+        // would let other tasks run in the middle of this one's unwinding. The execution ends at the panic unless the
         // object catches it; then the lock must be free for the threads that go on.
         let result = act();
         if pending.kind == EventKind::Unlock {
@@ -1471,7 +1361,7 @@ pub(crate) fn access<R>(
         Registered::Cancel => cancel(),
         Registered::Step(thread) => thread,
     };
-    shuttle_engine::runtime::thread::switch();
+    engine::switch();
     // The execution may have ended while this thread waited for its turn.
     match with_recorder(|rec| rec.end.is_some().then(|| rec.at_end(&pending))).flatten() {
         Some(Registered::Drain) => return act(),
@@ -1606,9 +1496,9 @@ fn cancel() -> ! {
 
 /// Marks the calling task as test thread `thread`.
 pub(crate) fn enter_thread(thread: ThreadId) {
-    let me = shuttle::current::me();
+    let me = engine::current();
     with_recorder(|rec| {
-        let number = usize::from(me);
+        let number = me;
         if rec.tasks.len() <= number {
             rec.tasks.resize(number + 1, None);
         }
@@ -1869,19 +1759,13 @@ pub(crate) fn last_panic_location() -> Option<(String, u32, u32)> {
     PANICKED_AT.with(|p| p.borrow_mut().take())
 }
 
-/// Installs fgvt's panic hook over shuttle's: a panic in user code during an execution is a
-/// fault leaf, caught and recorded, not a test failure to print.
+/// Installs fgvt's panic hook: a panic in user code during an execution is a fault leaf,
+/// caught and recorded, not a test failure to print. Panics outside executions go to the hook
+/// that was there before.
 fn install_panic_hook() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
-        // Shuttle puts its hook over the one it finds at its first execution, and that hook
-        // reports every panic as a failed shuttle test. Run an empty execution so that it is
-        // installed now, then put fgvt's on top, which passes panics outside executions to the
-        // hook that was there before shuttle's.
         let before = std::panic::take_hook();
-        let one = shuttle::scheduler::RoundRobinScheduler::new(1);
-        shuttle::Runner::new(one, config()).run(|| {});
-        drop(std::panic::take_hook());
         std::panic::set_hook(Box::new(move |info| {
             let recording = RECORDER
                 .try_with(|r| r.try_borrow().map(|r| r.is_some()).unwrap_or(true))

@@ -26,6 +26,7 @@ use fgvt_tree::{
     MemoryBudget, NodeId, Progress, Search, Tree, TreeBuilder, FINAL_LANE, INIT_LANE,
 };
 
+use crate::engine;
 use crate::fix::{self, Change};
 use crate::object::Object;
 use crate::program::{Reexecuted, MAX_THREADS};
@@ -952,7 +953,8 @@ fn uninstrumented_note(tree: &Tree, threads: usize) -> Option<String> {
     ))
 }
 
-/// One execution of the plan, inside shuttle: the object, `init`, the threads, `final`.
+/// One execution of the plan, as the engine's main task: the object, `init`, the threads,
+/// `final`.
 fn run_plan<O: Object>(plan: &Arc<Plan>) {
     let Some(object) = guarded(O::new) else {
         return;
@@ -969,12 +971,11 @@ fn run_plan<O: Object>(plan: &Arc<Plan>) {
         .map(|thread| {
             let object = Arc::clone(&object);
             let plan = Arc::clone(plan);
-            shuttle::thread::spawn(move || run_thread(&*object, thread, &plan.threads[thread]))
+            engine::spawn(move || run_thread(&*object, thread, &plan.threads[thread]))
         })
         .collect();
     for handle in handles {
-        // A thread's panic is caught inside it (`guarded`): joining cannot fail.
-        let _ = handle.join();
+        engine::join(handle);
     }
     runtime::concurrent(false);
     if runtime::ended() {
