@@ -138,6 +138,7 @@ impl Tasks {
                 None => return Stop::Done,
                 Some(Decision::Pause) => return Stop::Paused,
                 Some(Decision::Run(task)) => {
+                    debug_assert!(self.runnable.contains(&task), "a runnable task is chosen");
                     if let Err(payload) = self.resume(task) {
                         return Stop::Escaped(payload);
                     }
