@@ -165,6 +165,7 @@ impl Tasks {
         slot.coroutine.is_some() && slot.joining.is_none_or(|target| self.finished(target))
     }
 
+    /// Whether `task` has finished (an id never made counts as finished: nothing to wait for).
     fn finished(&self, task: TaskId) -> bool {
         self.slots
             .get(task)
