@@ -51,10 +51,10 @@
 //! # How it runs
 //!
 //! Each execution runs the object from scratch on fgvt's engine (tasks are coroutines on one
-//! OS thread, `engine.rs`), with fgvt's scheduler choosing every step (`runtime.rs`). Every access of an
-//! instrumented type is one step: it registers what it is about to do, waits for its turn, then
-//! acts. The tree is the state graph the models get (`fgvt_tree::explore`): a state is a
-//! schedule, re-executed from the start to take a step from it, and told apart by a
+//! OS thread, `engine.rs`), with fgvt's scheduler choosing every step (`runtime.rs`). Every
+//! access of an instrumented type is one step: it registers what it is about to do, waits for
+//! its turn, then acts. The tree is the state graph the models get (`fgvt_tree::explore`): a
+//! state is a schedule, re-executed from the start to take a step from it, and told apart by a
 //! fingerprint of what every access saw and left (`fingerprint.rs`), so equal states reached
 //! by different schedules are explored once and a waiting loop marked with
 //! [`hint::spin_loop`] is a loop edge, not an endless path.

@@ -1319,8 +1319,9 @@ pub(crate) fn access<R>(
 ) -> R {
     if std::thread::panicking() {
         // A destructor while a panic unwinds (a guard's release): no step, as switching now
-        // would let other tasks run in the middle of this one's unwinding. The execution ends at the panic unless the
-        // object catches it; then the lock must be free for the threads that go on.
+        // would let other tasks run in the middle of this one's unwinding. The execution ends
+        // at the panic unless the object catches it; then the lock must be free for the
+        // threads that go on.
         let result = act();
         if pending.kind == EventKind::Unlock {
             let effect = effect(&result);
@@ -1498,11 +1499,10 @@ fn cancel() -> ! {
 pub(crate) fn enter_thread(thread: ThreadId) {
     let me = engine::current();
     with_recorder(|rec| {
-        let number = me;
-        if rec.tasks.len() <= number {
-            rec.tasks.resize(number + 1, None);
+        if rec.tasks.len() <= me {
+            rec.tasks.resize(me + 1, None);
         }
-        rec.tasks[number] = Some(thread);
+        rec.tasks[me] = Some(thread);
         rec.lanes[thread].task = Some(me);
     });
 }
