@@ -169,6 +169,27 @@ impl Execution {
             && self.sequentially_consistent(&relations)
     }
 
+    /// Whether two events of different threads on one location, at least one of them a write
+    /// and one of them `plain`, are not ordered by happens-before either way: a data race, by
+    /// the definitions (what a runtime's race check is tested against).
+    pub(crate) fn has_data_race(&self, plain: impl Fn(EventId) -> bool) -> bool {
+        let relations = self.relations(self.program_order(), self.reads_from());
+        let hb = &relations.hb;
+        let ev = &self.events;
+        let conflicting = |a: EventId, b: EventId| {
+            let (x, y) = (&ev[a], &ev[b]);
+            x.loc.is_some()
+                && x.loc == y.loc
+                && x.thread.is_some()
+                && y.thread.is_some()
+                && x.thread != y.thread
+                && (x.is_write() || y.is_write())
+                && (plain(a) || plain(b))
+        };
+        (0..ev.len())
+            .any(|a| (a + 1..ev.len()).any(|b| conflicting(a, b) && !hb.has(a, b) && !hb.has(b, a)))
+    }
+
     fn program_order(&self) -> Relation {
         let mut po = Relation::empty(self.len());
         for thread in &self.threads {

@@ -44,7 +44,14 @@
 //!   `hb`, `mo` or `fr`, each of which coherence then forbids, and `[Fsc]; hb; eco; hb` paths
 //!   into `a` likewise close an `hb ; eco` cycle. Unsettled `SeqCst` events are in the key as
 //!   the whole graph: with any of them, the key is [the graph itself](Execution::graph_key),
-//!   which is exact but never merges a spin loop's turns.
+//!   but for *repeated loads*. A load `l` that is not `SeqCst`, right after a load `p` of the
+//!   same location with the same order that read the same store, with nothing synchronized
+//!   into it, changes no future: it reads no newer store than `p` (the same views and `fr`
+//!   edges, the same release row acquired, so the same happens-before for what follows), no
+//!   event reads from it, and it is in no `psc` edge that `p` is not in with the same ends (it
+//!   is not `SeqCst`, and an `SeqCst` fence happens before it exactly when it happens before
+//!   `p`, nothing standing between them). So a spin loop's turn that read what the last one
+//!   read leaves the key as it was; other turns (an RMW and its undoing) still grow it.
 //!
 //! Two things are left out because nothing later can tell them apart:
 //!
@@ -91,15 +98,27 @@ impl Execution {
     /// same choices as in the other. `live` says which threads may still act: only their next
     /// events decide which `SeqCst` events are settled.
     pub fn future_key(&self, naming: &impl Naming, live: impl Fn(ThreadId) -> bool) -> Vec<u64> {
-        if self.has_unsettled_seq_cst(&live) {
-            return self.graph_key(naming);
+        self.future_key_and_carriers(naming, &live, false).0
+    }
+
+    /// The future key, and with `carriers` the sets that carry happens-before to later events,
+    /// in the order the key lists them (see [`crate::plain`]): each kept store's release row,
+    /// then each live thread's current, acquired and release-fence sets. `None` for the sets
+    /// when the key is the whole graph.
+    pub(crate) fn future_key_and_carriers(
+        &self,
+        naming: &impl Naming,
+        live: &impl Fn(ThreadId) -> bool,
+        carriers: bool,
+    ) -> (Vec<u64>, Option<Vec<Vec<u64>>>) {
+        if self.has_unsettled_seq_cst(live) {
+            return (self.graph_key(naming), None);
         }
+        let mut sets = Vec::new();
         let places = self.places();
         let live: Vec<ThreadId> = (0..self.threads.len()).filter(|&t| live(t)).collect();
-        let current: Vec<Vec<usize>> = live
-            .iter()
-            .map(|&t| self.view(&self.horizon(t), &places))
-            .collect();
+        let horizons: Vec<Vec<u64>> = live.iter().map(|&t| self.horizon(t)).collect();
+        let current: Vec<Vec<usize>> = horizons.iter().map(|h| self.view(h, &places)).collect();
         // Below every live thread's view a store can never be read again, nor a store go
         // before it: it is gone from the future. With no live thread, only the latest stays.
         let floor: Vec<usize> = (0..self.mo.len())
@@ -139,32 +158,70 @@ impl Execution {
                 key.push(naming.store(StoreId::of(w)));
                 key.push(u64::from(self.read_by_rmw[w]));
                 encode(&mut key, &self.view(self.release.row(w), &places));
+                if carriers {
+                    sets.push(self.release.row(w).to_vec());
+                }
             }
         }
         for (i, &t) in live.iter().enumerate() {
             key.push(t as u64);
             encode(&mut key, &current[i]);
             encode(&mut key, &self.view(self.acquired.row(t), &places));
-            match self.threads[t].release_fence {
-                Some(f) => {
-                    let mut set = self.hb.row(f).to_vec();
-                    bits::insert(&mut set, f);
-                    encode(&mut key, &self.view(&set, &places));
-                }
+            let fence = crate::plain::release_fence_set(self, &self.threads[t]);
+            match &fence {
+                Some(set) => encode(&mut key, &self.view(set, &places)),
                 None => key.push(NO_FENCE),
             }
+            if carriers {
+                sets.push(horizons[i].clone());
+                sets.push(self.acquired.row(t).to_vec());
+                sets.push(fence.unwrap_or_default());
+            }
         }
-        key
+        (key, Some(sets))
     }
 
     /// The execution as a graph, every event named by its thread and place in program order
-    /// and every location and value as `naming` says: a key that merges only equal graphs.
+    /// and every location and value as `naming` says: a key that merges only equal graphs, but
+    /// for *repeated loads*, which it leaves out: a load that is not `SeqCst`, right after a
+    /// load of the same location with the same order that read the same store, with nothing
+    /// synchronized into it. So a spin loop's turns that read what the last one read do not
+    /// change it (the argument is in the [module docs](self)).
     pub fn graph_key(&self, naming: &impl Naming) -> Vec<u64> {
+        self.graph_key_with(naming, &[]).0
+    }
+
+    /// [`Execution::graph_key`], where the plain accesses at `plain` keep a load after them
+    /// (a repeated load then happens before what they do not), with each thread's events
+    /// renamed by their place among the kept ones: for each thread, the place each of its
+    /// events takes in the key (a left-out load: that of the load it repeats).
+    pub(crate) fn graph_key_with(
+        &self,
+        naming: &impl Naming,
+        plain: &[crate::PlainAt],
+    ) -> (Vec<u64>, Vec<Vec<usize>>) {
+        let renamed: Vec<Vec<usize>> = (0..self.threads.len())
+            .map(|t| {
+                let mut places = Vec::with_capacity(self.threads[t].po.len());
+                let mut kept = 0;
+                for i in 0..self.threads[t].po.len() {
+                    let after_plain = plain.iter().any(|at| at.thread == t && at.events == i);
+                    if i > 0 && !after_plain && self.repeats(t, i) {
+                        places.push(places[i - 1]);
+                    } else {
+                        places.push(kept);
+                        kept += 1;
+                    }
+                }
+                places
+            })
+            .collect();
+        let kept = |t: ThreadId, i: usize| i == 0 || renamed[t][i] != renamed[t][i - 1];
         let name = |e: EventId| -> u64 {
             let event = &self.events[e];
             match event.thread {
                 None => naming.location(event.loc.expect("an initial store has a location")),
-                Some(t) => (1 << 63) | ((t as u64) << 32) | event.index as u64,
+                Some(t) => (1 << 63) | ((t as u64) << 32) | renamed[t][event.index] as u64,
             }
         };
         let mut key = vec![
@@ -184,9 +241,12 @@ impl Execution {
             }
             key.push(naming.value(loc, self.events[stores[0]].written));
         }
-        for thread in &self.threads {
-            key.push(thread.po.len() as u64);
-            for &e in &thread.po {
+        for (t, thread) in self.threads.iter().enumerate() {
+            key.push(renamed[t].last().map_or(0, |&last| last + 1) as u64);
+            for (i, &e) in thread.po.iter().enumerate() {
+                if !kept(t, i) {
+                    continue;
+                }
                 let event = &self.events[e];
                 let loc = event.loc;
                 let value = |v: Val| loc.map_or(0, |l| naming.value(l, v));
@@ -207,7 +267,30 @@ impl Execution {
         sync.sort_unstable();
         key.push(sync.len() as u64);
         key.extend(sync.into_iter().flat_map(|(a, b)| [a, b]));
-        key
+        (key, renamed)
+    }
+
+    /// Whether thread `t`'s event `i` is a *repeated load*: a load that is not `SeqCst`, right
+    /// after a load of the same location with the same order that read the same store, with
+    /// nothing synchronized into it. What a spin loop's turn adds when it sees nothing new.
+    ///
+    /// Leaving it out of a key loses nothing of the future: it reads no newer store than the
+    /// load it repeats (the same views, the same `fr` edges, the same release row acquired, so
+    /// the same happens-before for what comes after), nothing reads from it, and it is in no
+    /// `psc` edge the earlier load is not in with the same ends (it is not `SeqCst`, and an
+    /// `SeqCst` fence happens before it exactly when it happens before the earlier load, nothing
+    /// standing between them).
+    fn repeats(&self, t: ThreadId, i: usize) -> bool {
+        let po = &self.threads[t].po;
+        let (e, before) = (po[i], po[i - 1]);
+        let (event, prev) = (&self.events[e], &self.events[before]);
+        event.kind == Kind::Load
+            && prev.kind == Kind::Load
+            && !event.is_seq_cst()
+            && event.order == prev.order
+            && event.loc == prev.loc
+            && event.rf == prev.rf
+            && !self.sync.iter().any(|&(_, into)| into == e)
     }
 
     /// The set of events that happen before `thread`'s next event: the initial stores, its
@@ -225,7 +308,7 @@ impl Execution {
 
     /// Whether some `SeqCst` event of a thread is not yet known (in happens-before) to the
     /// next event of every live thread.
-    fn has_unsettled_seq_cst(&self, live: &impl Fn(ThreadId) -> bool) -> bool {
+    pub(crate) fn has_unsettled_seq_cst(&self, live: &impl Fn(ThreadId) -> bool) -> bool {
         if self.seq_cst == 0 {
             return false;
         }

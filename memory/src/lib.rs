@@ -76,7 +76,10 @@
 //!
 //! # What is left out
 //!
-//! * **Non-atomic accesses** and data races: every access is atomic.
+//! * **Non-atomic accesses** in the graph: every event is atomic. A runtime that checks plain
+//!   memory for data races keeps its plain accesses beside the graph, placed in their threads'
+//!   program order ([module `plain`](plain)), and asks the graph what happens before them;
+//!   [`litmus::brute_force_races`] is the reference it is tested against.
 //! * **`Consume`**: Rust has no such ordering; whoever maps C++ orders treats it as `Acquire`,
 //!   as every C++ compiler does.
 //! * **Out-of-thin-air values and load buffering**: events are added in the order threads run
@@ -99,6 +102,7 @@
 //! * [`check`]: the faster check behind the candidates;
 //! * [`canonical`]: executions compared as graphs, whatever order their events came in;
 //! * [`future`]: what of an execution decides its future, for merging equal states;
+//! * [`plain`]: plain (non-atomic) accesses beside the graph, for data-race checks;
 //! * [`fix`]: which changes of orderings to try when a program fails only under weak memory;
 //! * [`order`]: memory orders;
 //! * [`litmus`]: litmus programs and their outcomes.
@@ -117,12 +121,14 @@ pub mod fix;
 pub mod future;
 pub mod litmus;
 pub mod order;
+pub mod plain;
 
 pub use candidates::CasChoice;
 pub use error::AccessError;
 pub use execution::{EventRef, Execution, StoreId};
 pub use future::{Naming, Numbered};
 pub use order::{AccessKind, Order};
+pub use plain::PlainAt;
 
 /// A memory location, numbered from 0 in the order [`Execution::add_location`] added them.
 pub type Loc = u32;

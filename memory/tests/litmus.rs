@@ -5,8 +5,9 @@
 use std::collections::BTreeSet;
 
 use fgvt_memory::litmus::{
-    self, brute_force, operational, operational_with, Instr, Merge, OperationalOptions, Outcome,
-    Pattern, Program, IRIW_WEAK, LB_WEAK, MP_WEAK, SB_WEAK, TWO_PLUS_TWO_W_WEAK,
+    self, brute_force, brute_force_races, operational, operational_with, races, Instr, Merge,
+    OperationalOptions, Outcome, Pattern, Program, IRIW_WEAK, LB_WEAK, MP_WEAK, SB_WEAK,
+    TWO_PLUS_TWO_W_WEAK,
 };
 use fgvt_memory::Order::{self, AcqRel, Acquire, Relaxed, Release, SeqCst};
 use proptest::prelude::*;
@@ -327,5 +328,139 @@ proptest! {
     #[test]
     fn running_a_random_program_gives_exactly_the_axioms_outcomes(p in program()) {
         agreed(&p);
+    }
+}
+
+/// `p`'s verdict on data races, after checking that running it agrees with the axioms on its
+/// outcomes (plain accesses as relaxed ones): whether it races, and its race-free outcomes.
+fn races_of(p: &Program) -> (bool, BTreeSet<Outcome>) {
+    agreed(p);
+    let races = brute_force_races(p);
+    (races.racy, races.race_free)
+}
+
+/// Every race-free outcome where the reader saw the data published (`r0 == seen`) read it
+/// (`r1 == 1`).
+fn reads_what_was_published(outcomes: &BTreeSet<Outcome>, seen: u64) -> bool {
+    outcomes
+        .iter()
+        .filter(|o| o.register(1, 0) == seen)
+        .all(|o| o.register(1, 1) == 1)
+}
+
+#[test]
+fn plain_data_published_by_a_flag_races_unless_the_flag_synchronizes() {
+    for store_flag in STORES {
+        for load_flag in LOADS {
+            let p = races::mp_plain(store_flag, load_flag);
+            let (racy, race_free) = races_of(&p);
+            let synchronizes = store_flag.is_release() && load_flag.is_acquire();
+            assert_eq!(racy, !synchronizes, "{p}");
+            // The runs where the reader does not see the flag never race, whatever the orders.
+            assert!(race_free.iter().any(|o| o.register(1, 0) == 0), "{p}");
+            assert!(reads_what_was_published(&race_free, 1), "{p}");
+        }
+    }
+}
+
+#[test]
+fn plain_data_published_between_fences_races_unless_both_fences_are_there() {
+    for writer in FENCES {
+        for reader in FENCES {
+            let p = races::mp_plain_fenced(writer, reader);
+            let (racy, race_free) = races_of(&p);
+            let synchronizes =
+                writer.is_some_and(Order::is_release) && reader.is_some_and(Order::is_acquire);
+            assert_eq!(racy, !synchronizes, "{p}");
+            assert!(reads_what_was_published(&race_free, 1), "{p}");
+        }
+    }
+}
+
+#[test]
+fn a_node_published_by_a_compare_exchange_races_unless_it_is_a_release_read_by_an_acquire() {
+    for publish in Order::ALL {
+        for load in LOADS {
+            let p = races::cas_publish(publish, load);
+            let (racy, race_free) = races_of(&p);
+            assert_eq!(racy, !(publish.is_release() && load.is_acquire()), "{p}");
+            assert!(reads_what_was_published(&race_free, 1), "{p}");
+        }
+    }
+}
+
+#[test]
+fn a_cell_behind_a_lock_races_unless_it_is_taken_with_acquire_and_released_with_release() {
+    for lock in Order::ALL {
+        for unlock in STORES {
+            let p = races::locked_cell(lock, unlock);
+            let (racy, race_free) = races_of(&p);
+            assert_eq!(racy, !(lock.is_acquire() && unlock.is_release()), "{p}");
+            // Whoever takes the lock second sees what the first left.
+            assert!(!race_free.is_empty(), "{p}");
+        }
+    }
+}
+
+#[test]
+fn two_unordered_plain_writes_race() {
+    let (racy, race_free) = races_of(&races::unsynchronized());
+    assert!(racy);
+    assert!(race_free.is_empty());
+}
+
+/// One instruction of a random program with plain memory: location 0 plain, 1 atomic, and
+/// branches on the registers.
+fn plain_instr() -> impl Strategy<Value = Instr> {
+    let reg = 0usize..2;
+    prop_oneof![
+        reg.clone().prop_map(|reg| Instr::Read { loc: 0, reg }),
+        (1u64..3).prop_map(|value| Instr::Write { loc: 0, value }),
+        (prop::sample::select(LOADS.to_vec()), reg.clone()).prop_map(|(order, reg)| Instr::Load {
+            loc: 1,
+            order,
+            reg
+        }),
+        (1u64..3, prop::sample::select(STORES.to_vec())).prop_map(|(value, order)| Instr::Store {
+            loc: 1,
+            value,
+            order
+        }),
+        (
+            0u64..2,
+            prop::sample::select(Order::ALL.to_vec()),
+            reg.clone()
+        )
+            .prop_map(|(expected, success, reg)| Instr::Cas {
+                loc: 1,
+                expected,
+                new: 2,
+                success,
+                failure: Relaxed,
+                reg
+            }),
+        prop::sample::select(Order::ALL.to_vec()).prop_map(Instr::Fence),
+        (reg, 0u64..3, 1usize..3).prop_map(|(reg, value, skip)| Instr::SkipUnless {
+            reg,
+            value,
+            skip
+        }),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    /// With plain accesses and branches too, running a program reaches exactly the outcomes of
+    /// the consistent complete graphs; the race-free ones are among them.
+    #[test]
+    fn running_a_random_program_with_plain_memory_gives_the_axioms_outcomes(
+        threads in prop::collection::vec(prop::collection::vec(plain_instr(), 1..5), 2..4)
+    ) {
+        let p = Program { locations: vec![0, 0], threads };
+        let outcomes = agreed(&p);
+        let races = brute_force_races(&p);
+        prop_assert!(races.race_free.is_subset(&outcomes));
+        prop_assert!(races.racy || races.race_free == outcomes, "{}", p);
     }
 }

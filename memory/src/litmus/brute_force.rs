@@ -30,14 +30,53 @@ use crate::{Execution, Loc, StoreId, ThreadId, Val};
 ///
 /// If `p` is malformed ([`Program::validate`]).
 pub fn brute_force(p: &Program) -> BTreeSet<Outcome> {
+    enumerate(p).outcomes
+}
+
+/// What RC11 says of a program with plain (non-atomic) accesses: whether some consistent
+/// execution has a data race (two accesses of different threads to one location, at least one a
+/// write and one plain, that happens-before does not order), which makes the whole program's
+/// behaviour undefined, and the outcomes of the consistent executions that have none.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RaceOutcomes {
+    /// Whether some consistent execution has a data race.
+    pub racy: bool,
+    /// The outcomes of the consistent executions without one.
+    pub race_free: BTreeSet<Outcome>,
+}
+
+/// [`brute_force`], with every consistent graph also checked for a data race by the
+/// definitions (see [`RaceOutcomes`]): plain accesses are in the graph as `Relaxed` ones
+/// ([`Instr::as_atomic`]), and a graph races when two conflicting events, one of them plain,
+/// are unordered by happens-before.
+///
+/// # Panics
+///
+/// If `p` is malformed ([`Program::validate`]).
+pub fn brute_force_races(p: &Program) -> RaceOutcomes {
+    enumerate(p).races
+}
+
+/// Every consistent candidate graph of `p`, enumerated.
+fn enumerate(p: &Program) -> Enumeration<'_> {
     p.expect_valid();
     let ops: Vec<Op> = p
         .threads
         .iter()
         .enumerate()
-        .flat_map(|(thread, instrs)| instrs.iter().map(move |&instr| Op { thread, instr }))
-        // A relaxed fence makes no event.
-        .filter(|op| !matches!(op.instr, Instr::Fence(crate::Order::Relaxed)))
+        .flat_map(|(thread, instrs)| {
+            instrs.iter().enumerate().map(move |(index, &instr)| Op {
+                thread,
+                index,
+                instr: instr.as_atomic(),
+                plain: instr.is_plain(),
+                conditional: instrs[..index]
+                    .iter()
+                    .any(|i| matches!(i, Instr::SkipUnless { .. })),
+            })
+        })
+        // A relaxed fence and a branch make no event.
+        .filter(|op| op.instr.makes_event())
         .collect();
     let po_prev = (0..ops.len())
         .map(|i| (0..i).rev().find(|&j| ops[j].thread == ops[i].thread))
@@ -56,6 +95,7 @@ pub fn brute_force(p: &Program) -> BTreeSet<Outcome> {
         po_prev,
         reads,
         outcomes: BTreeSet::new(),
+        races: RaceOutcomes::default(),
     };
     for guess in 0..1u64 << cases.len() {
         for (i, op) in e.ops.iter().enumerate() {
@@ -66,13 +106,20 @@ pub fn brute_force(p: &Program) -> BTreeSet<Outcome> {
         }
         e.choose_rf(0);
     }
-    e.outcomes
+    e
 }
 
 /// An instruction that makes an event.
 struct Op {
     thread: ThreadId,
+    /// Its place among its thread's instructions.
+    index: usize,
+    /// The instruction as the graph holds it ([`Instr::as_atomic`]).
     instr: Instr,
+    /// Whether the program's instruction is a plain access.
+    plain: bool,
+    /// Whether a branch before it may skip it.
+    conditional: bool,
 }
 
 /// A store: a location's initial store, or the op that writes.
@@ -80,6 +127,8 @@ struct Op {
 enum Source {
     Init(Loc),
     Op(usize),
+    /// The read does not run: a branch skips it.
+    Skipped,
 }
 
 /// The state of the enumeration: the ops, and the choices made so far.
@@ -95,6 +144,7 @@ struct Enumeration<'p> {
     /// What each read reads, as chosen so far.
     rf: Vec<Option<Source>>,
     outcomes: BTreeSet<Outcome>,
+    races: RaceOutcomes,
 }
 
 impl Enumeration<'_> {
@@ -110,7 +160,10 @@ impl Enumeration<'_> {
             return;
         };
         let loc = self.ops[r].instr.loc().expect("a read has a location");
-        let stores: Vec<Source> = std::iter::once(Source::Init(loc))
+        let skipped = self.ops[r].conditional.then_some(Source::Skipped);
+        let stores: Vec<Source> = skipped
+            .into_iter()
+            .chain(std::iter::once(Source::Init(loc)))
             .chain(
                 (0..self.ops.len())
                     .filter(|&j| j != r && self.writes(j) && self.ops[j].instr.loc() == Some(loc))
@@ -119,7 +172,8 @@ impl Enumeration<'_> {
             .collect();
         for s in stores {
             // Atomicity: no two RMWs read the same store.
-            if self.rmw[r] && (0..self.ops.len()).any(|u| self.rmw[u] && self.rf[u] == Some(s)) {
+            let taken = |u: usize| self.rmw[u] && self.rf[u] == Some(s);
+            if s != Source::Skipped && self.rmw[r] && (0..self.ops.len()).any(taken) {
                 continue;
             }
             // No thin air: `s` must not come after `r` in po ∪ rf.
@@ -170,14 +224,41 @@ impl Enumeration<'_> {
             placed[next] = true;
             order.push(next);
         }
-        // The values, to check the guesses of which compare-exchanges succeed.
+        // Which ops run (a branch skips the others), and the values, to check the guesses of
+        // which compare-exchanges succeed. A skipped op reads nothing and succeeds at nothing:
+        // one guess of each stands for it.
+        let p = self.program;
         let mut written: Vec<Val> = vec![0; n];
+        let mut runs = vec![false; n];
+        let mut next = vec![0; p.threads.len()];
+        let mut registers = p.initial_registers();
         for &i in &order {
+            let Op {
+                thread: t, index, ..
+            } = self.ops[i];
+            while next[t] < index {
+                next[t] = p.next_instruction(t, next[t], &registers[t]);
+            }
+            let reads = self.ops[i].instr.reg().is_some();
+            if next[t] > index {
+                if (reads && self.rf[i] != Some(Source::Skipped))
+                    || (self.rmw[i] && matches!(self.ops[i].instr, Instr::Cas { .. }))
+                {
+                    return;
+                }
+                continue;
+            }
+            next[t] = index + 1;
+            runs[i] = true;
             let read = match self.rf[i] {
-                Some(Source::Init(l)) => self.program.locations[l as usize],
-                Some(Source::Op(j)) => written[j],
+                Some(Source::Init(l)) => p.locations[l as usize],
+                Some(Source::Op(j)) if runs[j] => written[j],
+                Some(Source::Op(_) | Source::Skipped) => return,
                 None => 0,
             };
+            if let Some(reg) = self.ops[i].instr.reg() {
+                registers[t][reg] = read;
+            }
             written[i] = match self.ops[i].instr {
                 Instr::Store { value, .. } => value,
                 Instr::FetchAdd { add, .. } => read.wrapping_add(add),
@@ -188,6 +269,9 @@ impl Enumeration<'_> {
                     new
                 }
                 Instr::Load { .. } | Instr::Fence(_) => 0,
+                Instr::Read { .. } | Instr::Write { .. } | Instr::SkipUnless { .. } => {
+                    unreachable!("ops hold as_atomic, and make events")
+                }
             };
         }
         // Per location, the blocks `mo` orders: a plain store and the chain of RMWs after it.
@@ -204,7 +288,8 @@ impl Enumeration<'_> {
             .map(|l| {
                 let loc = l as Loc;
                 let heads = (0..n).filter(|&j| {
-                    matches!(self.ops[j].instr, Instr::Store { .. })
+                    runs[j]
+                        && matches!(self.ops[j].instr, Instr::Store { .. })
                         && self.ops[j].instr.loc() == Some(loc)
                 });
                 (
@@ -214,6 +299,7 @@ impl Enumeration<'_> {
             })
             .collect();
         let mut mo = Vec::with_capacity(blocks.len());
+        let order: Vec<usize> = order.into_iter().filter(|&i| runs[i]).collect();
         self.choose_mo(&order, &blocks, &mut mo);
     }
 
@@ -225,7 +311,11 @@ impl Enumeration<'_> {
         mo: &mut Vec<Vec<Source>>,
     ) {
         let Some((initial, rest)) = blocks.get(mo.len()) else {
-            if let Some(outcome) = self.build(order, mo) {
+            if let Some((outcome, racy)) = self.build(order, mo) {
+                self.races.racy |= racy;
+                if !racy {
+                    self.races.race_free.insert(outcome.clone());
+                }
                 self.outcomes.insert(outcome);
             }
             return;
@@ -241,9 +331,10 @@ impl Enumeration<'_> {
         }
     }
 
-    /// Builds the graph with the plain event-adding methods, adding ops in `order`, and
-    /// returns its outcome if it is consistent.
-    fn build(&self, order: &[usize], mo: &[Vec<Source>]) -> Option<Outcome> {
+    /// Builds the graph with the plain event-adding methods, adding ops in `order` (the ops
+    /// that run), and returns its outcome if it is consistent, with whether it has a data
+    /// race.
+    fn build(&self, order: &[usize], mo: &[Vec<Source>]) -> Option<(Outcome, bool)> {
         let p = self.program;
         let mut x = Execution::new(p.threads.len());
         for &initial in &p.locations {
@@ -265,10 +356,16 @@ impl Enumeration<'_> {
         {
             Source::Init(l) => x.initial(l),
             Source::Op(j) => ids[j].expect("po ∪ rf order adds stores before their readers"),
+            Source::Skipped => unreachable!("only ops that run are built"),
         };
         let mut registers = p.initial_registers();
+        // The events of plain accesses.
+        let mut plain = vec![false; x.len() + self.ops.len()];
         for &i in order {
-            let Op { thread: t, instr } = self.ops[i];
+            let Op {
+                thread: t, instr, ..
+            } = self.ops[i];
+            plain[x.len()] = self.ops[i].plain;
             let from = self.rf[i];
             match instr {
                 Instr::Load { loc, order, reg } => {
@@ -308,6 +405,9 @@ impl Enumeration<'_> {
                     }
                 }
                 Instr::Fence(order) => x.fence(t, order),
+                Instr::Read { .. } | Instr::Write { .. } | Instr::SkipUnless { .. } => {
+                    unreachable!("ops hold as_atomic, and make events")
+                }
             }
             if let Some(loc) = instr.loc().filter(|_| ids[i].is_some()) {
                 added[loc as usize].push(place[i]);
@@ -317,12 +417,17 @@ impl Enumeration<'_> {
             (0..self.ops.len()).all(|i| ids[i].is_none_or(|s| x.mo_position(s) == place[i])),
             "the graph built has the modification order chosen"
         );
-        x.is_consistent().then(|| Outcome {
+        if !x.is_consistent() {
+            return None;
+        }
+        let racy = x.has_data_race(|e| plain[e]);
+        let outcome = Outcome {
             registers,
             memory: (0..p.locations.len())
                 .map(|l| x.value(x.latest(l as Loc)))
                 .collect(),
-        })
+        };
+        Some((outcome, racy))
     }
 }
 

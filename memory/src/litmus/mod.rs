@@ -18,6 +18,13 @@
 //! ([`mp`], [`sb`], [`lb`], [`iriw`], [`two_plus_two_w`] and fenced variants), each of which
 //! comes with the [`Pattern`] of its *weak* outcome, the one sequential consistency forbids.
 //!
+//! Programs may also access plain (non-atomic) memory ([`Instr::Read`], [`Instr::Write`]) and
+//! branch ([`Instr::SkipUnless`]). [`brute_force_races`] then says whether some consistent
+//! execution has a data race, and what the race-free ones give: the reference a runtime's
+//! race check is tested against, on the tests of [module `races`](races) (message passing with
+//! plain data, a node published by a compare-exchange, a cell behind a lock) and on random
+//! programs.
+//!
 //! ```
 //! use fgvt_memory::litmus::{self, MP_WEAK};
 //! use fgvt_memory::Order::{Acquire, Relaxed, Release};
@@ -33,13 +40,14 @@
 mod brute_force;
 mod classic;
 mod operational;
+pub mod races;
 
 use std::collections::BTreeSet;
 use std::fmt;
 
 use crate::{AccessKind, Loc, Order, ThreadId, Val};
 
-pub use brute_force::brute_force;
+pub use brute_force::{brute_force, brute_force_races, RaceOutcomes};
 pub use classic::{
     iriw, iriw_fenced, lb, mp, mp_fenced, sb, sb_fenced, two_plus_two_w, IRIW_WEAK, LB_WEAK,
     MP_WEAK, SB_WEAK, TWO_PLUS_TWO_W_WEAK,
@@ -108,6 +116,31 @@ pub enum Instr {
     },
     /// A fence. A `Relaxed` fence does nothing.
     Fence(Order),
+    /// `reg := loc`, a plain (non-atomic) read: what reading an `UnsafeCell`'s content is. A
+    /// location read or written plainly is never accessed atomically.
+    Read {
+        /// The location read.
+        loc: Loc,
+        /// The register that receives the value.
+        reg: Reg,
+    },
+    /// `loc := value`, a plain (non-atomic) write.
+    Write {
+        /// The location written.
+        loc: Loc,
+        /// The value written.
+        value: Val,
+    },
+    /// `if reg != value { skip the next skip instructions }`: a branch of the thread's own,
+    /// which makes no event (what a plain read only made once a flag is seen needs).
+    SkipUnless {
+        /// The register tested.
+        reg: Reg,
+        /// The value it must hold for the next instructions to run.
+        value: Val,
+        /// How many instructions are skipped when it does not.
+        skip: usize,
+    },
 }
 
 /// What one run of a [`Program`] leaves: every thread's registers and every location's value.
@@ -184,6 +217,16 @@ pub enum ProgramError {
         /// The order it was given.
         order: Order,
     },
+    /// A location is accessed both plainly and atomically.
+    #[error("thread {thread}, instruction {index}: location {loc} is accessed plainly elsewhere")]
+    MixedLocation {
+        /// The thread of the atomic access.
+        thread: ThreadId,
+        /// Its place in the thread.
+        index: usize,
+        /// The location.
+        loc: Loc,
+    },
 }
 
 impl Instr {
@@ -193,18 +236,24 @@ impl Instr {
             Instr::Load { loc, .. }
             | Instr::Store { loc, .. }
             | Instr::FetchAdd { loc, .. }
-            | Instr::Cas { loc, .. } => Some(loc),
-            Instr::Fence(_) => None,
+            | Instr::Cas { loc, .. }
+            | Instr::Read { loc, .. }
+            | Instr::Write { loc, .. } => Some(loc),
+            Instr::Fence(_) | Instr::SkipUnless { .. } => None,
         }
     }
 
     /// The register written, if any.
     pub fn reg(&self) -> Option<Reg> {
         match *self {
-            Instr::Load { reg, .. } | Instr::FetchAdd { reg, .. } | Instr::Cas { reg, .. } => {
-                Some(reg)
-            }
-            Instr::Store { .. } | Instr::Fence(_) => None,
+            Instr::Load { reg, .. }
+            | Instr::FetchAdd { reg, .. }
+            | Instr::Cas { reg, .. }
+            | Instr::Read { reg, .. } => Some(reg),
+            Instr::Store { .. }
+            | Instr::Fence(_)
+            | Instr::Write { .. }
+            | Instr::SkipUnless { .. } => None,
         }
     }
 
@@ -218,6 +267,40 @@ impl Instr {
                 success, failure, ..
             } => vec![(AccessKind::Rmw, success), (AccessKind::Load, failure)],
             Instr::Fence(order) => vec![(AccessKind::Fence, order)],
+            Instr::Read { .. } | Instr::Write { .. } | Instr::SkipUnless { .. } => Vec::new(),
+        }
+    }
+
+    /// Whether it makes an event of the graph (a `Relaxed` fence and a branch do not).
+    pub fn makes_event(&self) -> bool {
+        !matches!(
+            self,
+            Instr::Fence(Order::Relaxed) | Instr::SkipUnless { .. }
+        )
+    }
+
+    /// Whether it is a plain (non-atomic) access.
+    pub fn is_plain(&self) -> bool {
+        matches!(self, Instr::Read { .. } | Instr::Write { .. })
+    }
+
+    /// The instruction as the execution graph holds it: a plain read as a `Relaxed` load, a
+    /// plain write as a `Relaxed` store (which order nothing either, and need not: in an
+    /// execution without a data race every plain read reads the write that happens before it
+    /// last), anything else as it is.
+    pub fn as_atomic(self) -> Instr {
+        match self {
+            Instr::Read { loc, reg } => Instr::Load {
+                loc,
+                order: Order::Relaxed,
+                reg,
+            },
+            Instr::Write { loc, value } => Instr::Store {
+                loc,
+                value,
+                order: Order::Relaxed,
+            },
+            other => other,
         }
     }
 }
@@ -230,6 +313,18 @@ impl Program {
             for (index, instr) in instrs.iter().enumerate() {
                 if let Some(loc) = instr.loc().filter(|&l| l as usize >= self.locations.len()) {
                     return Err(ProgramError::UnknownLocation { thread, index, loc });
+                }
+                let plain_elsewhere = |loc: Loc| {
+                    self.threads
+                        .iter()
+                        .flatten()
+                        .any(|i| i.is_plain() && i.loc() == Some(loc))
+                };
+                if let Some(loc) = instr
+                    .loc()
+                    .filter(|&l| !instr.is_plain() && plain_elsewhere(l))
+                {
+                    return Err(ProgramError::MixedLocation { thread, index, loc });
                 }
                 for (kind, order) in instr.orders() {
                     if !order.is_valid_for(kind) {
@@ -255,12 +350,24 @@ impl Program {
                     0;
                     instrs
                         .iter()
-                        .filter_map(Instr::reg)
+                        .filter_map(|i| match *i {
+                            Instr::SkipUnless { reg, .. } => Some(reg),
+                            _ => i.reg(),
+                        })
                         .max()
                         .map_or(0, |r| r + 1)
                 ]
             })
             .collect()
+    }
+
+    /// Where thread `thread` goes after its instruction `at`, given its `registers`: the next
+    /// instruction, or past the ones a [`Instr::SkipUnless`] skips.
+    pub fn next_instruction(&self, thread: ThreadId, at: usize, registers: &[Val]) -> usize {
+        match self.threads[thread][at] {
+            Instr::SkipUnless { reg, value, skip } if registers[reg] != value => at + 1 + skip,
+            _ => at + 1,
+        }
     }
 
     /// Panics with the error if the program is malformed: the litmus runners' contract.
@@ -273,7 +380,7 @@ impl Program {
 
 impl fmt::Display for Instr {
     /// `r0 := x1 (Acquire)`, `x0 := 1 (Release)`, `r0 := fetch_add(x0, 1) (Relaxed)`,
-    /// `r0 := cas(x0, 0 → 1) (SeqCst/Relaxed)`, `fence(SeqCst)`.
+    /// `r0 := cas(x0, 0 → 1) (SeqCst/Relaxed)`, `fence(SeqCst)`, `r0 := x2 (plain)`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
             Instr::Load { loc, order, reg } => write!(f, "r{reg} := x{loc} ({order})"),
@@ -298,6 +405,11 @@ impl fmt::Display for Instr {
                 )
             }
             Instr::Fence(order) => write!(f, "fence({order})"),
+            Instr::Read { loc, reg } => write!(f, "r{reg} := x{loc} (plain)"),
+            Instr::Write { loc, value } => write!(f, "x{loc} := {value} (plain)"),
+            Instr::SkipUnless { reg, value, skip } => {
+                write!(f, "if r{reg} != {value} skip {skip}")
+            }
         }
     }
 }

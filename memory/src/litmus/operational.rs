@@ -185,7 +185,16 @@ impl State {
                 "the mo-latest store is not the last choice for T{t}'s {instr} in {x:?}"
             );
         };
-        match instr {
+        if let Instr::SkipUnless { reg, value, skip } = instr {
+            let mut next = self.clone();
+            next.next[t] += 1 + if self.registers[t][reg] == value {
+                0
+            } else {
+                skip
+            };
+            return vec![next];
+        }
+        match instr.as_atomic() {
             Instr::Load { loc, order, .. } => {
                 let choices = x.load_candidates(t, loc, order);
                 expect_choices(choices.len(), choices.last() == Some(&x.latest(loc)));
@@ -240,6 +249,9 @@ impl State {
                 x.fence(t, order);
                 None
             })],
+            Instr::Read { .. } | Instr::Write { .. } | Instr::SkipUnless { .. } => {
+                unreachable!("as_atomic maps them, and a skip is taken above")
+            }
         }
     }
 }
