@@ -157,10 +157,9 @@ impl TestProgram {
 
     /// The first frame of `call`, or a fault naming what is wrong with it.
     fn enter(&self, call: &Call) -> Result<Frame, Fault> {
-        self.model.check_call(call).map_err(|message| Fault {
-            message,
-            span: None,
-        })?;
+        self.model
+            .check_call(call)
+            .map_err(|message| Fault::new(message, None))?;
         let f = self.model.op_id(&call.op).expect("check_call found it");
         Ok(Frame::new(
             &self.model,
@@ -199,27 +198,18 @@ impl TestProgram {
 
     fn stop_fault(&self, stop: Stop, what: &str) -> Fault {
         match stop {
-            Stop::Fault(message, span) => Fault {
-                message,
-                span: Some(span),
-            },
-            Stop::Blocked(..) => Fault {
-                message: format!("{what} blocks forever (it runs alone)"),
-                span: None,
-            },
-            Stop::Budget(at) => Fault {
-                message: format!(
+            Stop::Fault(message, span) => Fault::new(message, Some(span)),
+            Stop::Blocked(..) => Fault::new(format!("{what} blocks forever (it runs alone)"), None),
+            Stop::Budget(at) => Fault::new(
+                format!(
                     "{what} ran more than {} instructions without finishing, in {}; {WAIT_ADVICE}",
                     self.budget,
                     self.model.loop_at(at)
                 ),
-                span: Some(at),
-            },
+                Some(at),
+            ),
             // Serial parts run sequentially consistent: they have no ways to cut.
-            Stop::Cut { access, .. } => Fault {
-                message: format!("{what} was cut at {access}"),
-                span: None,
-            },
+            Stop::Cut { access, .. } => Fault::new(format!("{what} was cut at {access}"), None),
         }
     }
 
@@ -517,10 +507,7 @@ impl TestProgram {
                         });
                         return Step::Fault {
                             event: event.map(Box::new),
-                            fault: Fault {
-                                message,
-                                span: Some(span),
-                            },
+                            fault: Fault::new(message, Some(span)),
                         };
                     }
                 }
@@ -533,10 +520,7 @@ impl TestProgram {
             Err(Stop::Fault(message, span)) => {
                 return Step::Fault {
                     event: None,
-                    fault: Fault {
-                        message,
-                        span: Some(span),
-                    },
+                    fault: Fault::new(message, Some(span)),
                 }
             }
             Err(Stop::Blocked(why, at)) => {
@@ -571,10 +555,7 @@ impl TestProgram {
             },
             Err(Stop::Fault(message, span)) => Step::Fault {
                 event: Some(Box::new(event)),
-                fault: Fault {
-                    message,
-                    span: Some(span),
-                },
+                fault: Fault::new(message, Some(span)),
             },
             Err(Stop::Blocked(why, at)) => {
                 *wait = Some((why, at));

@@ -9,9 +9,10 @@ use fgvt_tree::{
 };
 
 use crate::model::{
-    CdrsReport, Explanation, FaultReport, HistoryItem, HistoryKind, HistoryReport, LabelTotals,
-    LocalizeReport, MemoryWayReport, RaceNodeReport, RaceReport, SourceLocation, Statement,
-    StoreReport, TestInfo, TraceStep, TreeSummary, Verdict, WaitReport, WitnessReport, SCHEMA_ID,
+    CdrsReport, DataRaceReport, Explanation, FaultReport, HistoryItem, HistoryKind, HistoryReport,
+    LabelTotals, LocalizeReport, MemoryWayReport, RaceNodeReport, RaceReport, RacingAccessReport,
+    SourceLocation, Statement, StoreReport, TestInfo, TraceStep, TreeSummary, Verdict, WaitReport,
+    WitnessReport, SCHEMA_ID,
 };
 
 /// Everything a report is made from.
@@ -635,16 +636,9 @@ fn run_report(
         .unwrap_or_default();
     let trace = trace_steps(&steps, input.sources, race_at);
     let leaf = tree.leaf(leaf_node);
-    let fault = leaf.and_then(|l| l.fault.as_ref()).map(|f| {
-        let (location, snippet, _) = f.span.map_or((None, String::new(), String::new()), |s| {
-            locate(input.sources, s)
-        });
-        FaultReport {
-            message: f.message.clone(),
-            location,
-            snippet,
-        }
-    });
+    let fault = leaf
+        .and_then(|l| l.fault.as_ref())
+        .map(|f| fault_report(f, input.sources));
     let waiting = leaf
         .map(|l| {
             l.waiting
@@ -678,6 +672,41 @@ fn run_report(
         trace,
         history,
         explanation: explain(leaf_node),
+    }
+}
+
+/// A fault as a report shows it: its message where it happened, and for a data race both
+/// accesses with their code.
+fn fault_report(fault: &fgvt_tree::Fault, sources: &SourceMap) -> FaultReport {
+    let located = |span: Option<Span>| {
+        span.map_or((None, String::new()), |s| {
+            let (location, snippet, _) = locate(sources, s);
+            (location, snippet)
+        })
+    };
+    let (location, snippet) = located(fault.span);
+    let race = fault.race.as_deref().map(|race| {
+        let access = |a: &fgvt_tree::RacingAccess| {
+            let (location, snippet) = located(a.span);
+            RacingAccessReport {
+                thread: a.thread,
+                access: a.access.clone(),
+                location,
+                snippet,
+            }
+        };
+        DataRaceReport {
+            object: race.location.clone(),
+            first: access(&race.first),
+            second: access(&race.second),
+            hint: race.hint.clone(),
+        }
+    });
+    FaultReport {
+        message: fault.message.clone(),
+        location,
+        snippet,
+        race,
     }
 }
 

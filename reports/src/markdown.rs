@@ -284,7 +284,7 @@ fn witness(out: &mut String, w: &WitnessReport) {
         out,
         "A failing execution ({}, ends {}), one column per thread:\n",
         crate::build::counted(w.trace.len() as u64, "step", "steps"),
-        w.leaf
+        w.ending()
     );
     let cols = Columns::new(&w.trace);
     let races = cols.has_races();
@@ -323,12 +323,31 @@ fn witness(out: &mut String, w: &WitnessReport) {
     }
     out.push('\n');
     if let Some(fault) = &w.fault {
-        let at = fault
-            .location
-            .as_ref()
-            .map(|l| format!(" at {}", code(&l.to_string())))
-            .unwrap_or_default();
-        let _ = writeln!(out, "**Fault:** {}{at}\n", escape_text(&fault.message));
+        match &fault.race {
+            Some(race) => {
+                let _ = writeln!(out, "**Fault:** {}\n", escape_text(&fault.message));
+                for access in [&race.first, &race.second] {
+                    let at = access
+                        .location
+                        .as_ref()
+                        .map(|l| format!(" at {}: {}", code(&l.to_string()), code(&access.snippet)))
+                        .unwrap_or_default();
+                    let _ = writeln!(out, "- T{}'s {}{at}", access.thread, access.access);
+                }
+                if !race.hint.is_empty() {
+                    let _ = writeln!(out, "\n{}", escape_text(&capitalized(&race.hint)));
+                }
+                out.push('\n');
+            }
+            None => {
+                let at = fault
+                    .location
+                    .as_ref()
+                    .map(|l| format!(" at {}", code(&l.to_string())))
+                    .unwrap_or_default();
+                let _ = writeln!(out, "**Fault:** {}{at}\n", escape_text(&fault.message));
+            }
+        }
     }
     for wait in &w.waiting {
         let at = wait
@@ -350,7 +369,8 @@ fn witness(out: &mut String, w: &WitnessReport) {
         if w.history.stuck { " (stuck)" } else { "" }
     );
     history_table(out, &w.history);
-    if let Some(explanation) = &w.explanation {
+    // A data race is its own explanation, shown above with both accesses.
+    if let Some(explanation) = w.explanation.as_ref().filter(|_| !w.ends_in_data_race()) {
         let _ = writeln!(out, "### Why it is not linearizable\n");
         out.push_str(&fenced("text", &explanation.text));
         out.push('\n');
@@ -452,4 +472,17 @@ fn history_table(out: &mut String, history: &HistoryReport) {
         let _ = writeln!(out, "\nStill pending at the end: {}.", pending.join(", "));
     }
     out.push('\n');
+}
+
+/// `text` with its first letter upper case, as a sentence of its own.
+fn capitalized(text: &str) -> String {
+    let mut chars = text.chars();
+    chars.next().map_or_else(String::new, |first| {
+        let mut sentence: String = first.to_uppercase().collect();
+        sentence.push_str(chars.as_str());
+        if !sentence.ends_with('.') {
+            sentence.push('.');
+        }
+        sentence
+    })
 }

@@ -381,6 +381,23 @@ pub struct WitnessReport {
     pub explanation: Option<Explanation>,
 }
 
+impl WitnessReport {
+    /// Whether the run ends at a data race.
+    pub fn ends_in_data_race(&self) -> bool {
+        self.fault.as_ref().is_some_and(|f| f.race.is_some())
+    }
+
+    /// How the run ends, for people: its leaf's kind (`complete`, `stuck`, `fault`), or `a
+    /// data race`.
+    pub fn ending(&self) -> &str {
+        if self.ends_in_data_race() {
+            "a data race"
+        } else {
+            &self.leaf
+        }
+    }
+}
+
 /// A thread blocked forever at a stuck leaf, and what it waits for.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WaitReport {
@@ -401,6 +418,36 @@ pub struct WaitReport {
 pub struct FaultReport {
     /// What went wrong.
     pub message: String,
+    /// Where, when known.
+    pub location: Option<SourceLocation>,
+    /// The source text there.
+    pub snippet: String,
+    /// For a data race: the two accesses, and what would order them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub race: Option<DataRaceReport>,
+}
+
+/// A data race a failing run ended at: two accesses to one location of plain memory, at least
+/// one a write, that happens-before does not order (undefined behaviour).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DataRaceReport {
+    /// The location: `data#0`.
+    pub object: String,
+    /// The earlier access.
+    pub first: RacingAccessReport,
+    /// The access the run ended at.
+    pub second: RacingAccessReport,
+    /// What would order them, for people.
+    pub hint: String,
+}
+
+/// One access of a [`DataRaceReport`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RacingAccessReport {
+    /// The thread that made it.
+    pub thread: usize,
+    /// `read`, `write` or `creation`.
+    pub access: String,
     /// Where, when known.
     pub location: Option<SourceLocation>,
     /// The source text there.

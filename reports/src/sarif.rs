@@ -102,9 +102,22 @@ fn result(report: &LocalizeReport, cdrs: &CdrsReport) -> Json {
         .map(|(l, r)| location(l, &r.snippet, &race_text(r), None))
         .into_iter()
         .collect();
-    let related: Vec<Json> = (races.iter().copied().filter_map(located).enumerate())
+    let mut related: Vec<Json> = (races.iter().copied().filter_map(located).enumerate())
         .map(|(i, (l, r))| location(l, &r.snippet, &race_text(r), Some(i)))
         .collect();
+    // A data race the witness ends at: its two accesses too.
+    if let Some(race) = cdrs.witness.fault.as_ref().and_then(|f| f.race.as_ref()) {
+        for access in [&race.first, &race.second] {
+            if let Some(at) = &access.location {
+                let text = format!(
+                    "T{}'s {} of {} (data race)",
+                    access.thread, access.access, race.object
+                );
+                let id = related.len();
+                related.push(location(at, &access.snippet, &text, Some(id)));
+            }
+        }
+    }
     let mut result = json!({
         "ruleId": RULE_ID,
         "ruleIndex": 0,
@@ -170,7 +183,7 @@ fn code_flow(cdrs: &CdrsReport) -> Json {
         }));
     }
     json!({
-        "message": { "text": format!("witness ({}, ends {}); replay: {}", crate::build::counted(w.trace.len() as u64, "step", "steps"), w.leaf, w.replay) },
+        "message": { "text": format!("witness ({}, ends {}); replay: {}", crate::build::counted(w.trace.len() as u64, "step", "steps"), w.ending(), w.replay) },
         "threadFlows": threads.into_iter().map(|(thread, locations)| json!({
             "id": format!("T{thread}"),
             "message": { "text": format!("thread T{thread}") },

@@ -9,7 +9,7 @@ use fgvt_labeling::labels::Label;
 use crate::build::count_text;
 use crate::columns::Columns;
 use crate::model::{
-    CdrsReport, LocalizeReport, RaceNodeReport, RaceReport, Verdict, WitnessReport,
+    CdrsReport, DataRaceReport, LocalizeReport, RaceNodeReport, RaceReport, Verdict, WitnessReport,
 };
 use crate::model::{HistoryReport, TraceStep};
 use crate::style::{outcome_words, Style};
@@ -201,19 +201,41 @@ fn race_line(race: &RaceReport, st: Style) -> String {
     s
 }
 
+/// A data race a witness ends at: the message, each access with its line and code, and what
+/// would order them.
+fn data_race(out: &mut String, message: &str, race: &DataRaceReport, st: Style) {
+    let _ = writeln!(out, "  {} {message}", st.bold_red("fault:"));
+    for access in [&race.first, &race.second] {
+        let at = access
+            .location
+            .as_ref()
+            .map(|l| format!(" at {l} `{}`", access.snippet))
+            .unwrap_or_default();
+        let _ = writeln!(out, "    T{} {}{at}", access.thread, access.access);
+    }
+    if !race.hint.is_empty() {
+        let _ = writeln!(out, "    {}", race.hint);
+    }
+}
+
 fn witness(out: &mut String, w: &WitnessReport, st: Style) {
     let steps = crate::build::counted(w.trace.len() as u64, "step", "steps");
-    let _ = writeln!(out, "  witness ({steps}, ends {}):", w.leaf);
+    let _ = writeln!(out, "  witness ({steps}, ends {}):", w.ending());
     for line in columns_text(&Columns::new(&w.trace), st) {
         let _ = writeln!(out, "    {line}");
     }
     if let Some(fault) = &w.fault {
-        let at = fault
-            .location
-            .as_ref()
-            .map(|l| format!(" at {l}"))
-            .unwrap_or_default();
-        let _ = writeln!(out, "  {} {}{at}", st.bold_red("fault:"), fault.message);
+        match &fault.race {
+            Some(race) => data_race(out, &fault.message, race, st),
+            None => {
+                let at = fault
+                    .location
+                    .as_ref()
+                    .map(|l| format!(" at {l}"))
+                    .unwrap_or_default();
+                let _ = writeln!(out, "  {} {}{at}", st.bold_red("fault:"), fault.message);
+            }
+        }
     }
     for wait in &w.waiting {
         let at = wait
@@ -239,7 +261,8 @@ fn witness(out: &mut String, w: &WitnessReport, st: Style) {
         let _ = writeln!(out, "    {thread} {line}");
     }
     let _ = writeln!(out, "    {}", st.dim(&w.history.text));
-    if let Some(explanation) = &w.explanation {
+    // A data race is its own explanation, shown above with both accesses.
+    if let Some(explanation) = w.explanation.as_ref().filter(|_| !w.ends_in_data_race()) {
         let _ = writeln!(out, "  why it is not linearizable:");
         for line in explanation.text.lines() {
             let _ = writeln!(out, "    {line}");

@@ -98,6 +98,7 @@ pub mod interner;
 pub mod model;
 mod pins;
 pub mod program;
+pub mod race;
 pub mod replay;
 pub mod source;
 mod states;
@@ -119,5 +120,6 @@ pub use model::{
     TreeBuilder,
 };
 pub use program::{Fault, Program, Step, Wait};
+pub use race::{DataRace, RacingAccess};
 pub use source::{Location, SourceMap, Span};
 pub use value::Value;

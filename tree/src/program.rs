@@ -11,16 +11,40 @@ use serde::{Deserialize, Serialize};
 use crate::event::Event;
 use crate::history::{Call, History, ThreadId};
 use crate::model::Bound;
+use crate::race::DataRace;
 use crate::source::Span;
 
 /// A failure of the model itself: null dereference, failed `assert`, index out of range,
-/// type mismatch. It ends the path in a *fault* leaf, which counts as failing.
+/// type mismatch, a data race. It ends the path in a *fault* leaf, which counts as failing.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Fault {
     /// What went wrong, for people: "null dereference reading `n.next`".
     pub message: String,
     /// Where, when known.
     pub span: Option<Span>,
+    /// For a data race, the two accesses (the fault's span is the second's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub race: Option<Box<DataRace>>,
+}
+
+impl Fault {
+    /// A fault with `message` at `span`.
+    pub fn new(message: impl Into<String>, span: Option<Span>) -> Fault {
+        Fault {
+            message: message.into(),
+            span,
+            race: None,
+        }
+    }
+
+    /// The fault of a run that met `race`.
+    pub fn race(race: Box<DataRace>) -> Fault {
+        Fault {
+            message: race.message(),
+            span: race.second.span,
+            race: Some(race),
+        }
+    }
 }
 
 /// Why a thread cannot move at a stuck leaf: what it waits for, for people.
@@ -103,12 +127,12 @@ pub trait Program {
         let _ = state;
         Step::Fault {
             event: None,
-            fault: Fault {
-                message: format!(
+            fault: Fault::new(
+                format!(
                     "the program offered T{thread} more ways than one, but cannot take way {way}"
                 ),
-                span: None,
-            },
+                None,
+            ),
         }
     }
 
