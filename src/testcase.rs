@@ -57,6 +57,10 @@ pub struct TestFile {
     /// The seed `fgvt hunt` drew the test with, kept for the record.
     #[serde(default)]
     pub seed: Option<u64>,
+    /// For a Rust object: whether its `Shared` cells are checked for data races too, as its
+    /// `UnsafeCell`s always are (`fgvt_sync::Test::races`).
+    #[serde(default)]
+    pub races: bool,
 }
 
 /// Reads the test file at `path` as written, without loading its object; errors name the
@@ -69,7 +73,7 @@ pub fn read_test_file(path: &Path) -> Result<TestFile, LoadError> {
 fn parse_test_file(errors: &Errors<'_>) -> Result<TestFile, LoadError> {
     errors.parse(&JsonHelp {
         unknown_field:
-            "a test has the keys object, spec, init, threads, final (and description, seed)",
+            "a test has the keys object, spec, init, threads, final (and description, seed, races)",
         missing_field:
             "add the missing key; see fixtures/pair_snapshot/failing.json for a complete test",
         wrong_type: None,
@@ -583,6 +587,19 @@ pub fn load_with_file(path: &Path) -> Result<(TestCase, TestFile), LoadError> {
         .map(|(t, ops)| calls(ops, root.key("threads").index(t)))
         .collect::<Result<Vec<_>, _>>()?;
     let finals = calls(&raw.finals, root.key("final"))?;
+    if raw.races {
+        return Err(errors.at_path(
+            &root.key("races"),
+            "`races` is for tests of Rust objects".into(),
+            "not for a model",
+            Some(
+                "a model's fields are raced on by design, as the `Shared` cells of a Rust \
+                 object are by default; remove the key, or run the test on a Rust object \
+                 (fgvt_sync::main!)"
+                    .into(),
+            ),
+        ));
+    }
     let test = TestCase {
         path: path.to_path_buf(),
         model,

@@ -142,3 +142,17 @@ fn a_model_passed_instead_of_a_test_says_so() {
     assert!(err.contains("cell.fgv:1:1"), "{err}");
     assert!(err.contains("this is a model file"), "{err}");
 }
+
+#[test]
+fn the_race_check_of_shared_cells_is_for_rust_objects_not_models() {
+    let test =
+        "{\n  \"object\": \"cell.fgv\",\n  \"threads\": [[\"write(1)\"]],\n  \"races\": true\n}\n";
+    let (code, err) = explore(&[("cell.fgv", MODEL), ("test.json", test)]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("test.json:4:12"), "{err}");
+    assert!(
+        err.contains("`races` is for tests of Rust objects"),
+        "{err}"
+    );
+    assert!(err.contains("remove the key"), "{err}");
+}

@@ -24,6 +24,7 @@ pub use std::sync::atomic::Ordering;
 use fgvt_tree::EventKind;
 
 use crate::fingerprint::{Effect, Word};
+use crate::races::Making;
 use crate::runtime::{access, weak_access, Acted, Initial, ObjectId};
 use crate::shown::{Raw, Rmw, Shown};
 use crate::weak::{Request, Shape, Target};
@@ -154,7 +155,7 @@ macro_rules! common {
             pub fn new(value: $t) -> Self {
                 Self {
                     inner: <$std>::new(value),
-                    id: ObjectId::new($kind, Initial::Value($word(&value))),
+                    id: ObjectId::new($kind, Initial::Value($word(&value)), Making::Synchronizing),
                 }
             }
 

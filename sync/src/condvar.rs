@@ -18,6 +18,7 @@ use fgvt_tree::EventKind;
 
 use crate::fingerprint::Effect;
 use crate::mutex::MutexGuard;
+use crate::races::Making;
 use crate::runtime::{self, access, Acted, Initial, ObjectId, Role};
 
 /// A condition variable, drop-in for `std::sync::Condvar`: a thread waits on it with a held
@@ -50,7 +51,7 @@ impl Condvar {
     #[track_caller]
     pub fn new() -> Condvar {
         Condvar {
-            id: ObjectId::new("Condvar", Initial::Version),
+            id: ObjectId::new("Condvar", Initial::Version, Making::Unchecked),
         }
     }
 

@@ -109,6 +109,10 @@ pub(crate) enum Effect {
     ReadVersion,
     /// Wrote an object whose value fgvt does not see: a new version, named after the writer.
     WriteVersion,
+    /// Read an object whose value fgvt does not see and wrote it (through a `&mut`, which may
+    /// do both): the thread learns the old version, and the new one is named after the writer
+    /// once it has.
+    UpdateVersion,
     /// Neither read nor wrote anything another thread sees (a shared unlock, a local step).
     Nothing,
 }

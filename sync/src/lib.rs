@@ -5,8 +5,10 @@
 //! The types are drop-in for `std::sync`'s where the signatures allow: swap
 //! `use std::sync::{Mutex, Condvar}` for `use fgvt_sync::{Mutex, Condvar}` and
 //! `std::sync::atomic` for [`fgvt_sync::atomic`](atomic). [`Mutex`] and [`RwLock`] poison as
-//! `std`'s do, [`Condvar`] waits and notifies, and the report types ([`Verdict`],
-//! [`LocalizeReport`], and the rest in [`report`]) come with this crate.
+//! `std`'s do, [`Condvar`] waits and notifies, plain memory (a lock's data, a node's fields) is
+//! a [`cell::UnsafeCell`] or [`cell::Cell`] with loom's API, whose data races fgvt reports, and
+//! the report types ([`Verdict`], [`LocalizeReport`], and the rest in [`report`]) come with this
+//! crate.
 //!
 //! ```
 //! use fgvt_sync::atomic::{AtomicI64, Ordering};
@@ -72,7 +74,21 @@
 //! kept between executions; an operation keeps nothing for the next but what it stores in
 //! instrumented objects, and plain data shared between threads is written before it is
 //! published through an instrumented object (what makes merging states sound: see
-//! `fingerprint.rs`). A panic in the object is a *fault* leaf (unless the object catches it: a
+//! `fingerprint.rs`).
+//!
+//! Plain memory is checked for **data races**: two accesses to one
+//! [`UnsafeCell`](cell::UnsafeCell) (or [`Cell`](cell::Cell)) by different threads, at least one
+//! a write, that happens-before does not order, are undefined behaviour in Rust, and end the run
+//! in a fault leaf that names both lines ("data race on data#0 (undefined behaviour)"), labeled
+//! and localized like any failing leaf, with the change of orderings that orders them under weak
+//! memory. That holds sequentially consistent too (no lock, no atomic store read by a load
+//! between the two). A cell, atomic or lock a test thread makes during an operation is written
+//! by its making; objects made by `new` and `init` happen before every test thread. A cell's
+//! accesses are not steps of the tree: they happen within the step before them, as compiled
+//! code's plain accesses do. [`Shared`] is the other kind of plain field: raced on by design,
+//! every access a step, checked for data races only when the test asks ([`Test::races`]).
+//!
+//! A panic in the object is a *fault* leaf (unless the object catches it: a
 //! lock held by the panicking thread is then poisoned, as with `std`); all threads blocked on
 //! locks or condition variables is a *stuck* leaf, which says where each holder took its lock
 //! and which condition variable each waiter waits on; an operation that spins past the step
@@ -87,7 +103,7 @@
 
 pub mod atomic;
 mod cargo_test;
-mod cell;
+pub mod cell;
 mod condvar;
 mod engine;
 mod fingerprint;
@@ -102,8 +118,10 @@ mod object;
 #[cfg(feature = "svg")]
 mod picture;
 mod program;
+mod races;
 mod runtime;
 mod rwlock;
+mod shared;
 mod shown;
 mod silent;
 mod sources;
@@ -111,7 +129,6 @@ mod spec;
 mod test;
 mod weak;
 
-pub use cell::Shared;
 pub use condvar::Condvar;
 pub use fgvt_reports::{LocalizeReport, Verdict};
 #[cfg(feature = "macros")]
@@ -121,6 +138,7 @@ pub use mutex::{Mutex, MutexGuard};
 pub use object::{unknown, Arg, IntoValue, Object};
 pub use runtime::Runs;
 pub use rwlock::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+pub use shared::Shared;
 pub use silent::Silent;
 pub use spec::Sequential;
 pub use std::sync::{Arc, LockResult, PoisonError, TryLockError, TryLockResult};

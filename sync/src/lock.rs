@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicIsize, Ordering};
 use fgvt_tree::EventKind;
 
 use crate::fingerprint::{Effect, Word};
+use crate::races::Making;
 use crate::runtime::{self, access, Acted, Initial, ObjectId, Pending, Role};
 
 /// A lock: free, held by readers, or held by one thread alone; poisoned once a holder panicked.
@@ -33,7 +34,7 @@ impl RawLock {
         RawLock {
             state: AtomicIsize::new(0),
             poisoned: AtomicBool::new(false),
-            id: ObjectId::new(kind, Initial::Version),
+            id: ObjectId::new(kind, Initial::Version, Making::Synchronizing),
         }
     }
 
@@ -233,7 +234,10 @@ impl RawLock {
     /// flag (not free: another thread's panic may come before or after it).
     pub(crate) fn read_poisoned(&self, caller: &'static Location<'static>) -> bool {
         access(
-            self.id.pending_at(EventKind::Read, caller),
+            Pending {
+                role: Role::Inspect,
+                ..self.id.pending_at(EventKind::Read, caller)
+            },
             || self.poisoned(),
             |&poisoned| {
                 let shown = if poisoned { "poisoned" } else { "not poisoned" };

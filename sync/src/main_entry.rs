@@ -44,7 +44,8 @@ pub fn test_from_file<O: Object>(
     let calls = parse_file(file)?;
     Ok(Test::new(name)
         .with_spec(spec)
-        .with_calls(&calls.init, &calls.threads, &calls.finals))
+        .with_calls(&calls.init, &calls.threads, &calls.finals)
+        .races(file.races))
 }
 
 /// The calls of a test file, parsed, or which one does not parse and why.

@@ -219,13 +219,20 @@ pub(crate) const MAX_WAYS: u32 = 255;
 
 impl Reexecuted {
     /// The executions of `body` (the test's plan on a fresh object) with `threads` threads,
-    /// their atomics treating orderings as `mode` says.
-    pub(crate) fn new(threads: usize, body: Body, merge: bool, mode: Mode) -> Self {
+    /// their atomics treating orderings as `mode` says, and `Shared` cells checked for data
+    /// races when `shared_races` is set.
+    pub(crate) fn new(
+        threads: usize,
+        body: Body,
+        merge: bool,
+        mode: Mode,
+        shared_races: bool,
+    ) -> Self {
         let stop_on_weak = matches!(mode, Mode::Sc { watch: true });
         Reexecuted {
             threads,
             body,
-            engine: RefCell::new(Engine::new(mode)),
+            engine: RefCell::new(Engine::new(mode, shared_races)),
             error: RefCell::new(None),
             merge,
             saw_weak: std::cell::Cell::new(false),
@@ -380,10 +387,7 @@ impl Program for Reexecuted {
     fn initial_state(&self) -> Result<(State, History), Fault> {
         let schedule = Schedule::default();
         let Some(execution) = self.run(&[]) else {
-            return Err(Fault {
-                message: "the test did not run the same way twice".into(),
-                span: None,
-            });
+            return Err(Fault::new("the test did not run the same way twice", None));
         };
         // The `init` part's history: the start of whatever history the execution ended with.
         let whole = match &execution.run.end {

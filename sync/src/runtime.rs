@@ -40,6 +40,7 @@ use crate::engine::{self, Decision, Stop, TaskId, Tasks};
 use crate::fingerprint::{
     self, combine, hash_of, summand, Effect, Fingerprint, Memory, Observations, Word,
 };
+use crate::races::{Checked, Clocks, HappensBefore, Making, Races, Touch};
 use crate::shown::{number, pointer_text, Pointers, Shown};
 use crate::sources;
 use crate::weak::{self, Mode, Request, Shape, Target, WeakMemory};
@@ -153,6 +154,8 @@ pub(crate) enum Role {
     Plain,
     /// A `try_lock`: it never waits, it takes the lock or sees it held.
     Attempt,
+    /// A look at a lock's poison flag (`is_poisoned`): it orders nothing.
+    Inspect,
     /// The first step of a condition-variable wait: it releases the mutex (an unlock) and
     /// queues the thread on the condition variable.
     Wait(ObjectId),
@@ -167,6 +170,7 @@ impl Role {
         match self {
             Role::Plain => 0,
             Role::Attempt => 1,
+            Role::Inspect => 4,
             Role::Wait(condvar) => combine(2, condvar.key),
             Role::Woken(condvar) => combine(3, condvar.key),
         }
@@ -239,15 +243,17 @@ pub(crate) enum Initial {
 }
 
 impl ObjectId {
-    /// The identity of a new object of type `kind` holding `initial`, created by the caller.
+    /// The identity of a new object of type `kind` holding `initial`, created by the caller;
+    /// `making` says what its making is to the data-race check.
     #[track_caller]
-    pub fn new(kind: &'static str, initial: Initial) -> ObjectId {
-        let (number, key) = with_recorder(|rec| rec.create(initial)).unwrap_or((0, 0));
-        ObjectId {
-            number,
-            key,
-            name: sources::name_at(Location::caller()).unwrap_or(kind),
-        }
+    pub fn new(kind: &'static str, initial: Initial, making: Making) -> ObjectId {
+        let at = Location::caller();
+        let name = sources::name_at(at).unwrap_or(kind);
+        with_recorder(|rec| rec.create(initial, name, making, at)).unwrap_or(ObjectId {
+            number: 0,
+            key: 0,
+            name,
+        })
     }
 
     /// The key that names the object in fingerprints and in the weak-memory model.
@@ -331,6 +337,8 @@ struct Lane {
     /// While it waits on a condition variable (between the two steps of a wait): which one,
     /// and whether a notify has woken it.
     wait: Option<Waiting>,
+    /// Plain accesses it has made since its last step.
+    plain_run: u32,
 }
 
 /// A thread waiting on a condition variable.
@@ -368,6 +376,7 @@ impl Lane {
         self.observed.clear();
         self.made = Made::default();
         self.wait = None;
+        self.plain_run = 0;
     }
 }
 
@@ -462,6 +471,11 @@ struct Recorder {
     mode: Mode,
     /// Under weak memory, the execution graph of the accesses so far.
     weak: Option<Box<WeakMemory>>,
+    /// The data-race check: always under weak memory; sequentially consistent, only while it
+    /// keeps an access (see `races.rs`).
+    races: Option<Box<Races>>,
+    /// Whether accesses to `Shared` cells are checked for data races too.
+    shared_races: bool,
     /// Under [`Mode::Sc`] with `watch`: whether an access declared a weaker ordering.
     saw_weak: bool,
     /// Set when the step asked for was a way past the bound on ways (see [`Execution::cut`]).
@@ -643,6 +657,8 @@ pub(crate) fn execute(
             ))),
             Mode::Sc { .. } => None,
         },
+        races: matches!(engine.mode, Mode::Weak(_)).then(|| Box::new(Races::weak())),
+        shared_races: engine.shared_races,
         mode: engine.mode.clone(),
         saw_weak: false,
         cut: None,
@@ -734,6 +750,8 @@ pub(crate) struct Engine {
     mode: Mode,
     /// Under weak memory, the accesses every execution has met.
     pub(crate) sites: weak::Sites,
+    /// Whether accesses to `Shared` cells are checked for data races too.
+    shared_races: bool,
 }
 
 /// The collections a recorder fills, kept empty between executions with their room: an
@@ -774,14 +792,17 @@ impl Scratch {
 }
 
 impl Engine {
-    /// An engine whose executions treat orderings as `mode` says.
-    pub(crate) fn new(mode: Mode) -> Engine {
+    /// An engine whose executions treat orderings as `mode` says, and check accesses to
+    /// `Shared` cells for data races when `shared_races` is set (those to `UnsafeCell` and
+    /// `Cell` always).
+    pub(crate) fn new(mode: Mode, shared_races: bool) -> Engine {
         Engine {
             tasks: Tasks::default(),
             scratch: Scratch::default(),
             paused: None,
             mode,
             sites: weak::Sites::default(),
+            shared_races,
         }
     }
 
@@ -857,6 +878,8 @@ const POISONED: u64 = 0x0901_50ed;
 const DONE: u64 = 0xd0e;
 /// The summand of the weak-memory execution graph's future key.
 const WEAK: u64 = 0x3ea6 << 48;
+/// The summand of the accesses a sequentially consistent data-race check keeps.
+const RACES: u64 = 0x4ace << 48;
 /// The kind of a bookkeeping access in an observation log (not an event kind).
 const SILENT: u64 = 0x51;
 
@@ -868,15 +891,7 @@ impl Recorder {
     /// Ends the execution as a fault with `message`, unless it has ended already: a panic
     /// escaped a task (or the recorder itself).
     fn escaped(&mut self, message: String) {
-        if self.end.is_none() {
-            self.end = Some(RunEnd::Fault {
-                history: std::mem::take(&mut self.history),
-                fault: Fault {
-                    message,
-                    span: None,
-                },
-            });
-        }
+        self.end_with_fault(Fault::new(message, None));
     }
 
     /// The test thread running now, in the concurrent part; `None` for the serial part.
@@ -900,8 +915,15 @@ impl Recorder {
         }
     }
 
-    /// Numbers a new object and gives it its key and first value.
-    fn create(&mut self, initial: Initial) -> (u32, u64) {
+    /// Numbers a new object named `name`, made at `at`, and gives it its key and first value;
+    /// a test thread's making is a write for the data-race check, as `making` says.
+    fn create(
+        &mut self,
+        initial: Initial,
+        name: &'static str,
+        making: Making,
+        at: &'static Location<'static>,
+    ) -> ObjectId {
         let number = self.objects;
         self.objects += 1;
         let who = self.who();
@@ -914,7 +936,110 @@ impl Recorder {
             Initial::Version => combine(context, key),
         };
         self.memory.set(key, value);
-        (number, key)
+        let id = ObjectId { number, key, name };
+        if let (Some(thread), Some(checked)) = (who, self.checked(making)) {
+            let graph = self.weak.as_deref().map(|w| w as &dyn HappensBefore);
+            let races = self
+                .races
+                .get_or_insert_with(|| Box::new(Races::sequentially_consistent(self.lanes.len())));
+            races.created(graph, thread, id, checked, at);
+        }
+        id
+    }
+
+    /// How the data-race check treats an object made so, in this execution: plain memory always
+    /// and `Shared` cells when asked; atomics and locks only under weak memory (a sequentially
+    /// consistent access to one synchronizes, so it cannot race with the making).
+    fn checked(&self, making: Making) -> Option<Checked> {
+        match making {
+            Making::Plain => Some(Checked::Plain),
+            Making::Shared if self.shared_races => Some(Checked::Plain),
+            Making::Synchronizing if self.weak.is_some() => Some(Checked::Synchronizing),
+            Making::Shared | Making::Synchronizing | Making::Unchecked => None,
+        }
+    }
+
+    /// Checks an access by test thread `thread` to `object` at `at` for a data race (see
+    /// `races.rs`): the fault of the race it makes, if any.
+    fn race_check(
+        &mut self,
+        thread: ThreadId,
+        object: ObjectId,
+        checked: Checked,
+        touch: Touch,
+        at: &'static Location<'static>,
+    ) -> Result<(), Fault> {
+        if checked == Checked::Synchronizing && self.races.is_none() {
+            return Ok(());
+        }
+        let graph = self.weak.as_deref().map(|w| w as &dyn HappensBefore);
+        let races = self
+            .races
+            .get_or_insert_with(|| Box::new(Races::sequentially_consistent(self.lanes.len())));
+        races
+            .access(graph, thread, object, checked, touch, at)
+            .map_err(|mut race| {
+                race.hint = if graph.is_some() {
+                    "nothing orders them: a Release store (or a fence(Release) before a store) \
+                     after the first, read by an Acquire load (or one followed by a \
+                     fence(Acquire)) before the second, would"
+                } else {
+                    "nothing orders them: no lock is taken around both, and no atomic store \
+                     after the first is read by the second's thread before it"
+                }
+                .to_string();
+                Fault::race(race)
+            })
+    }
+
+    /// What a step by `thread` of `kind` that had `effect` means to the data-race check, once
+    /// it has acted (the run ends at a race, the step taken). A step on a `Shared` cell's data
+    /// (`data` says how it touched it) is checked as plain memory when the test asks, and
+    /// orders nothing. Otherwise, sequentially consistent, an atomic store or unlock releases
+    /// and a load or lock acquires (the clocks' part); under weak memory, whose graph keeps
+    /// happens-before, an access to an object a test thread made must happen after the making.
+    fn after_step(
+        &mut self,
+        thread: ThreadId,
+        pending: &Pending,
+        kind: EventKind,
+        effect: Effect,
+        data: Option<Touch>,
+    ) {
+        let Some(object) = pending.object else {
+            return;
+        };
+        let check = match data {
+            Some(touch) => self.shared_races.then_some((Checked::Plain, touch)),
+            None if self.weak.is_some() => {
+                let touch = match effect {
+                    Effect::Write(_) | Effect::Update { .. } | Effect::WriteVersion => Touch::Write,
+                    _ => Touch::Read,
+                };
+                Some((Checked::Synchronizing, touch))
+            }
+            None => {
+                if let Some(clocks) = self.races.as_mut().and_then(|r| r.clocks()) {
+                    sequentially_consistent_sync(clocks, thread, pending, kind, effect);
+                }
+                None
+            }
+        };
+        if let Some((checked, touch)) = check {
+            if let Err(fault) = self.race_check(thread, object, checked, touch, pending.caller) {
+                self.end_with_fault(fault);
+            }
+        }
+    }
+
+    /// Ends the execution with `fault`, unless it has ended already.
+    fn end_with_fault(&mut self, fault: Fault) {
+        if self.end.is_none() {
+            self.end = Some(RunEnd::Fault {
+                history: std::mem::take(&mut self.history),
+                fault,
+            });
+        }
     }
 
     /// `word` as fingerprints see it; an address seen for the first time is named after
@@ -954,6 +1079,14 @@ impl Recorder {
                 let context = self.context(who);
                 self.memory.set(key, combine(context, key));
                 0
+            }
+            Effect::UpdateVersion => {
+                // What is written may depend on what was there: the writer's context after it
+                // has seen the old version names the new one.
+                self.observe(who, shape, self.memory.get(key));
+                let context = self.context(who);
+                self.memory.set(key, combine(context, key));
+                return;
             }
             Effect::Nothing => 0,
         };
@@ -1006,11 +1139,15 @@ impl Recorder {
             if let Some(weak) = &mut self.weak {
                 weak.unlock(who, lock);
             }
+            if let Some(clocks) = self.races.as_mut().and_then(|r| r.clocks()) {
+                sequentially_consistent_sync(clocks, thread, pending, EventKind::Unlock, effect);
+            }
         }
     }
 
     /// The point the execution is at, between steps.
-    fn point(&self) -> Point {
+    fn point(&mut self) -> Point {
+        self.forget_known_accesses();
         let mut fingerprint = self.memory.sum();
         let mut statuses = Vec::with_capacity(self.lanes.len());
         for (thread, lane) in self.lanes.iter().enumerate() {
@@ -1050,17 +1187,38 @@ impl Recorder {
             let queue: Vec<u64> = queue.iter().map(|t| *t as u64).collect();
             fingerprint = fingerprint.wrapping_add(summand(CONDVAR ^ condvar, hash_of(&queue)));
         }
+        let live = |t: ThreadId| self.lanes.get(t).is_some_and(|l| l.pending.is_some());
         if let Some(weak) = &self.weak {
-            let live = |t: ThreadId| self.lanes.get(t).is_some_and(|l| l.pending.is_some());
             let value = |shape: Shape, bits: u64| match shape {
                 Shape::Value(_) => bits,
                 Shape::Ptr(align) => self.memory.identity(Word::Ptr(bits as usize, align)),
             };
-            fingerprint = fingerprint.wrapping_add(summand(WEAK, weak.future_hash(live, &value)));
+            let plain = self
+                .races
+                .as_ref()
+                .map_or_else(Vec::new, |r| r.plain_places());
+            let future = weak.future_hash(live, &value, &plain);
+            fingerprint = fingerprint.wrapping_add(summand(WEAK, future));
+        } else if let Some(races) = &self.races {
+            fingerprint = fingerprint.wrapping_add(summand(RACES, races.hash(live)));
         }
         Point {
             fingerprint,
             statuses,
+        }
+    }
+
+    /// Lets the data-race check go of the accesses every thread that may still act knows of;
+    /// a sequentially consistent check that keeps nothing stops (see `races.rs`).
+    fn forget_known_accesses(&mut self) {
+        let Some(races) = &mut self.races else {
+            return;
+        };
+        let lanes = &self.lanes;
+        let graph = self.weak.as_deref().map(|w| w as &dyn HappensBefore);
+        races.forget_known(graph, lanes.len(), |t| lanes[t].pending.is_some());
+        if races.is_empty() && self.weak.is_none() {
+            self.races = None;
         }
     }
 
@@ -1094,7 +1252,7 @@ impl Recorder {
     fn drains(&mut self, pending: &Pending) -> bool {
         let waits = match pending.role {
             Role::Plain => pending.kind == EventKind::Lock,
-            Role::Attempt => false,
+            Role::Attempt | Role::Inspect => false,
             Role::Wait(_) | Role::Woken(_) => true,
         };
         if waits
@@ -1261,6 +1419,36 @@ impl Recorder {
     }
 }
 
+/// How a sequentially consistent step of `thread` hands over happens-before: every atomic
+/// access is `SeqCst`, so a load (or a failed compare-exchange) acquires what the atomic
+/// carries, a store releases to it, a read-modify-write does both (continuing the release
+/// sequence it read); taking a lock acquires, releasing it releases (readers' releases add up).
+/// A `try_lock` that finds the lock held, and data, order nothing.
+fn sequentially_consistent_sync(
+    clocks: &mut Clocks,
+    thread: ThreadId,
+    pending: &Pending,
+    kind: EventKind,
+    effect: Effect,
+) {
+    let Some(key) = pending.object.map(|o| o.key) else {
+        return;
+    };
+    match (kind, effect) {
+        (EventKind::Lock, _) => clocks.acquire(thread, key),
+        (EventKind::Unlock, _) => clocks.release(thread, key, true),
+        (_, Effect::Read(_)) if !matches!(pending.role, Role::Attempt | Role::Inspect) => {
+            clocks.acquire(thread, key);
+        }
+        (_, Effect::Write(_)) => clocks.release(thread, key, false),
+        (_, Effect::Update { .. }) => {
+            clocks.acquire(thread, key);
+            clocks.release(thread, key, true);
+        }
+        _ => {}
+    }
+}
+
 /// What `who` (a thread, or the serial part) has made in its current operation. Over the two
 /// fields rather than the recorder, so that memory can be borrowed beside it.
 fn made_by<'a>(
@@ -1313,6 +1501,29 @@ enum Registered {
 /// is described.
 pub(crate) fn access<R>(
     pending: Pending,
+    act: impl FnOnce() -> R,
+    describe: impl FnOnce(&R) -> Acted,
+    effect: impl FnOnce(&R) -> Effect,
+) -> R {
+    step(pending, None, act, describe, effect)
+}
+
+/// An access to a [`Shared`](crate::Shared) cell, which `touch`es its data: a step, as
+/// [`access`], and checked for a data race when the test asks.
+pub(crate) fn data_access<R>(
+    pending: Pending,
+    touch: Touch,
+    act: impl FnOnce() -> R,
+    describe: impl FnOnce(&R) -> Acted,
+    effect: impl FnOnce(&R) -> Effect,
+) -> R {
+    step(pending, Some(touch), act, describe, effect)
+}
+
+/// [`access`], and for a step that touches plain data (`plain`), the data-race check.
+fn step<R>(
+    pending: Pending,
+    plain: Option<Touch>,
     act: impl FnOnce() -> R,
     describe: impl FnOnce(&R) -> Acted,
     effect: impl FnOnce(&R) -> Effect,
@@ -1373,6 +1584,7 @@ pub(crate) fn access<R>(
     let acted = describe(&result);
     let effect = effect(&result);
     with_recorder(|rec| {
+        rec.lanes[thread].plain_run = 0;
         // Numbered even where no event is built: the addresses of an execution are numbered
         // in the order its steps show them, shown or not.
         acted.value.number(&mut rec.pointers);
@@ -1405,6 +1617,9 @@ pub(crate) fn access<R>(
                 _ => {}
             }
         }
+        // After the lock's handover is in the graph: taking a lock made by another thread
+        // happens after its making when it synchronizes with that thread's unlock.
+        rec.after_step(thread, &pending, acted.kind, effect, plain);
         match pending.role {
             Role::Wait(condvar) => {
                 rec.lanes[thread].wait = Some(Waiting {
@@ -1414,7 +1629,7 @@ pub(crate) fn access<R>(
                 rec.condvars.entry(condvar.key).or_default().push(thread);
             }
             Role::Woken(_) => rec.lanes[thread].wait = None,
-            Role::Plain | Role::Attempt => {}
+            Role::Plain | Role::Attempt | Role::Inspect => {}
         }
         let position = rec.taken;
         rec.taken += 1;
@@ -1548,6 +1763,71 @@ pub(crate) fn begin_op(thread: ThreadId, index: usize, call: &Call) {
             }
         }
     });
+}
+
+/// The most plain accesses a thread may make in a row without a step: past them it waits on
+/// plain memory, which nothing can end (no other thread runs while it does not step), and its
+/// run ends in a fault that says so.
+const PLAIN_RUN: u32 = 100_000;
+
+/// A plain access by the caller to `object` (an [`UnsafeCell`](crate::cell::UnsafeCell)'s or a
+/// [`Cell`](crate::cell::Cell)'s content) at `at`: not a step, but checked for a data race, and
+/// recorded as `effect` for fingerprints. Unwinds the calling thread when the access ends its
+/// run (a race) or the run has ended; outside an execution, does nothing.
+pub(crate) fn plain(
+    object: ObjectId,
+    touch: Touch,
+    at: &'static Location<'static>,
+    effect: Effect,
+) {
+    if std::thread::panicking() {
+        // A destructor while the thread unwinds: its run has ended already.
+        return;
+    }
+    let pending = object.pending_at(plain_kind(touch), at);
+    let go_on = with_recorder(|rec| {
+        let Some(thread) = rec.who() else {
+            rec.apply(None, &pending, pending.shape(), effect);
+            return true;
+        };
+        if rec.end.is_some() {
+            return matches!(rec.at_end(&pending), Registered::Drain);
+        }
+        let lane = &mut rec.lanes[thread];
+        lane.plain_run += 1;
+        if lane.plain_run > PLAIN_RUN {
+            let message = format!(
+                "T{thread} made {PLAIN_RUN} plain accesses in a row without a step: a loop that \
+                 waits on plain memory (an UnsafeCell or Cell) never sees another thread's \
+                 write; wait on an atomic instead, with fgvt_sync::hint::spin_loop()"
+            );
+            rec.end_with_fault(Fault::new(message, Some(sources::span_at(at))));
+            return false;
+        }
+        match rec.race_check(thread, object, Checked::Plain, touch, at) {
+            Ok(()) => {
+                rec.apply(Some(thread), &pending, pending.shape(), effect);
+                true
+            }
+            Err(fault) => {
+                rec.end_with_fault(fault);
+                false
+            }
+        }
+    });
+    match go_on {
+        Some(false) => cancel(),
+        Some(true) => {}
+        None => spend_outside_step(),
+    }
+}
+
+/// The event kind a plain access that `touch`es its location is logged as.
+fn plain_kind(touch: Touch) -> EventKind {
+    match touch {
+        Touch::Read => EventKind::Read,
+        Touch::Write | Touch::Create => EventKind::Write,
+    }
 }
 
 /// The caller, at `at`, saw the bookkeeping object `id` with digest `before` and left `after`
@@ -1733,7 +2013,7 @@ pub(crate) fn fault(message: String, location: Option<(String, u32, u32)>) {
     let span = location.map(|(file, line, column)| sources::span(&file, line, column));
     end_with(|history| RunEnd::Fault {
         history,
-        fault: Fault { message, span },
+        fault: Fault::new(message, span),
     });
 }
 

@@ -1,15 +1,24 @@
-//! A cell for plain shared data: every read and write is a step, so an unsynchronized field is
-//! visible as a race in the tree.
+//! A cell for data raced on by design: every read and write is a step, so an unsynchronized
+//! field is visible as a race in the tree.
 
 use std::fmt;
 
 use fgvt_tree::EventKind;
 
 use crate::fingerprint::Effect;
-use crate::runtime::{access, Acted, Initial, ObjectId};
+use crate::races::{Making, Touch};
+use crate::runtime::{data_access, Acted, Initial, ObjectId};
 
-/// Shared data read and written whole, without synchronization: what a plain field shared
-/// between threads is. Each [`get`](Shared::get) and [`set`](Shared::set) is one step.
+/// Shared data read and written whole, without synchronization: a field raced on by design, as
+/// the fields of the Java objects in the papers fgvt comes from are. Each [`get`](Shared::get)
+/// and [`set`](Shared::set) is one step, so the races on it are races of the tree.
+///
+/// Which to use: plain memory of Rust code is an [`UnsafeCell`](crate::cell::UnsafeCell) (or a
+/// [`Cell`](crate::cell::Cell)), whose accesses are not steps and whose data races are faults,
+/// undefined behaviour as in Rust. A `Shared` cell is for a port of an algorithm that reads and
+/// writes a field without synchronization on purpose and is correct (or not) whatever the
+/// interleaving: its races are what the tree localizes. A test can check it for data races too
+/// ([`Test::races`](crate::Test::races)).
 pub struct Shared<T> {
     // A real lock keeps the cell sound if it is used outside fgvt's scheduler; under it, only
     // one task runs at a time, so the lock is never contended.
@@ -24,7 +33,7 @@ impl<T: Clone + fmt::Debug> Shared<T> {
     pub fn new(value: T) -> Self {
         Shared {
             inner: std::sync::Mutex::new(value),
-            id: ObjectId::new("Shared", Initial::Version),
+            id: ObjectId::new("Shared", Initial::Version, Making::Shared),
         }
     }
 
@@ -43,8 +52,9 @@ impl<T: Clone + fmt::Debug> Shared<T> {
     /// Reads the value (one read step).
     #[track_caller]
     pub fn get(&self) -> T {
-        access(
+        data_access(
             self.id.pending(EventKind::Read),
+            Touch::Read,
             || self.lock().clone(),
             |v| Acted::text_if_shown(EventKind::Read, || format!("{v:?}")),
             // The value is a function of the writer's observations: its version says which.
@@ -55,8 +65,9 @@ impl<T: Clone + fmt::Debug> Shared<T> {
     /// Writes `value` (one write step).
     #[track_caller]
     pub fn set(&self, value: T) {
-        access(
+        data_access(
             self.id.pending(EventKind::Write),
+            Touch::Write,
             || *self.lock() = value,
             // The cell holds the value just written.
             |()| Acted::text_if_shown(EventKind::Write, || format!("{:?}", *self.lock())),

@@ -4,6 +4,7 @@ use std::hash::{BuildHasher, Hash};
 use std::panic::Location;
 
 use crate::fingerprint::Word;
+use crate::races::Making;
 use crate::runtime::{self, Initial, ObjectId};
 
 /// Shared data whose accesses are not steps of the tree, but whose value decides what the
@@ -40,7 +41,11 @@ impl<T: Hash> Silent<T> {
     /// Bookkeeping holding `value`.
     #[track_caller]
     pub fn new(value: T) -> Self {
-        let id = ObjectId::new("Silent", Initial::Value(Word::Int(digest(&value))));
+        let id = ObjectId::new(
+            "Silent",
+            Initial::Value(Word::Int(digest(&value))),
+            Making::Unchecked,
+        );
         Silent {
             inner: std::sync::Mutex::new(value),
             id,

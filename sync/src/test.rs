@@ -131,6 +131,8 @@ pub struct Test<O: Object> {
     /// How many older stores than the latest one access may read, under weak memory (see
     /// [`Test::max_stale`]).
     max_stale: u32,
+    /// Whether `Shared` cells are checked for data races too ([`Test::races`]).
+    races: bool,
     /// How atomics treat their orderings: `None` until an exploration has told (see
     /// [`Test::memory`]).
     memory: Learned<Option<Memory>>,
@@ -154,7 +156,7 @@ pub enum Memory {
 pub struct Checked {
     /// Failing leaves whose history is not linearizable.
     pub not_linearizable: u64,
-    /// Failing leaves where the object panicked.
+    /// Failing leaves where the object panicked or met a data race.
     pub faults: u64,
     /// The limit that cut exploration short, if one did (leaves past it are not judged).
     pub partial: Option<Limit>,
@@ -213,6 +215,7 @@ impl<O: Object> Test<O> {
             replay_program: None,
             spec: SpecChoice::Serial,
             max_stale: DEFAULT_MAX_STALE,
+            races: false,
             memory: Learned::default(),
             sites: Learned::default(),
             object: PhantomData,
@@ -282,6 +285,16 @@ impl<O: Object> Test<O> {
     /// history of each atomic.
     pub fn max_stale(mut self, max: u32) -> Self {
         self.max_stale = max.min(crate::program::MAX_WAYS - 1);
+        self
+    }
+
+    /// Whether accesses to [`Shared`](crate::Shared) cells are checked for data races too, as
+    /// those to [`UnsafeCell`](crate::cell::UnsafeCell) and [`Cell`](crate::cell::Cell) always
+    /// are (`"races": true` in a test file). Off by default: a `Shared` cell is a field raced
+    /// on by design, whose races the tree localizes; on, two accesses to one that nothing
+    /// orders end the run as a data race (undefined behaviour, were it plain Rust memory).
+    pub fn races(mut self, check: bool) -> Self {
+        self.races = check;
         self
     }
 
@@ -475,6 +488,7 @@ impl<O: Object> Test<O> {
             Arc::new(move || run_plan::<O>(&plan)),
             self.merge,
             mode,
+            self.races,
         )
     }
 
@@ -691,7 +705,7 @@ impl<O: Object> Test<O> {
         };
         for (outcome, why) in verdicts.values() {
             match (outcome, why) {
-                (LeafOutcome::Fail, Why::Panicked(_)) => checked.faults += 1,
+                (LeafOutcome::Fail, Why::Panicked(_) | Why::Raced(_)) => checked.faults += 1,
                 (LeafOutcome::Fail, _) => checked.not_linearizable += 1,
                 _ => {}
             }
@@ -844,6 +858,7 @@ impl<O: Object> Test<O> {
             (LeafOutcome::Fail, Why::Panicked(message)) => {
                 format!("verdict: fault (the object panicked: {message})")
             }
+            (LeafOutcome::Fail, Why::Raced(message)) => format!("verdict: fault ({message})"),
             (LeafOutcome::Fail, why) => {
                 let text = why.explanation().map(|e| e.text).unwrap_or_default();
                 format!("verdict: not linearizable\n{}", text.trim_end())
@@ -1104,10 +1119,15 @@ fn judge<S: Spec>(tree: &Tree, spec: S) -> Verdicts {
 fn judge_leaf<S: Spec>(checker: &VerdictCache<S>, leaf: &Leaf) -> (LeafOutcome, Why) {
     match leaf.kind {
         LeafKind::Bounded => (LeafOutcome::Unknown, Why::Nothing),
-        LeafKind::Fault => {
-            let message = leaf.fault.as_ref().map_or("", |f| f.message.as_str());
-            (LeafOutcome::Fail, Why::Panicked(message.to_string()))
-        }
+        LeafKind::Fault => match &leaf.fault {
+            Some(fault) if fault.race.is_some() => {
+                (LeafOutcome::Fail, Why::Raced(fault.message.clone()))
+            }
+            fault => {
+                let message = fault.as_ref().map_or("", |f| f.message.as_str());
+                (LeafOutcome::Fail, Why::Panicked(message.to_string()))
+            }
+        },
         LeafKind::Complete | LeafKind::Stuck => match checker.check(&leaf.history) {
             Ok(outcome) => match &outcome.verdict {
                 CheckVerdict::Linearizable { .. } => (LeafOutcome::Pass, Why::Nothing),
@@ -1216,6 +1236,8 @@ enum Why {
     Nothing,
     /// The object panicked, with this message.
     Panicked(String),
+    /// The run met a data race, which this message describes.
+    Raced(String),
     /// The checker's outcome, a non-linearizable verdict with its explanation.
     NotLinearizable(Arc<CheckOutcome>),
 }
@@ -1233,6 +1255,11 @@ impl Why {
                     json: serde_json::json!({ "fault": message }),
                 })
             }
+            Why::Raced(message) => Some(Explanation {
+                headline: message.clone(),
+                text: message.clone(),
+                json: serde_json::json!({ "fault": message, "data_race": true }),
+            }),
             Why::NotLinearizable(outcome) => match &outcome.verdict {
                 CheckVerdict::NotLinearizable(e) => {
                     // The report's heading says it is not linearizable: the text goes on.

@@ -19,18 +19,22 @@
 //!
 //! Locks and condition variables hand over happens-before as `std`'s do (a lock is an
 //! acquire read-modify-write of the lock's word, an unlock a release store), spawning the test
-//! threads after `init` and joining them before `final` too. Plain data ([`crate::Shared`],
-//! fields the code does not instrument) is not in the model: it is read as the last write in
-//! the schedule's order.
+//! threads after `init` and joining them before `final` too. Plain memory
+//! ([`crate::cell::UnsafeCell`], [`crate::cell::Cell`]) is not in the graph: it is read as the
+//! last write in the schedule's order, which is the one that happens before the read when
+//! nothing races, and `races.rs` checks that nothing does, asking the graph
+//! ([`HappensBefore`]). [`crate::Shared`] is checked only when the test asks, and fields the
+//! code does not instrument not at all.
 
 use std::collections::HashMap;
 use std::panic::Location;
 use std::sync::Arc;
 
-use fgvt_memory::{AccessKind, EventRef, Execution, Loc, Naming, Order, StoreId, Val};
+use fgvt_memory::{AccessKind, EventRef, Execution, Loc, Naming, Order, PlainAt, StoreId, Val};
 use fgvt_tree::{Bound, MemoryChoice, MemoryOrder, StoreRef, ThreadId};
 
 use crate::fingerprint::{combine, hash_of};
+use crate::races::HappensBefore;
 use crate::runtime::ObjectId;
 use crate::sources;
 
@@ -484,17 +488,19 @@ impl WeakMemory {
         self.x.rmw(t, loc, Order::Acquire, latest, |v| v);
     }
 
-    /// `who` released the lock `key`: whoever takes it next happens after this.
+    /// `who` released the lock `key`: whoever takes it next happens after this, and after
+    /// every earlier release (a release read-modify-write continues the release sequences of
+    /// the lock word: a writer taking a lock that two readers released happens after both).
     pub(crate) fn unlock(&mut self, who: Option<ThreadId>, key: u64) {
         let t = self.thread(who);
         let loc = self.lock_word(key);
-        let end = self.x.modification_order(loc).len() - 1;
-        let value = self.x.value(self.x.latest(loc));
-        self.x.store(t, loc, value, Order::Release, end);
+        let latest = self.x.latest(loc);
+        self.x.rmw(t, loc, Order::Release, latest, |v| v);
     }
 
     /// The model's location for lock `key`'s handovers: its value never changes, so it adds
-    /// one store per release and nothing for fingerprints to tell apart but who saw which.
+    /// one store per take and release and nothing for fingerprints to tell apart but who saw
+    /// which.
     fn lock_word(&mut self, key: u64) -> Loc {
         self.location(Target {
             key: combine(key, 0x10c4),
@@ -520,19 +526,23 @@ impl WeakMemory {
 
     /// The hash of the graph's future key, for the point's fingerprint: `live` says which
     /// test threads may still act, `value` how a value of a location with `shape` looks to
-    /// fingerprints.
+    /// fingerprints, and `plain` the plain accesses the race check keeps (each with what names
+    /// it), of which the key says who may come to know.
     pub(crate) fn future_hash(
         &self,
         live: impl Fn(ThreadId) -> bool,
         value: &dyn Fn(Shape, Val) -> u64,
+        plain: &[(u64, PlainAt)],
     ) -> u64 {
         let naming = Names {
             memory: self,
             value,
         };
-        let key = self
-            .x
-            .future_key(&naming, |t| t < self.test_threads && live(t));
+        let at: Vec<PlainAt> = plain.iter().map(|&(_, at)| at).collect();
+        let mut key =
+            self.x
+                .future_key_with_plain(&naming, |t| t < self.test_threads && live(t), &at);
+        key.extend(plain.iter().map(|&(identity, _)| identity));
         hash_of(&key)
     }
 
@@ -564,6 +574,20 @@ impl WeakMemory {
             before: chosen.before.map(&mut store),
         };
         (chosen.order, Some(Box::new(choice)))
+    }
+}
+
+impl HappensBefore for WeakMemory {
+    fn mark(&self, thread: ThreadId) -> u32 {
+        u32::try_from(self.x.plain_at(thread).events).unwrap_or(u32::MAX)
+    }
+
+    fn ordered(&self, thread: ThreadId, mark: u32, later: ThreadId) -> bool {
+        let at = PlainAt {
+            thread,
+            events: mark as usize,
+        };
+        self.x.plain_happens_before_next(at, later)
     }
 }
 

@@ -1,15 +1,17 @@
 //! The weak-memory runtime against the axioms: litmus programs run as Rust code on
-//! `fgvt_sync`'s atomics, every leaf of the explored tree read as an outcome, and the set of
-//! outcomes compared with the brute-force enumeration of C11-consistent executions
-//! (`fgvt_memory::litmus::brute_force`): the classic tests with every combination of orders,
-//! and small random programs.
+//! `fgvt_sync`'s atomics and cells, every leaf of the explored tree read as an outcome (or a
+//! data race), and the set of outcomes compared with the brute-force enumeration of
+//! C11-consistent executions (`fgvt_memory::litmus::brute_force`, and `brute_force_races` for
+//! programs with plain memory: whether one races, and what the race-free ones give): the classic
+//! tests with every combination of orders, the race tests, and small random programs.
 
 use std::cell::RefCell;
 use std::collections::BTreeSet;
 
-use fgvt_memory::litmus::{self, brute_force, Instr, Outcome, Program};
+use fgvt_memory::litmus::{self, brute_force, brute_force_races, races, Instr, Outcome, Program};
 use fgvt_memory::Order::{self, AcqRel, Acquire, Relaxed, Release, SeqCst};
 use fgvt_sync::atomic::{fence, AtomicU64, Ordering};
+use fgvt_sync::cell::UnsafeCell;
 use fgvt_sync::report::{CoarseEvent, LeafKind};
 use fgvt_sync::{unknown, Call, Object, Test, Value};
 use proptest::prelude::*;
@@ -24,7 +26,41 @@ thread_local! {
 /// registers, `memory()` the locations' values.
 struct Litmus {
     program: Program,
-    locations: Vec<AtomicU64>,
+    locations: Vec<Location>,
+}
+
+/// A location of a litmus program: plain memory where some instruction accesses it plainly.
+enum Location {
+    Atomic(AtomicU64),
+    Plain(UnsafeCell<u64>),
+}
+
+// SAFETY: the plain locations are what the test checks for data races; a race ends the run
+// before its access is made.
+unsafe impl Sync for Litmus {}
+
+impl Location {
+    fn atomic(&self) -> &AtomicU64 {
+        match self {
+            Location::Atomic(a) => a,
+            Location::Plain(_) => panic!("an atomic access to a plain location"),
+        }
+    }
+
+    fn cell(&self) -> &UnsafeCell<u64> {
+        match self {
+            Location::Plain(c) => c,
+            Location::Atomic(_) => panic!("a plain access to an atomic location"),
+        }
+    }
+
+    fn value(&self) -> u64 {
+        match self {
+            Location::Atomic(a) => a.load(Ordering::SeqCst),
+            // SAFETY: read in `final`, after every thread.
+            Location::Plain(c) => c.with(|p| unsafe { *p }),
+        }
+    }
 }
 
 fn ordering(order: Order) -> Ordering {
@@ -40,8 +76,12 @@ fn ordering(order: Order) -> Ordering {
 impl Litmus {
     fn run(&self, thread: usize) -> Vec<u64> {
         let mut registers = self.program.initial_registers()[thread].clone();
-        for &instr in &self.program.threads[thread] {
-            let at = |loc: u32| &self.locations[loc as usize];
+        let instrs = &self.program.threads[thread];
+        let mut next = 0;
+        while let Some(&instr) = instrs.get(next) {
+            let at = |loc: u32| self.locations[loc as usize].atomic();
+            let cell = |loc: u32| self.locations[loc as usize].cell();
+            next = self.program.next_instruction(thread, next, &registers);
             match instr {
                 Instr::Load { loc, order, reg } => registers[reg] = at(loc).load(ordering(order)),
                 Instr::Store { loc, value, order } => at(loc).store(value, ordering(order)),
@@ -69,8 +109,11 @@ impl Litmus {
                     );
                     registers[reg] = read.unwrap_or_else(|v| v);
                 }
-                Instr::Fence(Relaxed) => {}
+                Instr::Fence(Relaxed) | Instr::SkipUnless { .. } => {}
                 Instr::Fence(order) => fence(ordering(order)),
+                // SAFETY: the test checks exactly this access for a data race.
+                Instr::Read { loc, reg } => registers[reg] = cell(loc).with(|p| unsafe { *p }),
+                Instr::Write { loc, value } => cell(loc).with_mut(|p| unsafe { *p = value }),
             }
         }
         registers
@@ -84,10 +127,17 @@ fn values(values: &[u64]) -> Value {
 impl Object for Litmus {
     fn new() -> Self {
         let program = PROGRAM.with(|p| p.borrow().clone());
-        let locations = program
-            .locations
-            .iter()
-            .map(|&v| AtomicU64::new(v))
+        let plain = |loc: usize| {
+            (program.threads.iter().flatten()).any(|i| i.is_plain() && i.loc() == Some(loc as u32))
+        };
+        let locations = (program.locations.iter().enumerate())
+            .map(|(loc, &v)| {
+                if plain(loc) {
+                    Location::Plain(UnsafeCell::new(v))
+                } else {
+                    Location::Atomic(AtomicU64::new(v))
+                }
+            })
             .collect();
         Litmus { program, locations }
     }
@@ -96,11 +146,7 @@ impl Object for Litmus {
         match (call.op.as_str(), call.args.as_slice()) {
             ("run", [Value::Int(t)]) => Ok(values(&self.run(*t as usize))),
             ("memory", []) => {
-                let memory: Vec<u64> = self
-                    .locations
-                    .iter()
-                    .map(|l| l.load(Ordering::SeqCst))
-                    .collect();
+                let memory: Vec<u64> = self.locations.iter().map(Location::value).collect();
                 Ok(values(&memory))
             }
             _ => Err(unknown(call)),
@@ -108,8 +154,9 @@ impl Object for Litmus {
     }
 }
 
-/// The outcomes of every complete run of `p` under fgvt-sync.
-fn outcomes(p: &Program) -> BTreeSet<Outcome> {
+/// Whether some run of `p` under fgvt-sync met a data race, and the outcomes of every complete
+/// run.
+fn outcomes(p: &Program) -> (bool, BTreeSet<Outcome>) {
     PROGRAM.with(|program| *program.borrow_mut() = p.clone());
     let mut test = Test::<Litmus>::new("litmus")
         .finally(&["memory()"])
@@ -132,7 +179,13 @@ fn outcomes(p: &Program) -> BTreeSet<Outcome> {
         }
     };
     let mut found = BTreeSet::new();
+    let mut racy = false;
     for (_, leaf, _) in tree.leaves() {
+        if let Some(fault) = &leaf.fault {
+            assert!(fault.race.is_some(), "{p}\n{}", fault.message);
+            racy = true;
+            continue;
+        }
         assert_eq!(leaf.kind, LeafKind::Complete, "{p}\n{:?}", leaf.bound);
         let mut registers = p.initial_registers();
         let mut memory = Vec::new();
@@ -155,13 +208,23 @@ fn outcomes(p: &Program) -> BTreeSet<Outcome> {
         }
         found.insert(Outcome { registers, memory });
     }
-    found
+    (racy, found)
+}
+
+/// What the axioms say of `p`: whether it races, and its race-free outcomes.
+fn axioms(p: &Program) -> (bool, BTreeSet<Outcome>) {
+    if p.threads.iter().flatten().any(Instr::is_plain) {
+        let races = brute_force_races(p);
+        (races.racy, races.race_free)
+    } else {
+        (false, brute_force(p))
+    }
 }
 
 fn agree(p: &Program) {
     assert_eq!(
         outcomes(p),
-        brute_force(p),
+        axioms(p),
         "fgvt-sync and the axioms disagree on\n{p}"
     );
 }
@@ -307,6 +370,81 @@ proptest! {
         threads in prop::collection::vec(prop::collection::vec(instr(), 1..4), 2..4)
     ) {
         let p = Program { locations: vec![0, 0], threads };
-        prop_assert_eq!(outcomes(&p), brute_force(&p), "on\n{}", p);
+        prop_assert_eq!(outcomes(&p), axioms(&p), "on\n{}", p);
     }
+
+    /// Random programs with plain memory (location 0) and branches: the same races, and the
+    /// same race-free outcomes.
+    #[test]
+    fn random_programs_with_plain_memory_race_exactly_when_the_axioms_say(
+        threads in prop::collection::vec(prop::collection::vec(plain_instr(), 1..5), 2..4)
+    ) {
+        let p = Program { locations: vec![0, 0], threads };
+        prop_assert_eq!(outcomes(&p), axioms(&p), "on\n{}", p);
+    }
+}
+
+/// One instruction of a random program with plain memory: location 0 plain, 1 atomic, and
+/// branches on the registers.
+fn plain_instr() -> impl Strategy<Value = Instr> {
+    let reg = 0usize..2;
+    prop_oneof![
+        reg.clone().prop_map(|reg| Instr::Read { loc: 0, reg }),
+        (1u64..3).prop_map(|value| Instr::Write { loc: 0, value }),
+        (prop::sample::select(LOADS.to_vec()), reg.clone()).prop_map(|(order, reg)| Instr::Load {
+            loc: 1,
+            order,
+            reg
+        }),
+        (1u64..3, prop::sample::select(STORES.to_vec())).prop_map(|(value, order)| Instr::Store {
+            loc: 1,
+            value,
+            order
+        }),
+        (
+            0u64..2,
+            prop::sample::select(Order::ALL.to_vec()),
+            reg.clone()
+        )
+            .prop_map(|(expected, success, reg)| Instr::Cas {
+                loc: 1,
+                expected,
+                new: 2,
+                success,
+                failure: Relaxed,
+                reg
+            }),
+        prop::sample::select(Order::ALL.to_vec()).prop_map(Instr::Fence),
+        (reg, 0u64..3, 1usize..3).prop_map(|(reg, value, skip)| Instr::SkipUnless {
+            reg,
+            value,
+            skip
+        }),
+    ]
+}
+
+#[test]
+fn plain_data_races_unless_a_release_is_read_by_an_acquire() {
+    for a in STORES {
+        for b in LOADS {
+            agree(&races::mp_plain(a, b));
+        }
+    }
+    let fences = [None, Some(Release), Some(Acquire), Some(SeqCst)];
+    for f in fences {
+        for g in fences {
+            agree(&races::mp_plain_fenced(f, g));
+        }
+    }
+    for publish in Order::ALL {
+        for load in LOADS {
+            agree(&races::cas_publish(publish, load));
+        }
+    }
+    for lock in Order::ALL {
+        for unlock in STORES {
+            agree(&races::locked_cell(lock, unlock));
+        }
+    }
+    agree(&races::unsynchronized());
 }

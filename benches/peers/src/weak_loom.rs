@@ -3,12 +3,14 @@
 //! bodies loom's model runs: an assertion a user would write at the end of each execution.
 //!
 //! fgvt runs the fixtures themselves (`fgvt_fixtures_rust::{message_passing, fenced_seqlock,
-//! release_stack}`); these are the same text on `loom::sync::atomic` (and the bench's arena for
-//! the stack's nodes), with the buggy and corrected versions told apart by a parameter where
-//! the fixtures have two types.
+//! release_stack}`); these are the same text on `loom::sync::atomic` and `loom::cell`
+//! (plain data in `UnsafeCell`s, as the fixtures keep it, and the bench's arena for the stack's
+//! nodes), with the buggy and corrected versions told apart by a parameter where the fixtures
+//! have two types.
 
 use std::ptr::null_mut;
 
+use loom::cell::UnsafeCell;
 use loom::hint::spin_loop;
 use loom::sync::atomic::{fence, AtomicBool, AtomicI64, AtomicPtr, AtomicU64, Ordering};
 use loom::sync::Arc;
@@ -20,11 +22,14 @@ use crate::invariants::{check_conserved, check_pair, check_published};
 
 /// Message passing (`RelaxedFlag`, `ReleaseAcquireFlag`): the flag's orders as parameters.
 struct Flag {
-    data: AtomicI64,
+    data: UnsafeCell<i64>,
     ready: AtomicBool,
     /// The flag's store and load orders.
     orders: (Ordering, Ordering),
 }
+
+// SAFETY: `data` is meant to be published by `ready`; loom checks that it is.
+unsafe impl Sync for Flag {}
 
 impl Flag {
     fn new(fixed: bool) -> Flag {
@@ -34,20 +39,20 @@ impl Flag {
             (Ordering::Relaxed, Ordering::Relaxed)
         };
         Flag {
-            data: AtomicI64::new(0),
+            data: UnsafeCell::new(0),
             ready: AtomicBool::new(false),
             orders,
         }
     }
 
     fn publish(&self, v: i64) {
-        self.data.store(v, Ordering::Relaxed);
+        self.data.with_mut(|p| unsafe { *p = v });
         self.ready.store(true, self.orders.0);
     }
 
     fn read(&self) -> Option<i64> {
         if self.ready.load(self.orders.1) {
-            Some(self.data.load(Ordering::Relaxed))
+            Some(self.data.with(|p| unsafe { *p }))
         } else {
             None
         }
@@ -103,11 +108,15 @@ impl Cells {
     }
 }
 
-/// A node of the stack.
+/// A node of the stack: plain memory.
 struct Node {
-    item: AtomicI64,
-    next: AtomicPtr<Node>,
+    item: UnsafeCell<i64>,
+    next: UnsafeCell<*mut Node>,
 }
+
+// SAFETY: a node is written by its pusher before it is published; loom checks the orderings.
+unsafe impl Send for Node {}
+unsafe impl Sync for Node {}
 
 /// The Treiber stack (`RelaxedPushStack`, `ReleasePushStack`): push's compare-exchange
 /// `Release` when `fixed`.
@@ -138,13 +147,13 @@ impl Stack {
 
     fn push(&self, v: i64) {
         let node = self.nodes.alloc(Node {
-            item: AtomicI64::new(v),
-            next: AtomicPtr::new(null_mut()),
+            item: UnsafeCell::new(v),
+            next: UnsafeCell::new(null_mut()),
         });
         let n = self.node(node);
         loop {
             let top = self.top.load(Ordering::Relaxed);
-            n.next.store(top, Ordering::Relaxed);
+            n.next.with_mut(|p| unsafe { *p = top });
             if self
                 .top
                 .compare_exchange(top, node, self.publish, Ordering::Relaxed)
@@ -162,13 +171,13 @@ impl Stack {
                 return None;
             }
             let t = self.node(top);
-            let next = t.next.load(Ordering::Relaxed);
+            let next = t.next.with(|p| unsafe { *p });
             if self
                 .top
                 .compare_exchange(top, next, Ordering::Acquire, Ordering::Acquire)
                 .is_ok()
             {
-                return Some(t.item.load(Ordering::Relaxed));
+                return Some(t.item.with(|p| unsafe { *p }));
             }
         }
     }
