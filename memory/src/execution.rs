@@ -116,6 +116,10 @@ pub struct Execution {
     pub(crate) seq_cst: usize,
     /// Whether the candidate methods take the all-`SeqCst` shortcut.
     pub(crate) shortcut: bool,
+    /// Whether the graph is known to be consistent without a look at the whole of it: it has
+    /// no `SeqCst` event, and each event was coherent and atomic when it was added (see
+    /// [`Execution::push`]). The candidate methods then decide a choice from views alone.
+    pub(crate) known_consistent: bool,
 }
 
 /// What [`Execution::push`] adds.
@@ -148,6 +152,7 @@ impl Execution {
             all_seq_cst: true,
             seq_cst: 0,
             shortcut: true,
+            known_consistent: true,
         }
     }
 
@@ -646,6 +651,13 @@ impl Execution {
             self.threads[thread].release_fence = Some(e);
         }
 
+        // Atomicity for the new event, before it is placed: an RMW reads a store no RMW read,
+        // and a store does not go between a store and the RMW that reads it.
+        let atomic = match (kind, rf, loc) {
+            (Kind::Rmw, Some(s), _) => !self.read_by_rmw[s],
+            (Kind::Store, _, Some(l)) => !self.read_by_rmw[self.mo[l as usize][after]],
+            _ => true,
+        };
         self.mo_pos.push(0);
         self.read_by_rmw.push(false);
         if let Some(loc) = loc.filter(|_| matches!(kind, Kind::Store | Kind::Rmw)) {
@@ -676,7 +688,38 @@ impl Execution {
             read,
             written,
         });
+        self.known_consistent = self.known_consistent
+            && self.seq_cst == 0
+            && atomic
+            && loc.is_none_or(|l| self.coherent_place(e, l));
         e
+    }
+
+    /// Whether the newest event `e`, on `loc`, is coherent: what happens before it has seen no
+    /// place of `loc`'s modification order after the store it reads (a load) or its own place
+    /// (a store or RMW). On a consistent graph that is the whole of coherence after adding `e`
+    /// (module `candidates` says why).
+    fn coherent_place(&self, e: EventId, loc: Loc) -> bool {
+        let seen = self.view_at(self.hb.row(e), loc);
+        match (self.events[e].kind, self.events[e].rf) {
+            (Kind::Load, Some(s)) => seen <= self.mo_pos[s],
+            _ => seen < self.mo_pos[e],
+        }
+    }
+
+    /// The latest place in `loc`'s modification order that the events of `set` have seen: the
+    /// place of each of its stores, and of the store each of its loads read (0, the initial
+    /// store, if none).
+    pub(crate) fn view_at(&self, set: &[u64], loc: Loc) -> usize {
+        bits::ones(set)
+            .filter(|&x| x < self.events.len())
+            .filter(|&x| self.events[x].loc == Some(loc))
+            .map(|x| match (self.events[x].kind, self.events[x].rf) {
+                (Kind::Load, Some(s)) => self.mo_pos[s],
+                _ => self.mo_pos[x],
+            })
+            .max()
+            .unwrap_or(0)
     }
 
     /// A short name of event `e` for messages: `init(x1)`, `T0.2`.
