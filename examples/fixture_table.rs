@@ -4,7 +4,7 @@
 //! cargo run --release --example fixture_table > fixtures/README.md
 //! ```
 //!
-//! Every column but the time is deterministic; `tests/fixtures.rs` regenerates the table and
+//! Every column but the time is deterministic; `tests/it/fixtures.rs` regenerates the table and
 //! fails when the committed README differs from it in any other column. The paper's columns
 //! come from each fixture's `paper.json`: the paper, its CDRS, and its racing statements, each
 //! with the model sites (line and racing expression) that stand for it.

@@ -68,7 +68,7 @@
 //! ([`Naming`]): a runtime numbers locations as they are created, in an order that depends on
 //! the interleaving, and pointer values differ between runs; names must not.
 //!
-//! `tests/future.rs` runs random programs merging states by this key and checks that the
+//! `tests/it/future.rs` runs random programs merging states by this key and checks that the
 //! outcomes are still exactly those of the axioms, and that equal keys offer equal choices.
 
 use crate::bits;

@@ -1,0 +1,21 @@
+//! The integration tests of this package, one module per topic, in one test binary: each
+//! binary links the whole package and instantiates its generic code anew, so one binary
+//! compiles and links in a fraction of the time many would (`cargo test --test it`).
+
+mod atomics;
+mod bad_calls;
+mod common;
+mod condvar;
+mod leaves;
+mod litmus;
+mod locks;
+mod merging;
+mod names;
+mod races;
+mod readme;
+mod readme_counter;
+mod retry;
+mod rwlock;
+mod uninstrumented;
+mod values;
+mod weak;
