@@ -153,7 +153,7 @@ pub fn make_test<O: Object>(args: &MakeArgs<'_>) -> Box<dyn AnyTest> {
 /// arguments) is bad input rather than a finding; a panic is left for the runs to find.
 pub fn check_calls<O: Object>(init: &[Call], calls: &[Call]) -> Result<(), String> {
     for call in init.iter().chain(calls) {
-        if let Some(message) = crate::spec::refusal::<O>(init, call) {
+        if let Some(message) = crate::spec::refusal(crate::spec::serial_run::<O>, init, call) {
             return Err(format!("`{call}`: {message}"));
         }
     }

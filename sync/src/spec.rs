@@ -11,6 +11,10 @@ use fgvt_tree::{Call, ThreadId, Value};
 use crate::object::Object;
 use crate::runtime::{panic_message, OutOfSteps, WouldBlock};
 
+/// Calls run serially on a fresh object of one type: [`serial_run`] for that type, as a plain
+/// function so that the specs and checks that use it are compiled once, not per object type.
+pub(crate) type SerialRun = fn(&[Call], &Call) -> std::thread::Result<Result<Value, String>>;
+
 /// Runs `earlier`, then `call`, on a fresh `O`, outside any scheduler: `call`'s result, the
 /// first `Err` of them all, or the panic that stopped them.
 pub(crate) fn serial_run<O: Object>(
@@ -29,12 +33,13 @@ pub(crate) fn serial_run<O: Object>(
 /// The most accesses a call may take when [`refusal`] runs it alone.
 const CHECK_STEPS: u64 = 100_000;
 
-/// Why `O` refuses `call` after `init`, if it does: its [`Object::call`] returns `Err` (an
-/// unknown operation, wrong arguments) in a serial run. A panic is the object's own failure,
-/// which a run reports; a call that waits forever when run alone (a spin on a flag nobody sets)
-/// is cut after a budget of accesses and passes: the runs will show what it does.
-pub(crate) fn refusal<O: Object>(init: &[Call], call: &Call) -> Option<String> {
-    match crate::runtime::bounded(CHECK_STEPS, || serial_run::<O>(init, call)) {
+/// Why the object `serial` runs refuses `call` after `init`, if it does: its [`Object::call`]
+/// returns `Err` (an unknown operation, wrong arguments) in a serial run. A panic is the
+/// object's own failure, which a run reports; a call that waits forever when run alone (a spin
+/// on a flag nobody sets) is cut after a budget of accesses and passes: the runs will show what
+/// it does.
+pub(crate) fn refusal(serial: SerialRun, init: &[Call], call: &Call) -> Option<String> {
+    match crate::runtime::bounded(CHECK_STEPS, || serial(init, call)) {
         Ok(Err(message)) => Some(message),
         _ => None,
     }
@@ -44,15 +49,19 @@ pub(crate) fn refusal<O: Object>(init: &[Call], call: &Call) -> Option<String> {
 /// order, on a fresh object, then the new one, and takes its result. A call that waits forever
 /// in that serial run (a condition variable's wait, a lock an earlier call kept, a spin past
 /// [`CHECK_STEPS`] accesses) *blocks* there, as Line-Up's serial runs say of a blocking call.
-pub(crate) struct SelfSpec<O>(PhantomData<fn() -> O>);
+///
+/// `serial` runs the calls on a fresh object of the tested type.
+pub(crate) struct SelfSpec {
+    serial: SerialRun,
+}
 
-impl<O: Object> SelfSpec<O> {
-    pub(crate) fn new() -> Self {
-        SelfSpec(PhantomData)
+impl SelfSpec {
+    pub(crate) fn new(serial: SerialRun) -> Self {
+        SelfSpec { serial }
     }
 }
 
-impl<O: Object> Spec for SelfSpec<O> {
+impl Spec for SelfSpec {
     type State = Vec<Call>;
 
     fn initial(&self) -> Vec<Call> {
@@ -60,7 +69,7 @@ impl<O: Object> Spec for SelfSpec<O> {
     }
 
     fn apply(&self, state: &Vec<Call>, _thread: ThreadId, call: &Call) -> Apply<Vec<Call>> {
-        match crate::runtime::bounded(CHECK_STEPS, || serial_run::<O>(state, call)) {
+        match crate::runtime::bounded(CHECK_STEPS, || (self.serial)(state, call)) {
             Ok(Ok(value)) => {
                 let mut next = state.clone();
                 next.push(call.clone());

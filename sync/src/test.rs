@@ -32,7 +32,7 @@ use crate::object::Object;
 use crate::program::{Reexecuted, MAX_THREADS};
 use crate::runtime::{self, Cancelled, Runs};
 use crate::sources;
-use crate::spec::{SelfSpec, Sequential, SequentialSpec};
+use crate::spec::{serial_run, SelfSpec, Sequential, SequentialSpec, SerialRun};
 use crate::weak::{site, Mode, Override, Site, SiteInfo, WeakOptions};
 
 /// A value a test learns while exploring, behind `&self` (a test is shared between threads).
@@ -109,6 +109,14 @@ struct Plan {
 /// [`Object::call`]. A call that does not parse panics at once, naming it: the builder is
 /// used in tests.
 pub struct Test<O: Object> {
+    core: TestCore,
+    object: PhantomData<fn() -> O>,
+}
+
+/// A test with its object's type as plain functions ([`ObjectFns`]): everything a test does
+/// but make its object and call it is here, compiled once in this crate rather than once per
+/// object type in every crate that tests one (which made test binaries slow to build).
+struct TestCore {
     name: String,
     plan: Plan,
     max_steps: usize,
@@ -138,7 +146,28 @@ pub struct Test<O: Object> {
     memory: Learned<Option<Memory>>,
     /// The accesses the last weak-memory exploration met (where a fix may strengthen one).
     sites: Learned<Vec<SiteInfo>>,
-    object: PhantomData<fn() -> O>,
+    /// The object's type.
+    object: ObjectFns,
+}
+
+/// What a test needs of its object's type `O`: its name, an execution of a plan on a fresh
+/// `O`, and calls run serially on a fresh `O` (the `self` spec, and the check of a test's
+/// calls).
+#[derive(Clone, Copy)]
+struct ObjectFns {
+    name: fn() -> String,
+    run: fn(&Arc<Plan>),
+    serial: SerialRun,
+}
+
+impl ObjectFns {
+    fn of<O: Object>() -> Self {
+        ObjectFns {
+            name: short_type_name::<O>,
+            run: run_plan::<O>,
+            serial: serial_run::<O>,
+        }
+    }
 }
 
 /// How a test's atomics treat the orderings they declare.
@@ -202,7 +231,7 @@ pub struct Localized {
 impl<O: Object> Test<O> {
     /// An empty test named `name` (reports and files under `target/fgvt/` use it).
     pub fn new(name: &str) -> Self {
-        Test {
+        let core = TestCore {
             name: name.to_string(),
             plan: Plan::default(),
             max_steps: 1_000,
@@ -218,6 +247,10 @@ impl<O: Object> Test<O> {
             races: false,
             memory: Learned::default(),
             sites: Learned::default(),
+            object: ObjectFns::of::<O>(),
+        };
+        Test {
+            core,
             object: PhantomData,
         }
     }
@@ -242,29 +275,29 @@ impl<O: Object> Test<O> {
 
     /// [`Test::init`], saying which call does not parse instead of panicking.
     pub fn try_init(mut self, calls: &[&str]) -> Result<Self, String> {
-        self.plan.init.extend(parse_all(calls)?);
+        self.core.plan.init.extend(parse_all(calls)?);
         Ok(self)
     }
 
     /// [`Test::thread`], saying which call does not parse instead of panicking.
     pub fn try_thread(mut self, calls: &[&str]) -> Result<Self, String> {
-        if self.plan.threads.len() == MAX_THREADS {
+        if self.core.plan.threads.len() == MAX_THREADS {
             return Err(format!("a test has at most {MAX_THREADS} threads"));
         }
-        self.plan.threads.push(parse_all(calls)?);
+        self.core.plan.threads.push(parse_all(calls)?);
         Ok(self)
     }
 
     /// [`Test::finally`], saying which call does not parse instead of panicking.
     pub fn try_finally(mut self, calls: &[&str]) -> Result<Self, String> {
-        self.plan.finals.extend(parse_all(calls)?);
+        self.core.plan.finals.extend(parse_all(calls)?);
         Ok(self)
     }
 
     /// Most steps one operation may take on a path (an endless spin ends there, bounded;
     /// a spin marked with [`hint::spin_loop`](crate::hint::spin_loop) waits instead).
     pub fn max_steps(mut self, max: usize) -> Self {
-        self.max_steps = max;
+        self.core.max_steps = max;
         self
     }
 
@@ -275,7 +308,7 @@ impl<O: Object> Test<O> {
     /// are those of the unfolded tree either way; `false` unfolds every path (and cuts one
     /// where it comes back to a state on it), for comparison.
     pub fn merge(mut self, merge: bool) -> Self {
-        self.merge = merge;
+        self.core.merge = merge;
         self
     }
 
@@ -284,7 +317,7 @@ impl<O: Object> Test<O> {
     /// one bounded leaf for the rest (the result is then partial). 7 by default, as loom's
     /// history of each atomic.
     pub fn max_stale(mut self, max: u32) -> Self {
-        self.max_stale = max.min(crate::program::MAX_WAYS - 1);
+        self.core.max_stale = max.min(crate::program::MAX_WAYS - 1);
         self
     }
 
@@ -294,7 +327,7 @@ impl<O: Object> Test<O> {
     /// on by design, whose races the tree localizes; on, two accesses to one that nothing
     /// orders end the run as a data race (undefined behaviour, were it plain Rust memory).
     pub fn races(mut self, check: bool) -> Self {
-        self.races = check;
+        self.core.races = check;
         self
     }
 
@@ -307,19 +340,19 @@ impl<O: Object> Test<O> {
     /// ordering weaker than `SeqCst`, explored again under weak memory: code whose accesses
     /// are all `SeqCst` costs what it did.
     pub fn memory(self, memory: Memory) -> Self {
-        self.memory.put(Some(memory));
+        self.core.memory.put(Some(memory));
         self
     }
 
     /// Most tree nodes before exploration stops (the result is then partial).
     pub fn max_states(mut self, max: usize) -> Self {
-        self.max_states = max;
+        self.core.max_states = max;
         self
     }
 
     /// Stops exploring after `timeout` (the result is then partial).
     pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = Some(timeout);
+        self.core.timeout = Some(timeout);
         self
     }
 
@@ -338,7 +371,7 @@ impl<O: Object> Test<O> {
     ///
     /// Without one the states limit ([`Test::max_states`]) is what bounds memory.
     pub fn max_memory(mut self, budget: MemoryBudget) -> Self {
-        self.max_memory = Some(budget);
+        self.core.max_memory = Some(budget);
         self
     }
 
@@ -347,7 +380,7 @@ impl<O: Object> Test<O> {
     /// races with nothing fgvt can see, which almost always means the object uses `std`'s
     /// atomics or locks instead of `fgvt_sync`'s (the report says which threads).
     pub fn allow_uninstrumented(mut self) -> Self {
-        self.allow_uninstrumented = true;
+        self.core.allow_uninstrumented = true;
         self
     }
 
@@ -366,7 +399,7 @@ impl<O: Object> Test<O> {
 
     /// Checks the runs against the sequential Rust type `S` (see [`Sequential`]).
     pub fn spec_type<S: Sequential>(mut self) -> Self {
-        self.spec = SpecChoice::Sequential(SpecType::of::<S>());
+        self.core.spec = SpecChoice::Sequential(SpecType::of::<S>());
         self
     }
 
@@ -378,14 +411,14 @@ impl<O: Object> Test<O> {
 
     /// Checks the runs against `spec`, already looked up.
     pub(crate) fn with_spec(mut self, spec: SpecChoice) -> Self {
-        self.spec = spec;
+        self.core.spec = spec;
         self
     }
 
     /// Runs these calls, already parsed (as a program's generated tests have them), instead
     /// of any given before.
     pub fn with_calls(mut self, init: &[Call], threads: &[Vec<Call>], finals: &[Call]) -> Self {
-        self.plan = Plan {
+        self.core.plan = Plan {
             init: init.to_vec(),
             threads: threads.to_vec(),
             finals: finals.to_vec(),
@@ -395,7 +428,7 @@ impl<O: Object> Test<O> {
 
     /// The command a report gives to run the test again (by default `cargo test <name>`).
     pub fn reproduce_with(mut self, command: &str) -> Self {
-        self.reproduce = command.to_string();
+        self.core.reproduce = command.to_string();
         self
     }
 
@@ -403,7 +436,7 @@ impl<O: Object> Test<O> {
     /// test made by a `fgvt_sync::main!` program from a test file).
     #[cfg_attr(not(feature = "cli"), allow(dead_code))]
     pub(crate) fn replayed_by(mut self, program: &str, options: &str) -> Self {
-        self.replay_program = Some((program.to_string(), options.to_string()));
+        self.core.replay_program = Some((program.to_string(), options.to_string()));
         self
     }
 
@@ -416,11 +449,63 @@ impl<O: Object> Test<O> {
     /// its [`Object::call`] returns `Err` in a serial run after `init`), naming the call: that
     /// is a mistake in the test, not a verdict. So do [`Test::check`] and [`Test::localize`].
     pub fn explore(&self) -> Result<Tree, ReplayError> {
-        self.explore_with(&self.explore_options())
+        self.core.explore()
     }
 
     /// The first call the object rejects in a serial run after `init` (see
     /// [`spec::refusal`](crate::spec::refusal)), named with where it is.
+    pub(crate) fn rejected_call(&self) -> Result<(), String> {
+        self.core.rejected_call()
+    }
+
+    /// The memory model the test ran under, once an exploration has told.
+    pub fn memory_model(&self) -> Option<Memory> {
+        self.core.memory_model()
+    }
+
+    /// Explores and judges every leaf against the spec, verdict only: what a hunt asks of
+    /// each test it draws, and shrinking of each candidate.
+    pub fn check(&self) -> Result<Checked, ReplayError> {
+        self.core.check()
+    }
+
+    /// Explores, judges every leaf against the spec (by default `self`), labels the tree and
+    /// finds its critical data race sequences. With `FGVT_REPLAY=0,1,1` in the environment (a
+    /// report's replay line sets it), it first prints that run of the test to standard error.
+    #[track_caller]
+    pub fn localize(&self) -> Result<Localized, ReplayError> {
+        self.core.localize()
+    }
+
+    /// Localizes the test and panics unless the object is linearizable on it: the panic
+    /// message is the text report, and its Markdown and JSON are written under
+    /// `target/fgvt/<name>.md` and `.json` for a bug ticket (and the labeled tree as `.svg`
+    /// with the `svg` feature).
+    ///
+    /// With `FGVT_REPLAY` set, it first prints that run, as [`Test::localize`] does.
+    #[track_caller]
+    pub fn assert_linearizable(&self) {
+        self.core.assert_linearizable()
+    }
+
+    /// One run of the test, by its choices — thread numbers, or [`Choice`]s where a load
+    /// under weak memory went another way than the latest store (a report's witness gives
+    /// them, and its replay line runs this): its per-thread columns, history and verdict, as
+    /// `fgvt explore --schedule` prints a model's run. `Err` when a choice names a thread that
+    /// cannot move.
+    pub fn replay<C: Copy + Into<Choice>>(&self, schedule: &[C]) -> Result<Replayed, String> {
+        let schedule: Vec<Choice> = schedule.iter().map(|&c| c.into()).collect();
+        self.core.replay(&schedule)
+    }
+}
+
+impl TestCore {
+    /// [`Test::explore`]'s work.
+    pub(crate) fn explore(&self) -> Result<Tree, ReplayError> {
+        self.explore_with(&self.explore_options())
+    }
+
+    /// [`Test::rejected_call`]'s work.
     pub(crate) fn rejected_call(&self) -> Result<(), String> {
         let plan = &self.plan;
         let placed = (plan.init.iter().enumerate())
@@ -430,7 +515,7 @@ impl<O: Object> Test<O> {
             }))
             .chain((plan.finals.iter().enumerate()).map(|(i, c)| (format!("final[{i}]"), c)));
         for (at, call) in placed {
-            if let Some(message) = crate::spec::refusal::<O>(&plan.init, call) {
+            if let Some(message) = crate::spec::refusal(self.object.serial, &plan.init, call) {
                 return Err(format!(
                     "{at}, `{call}`: {message} (list only operations the object runs)"
                 ));
@@ -470,8 +555,8 @@ impl<O: Object> Test<O> {
         }))
     }
 
-    /// The memory model the test ran under, once an exploration has told.
-    pub fn memory_model(&self) -> Option<Memory> {
+    /// [`Test::memory_model`]'s work.
+    pub(crate) fn memory_model(&self) -> Option<Memory> {
         self.memory.get()
     }
 
@@ -483,9 +568,10 @@ impl<O: Object> Test<O> {
     /// The test's executions under `mode`.
     fn program_in(&self, mode: Mode) -> Reexecuted {
         let plan = Arc::new(self.plan.clone());
+        let run = self.object.run;
         Reexecuted::new(
             self.plan.threads.len(),
-            Arc::new(move || run_plan::<O>(&plan)),
+            Arc::new(move || run(&plan)),
             self.merge,
             mode,
             self.races,
@@ -504,7 +590,9 @@ impl<O: Object> Test<O> {
             ..self.explore_options()
         };
         let search = match self.spec {
-            SpecChoice::Serial => search_with(&program, &options, SelfSpec::<O>::new()),
+            SpecChoice::Serial => {
+                search_with(&program, &options, SelfSpec::new(self.object.serial))
+            }
             SpecChoice::Builtin(spec) => search_with(&program, &options, spec),
             SpecChoice::Sequential(spec) => (spec.search)(&program, &options),
         };
@@ -641,7 +729,9 @@ impl<O: Object> Test<O> {
         };
         let program = self.program();
         let run = match self.spec {
-            SpecChoice::Serial => scout_with(&program, &scouting, SelfSpec::<O>::new()),
+            SpecChoice::Serial => {
+                scout_with(&program, &scouting, SelfSpec::new(self.object.serial))
+            }
             SpecChoice::Builtin(spec) => scout_with(&program, &scouting, spec),
             SpecChoice::Sequential(spec) => (spec.scout)(&program, &scouting),
         };
@@ -669,13 +759,18 @@ impl<O: Object> Test<O> {
         progress: &mut dyn Progress,
     ) -> Result<(Tree, Verdicts), ReplayError> {
         let explorer = |program: &Reexecuted| match self.spec {
-            SpecChoice::Serial => explore_judged(program, options, progress, SelfSpec::<O>::new()),
+            SpecChoice::Serial => explore_judged(
+                program,
+                options,
+                progress,
+                SelfSpec::new(self.object.serial),
+            ),
             SpecChoice::Builtin(spec) => explore_judged(program, options, progress, spec),
             SpecChoice::Sequential(spec) => (spec.explore)(program, options, progress),
         };
         self.run_explorer(explorer, |fault| {
             let tree = fault_tree(fault);
-            let verdicts = judge(&tree, SelfSpec::<O>::new());
+            let verdicts = judge(&tree, SelfSpec::new(self.object.serial));
             (tree, verdicts)
         })
     }
@@ -694,9 +789,8 @@ impl<O: Object> Test<O> {
         }
     }
 
-    /// Explores and judges every leaf against the spec, verdict only: what a hunt asks of
-    /// each test it draws, and shrinking of each candidate.
-    pub fn check(&self) -> Result<Checked, ReplayError> {
+    /// [`Test::check`]'s work.
+    pub(crate) fn check(&self) -> Result<Checked, ReplayError> {
         let (tree, verdicts, _) = self.explore_and_judge()?;
         let mut checked = Checked {
             not_linearizable: 0,
@@ -713,17 +807,15 @@ impl<O: Object> Test<O> {
         Ok(checked)
     }
 
-    /// Explores, judges every leaf against the spec (by default `self`), labels the tree and
-    /// finds its critical data race sequences. With `FGVT_REPLAY=0,1,1` in the environment (a
-    /// report's replay line sets it), it first prints that run of the test to standard error.
+    /// [`Test::localize`]'s work.
     #[track_caller]
-    pub fn localize(&self) -> Result<Localized, ReplayError> {
+    pub(crate) fn localize(&self) -> Result<Localized, ReplayError> {
         self.show_replay_from_environment();
         let runs_before = runtime::runs();
         let (tree, verdicts, scouted) = self.explore_and_judge()?;
         let info = TestInfo {
             file: self.name.clone(),
-            object: short_type_name::<O>(),
+            object: (self.object.name)(),
             spec: self.spec.name(),
             command: self.reproduce.clone(),
         };
@@ -784,14 +876,9 @@ impl<O: Object> Test<O> {
         })
     }
 
-    /// Localizes the test and panics unless the object is linearizable on it: the panic
-    /// message is the text report, and its Markdown and JSON are written under
-    /// `target/fgvt/<name>.md` and `.json` for a bug ticket (and the labeled tree as `.svg`
-    /// with the `svg` feature).
-    ///
-    /// With `FGVT_REPLAY` set, it first prints that run, as [`Test::localize`] does.
+    /// [`Test::assert_linearizable`]'s work.
     #[track_caller]
-    pub fn assert_linearizable(&self) {
+    pub(crate) fn assert_linearizable(&self) {
         let localized = match self.localize() {
             Ok(l) => l,
             Err(e) => panic!("fgvt could not explore `{}`: {e}", self.name),
@@ -831,16 +918,11 @@ impl<O: Object> Test<O> {
         }
     }
 
-    /// One run of the test, by its choices — thread numbers, or [`Choice`]s where a load
-    /// under weak memory went another way than the latest store (a report's witness gives
-    /// them, and its replay line runs this): its per-thread columns, history and verdict, as
-    /// `fgvt explore --schedule` prints a model's run. `Err` when a choice names a thread that
-    /// cannot move.
-    pub fn replay<C: Copy + Into<Choice>>(&self, schedule: &[C]) -> Result<Replayed, String> {
-        let schedule: Vec<Choice> = schedule.iter().map(|&c| c.into()).collect();
+    /// [`Test::replay`]'s work.
+    pub(crate) fn replay(&self, schedule: &[Choice]) -> Result<Replayed, String> {
         // Taken first, the run is in the tree whatever the limits cut.
         let options = ExploreOptions {
-            first: Some(schedule.as_slice().into()),
+            first: Some(schedule.into()),
             ..self.explore_options()
         };
         let (tree, verdicts) =
