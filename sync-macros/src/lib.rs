@@ -19,107 +19,15 @@ use syn::{
     ImplItemFn, ItemImpl, LitStr, Pat, Path, PathArguments, ReturnType, Type, Visibility,
 };
 
-/// Writes `impl fgvt_sync::Object` for the type of an inherent impl block, from its methods.
-///
-/// ```
-/// use fgvt_sync::atomic::{AtomicI64, Ordering::SeqCst};
-///
-/// struct Counter(AtomicI64);
-///
-/// #[fgvt_sync::operations]
-/// impl Counter {
-///     fn new() -> Self {
-///         Counter(AtomicI64::new(0))
-///     }
-///
-///     /// `add(n)` in a test.
-///     pub fn add(&self, n: i64) -> i64 {
-///         self.0.fetch_add(n, SeqCst)
-///     }
-///
-///     /// `get()`.
-///     pub fn get(&self) -> i64 {
-///         self.0.load(SeqCst)
-///     }
-/// }
-///
-/// use fgvt_sync::{Call, Object, Value};
-/// let counter = Counter::new();
-/// assert_eq!(counter.call(&Call::new("add", vec![Value::Int(2)])), Ok(Value::Int(0)));
-/// assert_eq!(counter.call(&Call::new("get", vec![])), Ok(Value::Int(2)));
-/// let typo = counter.call(&Call::new("gett", vec![])).unwrap_err();
-/// assert!(typo.ends_with("did you mean `get()`?"), "{typo}");
-/// ```
-///
-/// **Operations.** Every `pub` method (any `pub(…)` too) that takes `&self` is an operation,
-/// named after the method; `#[op(name = "poll")]` names it otherwise, `#[op]` makes a private
-/// method one, and `#[skip]` leaves a method out. Two operations may share a name if they take
-/// different numbers of arguments. Methods without a receiver (constructors, helpers) are not
-/// operations.
-///
-/// **Arguments** are read from the call's values: every integer type (`i8` to `i128`, `u8`
-/// to `u128`, `isize`, `usize`; a value out of the type's range is an error naming the
-/// range), `bool`, tuples of these, `Option<T>` (`null` is `None`), and `fgvt_sync::Value`
-/// itself, as it is.
-///
-/// **Results** go through `fgvt_sync::IntoValue` (`()`, `bool`, integers up to 64 bits,
-/// `Option`, pairs and triples, `Value`). A method that returns a `Result` has its `Ok` shown
-/// as the value inside and its `Err(e)` as the string `"Err(…)"` of `e`'s `Debug` (`E:
-/// Debug`): an error the operation returns is one of its results, which the spec must give
-/// too, never a mistake in the test.
-///
-/// **Mistakes in the test.** A call of an operation the object does not have, or with a wrong
-/// number of arguments, returns `fgvt_sync::unknown(call)`'s error followed by the likely
-/// operation (``did you mean `get()`?``, or ``the object has `add(n)` ``); an argument of the
-/// wrong type returns the conversion's error (`expected an integer, got true`). `Test` panics
-/// naming the call, and a `main!` program exits 2, as for a hand-written `Object`.
-///
-/// **The fresh object** is made by the method marked `#[new]`, else by an associated `fn
-/// new()` without arguments in the block, else by `Default::default()`.
-///
-/// **Rejected**, with an error at the method: an operation that takes `&mut self` or `self`
-/// (threads share the object: use interior mutability, through fgvt_sync's atomics, locks or
-/// `Shared`), a generic operation, an `async` or `unsafe` one, and an argument of a type not
-/// listed above. `#[skip]` such a method and write `impl Object` by hand for dispatch the
-/// attribute cannot express.
-///
-/// The generated code names the runtime `::fgvt_sync`; a crate that renames the dependency
-/// says so with `#[operations(crate = my_name)]`. Under `#[cfg_attr(feature = "…",
-/// fgvt_sync::operations)]`, the helper attributes (`#[op]`, `#[skip]`, `#[new]`) need the
-/// same `cfg_attr`, since nothing removes them when the feature is off.
+/// Writes `impl fgvt_sync::Object` from the methods of an inherent impl block: documented,
+/// with its examples, where it is used, as `fgvt_sync::operations`.
 #[proc_macro_attribute]
 pub fn operations(attr: TokenStream, item: TokenStream) -> TokenStream {
     expand(Kind::Object, attr, item)
 }
 
-/// Writes `impl fgvt_sync::Sequential` for the type of an inherent impl block, from its
-/// methods: a sequential spec's dispatch, as [`macro@operations`] writes an object's.
-///
-/// ```
-/// #[derive(Clone, PartialEq, Eq, Hash, Default)]
-/// struct SeqCounter(i64);
-///
-/// #[fgvt_sync::sequential]
-/// impl SeqCounter {
-///     pub fn add(&mut self, n: i64) -> i64 {
-///         self.0 += n;
-///         self.0 - n
-///     }
-///
-///     pub fn get(&self) -> i64 {
-///         self.0
-///     }
-/// }
-///
-/// use fgvt_sync::{Call, Sequential, Value};
-/// let mut spec = <SeqCounter as Sequential>::new();
-/// assert_eq!(spec.call(&Call::new("add", vec![Value::Int(2)])), Ok(Value::Int(0)));
-/// assert_eq!(spec.call(&Call::new("get", vec![])), Ok(Value::Int(2)));
-/// ```
-///
-/// The rules are those of [`macro@operations`], except that an operation takes `&mut self`
-/// or `&self` (the spec runs one call at a time). The type must be `Clone + Eq + Hash`, as
-/// `Sequential` requires.
+/// Writes `impl fgvt_sync::Sequential` from the methods of an inherent impl block: documented,
+/// with its example, where it is used, as `fgvt_sync::sequential`.
 #[proc_macro_attribute]
 pub fn sequential(attr: TokenStream, item: TokenStream) -> TokenStream {
     expand(Kind::Sequential, attr, item)

@@ -284,21 +284,43 @@ fn two_plus_two_w_with_every_combination_of_orders() {
     }
 }
 
+/// [`agree`] on every program of `programs`, on every core: each explores on the OS thread
+/// that runs it (see [`PROGRAM`]), so they are independent.
+fn agree_on_every_core(programs: &[Program]) {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let workers = std::thread::available_parallelism().map_or(1, usize::from);
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| {
+                while let Some(p) =
+                    programs.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+                {
+                    agree(p);
+                }
+            });
+        }
+    });
+}
+
 #[test]
 fn iriw_with_every_combination_of_orders() {
+    // 729 programs of four threads: the longest test of the suite, spread over the cores.
+    let mut programs = Vec::new();
     for a in STORES {
         for b in STORES {
             for c in LOADS {
                 for d in LOADS {
                     for e in LOADS {
                         for f in LOADS {
-                            agree(&litmus::iriw(a, b, c, d, e, f));
+                            programs.push(litmus::iriw(a, b, c, d, e, f));
                         }
                     }
                 }
             }
         }
     }
+    assert_eq!(programs.len(), 729);
+    agree_on_every_core(&programs);
 }
 
 #[test]
