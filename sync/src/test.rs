@@ -161,6 +161,7 @@ struct ObjectFns {
 }
 
 impl ObjectFns {
+    /// The functions for `O`: the only code of a test instantiated per object type.
     fn of<O: Object>() -> Self {
         ObjectFns {
             name: short_type_name::<O>,
