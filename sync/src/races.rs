@@ -247,8 +247,11 @@ impl Races {
         };
         let unordered = |k: &&Kept| !hb.ordered(k.thread, k.mark, thread);
         let racing = match (place.checked, touch) {
-            (Checked::Synchronizing, _) => place.write.iter().find(unordered),
-            (Checked::Plain, Touch::Read) => place.write.iter().find(unordered),
+            // A read races with the last write only; so does any access to an atomic or a lock
+            // (with its making).
+            (Checked::Synchronizing, _) | (Checked::Plain, Touch::Read) => {
+                place.write.iter().find(unordered)
+            }
             (Checked::Plain, _) => place.kept().find(unordered),
         };
         if let Some(first) = racing {

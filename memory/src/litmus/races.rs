@@ -21,6 +21,19 @@ const D: u32 = 0;
 /// The flag, the pointer, the lock word.
 const F: u32 = 1;
 
+/// A reader of published data: `r0 := f (load); if r0 == 1 { r1 := d (plain) }`.
+fn published_reader(load: Order) -> Vec<Instr> {
+    vec![
+        Instr::Load {
+            loc: F,
+            order: load,
+            reg: 0,
+        },
+        skip_unless(0, 1, 1),
+        Instr::Read { loc: D, reg: 1 },
+    ]
+}
+
 fn skip_unless(reg: usize, value: u64, skip: usize) -> Instr {
     Instr::SkipUnless { reg, value, skip }
 }
@@ -46,15 +59,7 @@ pub fn mp_plain(store_flag: Order, load_flag: Order) -> Program {
                     order: store_flag,
                 },
             ],
-            vec![
-                Instr::Load {
-                    loc: F,
-                    order: load_flag,
-                    reg: 0,
-                },
-                skip_unless(0, 1, 1),
-                Instr::Read { loc: D, reg: 1 },
-            ],
+            published_reader(load_flag),
         ],
     }
 }
@@ -117,15 +122,7 @@ pub fn cas_publish(publish: Order, load: Order) -> Program {
                     reg: 0,
                 },
             ],
-            vec![
-                Instr::Load {
-                    loc: F,
-                    order: load,
-                    reg: 0,
-                },
-                skip_unless(0, 1, 1),
-                Instr::Read { loc: D, reg: 1 },
-            ],
+            published_reader(load),
         ],
     }
 }
