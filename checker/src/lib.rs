@@ -5,7 +5,8 @@
 //! * [`check`](mod@check): the WGL linearizability checker, with partitioning, pending and stuck
 //!   operations, a deadline, and a verdict cache;
 //! * [`explain`]: why a history is not linearizable;
-//! * [`formats`]: recorded histories (Jepsen etcd logs, kv EDN logs, fgvt JSON);
+//! * [`formats`] (the `formats` feature, on by default): recorded histories (Jepsen etcd logs,
+//!   kv EDN logs, fgvt JSON);
 //! * [`workload`]: generated histories for benchmarks.
 //!
 //! The [`History`] type itself belongs to `fgvt-tree`, which produces histories and must not
@@ -41,6 +42,7 @@
 pub mod builtin;
 pub mod check;
 pub mod explain;
+#[cfg(feature = "formats")]
 pub mod formats;
 mod op;
 pub mod spec;

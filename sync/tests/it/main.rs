@@ -5,12 +5,15 @@
 mod atomics;
 mod bad_calls;
 mod common;
+mod compile_fail;
 mod condvar;
+mod consumer;
 mod leaves;
 mod litmus;
 mod locks;
 mod merging;
 mod names;
+mod operations;
 mod races;
 mod readme;
 mod readme_counter;
