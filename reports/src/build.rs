@@ -410,6 +410,12 @@ fn notes(input: &ReportInput<'_>, summary: &TreeSummary, shown: usize) -> Vec<St
              counts and verdicts cover only the part explored and checked"
                 .to_string(),
         ),
+        Some(limit) if limit == Limit::ReportBudget.name() => notes.push(format!(
+            "a run fails; exploring went on for the report budget after the first failing run \
+             and stopped there ({}): the tree is partial, and its counts, labels and CDRS cover \
+             the part explored (a larger budget, or `none`, explores more)",
+            limit_option(limit)
+        )),
         Some(limit) => notes.push(format!(
             "exploration stopped at {}: the tree is partial and its counts cover only the explored part",
             limit_option(limit)
@@ -506,6 +512,8 @@ fn cdrs_report(
         statements,
         nodes,
         witness: witness(group, input, explain),
+        // Known once the fix search has run: see `memory::name_deciding_accesses`.
+        decided_by: Vec::new(),
     }
 }
 
@@ -784,6 +792,7 @@ pub fn option(limit: fgvt_tree::Limit) -> &'static str {
         // No option sets it: a signal does.
         fgvt_tree::Limit::Interrupted => "Ctrl-C",
         fgvt_tree::Limit::MaxStale => "--max-stale",
+        fgvt_tree::Limit::ReportBudget => "--report-budget",
     }
 }
 

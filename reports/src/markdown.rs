@@ -197,6 +197,9 @@ fn cdrs_section(out: &mut String, c: &CdrsReport) {
     for (i, node) in c.nodes.iter().enumerate() {
         race_node(out, i + 1, node);
     }
+    if let Some(line) = crate::memory::decided_by_line(&c.decided_by) {
+        let _ = writeln!(out, "**{}**\n", escape_text(&line));
+    }
     witness(out, &c.witness);
 }
 

@@ -1,7 +1,7 @@
 //! The words a report uses for weak memory: which store an access read, what a fix changes.
 //! Shared by the renderers, so the terminal, Markdown and SARIF say the same thing.
 
-use crate::model::{MemoryReport, MemoryWayReport, OrderChange, StoreReport};
+use crate::model::{LocalizeReport, MemoryReport, MemoryWayReport, OrderChange, StoreReport};
 
 /// A store as a sentence names it: `T0's store of 1 at src/lib.rs:24:9`, `the initial 0`,
 /// `init's store of 1 at …`.
@@ -44,13 +44,19 @@ pub(crate) fn access_words(order: Option<&str>, way: Option<&MemoryWayReport>) -
 }
 
 /// What a report says of the search for a fix that found `changes` changes (none when it found
-/// no fix) after `tried` trials.
-pub fn fix_note(changes: usize, tried: usize) -> String {
+/// no fix) after `tried` trials, and whether the report budget stopped it before it had made
+/// every trial.
+pub fn fix_note(changes: usize, tried: usize, budget_ran_out: bool) -> String {
     match changes {
         1 => "with that one change every run passes (explored again with it)".to_string(),
         2 => "no one change is enough; with those two every run passes (explored again with \
               them)"
             .to_string(),
+        _ if budget_ran_out => format!(
+            "no change of one or two accesses' orderings or fences found that makes every run \
+             pass: {tried} tried (each by exploring the test again) before the report budget \
+             ran out; a larger budget tries more"
+        ),
         _ => format!(
             "no change of one or two accesses' orderings or fences makes every run pass \
              ({tried} tried, each by exploring the test again)"
@@ -100,4 +106,37 @@ pub(crate) fn memory_lines(memory: &MemoryReport) -> Vec<String> {
         lines.push(note.clone());
     }
     lines
+}
+
+/// Names, in every CDRS of `report` whose races include a stale read taken by its witness,
+/// the accesses whose orderings decide the failure: the changes of the fix its weak-memory
+/// part found ([`CdrsReport::decided_by`](crate::model::CdrsReport::decided_by)). A stale read
+/// is the victim; the access a stronger ordering would fix (often a store on another line, or
+/// another thread's) is the cause, and a reader of the CDRS needs both side by side.
+pub fn name_deciding_accesses(report: &mut LocalizeReport) {
+    let Some(fix) = report.memory.as_ref().map(|m| m.fix.clone()) else {
+        return;
+    };
+    if fix.is_empty() {
+        return;
+    }
+    for cdrs in &mut report.cdrs {
+        let stale = (cdrs.nodes.iter().flat_map(|n| &n.races))
+            .any(|r| r.taken && r.memory.as_ref().is_some_and(|m| m.latest.is_some()));
+        if stale {
+            cdrs.decided_by = fix.clone();
+        }
+    }
+}
+
+/// The line a CDRS shows for the accesses that decide it, if any: `the ordering that decides
+/// it: make the load of ready#1 at src/lib.rs:39:12 Acquire (was Relaxed)`.
+pub(crate) fn decided_by_line(decided_by: &[OrderChange]) -> Option<String> {
+    let changes: Vec<String> = decided_by.iter().map(change_words).collect();
+    let what = match changes.len() {
+        0 => return None,
+        1 => "the ordering that decides it",
+        _ => "the orderings that decide it",
+    };
+    Some(format!("{what}: {}", changes.join("; and ")))
 }

@@ -248,6 +248,11 @@ pub struct CdrsReport {
     pub nodes: Vec<RaceNodeReport>,
     /// One failing execution with this CDRS.
     pub witness: WitnessReport,
+    /// Under weak memory, for a CDRS with a stale read (a read of an older store than the
+    /// latest) when a fix was found: the accesses whose orderings decide the failure, as the
+    /// fix changes them ([`MemoryReport::fix`]): the cause beside the stale read it allows.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub decided_by: Vec<OrderChange>,
 }
 
 /// A source statement that takes part in a race.

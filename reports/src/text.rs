@@ -145,6 +145,9 @@ fn cdrs_section(out: &mut String, r: &LocalizeReport, c: &CdrsReport, st: Style)
     for (i, node) in c.nodes.iter().enumerate() {
         race_node(out, i + 1, node, st);
     }
+    if let Some(line) = crate::memory::decided_by_line(&c.decided_by) {
+        let _ = writeln!(out, "  {}", st.bold(&line));
+    }
     witness(out, &c.witness, st);
 }
 

@@ -99,6 +99,11 @@ pub struct LimitArgs {
     /// Stop after this many seconds (the result is then partial, exit 3).
     #[arg(long, value_parser = parse_seconds)]
     pub timeout: Option<Duration>,
+    /// Once a run has failed, report within this many seconds: the rest of the tree is
+    /// explored (and a weak-memory fix searched for) until then, and the report shows what
+    /// was found (partial, exit 3, if the tree was cut). `none`: explore it all.
+    #[arg(long, value_parser = parse_report_budget, value_name = "SECONDS|none", default_value = "5")]
+    pub report_budget: ReportBudget,
     /// Most instructions an operation may execute between two shared-memory accesses (and in
     /// one serial run of the spec); a longer run is cut as an endless local loop.
     #[arg(long, default_value_t = fgvt_lang::DEFAULT_BUDGET)]
@@ -151,8 +156,33 @@ impl LimitArgs {
                     .unwrap_or_else(crate::memory::default_budget),
             ),
             interrupt: Some(output::interrupt()),
+            report_budget: self.report_budget.0,
         }
     }
+}
+
+/// `--report-budget`: seconds, or no budget at all.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReportBudget(pub Option<Duration>);
+
+impl std::fmt::Display for ReportBudget {
+    /// As the option takes it: seconds, or `none`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Some(budget) => write!(f, "{}", budget.as_secs_f64()),
+            None => f.write_str("none"),
+        }
+    }
+}
+
+/// `--report-budget`: a positive number of seconds, or `none`.
+pub fn parse_report_budget(s: &str) -> Result<ReportBudget, String> {
+    if s.eq_ignore_ascii_case("none") {
+        return Ok(ReportBudget(None));
+    }
+    parse_seconds(s)
+        .map(|t| ReportBudget(Some(t)))
+        .map_err(|_| format!("`{s}` is neither a positive number of seconds nor `none`"))
 }
 
 /// `--pattern`: a regular expression over labels (see [`Pattern`]).

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use fgvt_tree::{ExploreOptions, Interrupt, MemoryBudget};
+use fgvt_tree::{ExploreOptions, Interrupt, MemoryBudget, DEFAULT_REPORT_BUDGET};
 
 /// The limits of one run of the pipeline. A limit that is hit makes the result partial (the
 /// unexplored states become cut leaves), never a silent cut.
@@ -23,6 +23,10 @@ pub struct Limits {
     /// Stop exploring and judging when this is raised (the command line raises it on SIGINT
     /// and SIGTERM); the result is then partial, cut by `interrupted`.
     pub interrupt: Option<Interrupt>,
+    /// How long localization may go on after the first failing run: exploring the rest of the
+    /// tree (past it the tree is partial, cut by `report-budget`), then the fix search of a
+    /// weak-memory test (past it the fix note says how many trials were made). `None`: no end.
+    pub report_budget: Option<Duration>,
 }
 
 impl Default for Limits {
@@ -35,6 +39,7 @@ impl Default for Limits {
             memoize: true,
             max_memory: None,
             interrupt: None,
+            report_budget: Some(DEFAULT_REPORT_BUDGET),
         }
     }
 }
@@ -64,6 +69,7 @@ impl Limits {
                 used: crate::memory::allocated,
             }),
             interrupt: self.interrupt,
+            report_budget: self.report_budget,
             ..ExploreOptions::default()
         }
     }

@@ -271,6 +271,7 @@ pub fn localize(
     }
     if test.is_weak() {
         report.memory = Some(super::weak::memory_report(test, limits, &report, &tree));
+        fgvt_reports::name_deciding_accesses(&mut report);
     }
     Ok(Localized {
         report,

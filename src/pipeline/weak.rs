@@ -7,6 +7,8 @@
 //! code), until one makes every run pass. A trial may explore about as many states as the test
 //! itself (a change that makes a spin's turns distinct states is no fix to tell of).
 
+use std::time::Instant;
+
 use fgvt_memory::fix::{self, Change};
 use fgvt_reports::model::{MemoryReport, OrderChange, SourceLocation, Verdict};
 use fgvt_reports::LocalizeReport;
@@ -35,9 +37,12 @@ pub fn memory_report(
     if report.verdict != Verdict::NotLinearizable {
         return memory;
     }
+    // The report budget runs from here: the exploration that found the failure is over.
+    let deadline = limits.report_budget.map(|budget| Instant::now() + budget);
     let options = limits.explore_options();
     let sequential = test.under(MemoryMode::SequentiallyConsistent);
-    memory.passes_sequentially_consistent = fails(&sequential, &options).map(|fails| !fails);
+    memory.passes_sequentially_consistent =
+        fails(&sequential, &options.clone().until(deadline)).map(|fails| !fails);
 
     let (max_states, max_steps) = fix::trial_limits(
         tree.graph.node_count(),
@@ -62,20 +67,26 @@ pub fn memory_report(
         })
         .collect();
     let sites: Vec<_> = accesses.iter().map(|a| (a.kind, a.order)).collect();
+    let out_of_budget = || deadline.is_some_and(|d| Instant::now() >= d);
     let found = fix::search(&sites, &racing, MAX_FIX_TRIALS, |trial| {
-        if (limits.interrupt).is_some_and(fgvt_tree::Interrupt::is_raised) {
+        if (limits.interrupt).is_some_and(fgvt_tree::Interrupt::is_raised) || out_of_budget() {
             return None;
         }
         let changes = trial
             .iter()
             .map(|&(i, change)| (accesses[i].site, change))
             .collect();
-        Some(fails(&test.under(MemoryMode::Changed(changes)), &budget) == Some(false))
+        let options = budget.clone().until(deadline);
+        Some(fails(&test.under(MemoryMode::Changed(changes)), &options) == Some(false))
     });
     memory.fix = (found.changes.iter())
         .map(|&(i, change)| order_change(&accesses[i], located[i].as_ref(), change))
         .collect();
-    memory.fix_note = Some(fgvt_reports::fix_note(memory.fix.len(), found.tried));
+    memory.fix_note = Some(fgvt_reports::fix_note(
+        memory.fix.len(),
+        found.tried,
+        out_of_budget(),
+    ));
     memory
 }
 

@@ -134,6 +134,7 @@ pub fn make_test<O: Object>(args: &MakeArgs<'_>) -> Box<dyn AnyTest> {
         .max_steps(args.limits.max_steps)
         .max_states(args.limits.max_states)
         .max_stale(args.limits.max_stale)
+        .report_budget(args.limits.report_budget.0)
         .reproduce_with(args.reproduce)
         .replayed_by(
             &fgvt_reports::shell_quote(&program_name()),
@@ -259,6 +260,11 @@ pub struct Limits {
     /// then partial, exit 3). Default: 60% of the machine's RAM.
     #[arg(long, value_parser = fgvt::memory::parse_size)]
     pub max_memory: Option<usize>,
+    /// Once a run has failed, report within this many seconds: the rest of the tree is
+    /// explored (and a weak-memory fix searched for) until then, and the report shows what
+    /// was found (partial, exit 3, if the tree was cut). `none`: explore it all.
+    #[arg(long, value_parser = fgvt::cli::parse_report_budget, value_name = "SECONDS|none", default_value = "5")]
+    pub report_budget: fgvt::cli::ReportBudget,
 }
 
 impl Limits {
@@ -280,6 +286,9 @@ impl Limits {
         }
         if let Some(bytes) = self.max_memory {
             out.push_str(&format!(" --max-memory {bytes}"));
+        }
+        if self.report_budget.0 != Some(fgvt_tree::DEFAULT_REPORT_BUDGET) {
+            out.push_str(&format!(" --report-budget {}", self.report_budget));
         }
         out
     }

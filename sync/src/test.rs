@@ -6,7 +6,7 @@ use std::marker::PhantomData;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use fgvt_checker::{
     builtin, BuiltinSpec, CheckOptions, Outcome as CheckOutcome, Spec, Verdict as CheckVerdict,
@@ -23,7 +23,8 @@ use fgvt_reports::{
 use fgvt_tree::replay::ReplayError;
 use fgvt_tree::{
     explore, Call, Choice, EventKind, Exploration, ExploreOptions, Fault, Leaf, LeafKind, Limit,
-    MemoryBudget, NodeId, Progress, Search, Tree, TreeBuilder, FINAL_LANE, INIT_LANE,
+    MemoryBudget, NodeId, Progress, Search, Tree, TreeBuilder, DEFAULT_REPORT_BUDGET, FINAL_LANE,
+    INIT_LANE,
 };
 
 use crate::engine;
@@ -127,6 +128,8 @@ struct TestCore {
     /// [`Test::allow_uninstrumented`]).
     allow_uninstrumented: bool,
     timeout: Option<Duration>,
+    /// How long localizing goes on after the first failing run (see [`Test::report_budget`]).
+    report_budget: Option<Duration>,
     /// The memory budget and its probe (see [`Test::max_memory`]).
     max_memory: Option<MemoryBudget>,
     /// The command a report gives to run the test again.
@@ -240,6 +243,7 @@ impl<O: Object> Test<O> {
             merge: true,
             allow_uninstrumented: false,
             timeout: None,
+            report_budget: Some(DEFAULT_REPORT_BUDGET),
             max_memory: None,
             reproduce: crate::cargo_test::command(name),
             replay_program: None,
@@ -357,6 +361,29 @@ impl<O: Object> Test<O> {
         self
     }
 
+    /// How long localizing goes on once a run has failed (5 s by default): the rest of the
+    /// tree is explored until then (past it the tree is partial, [`Limit::ReportBudget`], and
+    /// the report shows the CDRS found so far), and then, under weak memory, the search for a
+    /// fix (past it the fix note says how many changes were tried). The verdict is known at
+    /// the first failing run; the budget bounds the wait for the racing lines. `None` explores
+    /// the whole tree and makes every trial, however long they take.
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// # use fgvt_sync::{Object, Test, Value, Call};
+    /// # struct Nothing;
+    /// # impl Object for Nothing {
+    /// #     fn new() -> Self { Nothing }
+    /// #     fn call(&self, _: &Call) -> Result<Value, String> { Ok(Value::Unit) }
+    /// # }
+    /// let test = Test::<Nothing>::new("patient").report_budget(Duration::from_secs(60));
+    /// let exhaustive = Test::<Nothing>::new("exhaustive").report_budget(None);
+    /// ```
+    pub fn report_budget(mut self, budget: impl Into<Option<Duration>>) -> Self {
+        self.core.report_budget = budget.into();
+        self
+    }
+
     /// Stops exploring once `budget.used()` reports `budget.bytes` or more in use (the result
     /// is then partial, [`Limit::Memory`]), and measures the exploration's peak
     /// ([`Tree::memory`]). The probe counts what the allocator holds: give the test binary a
@@ -454,7 +481,9 @@ impl<O: Object> Test<O> {
     }
 
     /// The first call the object rejects in a serial run after `init` (see
-    /// [`spec::refusal`](crate::spec::refusal)), named with where it is.
+    /// [`spec::refusal`](crate::spec::refusal)), named with where it is: what `main!` checks
+    /// before exploring.
+    #[cfg(feature = "cli")]
     pub(crate) fn rejected_call(&self) -> Result<(), String> {
         self.core.rejected_call()
     }
@@ -506,7 +535,8 @@ impl TestCore {
         self.explore_with(&self.explore_options())
     }
 
-    /// [`Test::rejected_call`]'s work.
+    /// The first call the object rejects in a serial run after `init` (see
+    /// [`spec::refusal`](crate::spec::refusal)), named with where it is.
     pub(crate) fn rejected_call(&self) -> Result<(), String> {
         let plan = &self.plan;
         let placed = (plan.init.iter().enumerate())
@@ -533,6 +563,7 @@ impl TestCore {
             max_steps: Some(self.max_steps),
             timeout: self.timeout,
             max_memory: self.max_memory,
+            report_budget: self.report_budget,
             ..ExploreOptions::default()
         }
     }
@@ -579,17 +610,23 @@ impl TestCore {
         )
     }
 
-    /// Whether some run fails under `mode`, by a search that stops at the first failing leaf:
-    /// `Some(false)` when the whole tree was explored and every leaf passed, `None` when a
-    /// limit (or a bound) left some run unjudged.
-    fn fails_in(&self, mode: Mode, limits: (usize, usize)) -> Option<bool> {
+    /// Whether some run fails under `mode`, by a search that stops at the first failing leaf
+    /// and by `deadline`: `Some(false)` when the whole tree was explored and every leaf
+    /// passed, `None` when a limit (or a bound) left some run unjudged.
+    fn fails_in(
+        &self,
+        mode: Mode,
+        limits: (usize, usize),
+        deadline: Option<Instant>,
+    ) -> Option<bool> {
         let program = self.program_in(mode);
         let (max_states, max_steps) = limits;
         let options = ExploreOptions {
             max_states: Some(max_states.min(self.max_states)),
             max_steps: Some(max_steps.min(self.max_steps)),
             ..self.explore_options()
-        };
+        }
+        .until(deadline);
         let search = match self.spec {
             SpecChoice::Serial => {
                 search_with(&program, &options, SelfSpec::new(self.object.serial))
@@ -619,8 +656,15 @@ impl TestCore {
         if report.verdict != Verdict::NotLinearizable {
             return memory;
         }
+        // The report budget runs from here: the exploration that found the failure is over.
+        let deadline = self.report_budget.map(|budget| Instant::now() + budget);
+        let out_of_budget = || deadline.is_some_and(|d| Instant::now() >= d);
         memory.passes_sequentially_consistent = self
-            .fails_in(Mode::Sc { watch: false }, (self.max_states, self.max_steps))
+            .fails_in(
+                Mode::Sc { watch: false },
+                (self.max_states, self.max_steps),
+                deadline,
+            )
             .map(|fails| !fails);
         let budget = fix::trial_limits(
             tree.graph.node_count(),
@@ -632,6 +676,9 @@ impl TestCore {
             .map(|s| racing_at.contains(&(s.at.line() as usize, s.at.column() as usize)))
             .collect();
         let found = fix::search(&sites, &racing, MAX_FIX_TRIALS, |trial| {
+            if out_of_budget() {
+                return None;
+            }
             let mut overrides: HashMap<Site, Override> = HashMap::new();
             for &(i, change) in trial {
                 let o = overrides.entry(site(sites[i].at)).or_default();
@@ -641,12 +688,16 @@ impl TestCore {
                     Change::FenceAfter(order) => o.fence_after = Some(order),
                 }
             }
-            Some(self.fails_in(self.weak_mode(overrides), budget) == Some(false))
+            Some(self.fails_in(self.weak_mode(overrides), budget, deadline) == Some(false))
         });
         memory.fix = (found.changes.iter())
             .map(|&(i, change)| order_change(&sites[i], change, sources))
             .collect();
-        memory.fix_note = Some(fgvt_reports::fix_note(memory.fix.len(), found.tried));
+        memory.fix_note = Some(fgvt_reports::fix_note(
+            memory.fix.len(),
+            found.tried,
+            out_of_budget(),
+        ));
         memory
     }
 
@@ -857,6 +908,7 @@ impl TestCore {
         }
         if self.memory.get() == Some(Memory::Weak) {
             report.memory = Some(self.memory_report(&report, &tree, &sources));
+            fgvt_reports::name_deciding_accesses(&mut report);
         }
         let unreadable = sources::unreadable();
         if !unreadable.is_empty() {

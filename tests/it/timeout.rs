@@ -107,3 +107,45 @@ fn a_timeout_leaves_no_leaf_it_reached_unchecked() {
         "{out}"
     );
 }
+
+/// Issue 41: once a run has failed, the report comes within `--report-budget` seconds, with
+/// the CDRS of the part explored, marked partial; `none` explores on (here, to a state limit).
+#[test]
+fn a_failing_run_is_reported_within_the_report_budget() {
+    let model = std::fs::read_to_string(common::fixture("linked_list/linked_list.fgv")).unwrap();
+    let dir = common::workdir(&[("linked_list.fgv", &model), ("big.json", BIG_TEST)]);
+    let localize = |budget: &str| {
+        common::run(common::fgvt().current_dir(dir.path()).args([
+            "localize",
+            "big.json",
+            "--format",
+            "json",
+            "--max-states",
+            "300000",
+            "--report-budget",
+            budget,
+        ]))
+    };
+    let (code, out, err) = localize("0.2");
+    assert_eq!(code, 3, "a partial result: {err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["partial"], "report-budget", "{out}");
+    assert_eq!(v["verdict"], "not-linearizable");
+    assert!(!v["cdrs"].as_array().unwrap().is_empty(), "{out}");
+    assert!(v["notes"].to_string().contains("--report-budget"), "{out}");
+
+    let (code, out, err) = localize("none");
+    assert_eq!(code, 3, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        v["partial"], "max-states",
+        "no budget: the state limit stops it"
+    );
+
+    let (code, _, err) = localize("soon");
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("--report-budget") && err.contains("none"),
+        "{err}"
+    );
+}

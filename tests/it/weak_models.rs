@@ -83,6 +83,8 @@ fn check_buggy(fixture: &str, snippet: &str, fix: &[(&str, &str, &str)]) -> Valu
         .map(|(a, b, c)| (a.to_string(), b.to_string(), c.to_string()))
         .collect();
     assert_eq!(found, expected, "{fixture}: {memory}");
+    // Issue 41: the CDRS names, beside its stale read, the accesses whose orderings decide it.
+    assert_eq!(top["decided_by"], memory["fix"], "{fixture}");
     r
 }
 
@@ -159,6 +161,14 @@ fn the_text_report_names_the_stale_read_and_the_weak_memory_verdict() {
         "{text}"
     );
     assert!(text.contains("only under weak memory"), "{text}");
+    assert!(
+        text.contains(
+            "the orderings that decide it: make the store to `ready` at \
+             fixtures/message_passing/message_passing.fgv:17:9 release (was relaxed); and make \
+             the load of `ready` at fixtures/message_passing/message_passing.fgv:22:13 acquire"
+        ),
+        "{text}"
+    );
     // A model without orderings says nothing of memory.
     let (_, text) = localize(&["fixtures/pair_snapshot/failing.json"]);
     assert!(!text.contains("Weak memory"), "{text}");

@@ -72,6 +72,29 @@ pub struct ExploreOptions {
     /// Stop as soon as this flag is raised (a signal handler raises it on Ctrl-C): the tree is
     /// then partial, cut by [`Limit::Interrupted`], like any other limit.
     pub interrupt: Option<Interrupt>,
+    /// How much longer a search that judges its leaves ([`explore_judging`]) goes on after its
+    /// first failing leaf: past it the tree is partial, cut by [`Limit::ReportBudget`]. The
+    /// verdict is known at the first failure; what the rest of the tree adds is the labels and
+    /// the CDRS, and a user waits for those. `None`: the whole tree, however long it takes.
+    pub report_budget: Option<Duration>,
+}
+
+/// The [`ExploreOptions::report_budget`] front ends default to: a failing run's report within
+/// seconds of the run, with the CDRS of what was explored by then, rather than after minutes of
+/// silence.
+pub const DEFAULT_REPORT_BUDGET: Duration = Duration::from_secs(5);
+
+impl ExploreOptions {
+    /// These options, their timeout shortened so that exploring ends by `deadline` (if any)
+    /// at the latest: what a stage that must end with a larger budget explores with.
+    pub fn until(self, deadline: Option<Instant>) -> ExploreOptions {
+        let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+        let timeout = match (self.timeout, left) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        ExploreOptions { timeout, ..self }
+    }
 }
 
 /// A flag that asks a running exploration to stop: set from anywhere (a signal handler, another
@@ -130,6 +153,7 @@ impl Default for ExploreOptions {
             max_preemptions: None,
             first: None,
             interrupt: None,
+            report_budget: None,
         }
     }
 }
@@ -334,7 +358,7 @@ fn search<'a, P: Program>(
             fails: watch,
             at_failure,
             found: None,
-            told: false,
+            failed_at: None,
         },
     };
     let root = explorer.run((initial, HistoryTree::ROOT));
@@ -510,8 +534,8 @@ struct Watch<'a> {
     at_failure: AtFailure,
     /// The first leaf `fails` failed, with the run that reaches it, when the search stops there.
     found: Option<(NodeId, Vec<Choice>)>,
-    /// Whether the first failing leaf was told of already.
-    told: bool,
+    /// When the first failing leaf was told of, if it was.
+    failed_at: Option<Instant>,
 }
 
 impl Watch<'_> {
@@ -529,12 +553,12 @@ impl Watch<'_> {
             None => false,
         };
         let node = tree.leaf(leaf);
-        if fails && self.found.is_none() && !self.told {
+        if fails && self.found.is_none() && self.failed_at.is_none() {
             let schedule: Vec<Choice> = path.iter().copied().chain(last).collect();
             match self.at_failure {
                 AtFailure::Stop => self.found = Some((node, schedule)),
                 AtFailure::Tell => {
-                    self.told = true;
+                    self.failed_at = Some(Instant::now());
                     progress.failing_run(&schedule);
                 }
             }
@@ -1063,8 +1087,13 @@ impl<P: Program> Explorer<'_, P> {
                 return Some(Limit::Memory);
             }
         }
-        match self.options.timeout {
-            Some(timeout) if self.started.elapsed() >= timeout => Some(Limit::Timeout),
+        if let Some(timeout) = self.options.timeout {
+            if self.started.elapsed() >= timeout {
+                return Some(Limit::Timeout);
+            }
+        }
+        match (self.options.report_budget, self.watch.failed_at) {
+            (Some(budget), Some(failed)) if failed.elapsed() >= budget => Some(Limit::ReportBudget),
             _ => None,
         }
     }

@@ -109,7 +109,7 @@ pub use choice::Choice;
 pub use event::{Event, EventKind, MemoryChoice, MemoryOrder, StoreRef};
 pub use explore::{
     explore, explore_judging, explore_with_progress, scout, search_failing, ExploreOptions,
-    Interrupt, MemoryBudget, Progress, Search, SCOUT_PREEMPTIONS,
+    Interrupt, MemoryBudget, Progress, Search, DEFAULT_REPORT_BUDGET, SCOUT_PREEMPTIONS,
 };
 pub use graph::{Parents, StateGraph};
 pub use history::{

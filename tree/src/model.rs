@@ -290,11 +290,15 @@ pub enum Limit {
     /// Under weak memory, an access had more ways (stores it could read, places in
     /// modification order) than the program explores.
     MaxStale,
+    /// The run had failed, and exploring went on for longer than
+    /// [`ExploreOptions::report_budget`](crate::ExploreOptions::report_budget) after the first
+    /// failing leaf: the report comes now, with what was found so far.
+    ReportBudget,
 }
 
 impl Limit {
     /// The limit's stable name, as JSON reports spell it: `max-states`, `timeout`,
-    /// `max-steps`, `step-budget`, `memory`, `interrupted`, `max-stale`.
+    /// `max-steps`, `step-budget`, `memory`, `interrupted`, `max-stale`, `report-budget`.
     pub fn name(self) -> &'static str {
         match self {
             Limit::MaxStates => "max-states",
@@ -304,6 +308,7 @@ impl Limit {
             Limit::Memory => "memory",
             Limit::Interrupted => "interrupted",
             Limit::MaxStale => "max-stale",
+            Limit::ReportBudget => "report-budget",
         }
     }
 
@@ -317,6 +322,7 @@ impl Limit {
             Limit::Memory,
             Limit::Interrupted,
             Limit::MaxStale,
+            Limit::ReportBudget,
         ]
         .into_iter()
         .find(|l| l.name() == name)

@@ -5,7 +5,6 @@
 mod atomics;
 mod bad_calls;
 mod common;
-mod compile_fail;
 mod condvar;
 mod consumer;
 mod leaves;

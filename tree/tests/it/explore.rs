@@ -378,3 +378,37 @@ fn a_timeout_stops_a_small_tree_that_gets_slow_after_its_first_leaf() {
         "the quick first path is complete"
     );
 }
+
+/// `SlowLater`'s tree explored with a report budget of 5 ms, judged by `fails`.
+fn explored_within_a_report_budget(fails: &mut dyn FnMut(&fgvt_tree::Leaf) -> bool) -> Tree {
+    let options = ExploreOptions {
+        report_budget: Some(std::time::Duration::from_millis(5)),
+        ..plain()
+    };
+    let toy = SlowLater(straight_line(&[2, 2]));
+    fgvt_tree::explore_judging(&toy, &options, &mut (), fails).unwrap()
+}
+
+#[test]
+fn the_report_budget_stops_exploring_that_long_after_the_first_failing_leaf() {
+    // Every leaf fails: the quick first path fails at once, and the slow rest is cut.
+    let tree = explored_within_a_report_budget(&mut |_| true);
+    assert_eq!(tree.partial, Some(fgvt_tree::Limit::ReportBudget));
+    assert!(tree.stats().complete > 0, "the failing first path is kept");
+    assert!(tree.stats().cut > 0);
+}
+
+#[test]
+fn without_a_failing_leaf_the_report_budget_never_starts() {
+    let tree = explored_within_a_report_budget(&mut |_| false);
+    assert_eq!(tree.partial, None);
+    let whole = explore(&straight_line(&[2, 2]), &plain()).unwrap();
+    assert_eq!(tree.stats().leaves, whole.stats().leaves);
+    // Nor without a judge: a plain exploration knows of no failure.
+    let options = ExploreOptions {
+        report_budget: Some(std::time::Duration::ZERO),
+        ..plain()
+    };
+    let unjudged = explore(&SlowLater(straight_line(&[2, 2])), &options).unwrap();
+    assert_eq!(unjudged.partial, None);
+}
