@@ -1,8 +1,8 @@
 //! The attributes behind `fgvt_sync::operations` and `fgvt_sync::sequential`: they write an
 //! object's [`Object`] (or a sequential spec's [`Sequential`]) implementation from the methods
-//! of an inherent impl block, so that a test's `"write(0, 2)"` runs `self.write(0, 2)` with no
-//! hand-written dispatch. Use them through `fgvt-sync` (its default `macros` feature), not
-//! from this crate.
+//! of an impl block (inherent, or of a trait), so that a test's `"write(0, 2)"` runs
+//! `self.write(0, 2)` with no hand-written dispatch. Use them through `fgvt-sync` (its default
+//! `macros` feature), not from this crate.
 //!
 //! [`Object`]: https://docs.rs/fgvt-sync/latest/fgvt_sync/trait.Object.html
 //! [`Sequential`]: https://docs.rs/fgvt-sync/latest/fgvt_sync/trait.Sequential.html
@@ -19,14 +19,14 @@ use syn::{
     ImplItemFn, ItemImpl, LitStr, Pat, Path, PathArguments, ReturnType, Type, Visibility,
 };
 
-/// Writes `impl fgvt_sync::Object` from the methods of an inherent impl block: documented,
+/// Writes `impl fgvt_sync::Object` from the methods of an impl block: documented,
 /// with its examples, where it is used, as `fgvt_sync::operations`.
 #[proc_macro_attribute]
 pub fn operations(attr: TokenStream, item: TokenStream) -> TokenStream {
     expand(Kind::Object, attr, item)
 }
 
-/// Writes `impl fgvt_sync::Sequential` from the methods of an inherent impl block: documented,
+/// Writes `impl fgvt_sync::Sequential` from the methods of an impl block: documented,
 /// with its example, where it is used, as `fgvt_sync::sequential`.
 #[proc_macro_attribute]
 pub fn sequential(attr: TokenStream, item: TokenStream) -> TokenStream {
@@ -155,17 +155,23 @@ impl Errors {
 /// The implementation of the attribute's trait for `block`, whose helper attributes it
 /// removes.
 fn generate(kind: Kind, krate: &Path, block: &mut ItemImpl) -> syn::Result<TokenStream2> {
-    if let Some((_, path, for_token)) = &block.trait_ {
-        let span = quote!(#path #for_token);
-        return Err(syn::Error::new_spanned(
-            span,
-            format!(
-                "`#[{}]` goes on an inherent impl block (`impl MyType {{ … }}`), whose methods \
-                 it makes the operations of the type",
-                kind.attribute()
-            ),
-        ));
-    }
+    // Methods of a trait impl are called through the trait, which need not be in scope
+    // where the impl is; they are as public as the trait, so each one taking `self` is an
+    // operation.
+    let (owner, in_trait) = match &block.trait_ {
+        Some((Some(bang), path, _)) => {
+            return Err(syn::Error::new_spanned(
+                quote!(#bang #path),
+                format!(
+                    "`#[{}]` goes on an impl block that gives the type methods: a negative \
+                     impl has none",
+                    kind.attribute()
+                ),
+            ))
+        }
+        Some((None, path, _)) => (quote!(<Self as #path>), true),
+        None => (quote!(Self), false),
+    };
     let mut errors = Errors::default();
     let mut operations: Vec<Operation> = Vec::new();
     let mut marked_new: Option<syn::Ident> = None;
@@ -239,7 +245,7 @@ fn generate(kind: Kind, krate: &Path, block: &mut ItemImpl) -> syn::Result<Token
             }
             continue;
         }
-        let public = !matches!(method.vis, Visibility::Inherited);
+        let public = in_trait || !matches!(method.vis, Visibility::Inherited);
         let name = match &marks.op {
             Some((_, Some(name))) => Some(name.value()),
             Some((_, None)) => Some(method.sig.ident.unraw().to_string()),
@@ -281,12 +287,17 @@ fn generate(kind: Kind, krate: &Path, block: &mut ItemImpl) -> syn::Result<Token
         errors.push(syn::Error::new_spanned(
             &block.self_ty,
             format!(
-                "`#[{}]` found no operations: every `pub fn` of the block that takes `{}` is \
-                 one, and `#[op]` marks another",
+                "`#[{}]` found no operations: every {} of the block that takes `{}` is one{}",
                 kind.attribute(),
+                if in_trait { "method" } else { "`pub fn`" },
                 match kind {
                     Kind::Object => "&self",
                     Kind::Sequential => "&self` or `&mut self",
+                },
+                if in_trait {
+                    ""
+                } else {
+                    ", and `#[op]` marks another"
                 }
             ),
         ));
@@ -295,13 +306,13 @@ fn generate(kind: Kind, krate: &Path, block: &mut ItemImpl) -> syn::Result<Token
 
     let self_ty = &block.self_ty;
     let constructor = match marked_new.or(plain_new) {
-        Some(ident) => quote!(Self::#ident()),
+        Some(ident) => quote!(#owner::#ident()),
         None => quote_spanned! {self_ty.span()=>
             <Self as ::core::default::Default>::default()
         },
     };
     let (impl_generics, _, where_clause) = block.generics.split_for_impl();
-    let arms = operations.iter().map(|o| arm(krate, o));
+    let arms = operations.iter().map(|o| arm(krate, &owner, o));
     let table = operations.iter().map(|o| {
         let name = &o.name;
         let arity = o.params.len();
@@ -517,8 +528,8 @@ fn operation(
 }
 
 /// The match arm of `operation`: its name and arity, its arguments read, the method called
-/// and its result made a value.
-fn arm(krate: &Path, operation: &Operation) -> TokenStream2 {
+/// (through `owner`: `Self`, or `<Self as Trait>` in a trait impl) and its result made a value.
+fn arm(krate: &Path, owner: &TokenStream2, operation: &Operation) -> TokenStream2 {
     let Operation {
         name,
         method,
@@ -530,7 +541,7 @@ fn arm(krate: &Path, operation: &Operation) -> TokenStream2 {
     let args: Vec<_> = (0..conversions.len())
         .map(|i| format_ident!("__fgvt_arg{i}"))
         .collect();
-    let call = quote!(Self::#method(self, #(#args),*));
+    let call = quote!(#owner::#method(self, #(#args),*));
     let result = match output {
         ReturnType::Type(_, ty) if is_result(ty) => {
             let into = quote_spanned!(ty.span()=> #krate::IntoValue::into_value(value));

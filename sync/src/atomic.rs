@@ -271,6 +271,23 @@ macro_rules! common {
                 self.compare_exchange(current, new, success, failure)
             }
 
+            /// Writes `new` if the value is `current`, and returns the value found either way
+            /// (one CAS step): `std`'s deprecated form, which code such as spin 0.5 still
+            /// calls. The failure ordering is `std`'s: `order` without its release side
+            /// (`AcqRel` fails `Acquire`, `Release` fails `Relaxed`).
+            #[deprecated(note = "use `compare_exchange` or `compare_exchange_weak`, as `std` says")]
+            #[track_caller]
+            pub fn compare_and_swap(&self, current: $t, new: $t, order: Ordering) -> $t {
+                let failure = match order {
+                    Ordering::Release | Ordering::Relaxed => Ordering::Relaxed,
+                    Ordering::AcqRel | Ordering::Acquire => Ordering::Acquire,
+                    _ => Ordering::SeqCst,
+                };
+                match self.compare_exchange(current, new, order, failure) {
+                    Ok(found) | Err(found) => found,
+                }
+            }
+
             /// Sets the value to `f(old)` while `f` returns `Some`, as `std` does: one read
             /// step, then one CAS step per attempt; a CAS that finds another value than the
             /// one `f` was given calls `f` again on the value found. `Ok(old)` once a CAS

@@ -135,7 +135,8 @@ pub use fgvt_reports::{LocalizeReport, Verdict};
 // doctests run its examples, which the proc-macro crate's own would do only by building
 // fgvt-sync a second time, as a dependency of a host crate.
 #[cfg(feature = "macros")]
-/// Writes `impl fgvt_sync::Object` for the type of an inherent impl block, from its methods.
+/// Writes `impl fgvt_sync::Object` for the type of an impl block (inherent, or of a trait),
+/// from its methods.
 ///
 /// ```
 /// use fgvt_sync::atomic::{AtomicI64, Ordering::SeqCst};
@@ -173,6 +174,40 @@ pub use fgvt_reports::{LocalizeReport, Verdict};
 /// different numbers of arguments. Methods without a receiver (constructors, helpers) are not
 /// operations.
 ///
+/// **On a trait impl** every method that takes `&self` is an operation (a trait's methods are
+/// as public as the trait), called through the trait, which need not be in scope where the
+/// object is tested; the fresh object is made by a constructor of the trait marked `#[new]`,
+/// else by `Default::default()` (the attribute sees only the block, not the type's inherent
+/// `new()`):
+///
+/// ```
+/// use fgvt_sync::atomic::{AtomicI64, Ordering::SeqCst};
+///
+/// pub trait Register {
+///     fn write(&self, v: i64);
+///     fn read(&self) -> i64;
+/// }
+///
+/// #[derive(Default)]
+/// struct Cell(AtomicI64);
+///
+/// #[fgvt_sync::operations]
+/// impl Register for Cell {
+///     fn write(&self, v: i64) {
+///         self.0.store(v, SeqCst)
+///     }
+///
+///     fn read(&self) -> i64 {
+///         self.0.load(SeqCst)
+///     }
+/// }
+///
+/// use fgvt_sync::{Call, Object, Value};
+/// let cell = <Cell as Object>::new();
+/// assert_eq!(cell.call(&Call::new("write", vec![Value::Int(3)])), Ok(Value::Unit));
+/// assert_eq!(cell.call(&Call::new("read", vec![])), Ok(Value::Int(3)));
+/// ```
+///
 /// **Arguments** are read from the call's values: every integer type (`i8` to `i128`, `u8`
 /// to `u128`, `isize`, `usize`; a value out of the type's range is an error naming the
 /// range), `bool`, tuples of these, `Option<T>` (`null` is `None`), and `fgvt_sync::Value`
@@ -205,8 +240,8 @@ pub use fgvt_reports::{LocalizeReport, Verdict};
 /// same `cfg_attr`, since nothing removes them when the feature is off.
 pub use fgvt_sync_macros::operations;
 #[cfg(feature = "macros")]
-/// Writes `impl fgvt_sync::Sequential` for the type of an inherent impl block, from its
-/// methods: a sequential spec's dispatch, as [`macro@operations`] writes an object's.
+/// Writes `impl fgvt_sync::Sequential` for the type of an impl block (inherent, or of a
+/// trait), from its methods: a sequential spec's dispatch, as [`macro@operations`] writes an object's.
 ///
 /// ```
 /// #[derive(Clone, PartialEq, Eq, Hash, Default)]

@@ -1,13 +1,14 @@
 //! The atomics as drop-ins for `std::sync::atomic`: every width, `fetch_update` as `std` makes
 //! it (a read, then a CAS per attempt), read-modify-writes shown `old → new`, fences that are
-//! no steps, and names given with `.named` in the report's races.
+//! no steps, names given with `.named` in the report's races, and `std`'s deprecated
+//! `compare_and_swap`.
 
 use std::cell::Cell;
 
 use fgvt_sync::atomic::{
     compiler_fence, fence, AtomicBool, AtomicI16, AtomicI32, AtomicI64, AtomicI8, AtomicIsize,
     AtomicPtr, AtomicU16, AtomicU32, AtomicU64, AtomicU8, AtomicUsize,
-    Ordering::{Relaxed, SeqCst},
+    Ordering::{Acquire, Relaxed, Release, SeqCst},
 };
 use fgvt_sync::report::{EventKind, Tree};
 use fgvt_sync::{unknown, Call, IntoValue, Object, Test, Value};
@@ -279,4 +280,78 @@ fn a_named_atomic_is_named_in_the_race_text() {
     assert!(races.iter().all(|r| r.target == "d[0]#0"), "{races:?}");
     let text = fgvt_sync::report::render_text(&found.report, false);
     assert!(text.contains("T1 read d[0]#0 → 0 at "), "{text}");
+}
+
+/// Issue 42: `compare_and_swap`, as `std` had it: the value found, whether or not it wrote.
+#[test]
+#[allow(deprecated)]
+fn compare_and_swap_returns_the_value_it_found() {
+    let a = AtomicI64::new(1);
+    assert_eq!(a.compare_and_swap(1, 2, SeqCst), 1);
+    assert_eq!(a.compare_and_swap(1, 3, SeqCst), 2);
+    assert_eq!(a.load(SeqCst), 2);
+}
+
+/// A counter behind spin 0.5's lock, written with `compare_and_swap` as spin 0.5 wrote it:
+/// with `Acquire` on the lock and `Release` on the unlock every run passes; with `Relaxed`
+/// on the lock the increment may read a stale count.
+struct SwapLocked<const ACQUIRE: bool> {
+    lock: AtomicBool,
+    count: AtomicI64,
+}
+
+impl<const ACQUIRE: bool> Object for SwapLocked<ACQUIRE> {
+    fn new() -> Self {
+        SwapLocked {
+            lock: AtomicBool::new(false),
+            count: AtomicI64::new(0),
+        }
+    }
+
+    #[allow(deprecated)]
+    fn call(&self, call: &Call) -> Result<Value, String> {
+        match call.op.as_str() {
+            "inc" => {
+                let order = if ACQUIRE { Acquire } else { Relaxed };
+                while self.lock.compare_and_swap(false, true, order) {
+                    fgvt_sync::hint::spin_loop();
+                }
+                let n = self.count.load(Relaxed);
+                self.count.store(n + 1, Relaxed);
+                self.lock.store(false, Release);
+                Ok(Value::Unit)
+            }
+            "get" => Ok(self.count.load(SeqCst).into_value()),
+            _ => Err(unknown(call)),
+        }
+    }
+}
+
+#[test]
+fn a_lock_taken_by_compare_and_swap_is_explored_under_weak_memory() {
+    let found = Test::<SwapLocked<true>>::new("swap_locked")
+        .thread(&["inc()"])
+        .thread(&["inc()"])
+        .finally(&["get()"])
+        .localize()
+        .unwrap();
+    assert_eq!(found.report.verdict, fgvt_sync::Verdict::Linearizable);
+    assert_eq!(found.report.partial, None);
+    let relaxed = Test::<SwapLocked<false>>::new("swap_locked_relaxed")
+        .thread(&["inc()"])
+        .thread(&["inc()"])
+        .finally(&["get()"])
+        .localize()
+        .unwrap();
+    assert_eq!(relaxed.report.verdict, fgvt_sync::Verdict::NotLinearizable);
+    let text = fgvt_sync::report::render_text(&relaxed.report, false);
+    // The stale read of the count is the victim; the CAS of `compare_and_swap`'s line, the
+    // cause, is named beside it.
+    assert!(
+        text.contains(
+            "the ordering that decides it: make the compare-exchange on lock#0 at \
+             sync/tests/it/atomics.rs:"
+        ) && text.contains("Acquire (was Relaxed)"),
+        "{text}"
+    );
 }

@@ -437,3 +437,77 @@ fn a_sequential_spec_by_attribute_steps_one_call_at_a_time() {
 fn arg_is_still_there_for_hand_written_dispatch() {
     assert_eq!(Value::Int(3).int(), Ok(3));
 }
+
+/// A counter's interface as a trait, in a module of its own: the attribute on the impl calls
+/// through the trait, which is not in scope where the test runs.
+mod interface {
+    /// What a counter does.
+    pub trait Counting {
+        /// A fresh counter.
+        fn fresh() -> Self
+        where
+            Self: Sized;
+        fn inc(&self);
+        fn get(&self) -> i64;
+        /// Not an operation: it takes no `self`.
+        fn start() -> i64 {
+            0
+        }
+    }
+}
+
+/// The lossy counter again, its operations those of a trait (issue 42).
+struct TraitCounter(AtomicI64);
+
+impl TraitCounter {
+    /// An inherent method with an operation's name: the trait's is the one a test calls.
+    #[allow(dead_code)]
+    fn get(&self) -> i64 {
+        -1
+    }
+}
+
+#[fgvt_sync::operations]
+impl interface::Counting for TraitCounter {
+    #[new]
+    fn fresh() -> Self {
+        TraitCounter(AtomicI64::new(<Self as interface::Counting>::start()))
+    }
+
+    fn inc(&self) {
+        let v = self.0.load(SeqCst);
+        self.0.store(v + 1, SeqCst);
+    }
+
+    fn get(&self) -> i64 {
+        self.0.load(SeqCst)
+    }
+}
+
+#[test]
+fn the_operations_of_a_trait_impl_are_its_methods_called_through_the_trait() {
+    let counter = <TraitCounter as Object>::new();
+    assert_eq!(counter.call(&call("inc()")), Ok(Value::Unit));
+    assert_eq!(counter.call(&call("get()")), Ok(Value::Int(1)));
+    let typo = counter.call(&call("start()")).unwrap_err();
+    assert!(typo.contains("`start`"), "not an operation: {typo}");
+    let by_trait = Test::<TraitCounter>::new("trait_counter")
+        .thread(&["inc()"])
+        .thread(&["inc()"])
+        .finally(&["get()"])
+        .localize()
+        .unwrap()
+        .report;
+    let by_hand = Test::<HandCounter>::new("counter")
+        .thread(&["inc()"])
+        .thread(&["inc()"])
+        .finally(&["get()"])
+        .localize()
+        .unwrap()
+        .report;
+    assert_eq!(by_trait.verdict, fgvt_sync::Verdict::NotLinearizable);
+    assert_eq!(
+        (by_trait.tree.nodes, by_trait.tree.leaves),
+        (by_hand.tree.nodes, by_hand.tree.leaves)
+    );
+}
