@@ -329,22 +329,12 @@ impl<const ACQUIRE: bool> Object for SwapLocked<ACQUIRE> {
 
 #[test]
 fn a_lock_taken_by_compare_and_swap_is_explored_under_weak_memory() {
-    let found = Test::<SwapLocked<true>>::new("swap_locked")
-        .thread(&["inc()"])
-        .thread(&["inc()"])
-        .finally(&["get()"])
-        .localize()
-        .unwrap();
-    assert_eq!(found.report.verdict, fgvt_sync::Verdict::Linearizable);
-    assert_eq!(found.report.partial, None);
-    let relaxed = Test::<SwapLocked<false>>::new("swap_locked_relaxed")
-        .thread(&["inc()"])
-        .thread(&["inc()"])
-        .finally(&["get()"])
-        .localize()
-        .unwrap();
-    assert_eq!(relaxed.report.verdict, fgvt_sync::Verdict::NotLinearizable);
-    let text = fgvt_sync::report::render_text(&relaxed.report, false);
+    let found = crate::common::two_increments::<SwapLocked<true>>();
+    assert_eq!(found.verdict, fgvt_sync::Verdict::Linearizable);
+    assert_eq!(found.partial, None);
+    let relaxed = crate::common::two_increments::<SwapLocked<false>>();
+    assert_eq!(relaxed.verdict, fgvt_sync::Verdict::NotLinearizable);
+    let text = fgvt_sync::report::render_text(&relaxed, false);
     // The stale read of the count is the victim; the CAS of `compare_and_swap`'s line, the
     // cause, is named beside it.
     assert!(

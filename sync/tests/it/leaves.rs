@@ -357,33 +357,12 @@ fn an_abandoned_execution_unwinds_only_the_threads_that_would_wait() {
     );
 }
 
-/// A counter whose increment is a load then a store: two increments can lose one.
-struct LossyCounter(AtomicI64);
-
-impl Object for LossyCounter {
-    fn new() -> Self {
-        LossyCounter(AtomicI64::new(0))
-    }
-
-    fn call(&self, call: &Call) -> Result<Value, String> {
-        match call.op.as_str() {
-            "inc" => {
-                let v = self.0.load(SeqCst);
-                self.0.store(v + 1, SeqCst);
-                Ok(Value::Unit)
-            }
-            "get" => Ok(Value::Int(self.0.load(SeqCst))),
-            _ => Err(unknown(call)),
-        }
-    }
-}
-
 /// Issue 41: once a run has failed, localizing goes on for the report budget and then
 /// reports what it found, marked partial; without a budget it explores the whole tree.
 #[test]
 fn the_report_budget_ends_the_exploration_after_the_first_failing_run() {
     let test = || {
-        Test::<LossyCounter>::new("report_budget")
+        Test::<crate::common::LossyCounter>::new("report_budget")
             .thread(&["inc()", "inc()"])
             .thread(&["inc()", "inc()"])
             .thread(&["inc()"])

@@ -3,7 +3,9 @@
 //! the same tree as a hand-written `impl Object`.
 
 use fgvt_sync::atomic::{AtomicI64, Ordering::SeqCst};
-use fgvt_sync::{unknown, Arg, Call, IntoValue, Object, Sequential, Test, Value};
+use fgvt_sync::{Arg, Call, Object, Sequential, Test, Value};
+
+use crate::common::two_increments as localize;
 
 /// The call a test writes.
 fn call(text: &str) -> Call {
@@ -35,37 +37,10 @@ impl Counter {
 }
 
 /// The same counter, dispatched by hand.
-struct HandCounter(AtomicI64);
-
-impl Object for HandCounter {
-    fn new() -> Self {
-        HandCounter(AtomicI64::new(0))
-    }
-
-    fn call(&self, call: &Call) -> Result<Value, String> {
-        match (call.op.as_str(), call.args.as_slice()) {
-            ("inc", []) => {
-                let v = self.0.load(SeqCst);
-                self.0.store(v + 1, SeqCst);
-                Ok(Value::Unit)
-            }
-            ("get", []) => Ok(self.0.load(SeqCst).into_value()),
-            _ => Err(unknown(call)),
-        }
-    }
-}
+use crate::common::LossyCounter as HandCounter;
 
 #[test]
 fn the_attribute_explores_the_tree_a_hand_written_dispatch_does() {
-    fn localize<O: Object>() -> fgvt_sync::LocalizeReport {
-        Test::<O>::new("counter")
-            .thread(&["inc()"])
-            .thread(&["inc()"])
-            .finally(&["get()"])
-            .localize()
-            .unwrap()
-            .report
-    }
     let by_attribute = localize::<Counter>();
     let by_hand = localize::<HandCounter>();
     assert_eq!(by_attribute.verdict, fgvt_sync::Verdict::NotLinearizable);
@@ -491,20 +466,7 @@ fn the_operations_of_a_trait_impl_are_its_methods_called_through_the_trait() {
     assert_eq!(counter.call(&call("get()")), Ok(Value::Int(1)));
     let typo = counter.call(&call("start()")).unwrap_err();
     assert!(typo.contains("`start`"), "not an operation: {typo}");
-    let by_trait = Test::<TraitCounter>::new("trait_counter")
-        .thread(&["inc()"])
-        .thread(&["inc()"])
-        .finally(&["get()"])
-        .localize()
-        .unwrap()
-        .report;
-    let by_hand = Test::<HandCounter>::new("counter")
-        .thread(&["inc()"])
-        .thread(&["inc()"])
-        .finally(&["get()"])
-        .localize()
-        .unwrap()
-        .report;
+    let (by_trait, by_hand) = (localize::<TraitCounter>(), localize::<HandCounter>());
     assert_eq!(by_trait.verdict, fgvt_sync::Verdict::NotLinearizable);
     assert_eq!(
         (by_trait.tree.nodes, by_trait.tree.leaves),

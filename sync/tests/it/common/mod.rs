@@ -4,7 +4,42 @@
 
 use std::collections::BTreeMap;
 
+use fgvt_sync::atomic::{AtomicI64, Ordering::SeqCst};
 use fgvt_sync::report::{CoarseEvent, Tree};
+use fgvt_sync::{unknown, Call, IntoValue, LocalizeReport, Object, Test, Value};
+
+/// The report on `O`, a counter, incremented once by each of two threads and then read.
+pub fn two_increments<O: Object>() -> LocalizeReport {
+    Test::<O>::new("counter")
+        .thread(&["inc()"])
+        .thread(&["inc()"])
+        .finally(&["get()"])
+        .localize()
+        .unwrap()
+        .report
+}
+
+/// A counter whose increment is a load then a store, dispatched by hand: two increments can
+/// lose one.
+pub struct LossyCounter(AtomicI64);
+
+impl Object for LossyCounter {
+    fn new() -> Self {
+        LossyCounter(AtomicI64::new(0))
+    }
+
+    fn call(&self, call: &Call) -> Result<Value, String> {
+        match (call.op.as_str(), call.args.as_slice()) {
+            ("inc", []) => {
+                let v = self.0.load(SeqCst);
+                self.0.store(v + 1, SeqCst);
+                Ok(Value::Unit)
+            }
+            ("get", []) => Ok(self.0.load(SeqCst).into_value()),
+            _ => Err(unknown(call)),
+        }
+    }
+}
 
 /// How many unfolded runs end with each tuple of results (per thread, in order): what merging
 /// equal states must not change.
