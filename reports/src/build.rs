@@ -261,26 +261,52 @@ fn totals(counts: impl Iterator<Item = (Label, u64)>) -> LabelTotals {
     t
 }
 
+/// The access `thread` took most often among the last steps of the path from the root to
+/// `leaf` (by each node's first parent), with how many times: on a path cut by `max-steps`,
+/// the line a waiting loop spins on. The path's last step may be another thread's, or the
+/// spinning thread's way out of its loop, so the count, not the last step, names the loop.
+fn most_repeated(tree: &Tree, leaf: NodeId, thread: usize) -> Option<(Span, usize)> {
+    /// How many steps back from the leaf are counted: a spin fills them.
+    const WINDOW: usize = 400;
+    let parents = tree.graph.parents();
+    let mut counts: Vec<(Span, usize)> = Vec::new();
+    let mut node = leaf;
+    for _ in 0..WINDOW {
+        let Some(&(step, parent)) = parents.of(node).first() else {
+            break;
+        };
+        let event = &tree.events[step as usize];
+        if event.thread == thread {
+            match counts.iter_mut().find(|(span, _)| *span == event.span) {
+                Some((_, n)) => *n += 1,
+                None => counts.push((event.span, 1)),
+            }
+        }
+        node = parent;
+    }
+    counts.into_iter().max_by_key(|&(_, n)| n)
+}
+
 /// Why the first path cut by an operation's limits was cut, with the option that raises the
 /// limit: an operation that spins (on shared memory, or locally) is the usual cause, so the
-/// note names the line of the step that would have passed the limit and how each kind of
-/// object marks a waiting loop.
+/// note names the access the operation repeated most on that path and how each kind of object
+/// marks a waiting loop.
 fn first_cut(tree: &Tree, sources: &SourceMap) -> Option<String> {
     tree.graph.node_indices().find_map(|node| {
         let bound = tree.leaf(node)?.bound.as_ref()?;
         match bound {
             Bound::Stopped { .. } => None,
             Bound::MaxSteps { thread, op, max } => {
-                let last_step = tree
-                    .graph
-                    .parents()
-                    .of(node)
-                    .first()
-                    .map(|&(step, _)| &tree.events[step as usize]);
-                let at = last_step
-                    .and_then(|step| locate(sources, step.span).0)
-                    .map(|loc| format!(" (it was at {loc})"))
-                    .unwrap_or_default();
+                let at = match most_repeated(tree, node, *thread) {
+                    Some((span, times)) => {
+                        let (loc, snippet, _) = locate(sources, span);
+                        loc.map(|loc| {
+                            format!(" (it took `{snippet}` at {loc} {times} times on that path)")
+                        })
+                    }
+                    None => None,
+                }
+                .unwrap_or_default();
                 Some(format!(
                     "thread {thread}'s `{op}` took more than {max} steps on one path{at}: if it \
                      spins waiting for another thread, make it wait instead (a model writes \

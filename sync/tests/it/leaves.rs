@@ -380,3 +380,57 @@ fn the_report_budget_ends_the_exploration_after_the_first_failing_run() {
     assert_eq!(whole.report.partial, None);
     assert!(whole.tree.stats().leaves > cut.tree.stats().leaves);
 }
+
+/// A counter behind a CAS spin lock whose loop has no hint, as code written for `std` has.
+struct BareLock {
+    held: AtomicBool,
+    count: AtomicI64,
+}
+
+impl Object for BareLock {
+    fn new() -> Self {
+        BareLock {
+            held: AtomicBool::new(false),
+            count: AtomicI64::new(0),
+        }
+    }
+
+    fn call(&self, call: &Call) -> Result<Value, String> {
+        match call.op.as_str() {
+            "inc" => {
+                let held = &self.held;
+                while held.compare_exchange(false, true, SeqCst, SeqCst).is_err() {}
+                let n = self.count.load(SeqCst);
+                self.count.store(n + 1, SeqCst);
+                self.held.store(false, SeqCst);
+                Ok(Value::Unit)
+            }
+            _ => Err(unknown(call)),
+        }
+    }
+}
+
+/// Issue 42: where two threads share the loop, the path cut by `max_steps` may end with a
+/// step of another line; the note names the access the loop repeats, the CAS.
+#[test]
+fn the_note_on_a_spinning_lock_names_the_line_its_loop_repeats() {
+    let found = Test::<BareLock>::new("bare_lock")
+        .thread(&["inc()"])
+        .thread(&["inc()"])
+        .max_steps(40)
+        .localize()
+        .unwrap();
+    let note = (found.report.notes.iter())
+        .find(|n| n.contains("took more than 40 steps"))
+        .unwrap_or_else(|| panic!("{:#?}", found.report.notes));
+    let line = include_str!("leaves.rs")
+        .lines()
+        .position(|l| l.contains("while held.compare_exchange(false, true"))
+        .unwrap()
+        + 1;
+    assert!(
+        note.contains(&format!("leaves.rs:{line}:")) && note.contains("times on that path"),
+        "{note}"
+    );
+    assert!(note.contains("fgvt_sync::hint::spin_loop()"), "{note}");
+}
