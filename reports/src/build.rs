@@ -297,16 +297,14 @@ fn first_cut(tree: &Tree, sources: &SourceMap) -> Option<String> {
         match bound {
             Bound::Stopped { .. } => None,
             Bound::MaxSteps { thread, op, max } => {
-                let at = match most_repeated(tree, node, *thread) {
-                    Some((span, times)) => {
+                let at = most_repeated(tree, node, *thread)
+                    .and_then(|(span, times)| {
                         let (loc, snippet, _) = locate(sources, span);
                         loc.map(|loc| {
                             format!(" (it took `{snippet}` at {loc} {times} times on that path)")
                         })
-                    }
-                    None => None,
-                }
-                .unwrap_or_default();
+                    })
+                    .unwrap_or_default();
                 Some(format!(
                     "thread {thread}'s `{op}` took more than {max} steps on one path{at}: if it \
                      spins waiting for another thread, make it wait instead (a model writes \

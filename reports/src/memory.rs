@@ -99,8 +99,7 @@ pub(crate) fn memory_lines(memory: &MemoryReport) -> Vec<String> {
         None => {}
     }
     if !memory.fix.is_empty() {
-        let changes: Vec<String> = memory.fix.iter().map(change_words).collect();
-        lines.push(format!("fix: {}", changes.join("; and ")));
+        lines.push(format!("fix: {}", changes_words(&memory.fix)));
     }
     if let Some(note) = &memory.fix_note {
         lines.push(note.clone());
@@ -132,11 +131,16 @@ pub fn name_deciding_accesses(report: &mut LocalizeReport) {
 /// The line a CDRS shows for the accesses that decide it, if any: `the ordering that decides
 /// it: make the load of ready#1 at src/lib.rs:39:12 Acquire (was Relaxed)`.
 pub(crate) fn decided_by_line(decided_by: &[OrderChange]) -> Option<String> {
-    let changes: Vec<String> = decided_by.iter().map(change_words).collect();
-    let what = match changes.len() {
+    let what = match decided_by.len() {
         0 => return None,
         1 => "the ordering that decides it",
         _ => "the orderings that decide it",
     };
-    Some(format!("{what}: {}", changes.join("; and ")))
+    Some(format!("{what}: {}", changes_words(decided_by)))
+}
+
+/// The changes of a fix, as one clause: `make the load … Acquire (was Relaxed); and add …`.
+fn changes_words(changes: &[OrderChange]) -> String {
+    let words: Vec<String> = changes.iter().map(change_words).collect();
+    words.join("; and ")
 }
