@@ -85,6 +85,10 @@ pub struct ManArgs {
     /// (`fgvt-localize.1`, …), as `man` finds them under a `man1` directory of its path.
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
+    /// Give the whole manual as one Markdown page instead of roff: the guide's command-line
+    /// chapter (`docs/book/src/command-line.md`) is this page.
+    #[arg(long, conflicts_with = "dir")]
+    pub markdown: bool,
 }
 
 /// Limits shared by every command that explores a test.

@@ -4,7 +4,7 @@
 //! their crate: libtest names a test's thread after the test, cargo names the package in
 //! `CARGO_PKG_NAME` and the package's directory in `CARGO_MANIFEST_DIR`, and the executable is
 //! the test target's (`<target>-<hash>`). One thing cargo does not tell a running test is the
-//! features it was built with; but when `fgvt-sync` is an *optional* dependency (the README's
+//! features it was built with; but when `fgvt-sync` is an *optional* dependency (the guide's
 //! recipe for an object in `src/`), the test running proves that a feature enabling it is on, and
 //! without that feature the command would build no fgvt test and run zero tests. So the package's
 //! `Cargo.toml` is read for the features that enable `fgvt-sync`, and for the test target's

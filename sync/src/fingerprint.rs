@@ -29,12 +29,12 @@
 //! it first appeared. So every thread takes the same steps from both points, with the same
 //! results, for every schedule.
 //!
-//! What this assumes of the code, and the README says: an operation carries nothing over from
-//! the last one but what it stored in instrumented objects (no `thread_local!`, no
-//! uninstrumented shared counter); plain data shared between threads is written before it is
-//! published through an instrumented object and only read after; an address is not reused for
-//! a new node while the test runs (an arena, a pool of numbered slots or a leak; a pool that
-//! hands out slot numbers is plain integers and fine).
+//! What this assumes of the code, and the guide says (`docs/book/src/rust.md`): an operation
+//! carries nothing over from the last one but what it stored in instrumented objects (no
+//! `thread_local!`, no uninstrumented shared counter); plain data shared between threads is
+//! written before it is published through an instrumented object and only read after; an
+//! address is not reused for a new node while the test runs (an arena, a pool of numbered slots
+//! or a leak; a pool that hands out slot numbers is plain integers and fine).
 //!
 //! Fingerprints are 128-bit sums of hashes (an incremental multiset hash, updated at every
 //! write), so two distinct states share one with probability about n² / 2¹²⁹ for n states.

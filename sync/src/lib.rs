@@ -50,6 +50,197 @@
 //! `impl Object` written by hand, as [`Object`] shows, dispatches what the attribute cannot
 //! express.
 //!
+//! # A test, step by step
+//!
+//! The guide (`docs/book` in fgvt's repository) has a chapter on each of these; here is the
+//! shape of each, as code that runs.
+//!
+//! **Operations** are the `pub` methods taking `&self` of an [`operations`](macro@operations)
+//! block: `#[op(name = "…")]` renames one, `#[skip]` leaves one out, `#[new]` marks the
+//! constructor (else `fn new()`, else `Default`). Arguments are integers, `bool`, tuples and
+//! `Option`s; a `Result` result shows `Ok(v)` as `v` and `Err(e)` as `"Err(…)"`:
+//!
+//! ```
+//! use fgvt_sync::atomic::{AtomicUsize, Ordering::SeqCst};
+//! use fgvt_sync::{Test, Verdict};
+//!
+//! struct Slots(AtomicUsize);
+//!
+//! #[fgvt_sync::operations]
+//! impl Slots {
+//!     #[new]
+//!     fn two() -> Self {
+//!         Slots(AtomicUsize::new(2))
+//!     }
+//!
+//!     /// Claims a slot with a check, then a store: two threads can claim the last one.
+//!     #[op(name = "claim")]
+//!     pub fn try_claim(&self) -> Result<usize, ()> {
+//!         let left = self.0.load(SeqCst);
+//!         if left == 0 {
+//!             return Err(());
+//!         }
+//!         self.0.store(left - 1, SeqCst);
+//!         Ok(left - 1)
+//!     }
+//! }
+//!
+//! let found = Test::<Slots>::new("slots")
+//!     .thread(&["claim()", "claim()"])
+//!     .thread(&["claim()"])
+//!     .localize()
+//!     .unwrap();
+//! assert_eq!(found.report.verdict, Verdict::NotLinearizable);
+//! ```
+//!
+//! **Specs**: by default a run is checked against the object's own serial runs; `.spec("queue")`
+//! names a built-in spec, and `.spec_type::<S>()` a sequential type written with
+//! [`sequential`](macro@sequential):
+//!
+//! ```
+//! use fgvt_sync::{Mutex, Test, Verdict};
+//!
+//! #[derive(Default)]
+//! struct Stack(Mutex<Vec<i64>>);
+//!
+//! #[fgvt_sync::operations]
+//! impl Stack {
+//!     pub fn push(&self, v: i64) {
+//!         self.0.lock().unwrap().push(v);
+//!     }
+//!
+//!     pub fn pop(&self) -> Option<i64> {
+//!         self.0.lock().unwrap().pop()
+//!     }
+//! }
+//!
+//! #[derive(Clone, Default, PartialEq, Eq, Hash)]
+//! struct SeqStack(Vec<i64>);
+//!
+//! #[fgvt_sync::sequential]
+//! impl SeqStack {
+//!     pub fn push(&mut self, v: i64) {
+//!         self.0.push(v);
+//!     }
+//!
+//!     pub fn pop(&mut self) -> Option<i64> {
+//!         self.0.pop()
+//!     }
+//! }
+//!
+//! let threads = [["push(1)", "pop()"], ["push(2)", "pop()"]];
+//! let test = |t: Test<Stack>| t.thread(&threads[0]).thread(&threads[1]);
+//! let built_in = test(Test::new("stack").spec("stack")).localize().unwrap();
+//! let typed = test(Test::new("stack").spec_type::<SeqStack>()).localize().unwrap();
+//! assert_eq!(built_in.report.verdict, Verdict::Linearizable);
+//! assert_eq!(typed.report.verdict, Verdict::Linearizable);
+//! ```
+//!
+//! **Waiting loops** call [`hint::spin_loop`] once per turn, where `std::hint::spin_loop`
+//! would go: a turn that saw nothing new is then a loop edge of the explored graph, and the
+//! test is complete although the loop could spin forever:
+//!
+//! ```
+//! use fgvt_sync::atomic::{AtomicBool, Ordering::{Acquire, Relaxed, Release}};
+//! use fgvt_sync::cell::UnsafeCell;
+//! use fgvt_sync::{Test, Verdict};
+//!
+//! #[derive(Default)]
+//! struct SpinLocked {
+//!     locked: AtomicBool,
+//!     count: UnsafeCell<i64>,
+//! }
+//!
+//! // SAFETY: `count` is accessed only while `locked` is held.
+//! unsafe impl Sync for SpinLocked {}
+//!
+//! #[fgvt_sync::operations]
+//! impl SpinLocked {
+//!     pub fn inc(&self) -> i64 {
+//!         while self.locked.compare_exchange(false, true, Acquire, Relaxed).is_err() {
+//!             fgvt_sync::hint::spin_loop();
+//!         }
+//!         let v = self.count.with_mut(|p| unsafe { *p += 1; *p });
+//!         self.locked.store(false, Release);
+//!         v
+//!     }
+//! }
+//!
+//! let found = Test::<SpinLocked>::new("spin").thread(&["inc()"]).thread(&["inc()"]).localize();
+//! let report = found.unwrap().report;
+//! assert_eq!(report.verdict, Verdict::Linearizable);
+//! assert_eq!(report.tree.bounded_leaves, 0);
+//! ```
+//!
+//! **Weak memory**: the orderings the code declares are the C++20 / Rust model's. A failing
+//! test's report says whether it passes with every access `SeqCst`, and which change of
+//! orderings fixes it, checked by exploring the test again ([`report::MemoryReport`]):
+//!
+//! ```
+//! use fgvt_sync::atomic::{AtomicI64, Ordering::Relaxed};
+//! use fgvt_sync::{Test, Verdict};
+//!
+//! /// Two cells written in order; a reader that sees the second may miss the first.
+//! #[derive(Default)]
+//! struct Pair {
+//!     first: AtomicI64,
+//!     second: AtomicI64,
+//! }
+//!
+//! #[fgvt_sync::operations]
+//! impl Pair {
+//!     pub fn write(&self) {
+//!         self.first.store(1, Relaxed);
+//!         self.second.store(1, Relaxed);
+//!     }
+//!
+//!     /// The first cell, once the second is written.
+//!     pub fn read(&self) -> Option<i64> {
+//!         (self.second.load(Relaxed) == 1).then(|| self.first.load(Relaxed))
+//!     }
+//! }
+//!
+//! let found = Test::<Pair>::new("pair").thread(&["write()"]).thread(&["read()"]).localize();
+//! let report = found.unwrap().report;
+//! assert_eq!(report.verdict, Verdict::NotLinearizable);
+//! let memory = report.memory.unwrap();
+//! assert_eq!(memory.passes_sequentially_consistent, Some(true));
+//! // The second cell's store Release and its load Acquire.
+//! let mut fix: Vec<&str> = memory.fix.iter().map(|change| change.to.as_str()).collect();
+//! fix.sort();
+//! assert_eq!(fix, ["Acquire", "Release"]);
+//! ```
+//!
+//! **Your object in `src/`**: the crate imports its atomics, locks and hints from one module,
+//! `std`'s without a feature and `fgvt_sync`'s with it (`fgvt = ["dep:fgvt-sync"]`), and puts
+//! the attribute behind the same feature:
+//!
+//! ```
+//! // src/sync.rs
+//! #[cfg(feature = "fgvt")]
+//! pub use fgvt_sync::{atomic, hint, Mutex};
+//! #[cfg(not(feature = "fgvt"))]
+//! pub use std::{hint, sync::{atomic, Mutex}};
+//!
+//! // src/lib.rs
+//! use sync::atomic::{AtomicBool, Ordering};
+//!
+//! pub struct Flag(AtomicBool);
+//!
+//! #[cfg_attr(feature = "fgvt", fgvt_sync::operations)]
+//! impl Flag {
+//!     pub fn new() -> Self {
+//!         Flag(AtomicBool::new(false))
+//!     }
+//!
+//!     pub fn raise(&self) -> bool {
+//!         !self.0.swap(true, Ordering::AcqRel)
+//!     }
+//! }
+//! # mod sync { pub use std::{hint, sync::{atomic, Mutex}}; }
+//! # assert!(Flag::new().raise());
+//! ```
+//!
 //! # How it runs
 //!
 //! Each execution runs the object from scratch on fgvt's engine (tasks are coroutines on one

@@ -389,12 +389,32 @@ impl<O: Object> Test<O> {
     /// ([`Tree::memory`]). The probe counts what the allocator holds: give the test binary a
     /// counting allocator, as `fgvt::memory::Counting` with `fgvt::memory::allocated`:
     ///
-    /// ```ignore
-    /// #[global_allocator]
-    /// static ALLOCATOR: fgvt::memory::Counting = fgvt::memory::Counting;
+    /// ```
+    /// use fgvt_sync::{MemoryBudget, Mutex, Test};
     ///
-    /// let budget = MemoryBudget { bytes: 1 << 30, used: fgvt::memory::allocated };
-    /// let found = Test::<MyStack>::new("stack").max_memory(budget).localize()?;
+    /// #[derive(Default)]
+    /// struct Stack(Mutex<Vec<i64>>);
+    ///
+    /// #[fgvt_sync::operations]
+    /// impl Stack {
+    ///     pub fn push(&self, v: i64) {
+    ///         self.0.lock().unwrap().push(v);
+    ///     }
+    /// }
+    ///
+    /// // With fgvt as a dev-dependency, give the test binary its counting allocator:
+    /// // #[global_allocator]
+    /// // static ALLOCATOR: fgvt::memory::Counting = fgvt::memory::Counting;
+    /// // and use `fgvt::memory::allocated` here.
+    /// fn allocated() -> usize {
+    ///     0
+    /// }
+    ///
+    /// let budget = MemoryBudget { bytes: 1 << 30, used: allocated };
+    /// let test = Test::<Stack>::new("stack").thread(&["push(1)"]).max_memory(budget);
+    /// let found = test.localize().unwrap();
+    /// // The probe measured the exploration's peak.
+    /// assert!(found.tree.memory.is_some());
     /// ```
     ///
     /// Without one the states limit ([`Test::max_states`]) is what bounds memory.
