@@ -318,6 +318,7 @@ mod silent;
 mod sources;
 mod spec;
 mod test;
+mod unseen;
 mod weak;
 
 pub use condvar::Condvar;

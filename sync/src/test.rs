@@ -34,6 +34,7 @@ use crate::program::{Reexecuted, MAX_THREADS};
 use crate::runtime::{self, Cancelled, Runs};
 use crate::sources;
 use crate::spec::{serial_run, SelfSpec, Sequential, SequentialSpec, SerialRun};
+use crate::unseen;
 use crate::weak::{site, Mode, Override, Site, SiteInfo, WeakOptions};
 
 /// A value a test learns while exploring, behind `&self` (a test is shared between threads).
@@ -668,6 +669,7 @@ impl TestCore {
         report: &LocalizeReport,
         tree: &Tree,
         sources: &fgvt_tree::SourceMap,
+        unseen: &[unseen::Use],
     ) -> MemoryReport {
         let mut memory = MemoryReport {
             model: "rc11".to_string(),
@@ -695,9 +697,21 @@ impl TestCore {
         let racing: Vec<bool> = (sites.iter())
             .map(|s| racing_at.contains(&(s.at.line() as usize, s.at.column() as usize)))
             .collect();
+        let beside_std = std::cell::Cell::new(false);
         let found = fix::search(&sites, &racing, MAX_FIX_TRIALS, |trial| {
             if out_of_budget() {
                 return None;
+            }
+            // A fence next to one of std's, which fgvt cannot see, is what the code has
+            // already: never offered as a fix.
+            let beside_std_fence = (trial.iter()).any(|&(i, change)| {
+                let at = sites[i].at;
+                !matches!(change, Change::Order(_))
+                    && unseen::fence_near(unseen, at.file(), at.line() as usize)
+            });
+            if beside_std_fence {
+                beside_std.set(true);
+                return Some(false);
             }
             let mut overrides: HashMap<Site, Override> = HashMap::new();
             for &(i, change) in trial {
@@ -713,11 +727,14 @@ impl TestCore {
         memory.fix = (found.changes.iter())
             .map(|&(i, change)| order_change(&sites[i], change, sources))
             .collect();
-        memory.fix_note = Some(fgvt_reports::fix_note(
-            memory.fix.len(),
-            found.tried,
-            out_of_budget(),
-        ));
+        let mut note = fgvt_reports::fix_note(memory.fix.len(), found.tried, out_of_budget());
+        if beside_std.get() {
+            note.push_str(
+                "; no fence was tried beside std's fences, which the code has and fgvt cannot \
+                 see (see the warning)",
+            );
+        }
+        memory.fix_note = Some(note);
         memory
     }
 
@@ -921,13 +938,17 @@ impl TestCore {
         if let Some(note) = uninstrumented_note(&tree, self.plan.threads.len()) {
             report.notes.insert(0, note);
         }
+        let unseen = unseen::in_tree(&tree, &sources);
+        if let Some(note) = unseen::note(&unseen) {
+            report.notes.insert(0, note);
+        }
         if scouted {
             report
                 .notes
                 .insert(0, fgvt_reports::scouted_note(tree.partial));
         }
         if self.memory.get() == Some(Memory::Weak) {
-            report.memory = Some(self.memory_report(&report, &tree, &sources));
+            report.memory = Some(self.memory_report(&report, &tree, &sources, &unseen));
             fgvt_reports::name_deciding_accesses(&mut report);
         }
         let unreadable = sources::unreadable();

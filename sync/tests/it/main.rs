@@ -19,5 +19,6 @@ mod readme_counter;
 mod retry;
 mod rwlock;
 mod uninstrumented;
+mod unseen;
 mod values;
 mod weak;

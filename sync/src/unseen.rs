@@ -1,0 +1,436 @@
+//! What fgvt cannot see: `std`'s atomics, fences, locks, cells and spin hints in the source
+//! files an object's steps come from.
+//!
+//! fgvt sees only `fgvt_sync`'s types. Code that mixes in `std`'s (a `fence` imported from
+//! `std::sync::atomic` beside `fgvt_sync`'s atomics, a `std::hint::spin_loop`, a `std` mutex)
+//! runs, but those accesses are no steps: a fence that orders nothing under the model, a loop
+//! that spins without the hint, a lock that serializes nothing fgvt knows of. The verdict can
+//! then be wrong either way, and a fix of orderings may ask for the very fence the code already
+//! has. So the report names each such use with its line ([`note`]), and a fix that would add a
+//! fence next to a `std` fence is not offered ([`fence_near`]).
+//!
+//! The scan reads the text, not the compiled code: `use` declarations (with their nested
+//! groups and renames) and full paths (`std::sync::atomic::fence(…)`), from `std` or `core`.
+//! A declaration right under a `#[cfg(not(…))]` attribute is taken as the branch a feature
+//! switches off (the `src/sync.rs` recipe imports `std`'s types under
+//! `#[cfg(not(feature = "fgvt"))]`), and comments are skipped.
+
+use std::collections::BTreeSet;
+
+use fgvt_tree::{SourceMap, Tree};
+
+/// A kind of `std` item fgvt cannot see.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Kind {
+    /// An atomic type (`AtomicUsize`, …).
+    Atomic,
+    /// `fence` or `compiler_fence`.
+    Fence,
+    /// `Mutex`, `RwLock`, `Condvar`, `Barrier`, `Once`.
+    Lock,
+    /// `UnsafeCell` or `Cell`: plain memory whose data races go unchecked.
+    Cell,
+    /// `std::hint::spin_loop` or `std::thread::yield_now`: a waiting loop without fgvt's hint.
+    Hint,
+}
+
+impl Kind {
+    /// What fgvt offers instead.
+    fn instead(self) -> &'static str {
+        match self {
+            Kind::Atomic => "fgvt_sync::atomic",
+            Kind::Fence => "fgvt_sync::atomic::fence",
+            Kind::Lock => "fgvt_sync's Mutex, RwLock and Condvar",
+            Kind::Cell => "fgvt_sync::cell",
+            Kind::Hint => "fgvt_sync::hint",
+        }
+    }
+}
+
+/// One use of a `std` item: where, and what.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Use {
+    /// The file, as the report names it.
+    pub file: String,
+    /// The line (1-based).
+    pub line: usize,
+    /// The kind of item.
+    pub kind: Kind,
+    /// The item's path as written (`std::sync::atomic::fence`).
+    pub path: String,
+}
+
+/// The kind of the `std` (or `core`) item at `path` (`std::sync::atomic::fence`), if fgvt
+/// cannot see it; a module path (`std::sync::atomic`) is `None` here, see [`module_kind`].
+fn item_kind(path: &str) -> Option<Kind> {
+    let rest = path
+        .strip_prefix("std::")
+        .or_else(|| path.strip_prefix("core::"))?;
+    let (module, item) = rest.rsplit_once("::")?;
+    match (module, item) {
+        ("sync::atomic", "fence" | "compiler_fence") => Some(Kind::Fence),
+        ("sync::atomic", item) if item.starts_with("Atomic") => Some(Kind::Atomic),
+        ("sync", "Mutex" | "RwLock" | "Condvar" | "Barrier" | "Once") => Some(Kind::Lock),
+        ("cell", "UnsafeCell" | "Cell") => Some(Kind::Cell),
+        ("hint", "spin_loop") | ("thread", "yield_now") => Some(Kind::Hint),
+        _ => None,
+    }
+}
+
+/// Whether `path` is a `std` module whose items [`item_kind`] names (`std::sync::atomic`,
+/// `std::hint`, `std::cell`, `std::thread`, `std::sync`): code then reaches them as
+/// `atomic::fence(…)`.
+fn module_kind(path: &str) -> bool {
+    let rest = path
+        .strip_prefix("std::")
+        .or_else(|| path.strip_prefix("core::"));
+    matches!(
+        rest,
+        Some("sync::atomic" | "hint" | "cell" | "thread" | "sync")
+    )
+}
+
+/// The full paths a `use` tree names (`std::sync::{Mutex, atomic::{fence, Ordering as O}}` →
+/// `std::sync::Mutex`, `std::sync::atomic::fence`, `std::sync::atomic::Ordering`), each with
+/// the name it is known by in the file.
+fn expand(tree: &str) -> Vec<(String, String)> {
+    // `Mutex as Lock` becomes `Mutex@Lock` before the spaces go.
+    let words: Vec<&str> = tree.split_whitespace().collect();
+    let tree: String = words.join(" ").replace(" as ", "@").replace(' ', "");
+    let mut found = Vec::new();
+    expand_into("", &tree, &mut found);
+    found
+}
+
+/// [`expand`]'s work for `tree` under `prefix`.
+fn expand_into(prefix: &str, tree: &str, found: &mut Vec<(String, String)>) {
+    let join = |p: &str| match prefix {
+        "" => p.to_string(),
+        _ => format!("{prefix}::{p}"),
+    };
+    if let Some(open) = tree.find('{') {
+        let head = tree[..open].trim_end_matches("::");
+        let inner = &tree[open + 1..tree.rfind('}').unwrap_or(tree.len())];
+        let prefix = if head.is_empty() {
+            prefix.to_string()
+        } else {
+            join(head)
+        };
+        for part in split_top(inner) {
+            expand_into(&prefix, part, found);
+        }
+        return;
+    }
+    let (path, alias) = match tree.split_once('@') {
+        Some((path, alias)) => (path, Some(alias)),
+        None => (tree, None),
+    };
+    if path.is_empty() {
+        return;
+    }
+    let full = if path == "self" {
+        prefix.to_string()
+    } else {
+        join(path)
+    };
+    let name = alias
+        .unwrap_or_else(|| full.rsplit("::").next().unwrap_or(&full))
+        .to_string();
+    found.push((full, name));
+}
+
+/// The comma-separated parts of a `use` group, not splitting inside nested braces.
+fn split_top(inner: &str) -> Vec<&str> {
+    let (mut parts, mut depth, mut start) = (Vec::new(), 0, 0);
+    for (i, c) in inner.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(&inner[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&inner[start..]);
+    parts.into_iter().filter(|p| !p.is_empty()).collect()
+}
+
+/// The `std` items `text` (the source of `file`) uses that fgvt cannot see, in line order.
+pub(crate) fn scan(file: &str, text: &str) -> Vec<Use> {
+    let lines: Vec<String> = text.lines().map(code_of).collect();
+    let mut found = BTreeSet::new();
+    // Names a `use` brought into the file, and the modules it brought in by name.
+    let mut imported: Vec<(String, String)> = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i].trim_start();
+        let declared = line
+            .strip_prefix("pub use ")
+            .or_else(|| line.strip_prefix("pub(crate) use "))
+            .or_else(|| line.strip_prefix("use "));
+        let Some(first) = declared else {
+            i += 1;
+            continue;
+        };
+        // A declaration may span lines, up to its `;`.
+        let start = i;
+        let mut tree = first.to_string();
+        while !tree.contains(';') && i + 1 < lines.len() {
+            i += 1;
+            tree.push_str(&lines[i]);
+        }
+        i += 1;
+        let switched_off = (start.checked_sub(1)).is_some_and(|above| {
+            let above = lines[above].trim();
+            above.starts_with("#[cfg(not(") || above.starts_with("#[cfg(all(not(")
+        });
+        if switched_off {
+            continue;
+        }
+        let tree = tree.split(';').next().unwrap_or("");
+        for (path, name) in expand(tree) {
+            if let Some(kind) = item_kind(&path) {
+                found.insert((start + 1, kind, path.clone()));
+            }
+            if item_kind(&path).is_some() || module_kind(&path) {
+                imported.push((path, name));
+            }
+        }
+    }
+    for (n, line) in lines.iter().enumerate() {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with("use ") || trimmed.contains(" use ") {
+            continue;
+        }
+        // Full paths written in the code.
+        for root in ["std::", "core::"] {
+            for (at, _) in line.match_indices(root) {
+                let path = path_at(&line[at..]);
+                if let Some(kind) = item_kind(&path) {
+                    found.insert((n + 1, kind, path));
+                }
+            }
+        }
+        // Fences and hints imported by name, where they are called.
+        let called = imported
+            .iter()
+            .filter(|(p, _)| matches!(item_kind(p), Some(Kind::Fence | Kind::Hint)));
+        for (path, name) in called {
+            let call = format!("{name}(");
+            for (at, _) in line.match_indices(&call) {
+                let before = line[..at].chars().next_back();
+                if !before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':') {
+                    found.insert((n + 1, item_kind(path).expect("filtered"), path.clone()));
+                }
+            }
+        }
+        // Items reached through an imported module (`atomic::fence(…)`).
+        for (module, name) in imported.iter().filter(|(p, _)| module_kind(p)) {
+            let prefix = format!("{name}::");
+            for (at, _) in line.match_indices(&prefix) {
+                let before = line[..at].chars().next_back();
+                if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':') {
+                    continue;
+                }
+                let item = path_at(&line[at + prefix.len()..]);
+                let path = format!("{module}::{item}");
+                if let Some(kind) = item_kind(&path) {
+                    found.insert((n + 1, kind, path));
+                }
+            }
+        }
+    }
+    (found.into_iter())
+        .map(|(line, kind, path)| Use {
+            file: file.to_string(),
+            line,
+            kind,
+            path,
+        })
+        .collect()
+}
+
+/// A line's code: without its `//` comment, and with its string literals emptied (a test that
+/// quotes `"std::hint::spin_loop()"` uses nothing).
+fn code_of(line: &str) -> String {
+    let mut code = String::with_capacity(line.len());
+    let mut chars = line.chars().peekable();
+    let mut in_string = false;
+    while let Some(c) = chars.next() {
+        match (in_string, c) {
+            (false, '/') if chars.peek() == Some(&'/') => break,
+            (false, '"') | (true, '"') => {
+                in_string = !in_string;
+                code.push('"');
+            }
+            (true, '\\') => {
+                chars.next();
+            }
+            (true, _) => {}
+            (false, c) => code.push(c),
+        }
+    }
+    code
+}
+
+/// The path at the start of `text`, identifiers joined by `::`, cut after the item
+/// [`item_kind`] knows if it names one (`std::cell::Cell::new` → `std::cell::Cell`).
+fn path_at(text: &str) -> String {
+    let end = text
+        .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
+        .unwrap_or(text.len());
+    let path = text[..end].trim_end_matches(':');
+    let mut prefix = String::new();
+    for segment in path.split("::") {
+        if !prefix.is_empty() {
+            prefix.push_str("::");
+        }
+        prefix.push_str(segment);
+        if item_kind(&prefix).is_some() {
+            return prefix;
+        }
+    }
+    path.to_string()
+}
+
+/// The `std` items used in the files that `tree`'s steps come from (as `sources` holds them).
+pub(crate) fn in_tree(tree: &Tree, sources: &SourceMap) -> Vec<Use> {
+    let mut files = BTreeSet::new();
+    for node in tree.graph.node_indices() {
+        files.extend(tree.children(node).iter().map(|(event, _)| event.span.file));
+    }
+    (files.into_iter())
+        .filter_map(|number| sources.file(number))
+        .flat_map(|(name, text)| scan(name, text))
+        .collect()
+}
+
+/// The report's warning for `uses` (none when there are none): each use with its line, and
+/// what to import instead.
+pub(crate) fn note(uses: &[Use]) -> Option<String> {
+    if uses.is_empty() {
+        return None;
+    }
+    let listed: Vec<String> = (uses.iter())
+        .map(|u| format!("`{}` at {}:{}", u.path, u.file, u.line))
+        .collect();
+    let mut kinds: Vec<Kind> = uses.iter().map(|u| u.kind).collect();
+    kinds.sort();
+    kinds.dedup();
+    let instead: Vec<&str> = kinds.iter().map(|k| k.instead()).collect();
+    Some(format!(
+        "warning: fgvt cannot see std's synchronization, and the object's code uses some: {}; \
+         those are no steps of the tree (no ordering, no lock, no spin hint, no data-race check), \
+         so the verdict does not account for them: use {} instead (through a `src/sync.rs` \
+         that picks them under your `fgvt` feature)",
+        listed.join(", "),
+        instead.join(", ")
+    ))
+}
+
+/// Whether a `std` fence of `uses` is in `file` within two lines of `line`: where a fix would
+/// add a fence the code already has.
+pub(crate) fn fence_near(uses: &[Use], file: &str, line: usize) -> bool {
+    (uses.iter()).any(|u| u.kind == Kind::Fence && u.file == file && u.line.abs_diff(line) <= 2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The (line, kind, path) of each use found in `text`.
+    fn found(text: &str) -> Vec<(usize, Kind, String)> {
+        (scan("x.rs", text).into_iter())
+            .map(|u| (u.line, u.kind, u.path))
+            .collect()
+    }
+
+    #[test]
+    fn imports_and_paths_of_std_items_are_found_with_their_lines() {
+        let text = "\
+use std::sync::atomic::{fence, Ordering};
+use fgvt_sync::atomic::AtomicU64;
+use std::sync::{
+    Arc,
+    Mutex as Lock,
+};
+
+fn f() {
+    fence(Ordering::Release); // the fence imported above, called
+    std::hint::spin_loop();
+    let c = core::cell::Cell::new(0);
+    // std::sync::atomic::fence(Ordering::SeqCst) in a comment is no use
+    let quoted = \"std::hint::spin_loop(); // nor in a string\";
+}
+";
+        assert_eq!(
+            found(text),
+            [
+                (1, Kind::Fence, "std::sync::atomic::fence".to_string()),
+                (3, Kind::Lock, "std::sync::Mutex".to_string()),
+                (9, Kind::Fence, "std::sync::atomic::fence".to_string()),
+                (10, Kind::Hint, "std::hint::spin_loop".to_string()),
+                (11, Kind::Cell, "core::cell::Cell".to_string()),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_module_imported_from_std_names_its_items_where_they_are_used() {
+        let text = "\
+use std::sync::atomic::{self, AtomicBool};
+use std::hint;
+
+fn f(flag: &AtomicBool) {
+    atomic::fence(atomic::Ordering::Acquire);
+    hint::spin_loop();
+    my_atomic::fence();
+}
+";
+        assert_eq!(
+            found(text),
+            [
+                (1, Kind::Atomic, "std::sync::atomic::AtomicBool".to_string()),
+                (5, Kind::Fence, "std::sync::atomic::fence".to_string()),
+                (6, Kind::Hint, "std::hint::spin_loop".to_string()),
+            ]
+        );
+    }
+
+    #[test]
+    fn what_fgvt_sees_or_a_feature_switches_off_is_not_named() {
+        let text = "\
+use std::sync::Arc;
+use std::sync::atomic::Ordering::{Acquire, Release};
+#[cfg(feature = \"fgvt\")]
+pub use fgvt_sync::{atomic, hint, Mutex};
+#[cfg(not(feature = \"fgvt\"))]
+pub use std::{hint, sync::{atomic, Mutex}};
+
+fn f() {
+    hint::spin_loop();
+}
+";
+        assert_eq!(found(text), []);
+    }
+
+    #[test]
+    fn the_note_names_each_use_and_what_to_use_instead() {
+        let uses = scan("src/seqlock.rs", "use std::sync::atomic::fence;\n");
+        let said = note(&uses).unwrap();
+        assert!(
+            said.contains("`std::sync::atomic::fence` at src/seqlock.rs:1"),
+            "{said}"
+        );
+        assert!(
+            said.contains("use fgvt_sync::atomic::fence instead"),
+            "{said}"
+        );
+        assert!(note(&[]).is_none());
+        assert!(fence_near(&uses, "src/seqlock.rs", 3));
+        assert!(!fence_near(&uses, "src/seqlock.rs", 4));
+        assert!(!fence_near(&uses, "src/other.rs", 1));
+    }
+}

@@ -1,0 +1,99 @@
+//! Code that mixes std's synchronization into an object on fgvt_sync's: the report names each
+//! use with its line, and a fix never adds the fence the code already has.
+
+use fgvt_sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use fgvt_sync::{Test, Verdict};
+// The mistake under test: the seqlock's fences come from std, which fgvt cannot see.
+use std::sync::atomic::fence;
+
+/// Boehm's seqlock with its two fences, correct on real hardware, written with std's `fence`.
+#[derive(Default)]
+struct StdFencedSeqLock {
+    seq: AtomicU64,
+    a: AtomicI64,
+    b: AtomicI64,
+}
+
+#[fgvt_sync::operations]
+impl StdFencedSeqLock {
+    pub fn write(&self, a: i64, b: i64) {
+        let s = self.seq.load(Ordering::Relaxed);
+        self.seq.store(s + 1, Ordering::Relaxed);
+        fence(Ordering::Release);
+        self.a.store(a, Ordering::Relaxed);
+        self.b.store(b, Ordering::Relaxed);
+        self.seq.store(s + 2, Ordering::Release);
+    }
+
+    pub fn read(&self) -> (i64, i64) {
+        loop {
+            let s1 = self.seq.load(Ordering::Acquire);
+            if s1 % 2 == 0 {
+                let a = self.a.load(Ordering::Relaxed);
+                let b = self.b.load(Ordering::Relaxed);
+                fence(Ordering::Acquire);
+                let s2 = self.seq.load(Ordering::Relaxed);
+                if s1 == s2 {
+                    return (a, b);
+                }
+            }
+            std::hint::spin_loop();
+            fgvt_sync::hint::spin_loop();
+        }
+    }
+}
+
+/// The line of this file that holds `text`.
+fn line_of(text: &str) -> usize {
+    let source = include_str!("unseen.rs");
+    1 + source.lines().position(|l| l.contains(text)).unwrap()
+}
+
+#[test]
+fn std_fences_and_hints_are_named_and_no_fix_adds_them_again() {
+    let found = Test::<StdFencedSeqLock>::new("std_fenced_seqlock")
+        .thread(&["write(1, 1)"])
+        .thread(&["read()"])
+        .localize()
+        .unwrap();
+    let report = found.report;
+    // Without the fences fgvt sees a torn read: the verdict stands, with the warning first.
+    assert_eq!(report.verdict, Verdict::NotLinearizable);
+    let warning = &report.notes[0];
+    assert!(
+        warning.starts_with("warning: fgvt cannot see std's synchronization"),
+        "{warning}"
+    );
+    let file = "sync/tests/it/unseen.rs";
+    for (text, path) in [
+        ("fence(Ordering::Release);", "std::sync::atomic::fence"),
+        ("fence(Ordering::Acquire);", "std::sync::atomic::fence"),
+        ("std::hint::spin_loop();", "std::hint::spin_loop"),
+    ] {
+        let named = format!("`{path}` at {file}:{}", line_of(text));
+        assert!(warning.contains(&named), "{named} in: {warning}");
+    }
+    assert!(
+        warning.contains("use fgvt_sync::atomic::fence, fgvt_sync::hint instead"),
+        "{warning}"
+    );
+    // No fix puts a fence where the code has std's, and the fix's note says so.
+    let memory = report.memory.expect("weak memory");
+    let said = memory.fix_note.as_deref().unwrap();
+    assert!(
+        said.contains("no fence was tried beside std's fences"),
+        "{said}"
+    );
+    let std_fences = [
+        line_of("fence(Ordering::Release);"),
+        line_of("fence(Ordering::Acquire);"),
+    ];
+    for change in &memory.fix {
+        let at = change.location.as_ref().unwrap();
+        let fence = change.change != "order";
+        assert!(
+            !(fence && std_fences.iter().any(|l| l.abs_diff(at.line) <= 2)),
+            "a fix adds a fence beside std's: {change:?}"
+        );
+    }
+}
