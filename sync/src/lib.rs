@@ -115,6 +115,7 @@ mod lock;
 pub mod main_entry;
 mod mutex;
 mod object;
+mod object_id;
 #[cfg(feature = "svg")]
 mod picture;
 mod program;
