@@ -109,6 +109,7 @@ mod engine;
 mod fingerprint;
 mod fix;
 pub mod hint;
+mod localized;
 mod lock;
 #[cfg(feature = "cli")]
 #[doc(hidden)]
@@ -271,6 +272,7 @@ pub use fgvt_sync_macros::operations;
 /// `Sequential` requires.
 pub use fgvt_sync_macros::sequential;
 pub use fgvt_tree::{Call, MemoryBudget, Value};
+pub use localized::Localized;
 pub use mutex::{Mutex, MutexGuard};
 pub use object::{unknown, Arg, IntoValue, Object};
 pub use runtime::Runs;
@@ -279,7 +281,7 @@ pub use shared::Shared;
 pub use silent::Silent;
 pub use spec::Sequential;
 pub use std::sync::{Arc, LockResult, PoisonError, TryLockError, TryLockResult};
-pub use test::{Checked, Localized, Memory, Replayed, SpecType, Test, REPLAY_VARIABLE};
+pub use test::{Checked, Memory, Replayed, SpecType, Test, REPLAY_VARIABLE};
 
 pub mod report {
     //! The types of what [`Test::localize`](crate::Test::localize) and
