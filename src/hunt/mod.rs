@@ -36,8 +36,10 @@ pub use check::{check_test, phase1, search_leaves, TestReport, TestVerdict};
 pub use file::{load, read_plan, HuntFile, HuntPlan, DEFAULT_SAMPLES};
 pub use minimize::{minimize, minimize_test, MinimizeOutcome, Minimized};
 pub use nondet::{serial_nondeterminism, Nondeterminism};
-pub use sample::{draw, hunt, hunt_run, HuntError, HuntOptions, HuntResult, HuntRun, Sample};
-pub use shard::{Shard, ShardArg, ShardReport};
+pub use sample::{
+    draw, hunt, hunt_run, HuntError, HuntOptions, HuntResult, HuntRun, Sample, Shard,
+};
+pub use shard::{ShardArg, ShardReport};
 pub use write::{render_test, render_test_anywhere, ModelRefs};
 
 /// The operations of a test: serial `init`, concurrent `threads`, serial `final`.

@@ -8,19 +8,21 @@
 //!
 //! A [`Shard`] of a hunt checks only its own samples (sample `i` is shard `i mod N + 1`'s),
 //! each drawn as the whole hunt draws it, in the same way: so the shards' lowest finding is the
-//! whole hunt's (see [`super::shard`]).
+//! whole hunt's. Which samples are a shard's is said here, where they are drawn; reading
+//! `--shard`, a shard's result and merging the results are [`super::shard`]'s.
 
 use std::collections::BTreeMap;
+use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use super::rng::SplitMix64;
 use fgvt_tree::{Call, ExploreOptions};
+use serde::{Deserialize, Serialize};
 
 use super::check::TestReport;
 use super::file::HuntPlan;
-use super::shard::Shard;
 use super::{Judge, Matrix};
 use crate::pipeline::exploration_budget;
 use crate::pipeline::PipelineError;
@@ -87,6 +89,62 @@ pub struct HuntResult {
     /// Whether the explore options' interrupt stopped the hunt before every sample was
     /// checked.
     pub interrupted: bool,
+}
+
+/// One shard of a hunt: shard `index` of `count`, numbered from 1.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Shard {
+    /// Which shard, from 1 to `count`.
+    pub index: usize,
+    /// How many shards the hunt is split into.
+    pub count: usize,
+}
+
+impl Shard {
+    /// Shard `index` of `count`, or why there is no such shard.
+    pub fn new(index: usize, count: usize) -> Result<Shard, String> {
+        if count == 0 {
+            return Err("the number of shards N must be at least 1".into());
+        }
+        if index == 0 || index > count {
+            return Err(format!(
+                "shard {index} of {count} does not exist: K must be between 1 and N"
+            ));
+        }
+        Ok(Shard { index, count })
+    }
+
+    /// Whether sample `sample` is this shard's.
+    pub fn owns(&self, sample: usize) -> bool {
+        sample % self.count == self.index - 1
+    }
+
+    /// The number of this shard's `nth` sample (from 0).
+    pub fn sample(&self, nth: usize) -> usize {
+        self.index - 1 + nth * self.count
+    }
+
+    /// How many of a hunt's `samples` are this shard's.
+    pub fn len(&self, samples: usize) -> usize {
+        let first = self.index - 1;
+        if first >= samples {
+            0
+        } else {
+            (samples - first).div_ceil(self.count)
+        }
+    }
+
+    /// The name of this shard's result in a directory: `shard-K-of-N.json`.
+    pub fn file_name(&self) -> String {
+        format!("shard-{}-of-{}.json", self.index, self.count)
+    }
+}
+
+impl fmt::Display for Shard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
 }
 
 /// Draws the operations of sample `index` of a hunt seeded with `seed`: `init` and `final` as

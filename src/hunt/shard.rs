@@ -17,7 +17,6 @@
 //! the [`HuntResult`] the whole hunt would have given.
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
@@ -27,7 +26,7 @@ use serde::{Deserialize, Serialize};
 use super::check::{TestReport, TestVerdict};
 use super::file::HuntPlan;
 use super::nondet::Nondeterminism;
-use super::sample::{draw, HuntOptions, HuntRun, Sample};
+use super::sample::{draw, HuntOptions, HuntRun, Sample, Shard};
 use super::{HuntResult, Matrix};
 
 /// The schema id of a shard's result.
@@ -40,62 +39,6 @@ pub const INDEX_VAR: &str = "JOB_COMPLETION_INDEX";
 /// The environment variable `--shard auto` reads the number of shards from, when
 /// `--shard-count` does not give it.
 pub const COUNT_VAR: &str = "FGVT_SHARD_COUNT";
-
-/// One shard of a hunt: shard `index` of `count`, numbered from 1.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Shard {
-    /// Which shard, from 1 to `count`.
-    pub index: usize,
-    /// How many shards the hunt is split into.
-    pub count: usize,
-}
-
-impl Shard {
-    /// Shard `index` of `count`, or why there is no such shard.
-    pub fn new(index: usize, count: usize) -> Result<Shard, String> {
-        if count == 0 {
-            return Err("the number of shards N must be at least 1".into());
-        }
-        if index == 0 || index > count {
-            return Err(format!(
-                "shard {index} of {count} does not exist: K must be between 1 and N"
-            ));
-        }
-        Ok(Shard { index, count })
-    }
-
-    /// Whether sample `sample` is this shard's.
-    pub fn owns(&self, sample: usize) -> bool {
-        sample % self.count == self.index - 1
-    }
-
-    /// The number of this shard's `nth` sample (from 0).
-    pub fn sample(&self, nth: usize) -> usize {
-        self.index - 1 + nth * self.count
-    }
-
-    /// How many of a hunt's `samples` are this shard's.
-    pub fn len(&self, samples: usize) -> usize {
-        let first = self.index - 1;
-        if first >= samples {
-            0
-        } else {
-            (samples - first).div_ceil(self.count)
-        }
-    }
-
-    /// The name of this shard's result in a directory: `shard-K-of-N.json`.
-    pub fn file_name(&self) -> String {
-        format!("shard-{}-of-{}.json", self.index, self.count)
-    }
-}
-
-impl fmt::Display for Shard {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}/{}", self.index, self.count)
-    }
-}
 
 /// What `--shard` says: `K/N`, or `auto` (from the environment).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

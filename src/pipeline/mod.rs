@@ -17,18 +17,17 @@
 //!   under weak memory and which change of orderings fixes it.
 
 mod error;
+mod explore;
 pub mod judge;
 mod limits;
 mod localize;
 pub mod weak;
 
 pub use error::PipelineError;
+pub use explore::{explore_and_judge, explore_test, judge_test, search_test, Judged};
 pub use judge::{CheckBudget, Judgement, LeafVerdict};
 pub use limits::{exploration_budget, Limits};
-pub use localize::{
-    explore_and_judge, explore_test, judge_test, localize, search_test, Judged, LocalizeOptions,
-    Localized,
-};
+pub use localize::{localize, LocalizeOptions, Localized};
 
 #[cfg(test)]
 mod tests;

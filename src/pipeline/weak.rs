@@ -14,8 +14,8 @@ use fgvt_reports::model::{MemoryReport, OrderChange, SourceLocation, Verdict};
 use fgvt_reports::LocalizeReport;
 use fgvt_tree::{ExploreOptions, Tree};
 
+use super::explore::search_test;
 use super::limits::Limits;
-use super::localize::search_test;
 use crate::testcase::{MemoryMode, TestCase};
 
 /// The most explorations the search for a fix makes (a seqlock's two fences are the 168th

@@ -24,8 +24,9 @@ pub use std::sync::atomic::Ordering;
 use fgvt_tree::EventKind;
 
 use crate::fingerprint::{Effect, Word};
+use crate::object_id::ObjectId;
 use crate::races::Making;
-use crate::runtime::{access, weak_access, Acted, Initial, ObjectId};
+use crate::runtime::{access, weak_access, Acted, Initial};
 use crate::shown::{Raw, Rmw, Shown};
 use crate::weak::{Request, Shape, Target};
 

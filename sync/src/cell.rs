@@ -65,8 +65,9 @@ use std::fmt;
 use std::panic::Location;
 
 use crate::fingerprint::Effect;
+use crate::object_id::ObjectId;
 use crate::races::{Making, Touch};
-use crate::runtime::{self, Initial, ObjectId};
+use crate::runtime::{self, Initial};
 
 /// A cell of plain memory, drop-in for `loom::cell::UnsafeCell`: its content is reached
 /// through raw pointers, and every access is checked for a data race (see the

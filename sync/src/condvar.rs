@@ -18,8 +18,9 @@ use fgvt_tree::EventKind;
 
 use crate::fingerprint::Effect;
 use crate::mutex::MutexGuard;
+use crate::object_id::ObjectId;
 use crate::races::Making;
-use crate::runtime::{self, access, Acted, Initial, ObjectId, Role};
+use crate::runtime::{self, access, Acted, Initial, Role};
 
 /// A condition variable, drop-in for `std::sync::Condvar`: a thread waits on it with a held
 /// [`Mutex`](crate::Mutex) until another notifies it.

@@ -300,12 +300,14 @@ mod engine;
 mod fingerprint;
 mod fix;
 pub mod hint;
+mod localized;
 mod lock;
 #[cfg(feature = "cli")]
 #[doc(hidden)]
 pub mod main_entry;
 mod mutex;
 mod object;
+mod object_id;
 #[cfg(feature = "svg")]
 mod picture;
 mod program;
@@ -462,6 +464,7 @@ pub use fgvt_sync_macros::operations;
 /// `Sequential` requires.
 pub use fgvt_sync_macros::sequential;
 pub use fgvt_tree::{Call, MemoryBudget, Value};
+pub use localized::Localized;
 pub use mutex::{Mutex, MutexGuard};
 pub use object::{unknown, Arg, IntoValue, Object};
 pub use runtime::Runs;
@@ -470,7 +473,7 @@ pub use shared::Shared;
 pub use silent::Silent;
 pub use spec::Sequential;
 pub use std::sync::{Arc, LockResult, PoisonError, TryLockError, TryLockResult};
-pub use test::{Checked, Localized, Memory, Replayed, SpecType, Test, REPLAY_VARIABLE};
+pub use test::{Checked, Memory, Replayed, SpecType, Test, REPLAY_VARIABLE};
 
 pub mod report {
     //! The types of what [`Test::localize`](crate::Test::localize) and

@@ -10,8 +10,9 @@ use std::sync::atomic::{AtomicBool, AtomicIsize, Ordering};
 use fgvt_tree::EventKind;
 
 use crate::fingerprint::{Effect, Word};
+use crate::object_id::ObjectId;
 use crate::races::Making;
-use crate::runtime::{self, access, Acted, Initial, ObjectId, Pending, Role};
+use crate::runtime::{self, access, Acted, Initial, Pending, Role};
 
 /// A lock: free, held by readers, or held by one thread alone; poisoned once a holder panicked.
 pub(crate) struct RawLock {

@@ -24,9 +24,10 @@ use fgvt_tree::replay::ReplayError;
 use fgvt_tree::{Call, Choice, ExploreOptions, Tree};
 use miette::miette;
 
+use crate::localized::Localized;
 use crate::object::Object;
 use crate::picture::{drawing, Format};
-use crate::test::{parse_all, Checked, Localized, Replayed, SpecChoice, SpecType, Test};
+use crate::test::{parse_all, Checked, Replayed, SpecChoice, SpecType, Test};
 use crate::MemoryBudget;
 
 /// The global allocator [`main!`](crate::main) installs: it counts the bytes in use, which the

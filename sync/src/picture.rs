@@ -3,7 +3,7 @@
 use fgvt_reports::draw::{select, DrawInput, DrawOptions, Focus};
 use fgvt_reports::{render_dot, render_svg, SvgEngine};
 
-use crate::test::Localized;
+use crate::localized::Localized;
 
 /// The drawing formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

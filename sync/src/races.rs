@@ -52,7 +52,7 @@ use fgvt_memory::PlainAt;
 use fgvt_tree::{DataRace, RacingAccess, ThreadId};
 
 use crate::fingerprint::{combine, hash_of, mix, shape};
-use crate::runtime::ObjectId;
+use crate::object_id::ObjectId;
 use crate::sources;
 
 /// How an access touches a location.

@@ -40,6 +40,7 @@ use crate::engine::{self, Decision, Stop, TaskId, Tasks};
 use crate::fingerprint::{
     self, combine, hash_of, summand, Effect, Fingerprint, Memory, Observations, Word,
 };
+use crate::object_id::ObjectId;
 use crate::races::{Checked, Clocks, HappensBefore, Making, Races, Touch};
 use crate::shown::{number, pointer_text, Pointers, Shown};
 use crate::sources;
@@ -171,8 +172,8 @@ impl Role {
             Role::Plain => 0,
             Role::Attempt => 1,
             Role::Inspect => 4,
-            Role::Wait(condvar) => combine(2, condvar.key),
-            Role::Woken(condvar) => combine(3, condvar.key),
+            Role::Wait(condvar) => combine(2, condvar.key()),
+            Role::Woken(condvar) => combine(3, condvar.key()),
         }
     }
 }
@@ -185,12 +186,12 @@ impl Pending {
 
     /// The accessed lock's key, for a lock or unlock.
     fn lock(&self) -> Option<u64> {
-        self.object.map(|o| o.key)
+        self.object.map(|o| o.key())
     }
 
     /// The access's shape in an observation log: kind, object and source position.
     fn shape(&self) -> u64 {
-        let object = self.object.map_or(0, |o| o.key);
+        let object = self.object.map_or(0, |o| o.key());
         fingerprint::shape(kind_code(self.kind), object, self.caller)
     }
 
@@ -218,21 +219,6 @@ fn kind_code(kind: EventKind) -> u64 {
     }
 }
 
-/// An instrumented object's identity: its number in the execution (objects are created in the
-/// same order by every execution of one schedule, so the number names the same object in all
-/// of them) and its name, which together name it in reports (`head#0`). The name is the field
-/// or variable the code binds the object to where it is created, else its type (`AtomicI64#0`).
-///
-/// Its `key` names it in fingerprints: who created it (the serial part, or a thread in an
-/// operation with what it had observed) and how many objects that creator had made before,
-/// which does not depend on how other threads were interleaved (the number does).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct ObjectId {
-    number: u32,
-    key: u64,
-    name: &'static str,
-}
-
 /// The first value of a new object, for fingerprints.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Initial {
@@ -242,6 +228,8 @@ pub(crate) enum Initial {
     Version,
 }
 
+/// What the runtime does with an object's identity (`object_id.rs`): registers a new object with
+/// the execution's recorder, and describes an access to one.
 impl ObjectId {
     /// The identity of a new object of type `kind` holding `initial`, created by the caller;
     /// `making` says what its making is to the data-race check.
@@ -249,21 +237,8 @@ impl ObjectId {
     pub fn new(kind: &'static str, initial: Initial, making: Making) -> ObjectId {
         let at = Location::caller();
         let name = sources::name_at(at).unwrap_or(kind);
-        with_recorder(|rec| rec.create(initial, name, making, at)).unwrap_or(ObjectId {
-            number: 0,
-            key: 0,
-            name,
-        })
-    }
-
-    /// The key that names the object in fingerprints and in the weak-memory model.
-    pub fn key(&self) -> u64 {
-        self.key
-    }
-
-    /// The same object, shown in reports as `name` (with its number).
-    pub fn named(self, name: &'static str) -> ObjectId {
-        ObjectId { name, ..self }
+        with_recorder(|rec| rec.create(initial, name, making, at))
+            .unwrap_or(ObjectId::from_parts(0, 0, name))
     }
 
     /// An access of kind `kind` to this object by the caller.
@@ -281,12 +256,6 @@ impl ObjectId {
             shared: false,
             role: Role::Plain,
         }
-    }
-}
-
-impl std::fmt::Display for ObjectId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}#{}", self.name, self.number)
     }
 }
 
@@ -936,7 +905,7 @@ impl Recorder {
             Initial::Version => combine(context, key),
         };
         self.memory.set(key, value);
-        let id = ObjectId { number, key, name };
+        let id = ObjectId::from_parts(number, key, name);
         if let (Some(thread), Some(checked)) = (who, self.checked(making)) {
             let graph = self.weak.as_deref().map(|w| w as &dyn HappensBefore);
             let races = self
@@ -1060,7 +1029,7 @@ impl Recorder {
     /// Records what an access by `who`, of log shape `shape` (`Pending::shape`), did to its
     /// object and what it learned.
     fn apply(&mut self, who: Option<ThreadId>, pending: &Pending, shape: u64, effect: Effect) {
-        let key = pending.object.map_or(0, |o| o.key);
+        let key = pending.object.map_or(0, |o| o.key());
         let seen = match effect {
             Effect::Read(word) => self.word(who, word),
             Effect::Write(word) => {
@@ -1431,7 +1400,7 @@ fn sequentially_consistent_sync(
     kind: EventKind,
     effect: Effect,
 ) {
-    let Some(key) = pending.object.map(|o| o.key) else {
+    let Some(key) = pending.object.map(|o| o.key()) else {
         return;
     };
     match (kind, effect) {
@@ -1623,10 +1592,10 @@ fn step<R>(
         match pending.role {
             Role::Wait(condvar) => {
                 rec.lanes[thread].wait = Some(Waiting {
-                    condvar: condvar.key,
+                    condvar: condvar.key(),
                     notified: false,
                 });
-                rec.condvars.entry(condvar.key).or_default().push(thread);
+                rec.condvars.entry(condvar.key()).or_default().push(thread);
             }
             Role::Woken(_) => rec.lanes[thread].wait = None,
             Role::Plain | Role::Attempt | Role::Inspect => {}
@@ -1835,8 +1804,8 @@ fn plain_kind(touch: Touch) -> EventKind {
 pub(crate) fn silent(id: ObjectId, at: &'static Location<'static>, before: u64, after: u64) {
     with_recorder(|rec| {
         let who = rec.who();
-        rec.memory.set(id.key, after);
-        rec.observe(who, fingerprint::shape(SILENT, id.key, at), before);
+        rec.memory.set(id.key(), after);
+        rec.observe(who, fingerprint::shape(SILENT, id.key(), at), before);
     });
 }
 
@@ -1850,7 +1819,7 @@ pub(crate) fn in_thread() -> bool {
 /// (`all`): they may take their mutex back once it is free. The threads woken.
 pub(crate) fn notify(condvar: ObjectId, all: bool) -> Vec<ThreadId> {
     with_recorder(|rec| {
-        let Some(queue) = rec.condvars.get_mut(&condvar.key) else {
+        let Some(queue) = rec.condvars.get_mut(&condvar.key()) else {
             return Vec::new();
         };
         let woken: Vec<ThreadId> = if all {
@@ -1859,7 +1828,7 @@ pub(crate) fn notify(condvar: ObjectId, all: bool) -> Vec<ThreadId> {
             queue.drain(..1.min(queue.len())).collect()
         };
         if queue.is_empty() {
-            rec.condvars.remove(&condvar.key);
+            rec.condvars.remove(&condvar.key());
         }
         for &thread in &woken {
             if let Some(wait) = &mut rec.lanes[thread].wait {
@@ -1875,8 +1844,8 @@ pub(crate) fn notify(condvar: ObjectId, all: bool) -> Vec<ThreadId> {
 /// poisoned lock is another state than a sound one for whoever takes it next.
 pub(crate) fn poisoned(id: ObjectId) {
     with_recorder(|rec| {
-        let version = rec.memory.get(id.key);
-        rec.memory.set(id.key, combine(version, POISONED));
+        let version = rec.memory.get(id.key());
+        rec.memory.set(id.key(), combine(version, POISONED));
     });
 }
 

@@ -6,8 +6,9 @@ use std::fmt;
 use fgvt_tree::EventKind;
 
 use crate::fingerprint::Effect;
+use crate::object_id::ObjectId;
 use crate::races::{Making, Touch};
-use crate::runtime::{data_access, Acted, Initial, ObjectId};
+use crate::runtime::{data_access, Acted, Initial};
 
 /// Shared data read and written whole, without synchronization: a field raced on by design, as
 /// the fields of the Java objects in the papers fgvt comes from are. Each [`get`](Shared::get)

@@ -4,8 +4,9 @@ use std::hash::{BuildHasher, Hash};
 use std::panic::Location;
 
 use crate::fingerprint::Word;
+use crate::object_id::ObjectId;
 use crate::races::Making;
-use crate::runtime::{self, Initial, ObjectId};
+use crate::runtime::{self, Initial};
 
 /// Shared data whose accesses are not steps of the tree, but whose value decides what the
 /// object does next: a pool of free node slots, an allocator's free list.

@@ -169,6 +169,15 @@ impl<S: Sequential> Spec for SequentialSpec<S> {
     }
 
     fn name(&self) -> String {
-        crate::test::short_type_name::<S>()
+        short_type_name::<S>()
     }
+}
+
+/// `O`'s name without its module path (`Counter`, not `counter::Counter`): how reports and test
+/// files name a [`Sequential`] spec type, and reports an object's type.
+pub(crate) fn short_type_name<O>() -> String {
+    let full = std::any::type_name::<O>();
+    let path = full.split('<').next().unwrap_or(full);
+    let start = path.rfind("::").map_or(0, |i| i + 2);
+    full[start..].to_string()
 }

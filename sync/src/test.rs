@@ -12,8 +12,7 @@ use fgvt_checker::{
     builtin, BuiltinSpec, CheckOptions, Outcome as CheckOutcome, Spec, Verdict as CheckVerdict,
     VerdictCache, BUILTIN_NAMES,
 };
-use fgvt_labeling::cdrs::Cdrs;
-use fgvt_labeling::labels::{Labeling, LeafOutcome};
+use fgvt_labeling::labels::LeafOutcome;
 use fgvt_labeling::pattern::Pattern;
 use fgvt_reports::early::EarlyNotice;
 use fgvt_reports::model::{MemoryReport, OrderChange};
@@ -29,11 +28,12 @@ use fgvt_tree::{
 
 use crate::engine;
 use crate::fix::{self, Change};
+use crate::localized::Localized;
 use crate::object::Object;
 use crate::program::{Reexecuted, MAX_THREADS};
-use crate::runtime::{self, Cancelled, Runs};
+use crate::runtime::{self, Cancelled};
 use crate::sources;
-use crate::spec::{serial_run, SelfSpec, Sequential, SequentialSpec, SerialRun};
+use crate::spec::{serial_run, short_type_name, SelfSpec, Sequential, SequentialSpec, SerialRun};
 use crate::unseen;
 use crate::weak::{site, Mode, Override, Site, SiteInfo, WeakOptions};
 
@@ -216,21 +216,6 @@ fn parse_schedule(text: &str) -> Result<Vec<Choice>, String> {
                 .map_err(|e: fgvt_tree::choice::ChoiceSyntaxError| e.to_string())
         })
         .collect()
-}
-
-/// What [`Test::localize`] found: the report, with the tree and labels it describes.
-pub struct Localized {
-    /// The report, as `fgvt localize` makes it for a model.
-    pub report: LocalizeReport,
-    /// The interleaving tree.
-    pub tree: Tree,
-    /// Its labels.
-    pub labeling: Labeling,
-    /// Its critical data race sequences.
-    pub cdrs: Cdrs,
-    /// How the test's code ran to make them (every exploration `localize` made: under weak
-    /// memory, the sequentially consistent one and the fix's trials too).
-    pub runs: Runs,
 }
 
 impl<O: Object> Test<O> {
@@ -1445,14 +1430,6 @@ impl Why {
             },
         }
     }
-}
-
-/// `O`'s name without its module path (`Counter`, not `counter::Counter`).
-pub(crate) fn short_type_name<O>() -> String {
-    let full = std::any::type_name::<O>();
-    let path = full.split('<').next().unwrap_or(full);
-    let start = path.rfind("::").map_or(0, |i| i + 2);
-    full[start..].to_string()
 }
 
 /// Calls written in a test, or which one does not parse and why.

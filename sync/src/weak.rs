@@ -34,8 +34,8 @@ use fgvt_memory::{AccessKind, EventRef, Execution, Loc, Naming, Order, PlainAt, 
 use fgvt_tree::{Bound, MemoryChoice, MemoryOrder, StoreRef, ThreadId};
 
 use crate::fingerprint::{combine, hash_of};
+use crate::object_id::ObjectId;
 use crate::races::HappensBefore;
-use crate::runtime::ObjectId;
 use crate::sources;
 
 /// How an exploration treats the orderings atomics declare.

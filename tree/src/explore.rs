@@ -41,10 +41,13 @@ use std::time::{Duration, Instant};
 
 use crate::choice::Choice;
 use crate::event::Event;
+use crate::graph::{EventId, NodeId};
 use crate::history::{History, ThreadId};
 use crate::history_tree::{HistoryId, HistoryTree};
 use crate::interner::KeyHash;
-use crate::model::{Bound, EventId, Exploration, Leaf, Limit, NodeId, Tree, TreeBuilder};
+use crate::leaf::Leaf;
+use crate::limit::{Bound, Limit};
+use crate::model::{Exploration, Tree, TreeBuilder};
 use crate::program::{Fault, Program, Step};
 use crate::states::{Slot, StateId, States};
 

@@ -17,9 +17,17 @@
 //! it implements their traits, with a node's children as its neighbours.
 
 use fixedbitset::FixedBitSet;
+use petgraph::graph::NodeIndex;
 use petgraph::visit::{GraphBase, IntoNeighbors, NodeCount, NodeIndexable, Visitable};
 
-use crate::model::{EventId, Leaf, NodeId};
+use crate::leaf::Leaf;
+
+/// A node of the interleaving tree.
+pub type NodeId = NodeIndex<u32>;
+
+/// A step's number in [`Tree::events`](crate::Tree::events): edges name their step by it, as
+/// many edges take the same step (the same thread doing the same thing from different states).
+pub type EventId = u32;
 
 /// The most edges a search adds before it stops as at its state limit ([`crate::Limit::MaxStates`]).
 ///

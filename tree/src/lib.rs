@@ -1,7 +1,9 @@
 //! The recording scheduler of fgvt and the interleaving tree it builds.
 //!
-//! * [`model`]: the interleaving [`Tree`] — nodes, leaves, counts over the unfolded tree — and
-//!   the [`TreeBuilder`] every backend builds it with;
+//! * [`model`]: the interleaving [`Tree`] — nodes ([`graph`]), [`leaf`]s, counts over the
+//!   unfolded tree ([`Counts`]) — and the [`TreeBuilder`] every backend builds it with;
+//! * [`limit`]: the typed limits, which one cut an exploration ([`Limit`]) and why a bounded
+//!   leaf ends its path ([`Bound`]);
 //! * [`program`]: the [`Program`] trait, a deterministic transition system whose threads take one
 //!   shared-memory [`Event`] per step;
 //! * [`explore`](mod@explore): the state-space explorer, which takes every enabled thread's next
@@ -95,6 +97,8 @@ mod growth;
 pub mod history;
 mod history_tree;
 pub mod interner;
+pub mod leaf;
+pub mod limit;
 pub mod model;
 mod pins;
 pub mod program;
@@ -106,19 +110,19 @@ pub mod value;
 
 pub use call_text::{parse_call, unescape, CallSyntaxError};
 pub use choice::Choice;
+pub use count_table::Counts;
 pub use event::{Event, EventKind, MemoryChoice, MemoryOrder, StoreRef};
 pub use explore::{
     explore, explore_judging, explore_with_progress, scout, search_failing, ExploreOptions,
     Interrupt, MemoryBudget, Progress, Search, DEFAULT_REPORT_BUDGET, SCOUT_PREEMPTIONS,
 };
-pub use graph::{Parents, StateGraph};
+pub use graph::{EventId, NodeId, Parents, StateGraph};
 pub use history::{
     precedes, Call, Clock, CoarseEvent, History, Lane, Operation, ThreadId, FINAL_LANE, INIT_LANE,
 };
-pub use model::{
-    Bound, Counts, EventId, Exploration, Leaf, LeafKind, Limit, LoopEdge, NodeId, Stats, Tree,
-    TreeBuilder,
-};
+pub use leaf::{Leaf, LeafKind};
+pub use limit::{Bound, Limit};
+pub use model::{Exploration, LoopEdge, Stats, Tree, TreeBuilder};
 pub use program::{Fault, Program, Step, Wait};
 pub use race::{DataRace, RacingAccess};
 pub use source::{Location, SourceMap, Span};

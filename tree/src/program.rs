@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::event::Event;
 use crate::history::{Call, History, ThreadId};
-use crate::model::Bound;
+use crate::limit::Bound;
 use crate::race::DataRace;
 use crate::source::Span;
 

@@ -4,8 +4,8 @@
 
 use std::hash::Hash;
 
+use crate::graph::NodeId;
 use crate::interner::{Interner, KeyHash};
-use crate::model::NodeId;
 
 /// A state's number in the table, in the order states were first met.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

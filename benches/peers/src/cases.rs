@@ -213,18 +213,6 @@ impl Tool {
     pub fn runs(self, case: Case) -> bool {
         !(self == Tool::ShuttleDfs && matches!(case, Case::Weak(_)))
     }
-
-    /// Runs `case` under this tool once, in this process, and measures it.
-    pub fn run(self, case: Case) -> Outcome {
-        match (self, case) {
-            (Tool::Fgvt, _) => crate::under_fgvt::run(case),
-            (Tool::Loom, Case::Weak(weak)) => crate::weak_loom::run(weak, None),
-            (Tool::LoomPb2, Case::Weak(weak)) => crate::weak_loom::run(weak, Some(2)),
-            (Tool::Loom, _) => crate::under_loom::run(case, None),
-            (Tool::LoomPb2, _) => crate::under_loom::run(case, Some(2)),
-            (Tool::ShuttleDfs, _) => crate::under_shuttle::run(case),
-        }
-    }
 }
 
 /// What a finished run found out about the object.

@@ -150,9 +150,22 @@ fn child(args: &[String]) -> ExitCode {
             println!("PROGRESS\t{}", cases::executions());
         });
     }
-    let outcome = tool.run(case);
+    let outcome = measure(tool, case);
     println!("{}", outcome.to_line());
     ExitCode::SUCCESS
+}
+
+/// Runs `case` under `tool` once, in this process, and measures it. Choosing the tool's runner
+/// is the program's: `cases.rs`, which every runner uses, uses none of them.
+fn measure(tool: Tool, case: Case) -> Outcome {
+    match (tool, case) {
+        (Tool::Fgvt, _) => under_fgvt::run(case),
+        (Tool::Loom, Case::Weak(weak)) => weak_loom::run(weak, None),
+        (Tool::LoomPb2, Case::Weak(weak)) => weak_loom::run(weak, Some(2)),
+        (Tool::Loom, _) => under_loom::run(case, None),
+        (Tool::LoomPb2, _) => under_loom::run(case, Some(2)),
+        (Tool::ShuttleDfs, _) => under_shuttle::run(case),
+    }
 }
 
 /// What one run in a child process came to.
