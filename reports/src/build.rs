@@ -321,6 +321,13 @@ fn first_cut(tree: &Tree, sources: &SourceMap) -> Option<String> {
                 "{bound}: the older ones are a bounded leaf; raise {} to explore them",
                 option(Limit::MaxStale)
             )),
+            Bound::Spin { .. } => Some(format!(
+                "{bound}, so another turn could only spin, and fgvt cut the path there: if the \
+                 loop waits for another thread, call `fgvt_sync::hint::spin_loop()` once per \
+                 iteration (from your `src/sync.rs` under the `fgvt` feature, in place of \
+                 `std::hint::spin_loop()`) and fgvt explores it whole; if it retries a bounded \
+                 number of times, `Test::cut_bare_spins(false)` lets it run to the step limit"
+            )),
         }
     })
 }
@@ -817,6 +824,8 @@ pub fn option(limit: fgvt_tree::Limit) -> &'static str {
         fgvt_tree::Limit::Interrupted => "Ctrl-C",
         fgvt_tree::Limit::MaxStale => "--max-stale",
         fgvt_tree::Limit::ReportBudget => "--report-budget",
+        // No option: the code's loop needs the hint (`Test::cut_bare_spins` for Rust tests).
+        fgvt_tree::Limit::Spin => "a loop without a spin hint",
     }
 }
 

@@ -127,6 +127,8 @@ struct Logged {
     entry: u64,
     /// The hash of the log up to and with this access.
     hash: u64,
+    /// Whether the access wrote (a store, a read-modify-write that took effect).
+    wrote: bool,
 }
 
 /// A thread's observations in its current operation (see the module docs).
@@ -169,10 +171,34 @@ impl Observations {
         self.log.last().map_or(EMPTY_LOG, |l| l.hash)
     }
 
-    /// Appends one access: its `entry` (what it was and saw) and `shape` (what it was).
-    pub(crate) fn push(&mut self, entry: u64, shape: u64) {
+    /// Appends one access: its `entry` (what it was and saw), `shape` (what it was) and
+    /// whether it `wrote`.
+    pub(crate) fn push(&mut self, entry: u64, shape: u64, wrote: bool) {
         let hash = combine(self.hash(), entry);
-        self.log.push(Logged { shape, entry, hash });
+        self.log.push(Logged {
+            shape,
+            entry,
+            hash,
+            wrote,
+        });
+    }
+
+    /// Whether the log ends with the same iteration [`REPEATS`] times in a row: its last `k`
+    /// accesses (for some `k` up to [`MAX_ITERATION`]) repeat the `k` before them, made at the
+    /// same places and seeing the same values, and none of them wrote. That is a loop without
+    /// a retry hint (the hint's iterations leave the log, see
+    /// [`Observations::before_access`]) whose turns see nothing new: the next turn, unless
+    /// another thread writes first, is the same again. Straight-line code that calls one
+    /// helper twice makes the same access twice; [`REPEATS`] turns keep it apart from a loop.
+    pub(crate) fn repeats(&self) -> bool {
+        let n = self.log.len();
+        (1..=MAX_ITERATION.min(n / REPEATS)).any(|k| {
+            let tail = &self.log[n - REPEATS * k..];
+            let last = &tail[tail.len() - k..];
+            let same =
+                (tail.chunks(k)).all(|turn| turn.iter().zip(last).all(|(a, b)| a.entry == b.entry));
+            same && !tail.iter().any(|l| l.wrote)
+        })
     }
 
     /// A retry hint (`fgvt_sync::hint::spin_loop`): the thread goes back to the head of its
@@ -264,6 +290,13 @@ impl Observations {
         }
     }
 }
+
+/// The most accesses one iteration of a loop may make for [`Observations::repeats`] to see it
+/// repeat.
+const MAX_ITERATION: usize = 16;
+
+/// How many identical turns in a row make a loop spin for [`Observations::repeats`].
+const REPEATS: usize = 4;
 
 /// The hash of an empty log.
 const EMPTY_LOG: u64 = 0x1095_eed0;
@@ -381,7 +414,7 @@ mod tests {
     /// Logs a read of `object` at `at` that saw `seen`.
     fn log(obs: &mut Observations, object: u64, at: &'static Location<'static>, seen: u64) {
         let shape = shape(1, object, at);
-        obs.push(entry(shape, seen), shape);
+        obs.push(entry(shape, seen), shape, false);
     }
 
     /// The kind of a bookkeeping access in a log (as `runtime.rs` has it).
@@ -480,7 +513,7 @@ mod tests {
         log(&mut obs, 1, at, 1);
         obs.retry();
         let silent = shape(SILENT_KIND, 7, at);
-        obs.push(entry(silent, 4), silent);
+        obs.push(entry(silent, 4), silent, false);
         obs.before_access(shape(1, 1, at));
         assert!(!obs.heads_found);
         assert_eq!(obs.log.len(), 2, "the bookkeeping stays in the log");

@@ -35,8 +35,10 @@
 //! ```
 //!
 //! Outside fgvt's scheduler (a serial run, or code built against `std`) both do what `std`'s
-//! do. A loop without the hint still runs, up to the test's `max_steps` per operation, and the
-//! report names the line that spins.
+//! do. A loop without the hint is cut where an operation repeats the same turn four times in a
+//! row (the same accesses, seeing the same values, writing nothing): the path ends in a bounded
+//! leaf, and the report names the loop's line and says to add the hint
+//! ([`Test::cut_bare_spins`](crate::Test::cut_bare_spins)).
 
 /// Marks one iteration of a waiting loop (see the [module docs](self)); `std::hint::spin_loop`
 /// outside an execution.

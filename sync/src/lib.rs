@@ -282,8 +282,9 @@
 //! A panic in the object is a *fault* leaf (unless the object catches it: a
 //! lock held by the panicking thread is then poisoned, as with `std`); all threads blocked on
 //! locks or condition variables is a *stuck* leaf, which says where each holder took its lock
-//! and which condition variable each waiter waits on; an operation that spins past the step
-//! limit without [`hint::spin_loop`] is a *bounded* leaf.
+//! and which condition variable each waiter waits on; an operation that spins without
+//! [`hint::spin_loop`] (the same turn four times, seeing the same values) is a *bounded* leaf,
+//! whose note names the loop's line ([`Test::cut_bare_spins`]).
 //!
 //! `atomic::fence` and `compiler_fence` are not steps (a fence has no choice to make);
 //! [`Condvar::notify_one`] wakes the thread that has waited longest, and no wait wakes up
@@ -506,6 +507,6 @@ pub mod report {
     };
     pub use fgvt_reports::{render_json, render_markdown, render_text};
     pub use fgvt_tree::{
-        CoarseEvent, Event, EventKind, Fault, History, Leaf, LeafKind, Limit, Tree, Wait,
+        Bound, CoarseEvent, Event, EventKind, Fault, History, Leaf, LeafKind, Limit, Tree, Wait,
     };
 }

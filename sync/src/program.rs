@@ -219,20 +219,22 @@ pub(crate) const MAX_WAYS: u32 = 255;
 
 impl Reexecuted {
     /// The executions of `body` (the test's plan on a fresh object) with `threads` threads,
-    /// their atomics treating orderings as `mode` says, and `Shared` cells checked for data
-    /// races when `shared_races` is set.
+    /// their atomics treating orderings as `mode` says, `Shared` cells checked for data
+    /// races when `shared_races` is set, and a loop without the spin hint cut at its repeated
+    /// iteration when `cut_spins` is.
     pub(crate) fn new(
         threads: usize,
         body: Body,
         merge: bool,
         mode: Mode,
         shared_races: bool,
+        cut_spins: bool,
     ) -> Self {
         let stop_on_weak = matches!(mode, Mode::Sc { watch: true });
         Reexecuted {
             threads,
             body,
-            engine: RefCell::new(Engine::new(mode, shared_races)),
+            engine: RefCell::new(Engine::new(mode, shared_races, cut_spins)),
             error: RefCell::new(None),
             merge,
             saw_weak: std::cell::Cell::new(false),

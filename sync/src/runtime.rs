@@ -445,6 +445,8 @@ struct Recorder {
     races: Option<Box<Races>>,
     /// Whether accesses to `Shared` cells are checked for data races too.
     shared_races: bool,
+    /// Whether a repeated iteration without the spin hint ends the path ([`Engine::new`]).
+    cut_spins: bool,
     /// Under [`Mode::Sc`] with `watch`: whether an access declared a weaker ordering.
     saw_weak: bool,
     /// Set when the step asked for was a way past the bound on ways (see [`Execution::cut`]).
@@ -628,6 +630,7 @@ pub(crate) fn execute(
         },
         races: matches!(engine.mode, Mode::Weak(_)).then(|| Box::new(Races::weak())),
         shared_races: engine.shared_races,
+        cut_spins: engine.cut_spins,
         mode: engine.mode.clone(),
         saw_weak: false,
         cut: None,
@@ -721,6 +724,9 @@ pub(crate) struct Engine {
     pub(crate) sites: weak::Sites,
     /// Whether accesses to `Shared` cells are checked for data races too.
     shared_races: bool,
+    /// Whether a path ends where an operation repeats an iteration of a loop without the spin
+    /// hint ([`fgvt_tree::Bound::Spin`]).
+    cut_spins: bool,
 }
 
 /// The collections a recorder fills, kept empty between executions with their room: an
@@ -761,10 +767,11 @@ impl Scratch {
 }
 
 impl Engine {
-    /// An engine whose executions treat orderings as `mode` says, and check accesses to
+    /// An engine whose executions treat orderings as `mode` says, check accesses to
     /// `Shared` cells for data races when `shared_races` is set (those to `UnsafeCell` and
-    /// `Cell` always).
-    pub(crate) fn new(mode: Mode, shared_races: bool) -> Engine {
+    /// `Cell` always), and, with `cut_spins`, end a path where an operation repeats an
+    /// iteration of a loop that has no spin hint.
+    pub(crate) fn new(mode: Mode, shared_races: bool, cut_spins: bool) -> Engine {
         Engine {
             tasks: Tasks::default(),
             scratch: Scratch::default(),
@@ -772,6 +779,7 @@ impl Engine {
             mode,
             sites: weak::Sites::default(),
             shared_races,
+            cut_spins,
         }
     }
 
@@ -1030,6 +1038,10 @@ impl Recorder {
     /// object and what it learned.
     fn apply(&mut self, who: Option<ThreadId>, pending: &Pending, shape: u64, effect: Effect) {
         let key = pending.object.map_or(0, |o| o.key());
+        let wrote = matches!(
+            effect,
+            Effect::Write(_) | Effect::Update { .. } | Effect::WriteVersion
+        );
         let seen = match effect {
             Effect::Read(word) => self.word(who, word),
             Effect::Write(word) => {
@@ -1052,14 +1064,14 @@ impl Recorder {
             Effect::UpdateVersion => {
                 // What is written may depend on what was there: the writer's context after it
                 // has seen the old version names the new one.
-                self.observe(who, shape, self.memory.get(key));
+                self.observe(who, shape, self.memory.get(key), true);
                 let context = self.context(who);
                 self.memory.set(key, combine(context, key));
                 return;
             }
             Effect::Nothing => 0,
         };
-        self.observe(who, shape, seen);
+        self.observe(who, shape, seen, wrote);
     }
 
     /// Sets an object's value for fingerprints, unless weak memory keeps it: an atomic's values
@@ -1071,13 +1083,13 @@ impl Recorder {
         }
     }
 
-    /// `who` made an access of `shape` that saw `seen`: a thread logs it, the serial part
-    /// counts it.
-    fn observe(&mut self, who: Option<ThreadId>, shape: u64, seen: u64) {
+    /// `who` made an access of `shape` that saw `seen` (and `wrote`, or not): a thread logs
+    /// it, the serial part counts it.
+    fn observe(&mut self, who: Option<ThreadId>, shape: u64, seen: u64, wrote: bool) {
         match who {
             Some(thread) => {
                 let entry = fingerprint::entry(shape, seen);
-                self.lanes[thread].observed.push(entry, shape);
+                self.lanes[thread].observed.push(entry, shape, wrote);
             }
             None => self.serial.accesses += 1,
         }
@@ -1613,6 +1625,18 @@ fn step<R>(
             op.last = Some(position);
         }
         rec.steps.extend(event);
+        if rec.cut_spins && rec.end.is_none() && rec.lanes[thread].observed.repeats() {
+            // Another turn of this loop could only spin: the path ends here, a bounded leaf
+            // whose note says to mark the loop.
+            let op = (rec.lanes[thread].op.as_ref()).map_or(String::new(), |op| op.call.op.clone());
+            let at = pending.caller;
+            rec.cut = Some(fgvt_tree::Bound::Spin {
+                thread,
+                op,
+                at: format!("{}:{}:{}", at.file(), at.line(), at.column()),
+            });
+            rec.end = Some(RunEnd::Abandoned);
+        }
     });
     result
 }
@@ -1805,7 +1829,13 @@ pub(crate) fn silent(id: ObjectId, at: &'static Location<'static>, before: u64, 
     with_recorder(|rec| {
         let who = rec.who();
         rec.memory.set(id.key(), after);
-        rec.observe(who, fingerprint::shape(SILENT, id.key(), at), before);
+        // Bookkeeping that changed wrote: a loop whose turns keep changing it is not idle.
+        rec.observe(
+            who,
+            fingerprint::shape(SILENT, id.key(), at),
+            before,
+            before != after,
+        );
     });
 }
 

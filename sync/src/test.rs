@@ -145,6 +145,9 @@ struct TestCore {
     max_stale: u32,
     /// Whether `Shared` cells are checked for data races too ([`Test::races`]).
     races: bool,
+    /// Whether a loop without the spin hint is cut at its repeated iteration
+    /// ([`Test::cut_bare_spins`]).
+    cut_spins: bool,
     /// How atomics treat their orderings: `None` until an exploration has told (see
     /// [`Test::memory`]).
     memory: Learned<Option<Memory>>,
@@ -236,6 +239,7 @@ impl<O: Object> Test<O> {
             spec: SpecChoice::Serial,
             max_stale: DEFAULT_MAX_STALE,
             races: false,
+            cut_spins: true,
             memory: Learned::default(),
             sites: Learned::default(),
             object: ObjectFns::of::<O>(),
@@ -319,6 +323,41 @@ impl<O: Object> Test<O> {
     /// orders end the run as a data race (undefined behaviour, were it plain Rust memory).
     pub fn races(mut self, check: bool) -> Self {
         self.core.races = check;
+        self
+    }
+
+    /// Whether a path ends where an operation repeats an iteration of a loop that has no
+    /// spin hint (on by default): the same accesses at the same places saw the same values
+    /// and wrote nothing, so another turn could only spin. The path is then a bounded leaf,
+    /// the result partial, and the report names the loop's line and says to call
+    /// [`hint::spin_loop`](crate::hint::spin_loop) in it; the test is judged in a moment
+    /// instead of spinning to [`Test::max_steps`] on every path. Off, such a loop runs to the
+    /// step limit: for a loop that retries a bounded number of times, whose last turn does
+    /// something else.
+    ///
+    /// ```
+    /// use fgvt_sync::atomic::{AtomicBool, Ordering::{Acquire, Relaxed, Release}};
+    /// use fgvt_sync::{report::Limit, Test, Verdict};
+    ///
+    /// /// A spin lock whose loop has no hint (`std::hint::spin_loop` is invisible to fgvt).
+    /// #[derive(Default)]
+    /// struct Bare(AtomicBool);
+    ///
+    /// #[fgvt_sync::operations]
+    /// impl Bare {
+    ///     pub fn lock_unlock(&self) {
+    ///         while self.0.compare_exchange(false, true, Acquire, Relaxed).is_err() {}
+    ///         self.0.store(false, Release);
+    ///     }
+    /// }
+    ///
+    /// let test = Test::<Bare>::new("bare").thread(&["lock_unlock()"]).thread(&["lock_unlock()"]);
+    /// let report = test.localize().unwrap().report;
+    /// assert_eq!(report.verdict, Verdict::Inconclusive);
+    /// assert_eq!(report.partial.as_deref(), Some(Limit::Spin.name()));
+    /// ```
+    pub fn cut_bare_spins(mut self, cut: bool) -> Self {
+        self.core.cut_spins = cut;
         self
     }
 
@@ -613,6 +652,7 @@ impl TestCore {
             self.merge,
             mode,
             self.races,
+            self.cut_spins,
         )
     }
 

@@ -295,14 +295,23 @@ fn path_at(text: &str) -> String {
     path.to_string()
 }
 
-/// The `std` items used in the files that `tree`'s steps come from (as `sources` holds them).
+/// The `std` items used in the files that `tree`'s steps come from (as `sources` holds them),
+/// but for fgvt-sync's own: a step fgvt-sync takes for the object (an operation's local
+/// step) is located in this crate, which builds on `std` by design.
 pub(crate) fn in_tree(tree: &Tree, sources: &SourceMap) -> Vec<Use> {
+    // This crate's sources, as rustc names them in a `Location` (relative to the workspace,
+    // or a path in cargo's registry).
+    let this_file = std::panic::Location::caller().file();
+    let own = this_file
+        .rsplit_once(['/', '\\'])
+        .map_or("", |(dir, _)| dir);
     let mut files = BTreeSet::new();
     for node in tree.graph.node_indices() {
         files.extend(tree.children(node).iter().map(|(event, _)| event.span.file));
     }
     (files.into_iter())
         .filter_map(|number| sources.file(number))
+        .filter(|(name, _)| own.is_empty() || !name.starts_with(own))
         .flat_map(|(name, text)| scan(name, text))
         .collect()
 }

@@ -37,11 +37,16 @@ pub enum Limit {
     /// [`ExploreOptions::report_budget`](crate::ExploreOptions::report_budget) after the first
     /// failing leaf: the report comes now, with what was found so far.
     ReportBudget,
+    /// An operation repeated an iteration of a loop that has no spin hint (the same accesses
+    /// at the same places, seeing the same values, writing nothing): the path was cut there,
+    /// not spun on to the step limit.
+    Spin,
 }
 
 impl Limit {
     /// The limit's stable name, as JSON reports spell it: `max-states`, `timeout`,
-    /// `max-steps`, `step-budget`, `memory`, `interrupted`, `max-stale`, `report-budget`.
+    /// `max-steps`, `step-budget`, `memory`, `interrupted`, `max-stale`, `report-budget`,
+    /// `spin`.
     pub fn name(self) -> &'static str {
         match self {
             Limit::MaxStates => "max-states",
@@ -52,6 +57,7 @@ impl Limit {
             Limit::Interrupted => "interrupted",
             Limit::MaxStale => "max-stale",
             Limit::ReportBudget => "report-budget",
+            Limit::Spin => "spin",
         }
     }
 
@@ -66,6 +72,7 @@ impl Limit {
             Limit::Interrupted,
             Limit::MaxStale,
             Limit::ReportBudget,
+            Limit::Spin,
         ]
         .into_iter()
         .find(|l| l.name() == name)
@@ -113,6 +120,16 @@ pub enum Bound {
         /// How many it was allowed.
         max: u32,
     },
+    /// An operation repeated the iteration of a loop that has no spin hint: the same accesses
+    /// at the same places saw the same values and wrote nothing, so another turn can only spin.
+    Spin {
+        /// The thread that spins.
+        thread: ThreadId,
+        /// The operation's name.
+        op: String,
+        /// Where the repeated iteration's last access is (`src/lock.rs:12:20`).
+        at: String,
+    },
 }
 
 impl Bound {
@@ -123,6 +140,7 @@ impl Bound {
             Bound::MaxSteps { .. } => Limit::MaxSteps,
             Bound::StepBudget { .. } => Limit::StepBudget,
             Bound::Stale { .. } => Limit::MaxStale,
+            Bound::Spin { .. } => Limit::Spin,
         }
     }
 }
@@ -146,6 +164,11 @@ impl fmt::Display for Bound {
                 f,
                 "T{thread}'s {access} could go {ways} ways (read an older store, or go before \
                  a later one); only the newest {max} were explored"
+            ),
+            Bound::Spin { thread, op, at } => write!(
+                f,
+                "T{thread}'s `{op}` spins at {at} without a spin hint: an iteration saw what the \
+                 one before it saw and wrote nothing"
             ),
         }
     }

@@ -145,6 +145,7 @@ fn an_endless_spin_is_bounded_by_the_step_limit() {
     let tree = Test::<Spinner>::new("spinner")
         .thread(&["wait()"])
         .max_steps(5)
+        .cut_bare_spins(false)
         .explore()
         .unwrap();
     let leaves: Vec<_> = tree.leaves().collect();
@@ -165,18 +166,36 @@ fn an_endless_spin_is_bounded_by_the_step_limit() {
     assert_eq!(tree.stats().max_depth, 6);
 }
 
+/// Issue 42: a loop without the hint is cut at its fourth identical turn (the same load seeing
+/// the same value, nothing written), long before the step limit.
+#[test]
+fn a_loop_without_the_hint_is_cut_where_its_turns_repeat() {
+    let tree = Test::<Spinner>::new("spinner")
+        .thread(&["wait()"])
+        .explore()
+        .unwrap();
+    let leaves: Vec<_> = tree.leaves().collect();
+    assert_eq!(leaves.len(), 1);
+    let bound = leaves[0].1.bound.as_ref().expect("a bounded leaf");
+    assert!(
+        matches!(bound, fgvt_sync::report::Bound::Spin { thread: 0, .. }),
+        "{bound:?}"
+    );
+    assert_eq!(tree.partial, Some(fgvt_sync::report::Limit::Spin));
+    assert_eq!(tree.stats().max_depth, 4);
+}
+
 #[test]
 fn the_report_names_the_line_that_spins_and_how_to_mark_it() {
     let found = Test::<Spinner>::new("spinner")
         .thread(&["wait()"])
-        .max_steps(5)
         .localize()
         .unwrap();
     let note = found
         .report
         .notes
         .iter()
-        .find(|n| n.contains("took more than 5 steps"))
+        .find(|n| n.contains("spins at") && n.contains("without a spin hint"))
         .expect("a note on the cut");
     let line = include_str!("leaves.rs")
         .lines()
@@ -185,6 +204,38 @@ fn the_report_names_the_line_that_spins_and_how_to_mark_it() {
         + 1;
     assert!(note.contains(&format!("leaves.rs:{line}:")), "{note}");
     assert!(note.contains("fgvt_sync::hint::spin_loop()"), "{note}");
+}
+
+/// The line of `BareLock`'s loop.
+fn bare_lock_line() -> usize {
+    let source = include_str!("leaves.rs").lines();
+    1 + (source.enumerate())
+        .find(|(_, l)| l.trim_start().starts_with("while held.compare_exchange("))
+        .unwrap()
+        .0
+}
+
+/// Issue 42: the same lock with the default limits is judged at once: its loop is cut where
+/// its turns repeat, the result is partial, and the note names the compare-exchange's line.
+#[test]
+fn a_spin_lock_without_the_hint_is_named_with_its_line_at_once() {
+    let found = Test::<BareLock>::new("bare_lock")
+        .thread(&["inc()"])
+        .thread(&["inc()"])
+        .localize()
+        .unwrap();
+    assert_eq!(found.report.verdict, fgvt_reports::Verdict::Inconclusive);
+    assert_eq!(found.report.partial.as_deref(), Some("spin"));
+    let line = bare_lock_line();
+    let note = (found.report.notes.iter())
+        .find(|n| n.contains(&format!("spins at sync/tests/it/leaves.rs:{line}:")))
+        .unwrap_or_else(|| panic!("{:#?}", found.report.notes));
+    assert!(
+        note.contains("call `fgvt_sync::hint::spin_loop()` once per iteration"),
+        "{note}"
+    );
+    // A few hundred states, not the step limit's depth on every path.
+    assert!(found.report.tree.max_depth < 40, "{:?}", found.report.tree);
 }
 
 /// `wait()` spins until `set()` sets the flag, saying that it retries.
@@ -418,16 +469,13 @@ fn the_note_on_a_spinning_lock_names_the_line_its_loop_repeats() {
         .thread(&["inc()"])
         .thread(&["inc()"])
         .max_steps(40)
+        .cut_bare_spins(false)
         .localize()
         .unwrap();
     let note = (found.report.notes.iter())
         .find(|n| n.contains("took more than 40 steps"))
         .unwrap_or_else(|| panic!("{:#?}", found.report.notes));
-    let line = include_str!("leaves.rs")
-        .lines()
-        .position(|l| l.contains("while held.compare_exchange(false, true"))
-        .unwrap()
-        + 1;
+    let line = bare_lock_line();
     assert!(
         note.contains(&format!("leaves.rs:{line}:")) && note.contains("times on that path"),
         "{note}"
