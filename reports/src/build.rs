@@ -351,11 +351,17 @@ fn unknown_note(tree: &Tree, summary: &TreeSummary) -> String {
         ));
     }
     if summary.bounded_leaves > 0 {
+        let by = match tree.partial {
+            Some(Limit::Spin) => "a loop without a spin hint, or an operation's limits".to_string(),
+            _ => format!(
+                "{} or {}",
+                option(Limit::MaxSteps),
+                option(Limit::StepBudget)
+            ),
+        };
         why.push(format!(
-            "{} bounded (a path cut by {} or {})",
+            "{} bounded (a path cut by {by})",
             count_text(summary.bounded_leaves),
-            option(Limit::MaxSteps),
-            option(Limit::StepBudget)
         ));
     }
     let judged = summary
@@ -447,6 +453,11 @@ fn notes(input: &ReportInput<'_>, summary: &TreeSummary, shown: usize) -> Vec<St
              the part explored (a larger budget, or `none`, explores more)",
             limit_option(limit)
         )),
+        Some(limit) if limit == Limit::Spin.name() => notes.push(
+            "paths were cut where an operation spins in a loop without a spin hint (below): the \
+             tree is partial, and its counts and verdicts cover the runs that do not spin there"
+                .to_string(),
+        ),
         Some(limit) => notes.push(format!(
             "exploration stopped at {}: the tree is partial and its counts cover only the explored part",
             limit_option(limit)

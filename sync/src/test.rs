@@ -834,7 +834,12 @@ impl TestCore {
         telling.notice.finish();
         let (tree, verdicts) = judged?;
         let fails = verdicts.values().any(|(o, _)| *o == LeafOutcome::Fail);
-        if tree.partial.is_none() || fails || left(SCOUT_SHARE).is_some_and(|t| t.is_zero()) {
+        // A tree cut only where a loop spins without the hint was explored everywhere else:
+        // no scout finds more.
+        let whole = tree
+            .partial
+            .is_none_or(|limit| limit == fgvt_tree::Limit::Spin);
+        if whole || fails || left(SCOUT_SHARE).is_some_and(|t| t.is_zero()) {
             return Ok((tree, verdicts, false));
         }
         let scouting = ExploreOptions {

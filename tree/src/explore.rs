@@ -355,6 +355,7 @@ fn search<'a, P: Program>(
         members: Vec::new(),
         discovered: 0,
         partial: None,
+        spun: false,
         started: Instant::now(),
         progress,
         watch: Watch {
@@ -374,9 +375,11 @@ fn search<'a, P: Program>(
         real,
         watch,
         partial,
+        spun,
         started,
         ..
     } = explorer;
+    let partial = partial.or(spun.then_some(Limit::Spin));
     let distinct_states = states.len() as u64;
     // Freed before the tree is finished, which then works out its counts: the peak is the
     // larger of the two moments, not their sum.
@@ -522,6 +525,10 @@ struct Explorer<'a, P: Program> {
     /// States opened so far (the next discovery index).
     discovered: usize,
     partial: Option<Limit>,
+    /// Set when a path ended at a program's [`Bound::Spin`]: the tree is then partial, but the
+    /// exploration goes on (unlike [`Explorer::partial`], which stops it): a spinning turn
+    /// cut from one path is no reason to leave the other paths unexplored.
+    spun: bool,
     started: Instant,
     progress: &'a mut dyn Progress,
     /// Who sees the leaves with a verdict as they are made.
@@ -834,7 +841,12 @@ impl<P: Program> Explorer<'_, P> {
                             Step::Bounded { reason } => Bound::StepBudget { reason },
                             _ => unreachable!("matched above"),
                         };
-                        self.partial.get_or_insert(bound.limit());
+                        match bound {
+                            Bound::Spin { .. } => self.spun = true,
+                            _ => {
+                                self.partial.get_or_insert(bound.limit());
+                            }
+                        }
                         let leaf = Self::bounded_leaf(&mut self.tree, &self.real, history, bound);
                         let step = self.tree.event_id(bounded_event(thread));
                         self.edges.push((step, leaf));

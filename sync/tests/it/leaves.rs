@@ -482,3 +482,53 @@ fn the_note_on_a_spinning_lock_names_the_line_its_loop_repeats() {
     );
     assert!(note.contains("fgvt_sync::hint::spin_loop()"), "{note}");
 }
+
+/// A test-then-set lock without the hint: two threads can both see it free and both enter.
+struct BareTestThenSet {
+    held: AtomicBool,
+    count: AtomicI64,
+}
+
+impl Object for BareTestThenSet {
+    fn new() -> Self {
+        BareTestThenSet {
+            held: AtomicBool::new(false),
+            count: AtomicI64::new(0),
+        }
+    }
+
+    fn call(&self, call: &Call) -> Result<Value, String> {
+        match call.op.as_str() {
+            "inc" => {
+                while self.held.load(SeqCst) {}
+                self.held.store(true, SeqCst);
+                let n = self.count.load(SeqCst);
+                self.count.store(n + 1, SeqCst);
+                self.held.store(false, SeqCst);
+                Ok(Value::Unit)
+            }
+            "get" => Ok(Value::Int(self.count.load(SeqCst))),
+            _ => Err(unknown(call)),
+        }
+    }
+}
+
+/// Issue 42: cutting the spinning turns leaves the other paths explored, so the bug of a lock
+/// without the hint is found, with the loop named beside it.
+#[test]
+fn a_buggy_lock_without_the_hint_still_fails_with_its_loop_named() {
+    let found = Test::<BareTestThenSet>::new("bare_test_then_set")
+        .thread(&["inc()"])
+        .thread(&["inc()"])
+        .finally(&["get()"])
+        .localize()
+        .unwrap();
+    assert_eq!(found.report.verdict, fgvt_reports::Verdict::NotLinearizable);
+    assert_eq!(found.report.partial.as_deref(), Some("spin"));
+    assert!(!found.report.cdrs.is_empty());
+    assert!(
+        (found.report.notes.iter()).any(|n| n.contains("without a spin hint")),
+        "{:#?}",
+        found.report.notes
+    );
+}
