@@ -25,8 +25,6 @@ use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, LazyLock};
 
-use indicatif::{ProgressBar, ProgressStyle};
-
 /// The exit codes of design.md.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Exit {
@@ -359,17 +357,16 @@ pub fn write_output(path: &Path, contents: &[u8]) -> Result<(), OutputError> {
     }
 }
 
-/// A spinner on stderr for long explorations: shown only on a terminal, and only once a run has
-/// lasted longer than a moment, so that quick runs print nothing but their result.
+/// A spinner on stderr for long explorations ([`fgvt_reports::early::Spinner`]: shown only
+/// on a terminal, and only once a run has lasted longer than a moment, so that quick runs print
+/// nothing but their result).
 ///
 /// It also tells of the first failing run as soon as the exploration meets it (see
 /// [`Progress::telling_failures`]): on a terminal at once, elsewhere once the run has lasted
 /// the moment ([`fgvt_reports::early`]), it says on stderr that the test is NOT LINEARIZABLE
 /// and how to replay that run, long before the tree is finished and labeled.
 pub struct Progress {
-    bar: Option<ProgressBar>,
-    started: std::time::Instant,
-    shown: bool,
+    spinner: fgvt_reports::early::Spinner,
     /// The test file whose failing runs are told of, if any.
     test_file: Option<String>,
     /// The line about the first failing run, off a terminal.
@@ -382,29 +379,10 @@ impl Progress {
 
     /// A spinner labelled `what`, hidden until the run has lasted [`Progress::DELAY`].
     pub fn new(what: &str) -> Progress {
-        let started = std::time::Instant::now();
-        let notice = fgvt_reports::early::EarlyNotice::new();
-        if !std::io::stderr().is_terminal() {
-            return Progress {
-                bar: None,
-                started,
-                shown: false,
-                test_file: None,
-                notice,
-            };
-        }
-        let bar = ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::hidden());
-        bar.set_style(
-            ProgressStyle::with_template("{spinner} {msg}: {human_pos} states, {elapsed}")
-                .expect("valid template"),
-        );
-        bar.set_message(what.to_string());
         Progress {
-            bar: Some(bar),
-            started,
-            shown: false,
+            spinner: fgvt_reports::early::Spinner::new(what),
             test_file: None,
-            notice,
+            notice: fgvt_reports::early::EarlyNotice::new(),
         }
     }
 
@@ -418,22 +396,13 @@ impl Progress {
     /// Clears the spinner; a failing run not told of yet is not told any more.
     pub fn finish(self) {
         self.notice.finish();
-        if let Some(bar) = self.bar {
-            bar.finish_and_clear();
-        }
+        self.spinner.finish();
     }
 }
 
 impl fgvt_tree::explore::Progress for Progress {
     fn tick(&mut self, nodes: u64) {
-        if let Some(bar) = &self.bar {
-            bar.set_position(nodes);
-            if !self.shown && self.started.elapsed() >= Self::DELAY {
-                self.shown = true;
-                bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
-                bar.enable_steady_tick(std::time::Duration::from_millis(200));
-            }
-        }
+        self.spinner.tick(nodes);
     }
 
     fn failing_run(&mut self, schedule: &[fgvt_tree::Choice]) {
@@ -441,12 +410,14 @@ impl fgvt_tree::explore::Progress for Progress {
             return;
         };
         let replay = fgvt_reports::replay_command(test_file, schedule);
-        let line = fgvt_reports::early::failing_run_line(self.started.elapsed(), &replay);
-        match &self.bar {
-            // Someone watches: at once, above the spinner once it shows.
-            Some(bar) if self.shown => bar.println(line),
-            Some(_) => eprintln!("{line}"),
-            None => self.notice.tell(line, |line| eprintln!("{line}")),
+        let line = fgvt_reports::early::failing_run_line(self.notice.elapsed(), &replay);
+        // Someone watches: at once (above the spinner once it shows); else once the run has
+        // lasted the moment.
+        if self.spinner.println(&line) {
+        } else if self.spinner.on_terminal() {
+            eprintln!("{line}");
+        } else {
+            self.notice.tell(line, |line| eprintln!("{line}"));
         }
     }
 }

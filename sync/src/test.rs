@@ -14,7 +14,7 @@ use fgvt_checker::{
 };
 use fgvt_labeling::labels::LeafOutcome;
 use fgvt_labeling::pattern::Pattern;
-use fgvt_reports::early::EarlyNotice;
+use fgvt_reports::early::{EarlyNotice, Spinner};
 use fgvt_reports::model::{MemoryReport, OrderChange};
 use fgvt_reports::{
     localize_tree, Explanation, Localization, LocalizeReport, ReportContext, TestInfo, Verdict,
@@ -826,12 +826,14 @@ impl TestCore {
         let replay_command = self.replay_command();
         let mut telling = Telling {
             notice: EarlyNotice::new(),
+            spinner: Spinner::new(&format!("fgvt: exploring {}", self.name)),
             test_file: &self.name,
             replay: self.replay_for(&replay_command),
         };
         let judged = self.explore_judged(&first, &mut telling);
         // The report comes now: a failing run not told of yet needs no telling.
         telling.notice.finish();
+        telling.spinner.finish();
         let (tree, verdicts) = judged?;
         let fails = verdicts.values().any(|(o, _)| *o == LeafOutcome::Fail);
         // A tree cut only where a loop spins without the hint was explored everywhere else:
@@ -1297,17 +1299,25 @@ fn explore_judged<S: Spec>(
 /// ([`fgvt_reports::early`]), with the command that replays it.
 struct Telling<'a> {
     notice: EarlyNotice,
+    /// The spinner of a long exploration, on a terminal: drawn on it directly, so `cargo
+    /// test`'s capture of the test's output does not hide it.
+    spinner: Spinner,
     test_file: &'a str,
     replay: fgvt_reports::Replay<'a>,
 }
 
 impl Progress for Telling<'_> {
-    fn tick(&mut self, _nodes: u64) {}
+    fn tick(&mut self, nodes: u64) {
+        self.spinner.tick(nodes);
+    }
 
     fn failing_run(&mut self, schedule: &[Choice]) {
         let replay = self.replay.command(self.test_file, schedule);
         let line = fgvt_reports::early::failing_run_line(self.notice.elapsed(), &replay);
-        self.notice.tell(line, |line| eprintln!("{line}"));
+        // Above the spinner when it shows (seen even while `cargo test` captures output).
+        if !self.spinner.println(&line) {
+            self.notice.tell(line, |line| eprintln!("{line}"));
+        }
     }
 }
 
