@@ -107,11 +107,13 @@ pub(crate) fn memory_lines(memory: &MemoryReport) -> Vec<String> {
     lines
 }
 
-/// Names, in every CDRS of `report` whose races include a stale read taken by its witness,
-/// the accesses whose orderings decide the failure: the changes of the fix its weak-memory
-/// part found ([`CdrsReport::decided_by`](crate::model::CdrsReport::decided_by)). A stale read
-/// is the victim; the access a stronger ordering would fix (often a store on another line, or
-/// another thread's) is the cause, and a reader of the CDRS needs both side by side.
+/// Names, in every CDRS of `report` whose races include a stale read taken by its witness, or
+/// whose witness ends in a data race, the accesses whose orderings decide the failure: the
+/// changes of the fix its weak-memory part found and checked
+/// ([`CdrsReport::decided_by`](crate::model::CdrsReport::decided_by)). A stale read, or a
+/// plain read racing with a write, is the victim; the access a stronger ordering would fix
+/// (often a store on another line, or another thread's: the flag that should have published
+/// the data) is the cause, and a reader of the CDRS needs both side by side.
 pub fn name_deciding_accesses(report: &mut LocalizeReport) {
     let Some(fix) = report.memory.as_ref().map(|m| m.fix.clone()) else {
         return;
@@ -122,7 +124,7 @@ pub fn name_deciding_accesses(report: &mut LocalizeReport) {
     for cdrs in &mut report.cdrs {
         let stale = (cdrs.nodes.iter().flat_map(|n| &n.races))
             .any(|r| r.taken && r.memory.as_ref().is_some_and(|m| m.latest.is_some()));
-        if stale {
+        if stale || cdrs.witness.ends_in_data_race() {
             cdrs.decided_by = fix.clone();
         }
     }
