@@ -16,6 +16,18 @@
 //!
 //! The constructors are not `const` (each registers the atomic with the execution that
 //! creates it), so a `static` atomic must be made in a `LazyLock` or moved into the object.
+//!
+//! ```
+//! use fgvt_sync::atomic::{AtomicPtr, AtomicUsize, Ordering::{AcqRel, Acquire}};
+//!
+//! // As with std: the same methods, the same `Ordering`s.
+//! let hits = AtomicUsize::new(0).named("hits");
+//! assert_eq!(hits.fetch_add(2, AcqRel), 0);
+//! assert_eq!(hits.compare_exchange(2, 5, AcqRel, Acquire), Ok(2));
+//! assert_eq!(hits.load(Acquire), 5);
+//! let top: AtomicPtr<u64> = AtomicPtr::new(std::ptr::null_mut());
+//! assert!(top.load(Acquire).is_null());
+//! ```
 
 use std::fmt;
 

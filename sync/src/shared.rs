@@ -20,6 +20,46 @@ use crate::runtime::{data_access, Acted, Initial};
 /// writes a field without synchronization on purpose and is correct (or not) whatever the
 /// interleaving: its races are what the tree localizes. A test can check it for data races too
 /// ([`Test::races`](crate::Test::races)).
+///
+/// The FGVT paper's PairSnapshot, whose `read` re-validates only the first cell:
+///
+/// ```
+/// use fgvt_sync::{Shared, Test, Verdict};
+///
+/// struct PairSnapshot {
+///     d: [Shared<i64>; 2],
+/// }
+///
+/// #[fgvt_sync::operations]
+/// impl PairSnapshot {
+///     fn new() -> Self {
+///         PairSnapshot { d: [Shared::new(0).named("d[0]"), Shared::new(0).named("d[1]")] }
+///     }
+///
+///     pub fn write(&self, i: usize, v: i64) {
+///         self.d[i].set(v);
+///     }
+///
+///     pub fn read(&self) -> (i64, i64) {
+///         loop {
+///             let (x, y) = (self.d[0].get(), self.d[1].get());
+///             if x == self.d[0].get() {
+///                 return (x, y);
+///             }
+///         }
+///     }
+/// }
+///
+/// let found = Test::<PairSnapshot>::new("pair_snapshot")
+///     .init(&["write(0, 1)", "write(1, 1)"])
+///     .thread(&["write(0, 2)", "write(1, 2)", "write(1, 1)", "write(0, 1)"])
+///     .thread(&["read()"])
+///     .localize()
+///     .unwrap();
+/// assert_eq!(found.report.verdict, Verdict::NotLinearizable);
+/// // The paper's CDRS: five races that keep the bug possible, then the one that decides it.
+/// assert_eq!(found.report.cdrs[0].pattern, "WG WG WG WG WG G");
+/// ```
 pub struct Shared<T> {
     // A real lock keeps the cell sound if it is used outside fgvt's scheduler; under it, only
     // one task runs at a time, so the lock is never contended.
