@@ -182,3 +182,49 @@ impl IntoValue for Value {
         self
     }
 }
+
+/// A box shows what it holds.
+impl<T: IntoValue> IntoValue for Box<T> {
+    fn into_value(self) -> Value {
+        (*self).into_value()
+    }
+}
+
+/// A handle shows what it points to (a copy of it: other handles may still hold it).
+impl<T: IntoValue + Clone> IntoValue for std::sync::Arc<T> {
+    fn into_value(self) -> Value {
+        T::clone(&self).into_value()
+    }
+}
+
+/// A reference shows what it refers to.
+impl<T: IntoValue + Clone> IntoValue for &T {
+    fn into_value(self) -> Value {
+        self.clone().into_value()
+    }
+}
+
+/// An operation that returns a guard of a [`Mutex`](crate::Mutex) shows the data it guards;
+/// the guard is dropped, and the lock released, as the operation returns (a step of the
+/// operation, before its return).
+impl<T: IntoValue + Clone> IntoValue for crate::MutexGuard<'_, T> {
+    fn into_value(self) -> Value {
+        T::clone(&self).into_value()
+    }
+}
+
+/// A read guard of an [`RwLock`](crate::RwLock) shows the data it guards, as a
+/// [`MutexGuard`](crate::MutexGuard) does, and is released as the operation returns.
+impl<T: IntoValue + Clone> IntoValue for crate::RwLockReadGuard<'_, T> {
+    fn into_value(self) -> Value {
+        T::clone(&self).into_value()
+    }
+}
+
+/// A write guard of an [`RwLock`](crate::RwLock) shows the data it guards, as a
+/// [`MutexGuard`](crate::MutexGuard) does, and is released as the operation returns.
+impl<T: IntoValue + Clone> IntoValue for crate::RwLockWriteGuard<'_, T> {
+    fn into_value(self) -> Value {
+        T::clone(&self).into_value()
+    }
+}

@@ -473,3 +473,71 @@ fn the_operations_of_a_trait_impl_are_its_methods_called_through_the_trait() {
         (by_hand.tree.nodes, by_hand.tree.leaves)
     );
 }
+
+/// Issue 42: results that are handles to data (a lock's guard, an `Arc`, a `Box`, a reference)
+/// show the data; a guard is released as its operation returns.
+struct Handles {
+    total: fgvt_sync::Mutex<i64>,
+    pair: fgvt_sync::RwLock<(i64, bool)>,
+    shared: std::sync::Arc<i64>,
+}
+
+#[fgvt_sync::operations]
+impl Handles {
+    fn new() -> Self {
+        Handles {
+            total: fgvt_sync::Mutex::new(0),
+            pair: fgvt_sync::RwLock::new((7, true)),
+            shared: std::sync::Arc::new(40),
+        }
+    }
+
+    /// Adds under the lock and hands the guard back: the caller sees the new total.
+    pub fn add(&self, n: i64) -> fgvt_sync::MutexGuard<'_, i64> {
+        let mut total = self.total.lock().unwrap();
+        *total += n;
+        total
+    }
+
+    pub fn pair(&self) -> fgvt_sync::RwLockReadGuard<'_, (i64, bool)> {
+        self.pair.read().unwrap()
+    }
+
+    pub fn handle(&self) -> std::sync::Arc<i64> {
+        std::sync::Arc::clone(&self.shared)
+    }
+
+    pub fn boxed(&self) -> Box<i64> {
+        Box::new(*self.shared + 2)
+    }
+
+    pub fn by_ref(&self) -> &i64 {
+        &self.shared
+    }
+}
+
+#[test]
+fn guards_and_handles_are_results_and_guards_are_released_on_return() {
+    let test = Test::<Handles>::new("handles")
+        .thread(&["add(1)", "pair()"])
+        .thread(&["add(2)", "handle()"])
+        .finally(&["boxed()", "by_ref()", "add(0)"]);
+    let found = test.localize().unwrap();
+    // Each guard was released as its operation returned: no run is stuck on the lock.
+    assert_eq!(found.report.verdict, fgvt_sync::Verdict::Linearizable);
+    assert_eq!(found.report.tree.stuck_leaves, 0);
+    // The results are the data behind the handles.
+    let replayed = test.replay(&[0, 0, 0, 0, 1, 1, 1]).unwrap().text;
+    let shown = [
+        "add(1) ⇒ 1",
+        "add(2) ⇒ 3",
+        "pair() ⇒ (7, true)",
+        "handle() ⇒ 40",
+        "boxed() ⇒ 42",
+        "by_ref() ⇒ 40",
+        "add(0) ⇒ 3",
+    ];
+    for shown in shown {
+        assert!(replayed.contains(shown), "{shown} in:\n{replayed}");
+    }
+}
