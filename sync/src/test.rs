@@ -982,6 +982,7 @@ impl TestCore {
         if self.memory.get() == Some(Memory::Weak) {
             report.memory = Some(self.memory_report(&report, &tree, &sources, &unseen));
             fgvt_reports::name_deciding_accesses(&mut report);
+            unseen::doubt_weak_failure(&mut report, &unseen);
         }
         let unreadable = sources::unreadable();
         if !unreadable.is_empty() {

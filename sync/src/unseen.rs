@@ -339,6 +339,34 @@ pub(crate) fn note(uses: &[Use]) -> Option<String> {
     ))
 }
 
+/// Makes a failure that only weak memory gives INCONCLUSIVE when the code has `std` fences:
+/// every failing run needs an ordering fgvt gave the accesses, and the fences fgvt cannot see
+/// may be what orders them (Boehm's seqlock with `std`'s fences fails here, and is correct).
+/// Saying NOT LINEARIZABLE would be a false alarm as likely as a find; the report keeps its
+/// CDRS and says which fences to make visible.
+pub(crate) fn doubt_weak_failure(report: &mut fgvt_reports::LocalizeReport, uses: &[Use]) {
+    let weak_only =
+        (report.memory.as_ref()).is_some_and(|m| m.passes_sequentially_consistent == Some(true));
+    let fences: Vec<String> = (uses.iter())
+        .filter(|u| u.kind == Kind::Fence)
+        .map(|u| format!("{}:{}", u.file, u.line))
+        .collect();
+    if report.verdict != fgvt_reports::Verdict::NotLinearizable || !weak_only || fences.is_empty() {
+        return;
+    }
+    report.verdict = fgvt_reports::Verdict::Inconclusive;
+    report.notes.insert(
+        0,
+        format!(
+            "INCONCLUSIVE, not NOT LINEARIZABLE: every failing run needs weak memory (with every \
+             access SeqCst every run passes), and the code has std fences fgvt cannot see ({}), \
+             which may be what orders those accesses: use fgvt_sync::atomic::fence there and \
+             fgvt tells",
+            fences.join(", ")
+        ),
+    );
+}
+
 /// Whether a `std` fence of `uses` is in `file` within two lines of `line`: where a fix would
 /// add a fence the code already has.
 pub(crate) fn fence_near(uses: &[Use], file: &str, line: usize) -> bool {
