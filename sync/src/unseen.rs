@@ -191,10 +191,11 @@ pub(crate) fn scan(file: &str, text: &str) -> Vec<Use> {
         }
         let tree = tree.split(';').next().unwrap_or("");
         for (path, name) in expand(tree) {
-            if let Some(kind) = item_kind(&path) {
+            let kind = item_kind(&path);
+            if let Some(kind) = kind {
                 found.insert((start + 1, kind, path.clone()));
             }
-            if item_kind(&path).is_some() || module_kind(&path) {
+            if kind.is_some() || module_kind(&path) {
                 imported.push((path, name));
             }
         }
@@ -220,8 +221,7 @@ pub(crate) fn scan(file: &str, text: &str) -> Vec<Use> {
         for (path, name) in called {
             let call = format!("{name}(");
             for (at, _) in line.match_indices(&call) {
-                let before = line[..at].chars().next_back();
-                if !before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':') {
+                if starts_a_path(line, at) {
                     found.insert((n + 1, item_kind(path).expect("filtered"), path.clone()));
                 }
             }
@@ -230,8 +230,7 @@ pub(crate) fn scan(file: &str, text: &str) -> Vec<Use> {
         for (module, name) in imported.iter().filter(|(p, _)| module_kind(p)) {
             let prefix = format!("{name}::");
             for (at, _) in line.match_indices(&prefix) {
-                let before = line[..at].chars().next_back();
-                if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':') {
+                if !starts_a_path(line, at) {
                     continue;
                 }
                 let item = path_at(&line[at + prefix.len()..]);
@@ -250,6 +249,13 @@ pub(crate) fn scan(file: &str, text: &str) -> Vec<Use> {
             path,
         })
         .collect()
+}
+
+/// Whether a name found at byte `at` of `line` starts there, rather than ending a longer name
+/// or path (`my_atomic::fence`, `x::fence`).
+fn starts_a_path(line: &str, at: usize) -> bool {
+    let before = line[..at].chars().next_back();
+    !before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':')
 }
 
 /// A line's code: without its `//` comment, and with its string literals emptied (a test that
@@ -299,12 +305,9 @@ fn path_at(text: &str) -> String {
 /// but for fgvt-sync's own: a step fgvt-sync takes for the object (an operation's local
 /// step) is located in this crate, which builds on `std` by design.
 pub(crate) fn in_tree(tree: &Tree, sources: &SourceMap) -> Vec<Use> {
-    // This crate's sources, as rustc names them in a `Location` (relative to the workspace,
-    // or a path in cargo's registry).
-    let this_file = std::panic::Location::caller().file();
-    let own = this_file
-        .rsplit_once(['/', '\\'])
-        .map_or("", |(dir, _)| dir);
+    // This crate's sources, as rustc names them in a `Location` and in `file!()` alike
+    // (relative to the workspace, or a path in cargo's registry).
+    let own = file!().rsplit_once(['/', '\\']).map_or("", |(dir, _)| dir);
     let mut files = BTreeSet::new();
     for node in tree.graph.node_indices() {
         files.extend(tree.children(node).iter().map(|(event, _)| event.span.file));

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use clap::Parser;
 use pulldown_cmark::{CodeBlockKind, Event, HeadingLevel, Options, Tag, TagEnd};
 
-use crate::common::{fgvt, output, root};
+use crate::common::{fgvt, files_below, output, root};
 
 /// The guide's sources.
 fn book() -> PathBuf {
@@ -319,33 +319,12 @@ fn a_mistyped_command_in_a_shell_block_is_caught() {
     assert!(fgvt::cli::Cli::try_parse_from(typo).is_err());
 }
 
-/// Every file of the repository with one of `extensions`, outside `target` and `.git`.
-fn repository_files(extensions: &[&str]) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    let mut stack = vec![root().to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            let name = path.file_name().unwrap().to_string_lossy();
-            if path.is_dir() {
-                if !name.starts_with('.') && name != "target" {
-                    stack.push(path);
-                }
-            } else if extensions.iter().any(|e| name.ends_with(e)) {
-                found.push(path);
-            }
-        }
-    }
-    found
-}
-
 #[test]
 fn json_and_model_blocks_are_files_the_suite_runs() {
-    let jsons: Vec<serde_json::Value> = (repository_files(&[".json"]).iter())
-        .filter(|p| p.starts_with(root().join("fixtures")))
+    let jsons: Vec<serde_json::Value> = (files_below(&root().join("fixtures"), &[".json"]).iter())
         .filter_map(|p| serde_json::from_str(&std::fs::read_to_string(p).unwrap()).ok())
         .collect();
-    let models: Vec<String> = (repository_files(&[".fgv"]).iter())
+    let models: Vec<String> = (files_below(root(), &[".fgv"]).iter())
         .map(|p| std::fs::read_to_string(p).unwrap())
         .collect();
     for (file, block) in all_blocks() {

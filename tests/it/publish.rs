@@ -7,10 +7,9 @@
 //! time from them, minutes of the suite. What a build from the archive could miss that the
 //! workspace build does not is a file outside the crate's folder, which the last test checks.
 
-use std::path::Path;
 use std::process::Command;
 
-use crate::common::root;
+use crate::common::{files_below, root};
 
 /// The crates that are published: fgvt-sync, what it depends on, and the command line it
 /// runs with its `cli` feature.
@@ -137,7 +136,7 @@ fn every_file_a_published_crate_includes_is_packaged() {
             other => root().join(other.trim_start_matches("fgvt-")),
         };
         let src = folder.join("src");
-        for file in rust_files(&src) {
+        for file in files_below(&src, &[".rs"]) {
             let text = std::fs::read_to_string(&file).unwrap();
             // Unit tests are not built from the archive.
             let code = text.split("#[cfg(test)]").next().unwrap();
@@ -165,20 +164,6 @@ fn includes(code: &str) -> Vec<&str> {
         .chain(code.split("include_bytes!(\"").skip(1))
     {
         found.extend(part.split('"').next());
-    }
-    found
-}
-
-/// Every `.rs` file below `dir`.
-fn rust_files(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            found.extend(rust_files(&path));
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            found.push(path);
-        }
     }
     found
 }

@@ -101,6 +101,27 @@ pub const TABLE_2: [&str; 6] = [
     "snark",
 ];
 
+/// Every file below `dir` whose name ends with one of `endings`, outside hidden folders and
+/// `target`.
+pub fn files_below(dir: &Path, endings: &[&str]) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy();
+            if path.is_dir() {
+                if !name.starts_with('.') && name != "target" {
+                    stack.push(path);
+                }
+            } else if endings.iter().any(|e| name.ends_with(e)) {
+                found.push(path);
+            }
+        }
+    }
+    found
+}
+
 /// The names of the entries of `dir`, sorted.
 pub fn names(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
