@@ -17,8 +17,9 @@ use std::path::Path;
 const THIS_CRATE: &str = "fgvt-sync";
 
 /// The command that runs the test calling this, exactly; `cargo test <name>` where the running
-/// test cannot be told (a test on the main thread, a program run outside cargo).
-pub(crate) fn command(name: &str) -> String {
+/// test cannot be told (a test on the main thread, a program run outside cargo). `file` is the
+/// source file the test is written in, as rustc names it.
+pub(crate) fn command(name: &str, file: &str) -> String {
     let thread = std::thread::current();
     let test = thread.name().filter(|n| *n != "main");
     let package = std::env::var("CARGO_PKG_NAME").ok();
@@ -32,7 +33,9 @@ pub(crate) fn command(name: &str) -> String {
     };
     // `counter-0123456789abcdef`: the target's name, then cargo's hash.
     let target = target.rsplit_once('-').map_or(target, |(t, _)| t);
-    let lib = target == package.replace('-', "_");
+    // The library's unit tests are named after the package; so is an integration test
+    // `tests/counter.rs` of a package `counter`: the test's own file tells them apart.
+    let lib = target == package.replace('-', "_") && !in_tests_folder(file);
     let which = if lib {
         "--lib".to_string()
     } else {
@@ -54,6 +57,18 @@ pub(crate) fn command(name: &str) -> String {
         "cargo test -p {package} {which}{features} -- --exact {}",
         fgvt_reports::shell_quote(test)
     )
+}
+
+/// Whether the source file `file` (as rustc names it: relative to the workspace, or absolute)
+/// is in a package's `tests/` folder, where integration tests are: a `tests` folder not inside
+/// a `src` one (`src/tests/mod.rs` is the library's).
+fn in_tests_folder(file: &str) -> bool {
+    let file = file.replace('\\', "/");
+    let folders: Vec<&str> = file.split('/').collect();
+    let folders = &folders[..folders.len().saturating_sub(1)];
+    (folders.iter())
+        .position(|f| *f == "tests")
+        .is_some_and(|at| !folders[..at].contains(&"src"))
 }
 
 /// The features a package whose manifest is `manifest` must be built with for its test target
@@ -166,10 +181,20 @@ fn strings(value: Option<&toml::Value>) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::needed_features;
+    use super::{in_tests_folder, needed_features};
 
     fn features(manifest: &str, test: Option<&str>) -> Vec<String> {
         needed_features(manifest, test).into_iter().collect()
+    }
+
+    #[test]
+    fn an_integration_test_is_told_from_the_librarys_by_its_file() {
+        assert!(in_tests_folder("tests/counter.rs"));
+        assert!(in_tests_folder("sync/tests/it/readme_counter.rs"));
+        assert!(in_tests_folder("/home/me/counter/tests/counter/main.rs"));
+        assert!(!in_tests_folder("src/lib.rs"));
+        assert!(!in_tests_folder("src/tests/mod.rs"));
+        assert!(!in_tests_folder("tests.rs"));
     }
 
     #[test]

@@ -223,6 +223,7 @@ fn parse_schedule(text: &str) -> Result<Vec<Choice>, String> {
 
 impl<O: Object> Test<O> {
     /// An empty test named `name` (reports and files under `target/fgvt/` use it).
+    #[track_caller]
     pub fn new(name: &str) -> Self {
         let core = TestCore {
             name: name.to_string(),
@@ -234,7 +235,7 @@ impl<O: Object> Test<O> {
             timeout: None,
             report_budget: Some(DEFAULT_REPORT_BUDGET),
             max_memory: None,
-            reproduce: crate::cargo_test::command(name),
+            reproduce: crate::cargo_test::command(name, std::panic::Location::caller().file()),
             replay_program: None,
             spec: SpecChoice::Serial,
             max_stale: DEFAULT_MAX_STALE,
