@@ -383,16 +383,27 @@ fn anchors(markdown: &str) -> Vec<String> {
     found
 }
 
-/// The links and images of a Markdown text: their targets.
+/// The links and images of a Markdown text: their targets, and those of HTML `<img src="…">`
+/// (a picture given a width).
 fn links(markdown: &str) -> Vec<String> {
-    (pulldown_cmark::Parser::new_ext(markdown, Options::ENABLE_TABLES))
-        .filter_map(|event| match event {
+    let mut found = Vec::new();
+    for event in pulldown_cmark::Parser::new_ext(markdown, Options::ENABLE_TABLES) {
+        match event {
             Event::Start(Tag::Link { dest_url, .. } | Tag::Image { dest_url, .. }) => {
-                Some(dest_url.to_string())
+                found.push(dest_url.to_string())
             }
-            _ => None,
-        })
-        .collect()
+            Event::Html(html) | Event::InlineHtml(html) => {
+                let sources = html.split("src=\"").skip(1);
+                found.extend(
+                    sources
+                        .filter_map(|s| s.split('"').next())
+                        .map(str::to_string),
+                );
+            }
+            _ => {}
+        }
+    }
+    found
 }
 
 #[test]
