@@ -86,10 +86,14 @@ impl Execution {
                 .map(|&s| StoreId::of(s))
                 .collect();
         }
-        self.mo[loc as usize]
+        let (floor, latest) = self.tried_from(thread, loc);
+        self.mo[loc as usize][floor..]
             .iter()
             .copied()
             .filter(|&s| {
+                if s == latest {
+                    return true;
+                }
                 let load = Access {
                     kind: Kind::Load,
                     loc: Some(loc),
@@ -127,10 +131,14 @@ impl Execution {
                 .filter(|&at| !self.read_by_rmw[mo[at]])
                 .collect();
         }
-        (0..mo.len())
+        let (floor, _) = self.tried_from(thread, loc);
+        (floor..mo.len())
             // Between a store and its RMW reader is never consistent: skip the trial.
             .filter(|&at| !self.read_by_rmw[mo[at]])
             .filter(|&at| {
+                if self.offered_only && at == mo.len() - 1 {
+                    return true;
+                }
                 let store = Access {
                     kind: Kind::Store,
                     loc: Some(loc),
@@ -169,11 +177,15 @@ impl Execution {
                 .map(StoreId::of)
                 .collect();
         }
-        self.mo[loc as usize]
+        let (floor, latest) = self.tried_from(thread, loc);
+        self.mo[loc as usize][floor..]
             .iter()
             .copied()
             .filter(|&s| !self.read_by_rmw[s])
             .filter(|&s| {
+                if s == latest {
+                    return true;
+                }
                 // The value written does not matter to consistency.
                 let rmw = Access {
                     kind: Kind::Rmw,
@@ -266,6 +278,24 @@ impl Execution {
             .then(|| self.view_at(&self.horizon(thread), loc))
     }
 
+    /// Where the choices of an access by `thread` to `loc` that are tried on a copy begin,
+    /// and the store offered without a trial (`usize::MAX`: none).
+    ///
+    /// Coherence alone rules out every place of `loc`'s modification order before the latest
+    /// one that what happens before the access has seen (a store there, or the store a load
+    /// there read): reading or writing before it closes an `hb ; eco` cycle, whatever `psc`
+    /// says. And once the caller has promised offered choices only, the graph is consistent,
+    /// so extensibility makes the mo-latest store (and the end of mo) a choice with no trial.
+    fn tried_from(&self, thread: ThreadId, loc: Loc) -> (usize, usize) {
+        let floor = self.view_at(&self.horizon(thread), loc);
+        let latest = if self.offered_only {
+            self.latest(loc).index()
+        } else {
+            usize::MAX
+        };
+        (floor, latest)
+    }
+
     /// Whether adding `access` by `thread` keeps the execution consistent: tried on a copy.
     fn keeps_consistent(&self, thread: ThreadId, access: Access) -> bool {
         let mut trial = self.clone();
@@ -346,6 +376,79 @@ mod tests {
                             assert_eq!(
                                 by_views(&x, thread, loc, order),
                                 by_trial(&x, thread, loc, order),
+                                "T{thread} x{loc} {order:?} on {x:?}"
+                            );
+                            compared += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert!(compared > 1000, "{compared}");
+    }
+
+    /// Every choice tried on a copy, none left out below a floor: the lists by definition.
+    fn every_trial(x: &Execution, thread: ThreadId, loc: Loc, order: Order) -> [Vec<usize>; 3] {
+        use crate::event::Kind;
+        use crate::execution::Access;
+        let access = |kind, order, rf, after| Access {
+            kind,
+            loc: Some(loc),
+            order,
+            rf,
+            written: 0,
+            after,
+        };
+        let mo = &x.mo[loc as usize];
+        let loads = (mo.iter().copied())
+            .filter(|&s| {
+                x.keeps_consistent(thread, access(Kind::Load, order.min_for_load(), Some(s), 0))
+            })
+            .collect();
+        let stores = (0..mo.len())
+            .filter(|&at| !x.read_by_rmw[mo[at]])
+            .filter(|&at| {
+                x.keeps_consistent(thread, access(Kind::Store, order.min_for_store(), None, at))
+            })
+            .collect();
+        let rmws = (mo.iter().copied())
+            .filter(|&s| !x.read_by_rmw[s])
+            .filter(|&s| x.keeps_consistent(thread, access(Kind::Rmw, order, Some(s), x.mo_pos[s])))
+            .collect();
+        [loads, stores, rmws]
+    }
+
+    /// On every state of the classic tests with `SeqCst` mixed in (where every choice is
+    /// tried on a copy), the promise of offered choices and the coherence floor change no
+    /// list: the mo-latest store offered untried is one the trial accepts, and no choice below
+    /// the floor is one it would.
+    #[test]
+    fn the_promise_and_the_floor_keep_every_choice_the_trial_finds() {
+        use crate::Order::SeqCst;
+        let orders = [Relaxed, Release, Acquire, AcqRel, SeqCst];
+        let mut programs = Vec::new();
+        for a in [Release, SeqCst] {
+            for b in [Acquire, SeqCst] {
+                programs.push(litmus::mp(a, a, b, b));
+                programs.push(litmus::sb(a, b, a, b));
+                programs.push(litmus::two_plus_two_w(a, a, a, a));
+                programs.push(litmus::iriw(a, a, b, b, b, b));
+            }
+        }
+        programs.push(litmus::mp_fenced(Some(SeqCst), Some(SeqCst)));
+        let mut compared = 0;
+        for p in &programs {
+            for (x, _) in reachable(p) {
+                let mut promised = x.clone();
+                promised.promise_offered_choices(true);
+                // The all-`SeqCst` cut is another matter (its own tests).
+                promised.set_seq_cst_shortcut(false);
+                for thread in 0..x.threads() {
+                    for loc in 0..x.locations() as Loc {
+                        for order in orders {
+                            assert_eq!(
+                                by_views(&promised, thread, loc, order),
+                                every_trial(&x, thread, loc, order),
                                 "T{thread} x{loc} {order:?} on {x:?}"
                             );
                             compared += 1;

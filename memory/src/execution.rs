@@ -120,6 +120,9 @@ pub struct Execution {
     /// no `SeqCst` event, and each event was coherent and atomic when it was added (see
     /// [`Execution::push`]). The candidate methods then decide a choice from views alone.
     pub(crate) known_consistent: bool,
+    /// Whether the caller promised to add only choices the candidate methods offered (see
+    /// [`Execution::promise_offered_choices`]).
+    pub(crate) offered_only: bool,
 }
 
 /// What [`Execution::push`] adds.
@@ -153,6 +156,7 @@ impl Execution {
             seq_cst: 0,
             shortcut: true,
             known_consistent: true,
+            offered_only: false,
         }
     }
 
@@ -376,6 +380,15 @@ impl Execution {
     /// It is inherited by clones.
     pub fn set_seq_cst_shortcut(&mut self, enabled: bool) {
         self.shortcut = enabled;
+    }
+
+    /// Promises (or takes back the promise) that every event added is one of the choices the
+    /// candidate methods offered, so that the graph stays consistent: the mo-latest store and
+    /// the end of mo are then offered without a trial, as extensibility makes them consistent
+    /// (module [`candidates`](crate::candidates)). Without the promise every choice is tried,
+    /// and a graph built with a choice never offered gets empty lists. Inherited by clones.
+    pub fn promise_offered_choices(&mut self, promise: bool) {
+        self.offered_only = promise;
     }
 
     /// Whether the all-`SeqCst` shortcut is on; see [`Self::set_seq_cst_shortcut`].

@@ -334,6 +334,23 @@ macro_rules! common {
             pub fn get_mut(&mut self) -> &mut $t {
                 self.inner.get_mut()
             }
+
+            /// Runs `f` on the value through an exclusive reference (no step: nothing else can
+            /// see it), as loom's atomics do.
+            pub fn with_mut<R>(&mut self, f: impl FnOnce(&mut $t) -> R) -> R {
+                f(self.inner.get_mut())
+            }
+
+            /// The latest value, read without a step or any synchronization, as loom's
+            /// `unsync_load`.
+            ///
+            /// # Safety
+            ///
+            /// As loom's: no other thread may access the atomic meanwhile (fgvt does not check
+            /// it).
+            pub unsafe fn unsync_load(&self) -> $t {
+                self.inner.load(Ordering::SeqCst)
+            }
         }
 
         impl<$($g),*> From<$t> for $name {

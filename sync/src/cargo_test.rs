@@ -53,8 +53,15 @@ pub(crate) fn command(name: &str, file: &str) -> String {
         let list = features.into_iter().collect::<Vec<_>>().join(",");
         format!(" --features {}", fgvt_reports::shell_quote(&list))
     };
+    // A loom test exists only when built with `--cfg loom` (fgvt-loom's tests): the flag
+    // reaches every crate of the build, this one too.
+    let flags = if cfg!(loom) {
+        "RUSTFLAGS=\"--cfg loom\" "
+    } else {
+        ""
+    };
     format!(
-        "cargo test -p {package} {which}{features} -- --exact {}",
+        "{flags}cargo test -p {package} {which}{features} -- --exact {}",
         fgvt_reports::shell_quote(test)
     )
 }

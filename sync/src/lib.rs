@@ -241,6 +241,35 @@
 //! # assert!(Flag::new().raise());
 //! ```
 //!
+//! # Models: a closure that spawns its own threads
+//!
+//! Where an object's operations are not the unit to test (a channel's two ends, a thread
+//! that parks until another unparks it), [`model`] explores a closure as loom does: it spawns
+//! threads with [`thread::spawn`], joins them and asserts. A run fails on a panic in any
+//! thread, a deadlock or a data race, and the report localizes the races that decide it as
+//! for any test; [`Model`] sets its limits (a preemption bound among them). The `fgvt-loom`
+//! crate is loom's API on this, so that loom tests run unchanged.
+//!
+//! ```
+//! use fgvt_sync::atomic::{AtomicBool, Ordering::{Acquire, Release}};
+//! use std::sync::Arc;
+//!
+//! fgvt_sync::model(|| {
+//!     let ready = Arc::new(AtomicBool::new(false));
+//!     let waiter = {
+//!         let ready = Arc::clone(&ready);
+//!         fgvt_sync::thread::spawn(move || {
+//!             while !ready.load(Acquire) {
+//!                 fgvt_sync::thread::park();
+//!             }
+//!         })
+//!     };
+//!     ready.store(true, Release);
+//!     waiter.thread().unpark();
+//!     waiter.join().unwrap();
+//! });
+//! ```
+//!
 //! # How it runs
 //!
 //! Each execution runs the object from scratch on fgvt's engine (tasks are coroutines on one
@@ -321,6 +350,7 @@ mod silent;
 mod sources;
 mod spec;
 mod test;
+pub mod thread;
 mod unseen;
 mod weak;
 
@@ -474,6 +504,7 @@ pub use shared::Shared;
 pub use silent::Silent;
 pub use spec::Sequential;
 pub use std::sync::{Arc, LockResult, PoisonError, TryLockError, TryLockResult};
+pub use test::model::{model, Model, DEFAULT_MAX_THREADS, STATS_VARIABLE};
 pub use test::{Checked, Memory, Replayed, SpecType, Test, REPLAY_VARIABLE};
 
 pub mod report {

@@ -149,7 +149,10 @@ impl<T> From<T> for Mutex<T> {
 
 impl<T: ?Sized> Drop for MutexGuard<'_, T> {
     fn drop(&mut self) {
-        let poison = !self.panicking && std::thread::panicking();
+        // A thread unwound because its run has ended (fgvt's cancelling, not the code's panic)
+        // poisons nothing: the lock's next holders are in that ended run, which a poisoned lock
+        // would only make fail in its destructors.
+        let poison = !self.panicking && std::thread::panicking() && !crate::runtime::ended();
         self.mutex.raw.release(false, self.taken_at, "");
         if poison {
             self.mutex.raw.poison();

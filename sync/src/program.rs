@@ -258,7 +258,7 @@ impl Reexecuted {
     }
 
     /// Whether the exploration is void or wound down: every step is then `Done`.
-    fn winding_down(&self) -> bool {
+    pub(crate) fn winding_down(&self) -> bool {
         self.error.borrow().is_some() || (self.stop_on_weak && self.saw_weak.get())
     }
 

@@ -46,6 +46,8 @@ use crate::shown::{number, pointer_text, Pointers, Shown};
 use crate::sources;
 use crate::weak::{self, Mode, Request, Shape, Target, WeakMemory};
 
+pub(crate) mod spawned;
+
 thread_local! {
     /// The execution running on this OS thread, if any.
     static RECORDER: RefCell<Option<Recorder>> = const { RefCell::new(None) };
@@ -53,6 +55,9 @@ thread_local! {
     /// Whether the last execution started on this OS thread runs under weak memory: a
     /// `SeqCst` access of a sequentially consistent run then has nothing to ask the recorder.
     static WEAK_RUN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+
+    /// How many executions have started on this OS thread: the next one's number.
+    static EXECUTIONS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 
     /// How the executions run on this OS thread so far ran (see [`runs`]).
     static RUNS: std::cell::Cell<Runs> = const { std::cell::Cell::new(Runs::NONE) };
@@ -163,6 +168,9 @@ pub(crate) enum Role {
     /// The second step of a condition-variable wait: it takes the mutex back (a lock), and can
     /// happen only once a notify has woken the thread.
     Woken(ObjectId),
+    /// A `JoinHandle::join`: it takes the spawned thread's handle lock once the thread has
+    /// returned, and leaves it with no holder (see `runtime/spawned.rs`).
+    Join,
 }
 
 impl Role {
@@ -172,6 +180,7 @@ impl Role {
             Role::Plain => 0,
             Role::Attempt => 1,
             Role::Inspect => 4,
+            Role::Join => 5,
             Role::Wait(condvar) => combine(2, condvar.key()),
             Role::Woken(condvar) => combine(3, condvar.key()),
         }
@@ -235,7 +244,16 @@ impl ObjectId {
     /// `making` says what its making is to the data-race check.
     #[track_caller]
     pub fn new(kind: &'static str, initial: Initial, making: Making) -> ObjectId {
-        let at = Location::caller();
+        ObjectId::new_at(kind, initial, making, Location::caller())
+    }
+
+    /// [`ObjectId::new`] for an object made at `at`.
+    pub(crate) fn new_at(
+        kind: &'static str,
+        initial: Initial,
+        making: Making,
+        at: &'static Location<'static>,
+    ) -> ObjectId {
         let name = sources::name_at(at).unwrap_or(kind);
         with_recorder(|rec| rec.create(initial, name, making, at))
             .unwrap_or(ObjectId::from_parts(0, 0, name))
@@ -308,6 +326,9 @@ struct Lane {
     wait: Option<Waiting>,
     /// Plain accesses it has made since its last step.
     plain_run: u32,
+    /// A spawned thread that has returned and that nobody has joined yet: the hash of what it
+    /// observed, which decides what it returned (see `runtime/spawned.rs`).
+    result: Option<u64>,
 }
 
 /// A thread waiting on a condition variable.
@@ -346,6 +367,7 @@ impl Lane {
         self.made = Made::default();
         self.wait = None;
         self.plain_run = 0;
+        self.result = None;
     }
 }
 
@@ -463,6 +485,13 @@ struct Recorder {
     /// Accesses that acted at once after the explorer abandoned the execution (see
     /// [`Recorder::drains`]).
     drained: u32,
+    /// The lane the next spawned thread takes (see `runtime/spawned.rs`).
+    next_lane: usize,
+    /// Turns a destructor has waited (at a retry hint) in a thread that unwinds from the
+    /// ended run (see [`retry`]).
+    cleanup_waits: u32,
+    /// The execution's number among those started on this OS thread (see [`execution`]).
+    number: u64,
 }
 
 /// The most accesses an abandoned execution's threads may make to finish their operations
@@ -470,6 +499,11 @@ struct Recorder {
 /// accesses; one that spins without the hint, waiting for a thread that will not move, would
 /// spin to the bound, and a few dozen accesses made at once cost about one unwinding.
 const DRAIN_STEPS: u32 = 128;
+
+/// The most accesses the threads of an ended run may make at once while a destructor waits for
+/// them in an unwinding thread, and the most turns that destructor may wait: past them it
+/// waits for nothing that can come (see [`retry`]).
+const CLEANUP_STEPS: u32 = 100_000;
 
 /// What an execution runs, in the engine's main task.
 pub(crate) type Body = Arc<dyn Fn() + Send + Sync>;
@@ -639,6 +673,13 @@ pub(crate) fn execute(
         body,
         offered,
         drained: 0,
+        next_lane: threads,
+        cleanup_waits: 0,
+        number: {
+            let number = EXECUTIONS.get();
+            EXECUTIONS.set(number + 1);
+            number
+        },
     };
     RECORDER.with(|r| *r.borrow_mut() = Some(recorder));
     let outcome = engine.start(main);
@@ -1148,7 +1189,7 @@ impl Recorder {
                     let words = [op, lane.observed.hash(), pending.hash(), wait];
                     (status, hash_of(&words))
                 }
-                None => (Status::Done, DONE),
+                None => (Status::Done, lane.result.map_or(DONE, |r| combine(DONE, r))),
             };
             statuses.push(status);
             fingerprint = fingerprint.wrapping_add(summand(THREAD | thread as u64, state));
@@ -1232,15 +1273,22 @@ impl Recorder {
     /// threads stuck) than the explorer's.
     fn drains(&mut self, pending: &Pending) -> bool {
         let waits = match pending.role {
-            Role::Plain => pending.kind == EventKind::Lock,
+            Role::Plain | Role::Join => pending.kind == EventKind::Lock,
             Role::Attempt | Role::Inspect => false,
             Role::Wait(_) | Role::Woken(_) => true,
         };
-        if waits
-            || self.weak.is_some()
-            || !matches!(self.end, Some(RunEnd::Abandoned))
-            || self.drained >= DRAIN_STEPS
+        // While a destructor waits in an unwinding thread, the others finish what they do
+        // (under weak memory too), which may be what it waits for.
+        let for_cleanup = self.cleanup_waits > 0 && !waits;
+        if !for_cleanup
+            && (waits
+                || self.weak.is_some()
+                || !matches!(self.end, Some(RunEnd::Abandoned))
+                || self.drained >= DRAIN_STEPS)
         {
+            return false;
+        }
+        if for_cleanup && self.drained >= CLEANUP_STEPS {
             return false;
         }
         self.drained += 1;
@@ -1265,16 +1313,19 @@ impl Recorder {
 
     /// Which task runs next: the engine's question, answered from the schedule.
     fn next_task(&mut self, runnable: &[TaskId]) -> Decision {
+        // Once the execution has ended, every task runs on, to be cancelled at its next
+        // access (or to finish its operation, see `drains`).
+        if self.end.is_some() {
+            return Decision::Run(after_current(runnable));
+        }
         let mut offered = std::mem::take(&mut self.offered);
         offered.clear();
         for &task in runnable {
             let lane = self.thread_of(task).map(|t| (t, &self.lanes[t]));
             match lane.and_then(|(t, lane)| Some((t, lane.pending.as_ref()?))) {
                 // A task between steps runs on: starting, ending, spawning and joining do not
-                // branch. Once the execution has ended, every task runs on, to be cancelled at
-                // its next access.
+                // branch.
                 None => return Decision::Run(task),
-                Some(_) if self.end.is_some() => return Decision::Run(task),
                 Some((thread, pending)) => {
                     if self.enabled(thread, pending) {
                         offered.push(thread);
@@ -1398,6 +1449,16 @@ impl Recorder {
         history.stuck = true;
         RunEnd::Stuck { history, waiting }
     }
+}
+
+/// Once an execution has ended, who runs next: the first runnable task after the one that ran
+/// last, round the list, so that a task that hands control back while it waits for another (a
+/// destructor that spins while its thread unwinds) lets every other one run before it again.
+fn after_current(runnable: &[TaskId]) -> TaskId {
+    let current = engine::current();
+    (runnable.iter().copied())
+        .find(|&task| task > current)
+        .unwrap_or(runnable[0])
 }
 
 /// How a sequentially consistent step of `thread` hands over happens-before: every atomic
@@ -1576,6 +1637,11 @@ fn step<R>(
         let pending = rec.lanes[thread].pending.take().expect("registered");
         if let Some(lock) = pending.lock() {
             match acted.kind {
+                EventKind::Lock if matches!(pending.role, Role::Join) => {
+                    if let Some(weak) = &mut rec.weak {
+                        weak.lock(Some(thread), lock);
+                    }
+                }
                 EventKind::Lock => {
                     rec.locks
                         .entry(lock)
@@ -1610,7 +1676,7 @@ fn step<R>(
                 rec.condvars.entry(condvar.key()).or_default().push(thread);
             }
             Role::Woken(_) => rec.lanes[thread].wait = None,
-            Role::Plain | Role::Attempt | Role::Inspect => {}
+            Role::Plain | Role::Attempt | Role::Inspect | Role::Join => {}
         }
         let position = rec.taken;
         rec.taken += 1;
@@ -1662,6 +1728,11 @@ pub(crate) fn weak_access(
     let outcome = with_recorder(|rec| {
         let who = rec.who();
         let way = if who.is_some() { rec.way } else { 0 };
+        if rec.end.is_some() && std::thread::panicking() {
+            // A destructor's access while its thread unwinds from a run that has ended: it
+            // acts on the value as it is (the model's choices are over).
+            return None;
+        }
         let Some(weak) = &mut rec.weak else {
             if matches!(rec.mode, Mode::Sc { watch: true }) {
                 let weaker = |o: fgvt_memory::Order| o != fgvt_memory::Order::SeqCst;
@@ -1697,8 +1768,22 @@ pub(crate) fn weak_fence(at: &'static Location<'static>, order: fgvt_memory::Ord
     });
 }
 
+/// Runs user code; a panic becomes the execution's fault (and `None`), and so does the end
+/// of an execution that has ended already (without a fault: see [`Cancelled`]).
+pub(crate) fn guarded<R>(f: impl FnOnce() -> R) -> Option<R> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(r) => Some(r),
+        Err(payload) if payload.is::<Cancelled>() => None,
+        Err(payload) => {
+            let message = panic_message(payload.as_ref());
+            fault(message, last_panic_location());
+            None
+        }
+    }
+}
+
 /// Unwinds the calling test thread: its execution has ended (see the module docs).
-fn cancel() -> ! {
+pub(crate) fn cancel() -> ! {
     count(|runs| runs.unwound += 1);
     std::panic::resume_unwind(Box::new(Cancelled))
 }
@@ -1839,6 +1924,18 @@ pub(crate) fn silent(id: ObjectId, at: &'static Location<'static>, before: u64, 
     });
 }
 
+/// The number of the execution running on this OS thread (one that pauses and goes on keeps
+/// its number), if any: what state kept per execution (a model's thread-locals and lazy
+/// statics) is keyed by.
+pub(crate) fn execution() -> Option<u64> {
+    with_recorder(|rec| rec.number)
+}
+
+/// The calling test thread, inside an execution's concurrent part.
+pub(crate) fn current_lane() -> Option<ThreadId> {
+    with_thread(|_, thread| thread)
+}
+
 /// Whether the caller is a test thread of an execution, in the concurrent part: the only
 /// place where another thread could wake a condition variable's waiter.
 pub(crate) fn in_thread() -> bool {
@@ -1890,6 +1987,29 @@ pub(crate) fn retry() -> bool {
         true
     });
     if retried == Some(false) {
+        if std::thread::panicking() {
+            // A destructor waits here while its thread unwinds from a run that has ended: it
+            // can be neither unwound again nor left spinning. The other threads run on,
+            // finishing what they do at once (see `Recorder::drains`), which may be what it
+            // waits for, and this one comes back for another turn.
+            let turns = with_recorder(|rec| {
+                rec.cleanup_waits += 1;
+                rec.cleanup_waits
+            });
+            if turns.is_some_and(|t| t > CLEANUP_STEPS) {
+                // Nothing it waits for can come: a panic here would abort, and spinning on
+                // would hang. Say where, and stop the process as the panic would.
+                eprintln!(
+                    "fgvt: a destructor waits for another thread (a spin loop) while its thread \
+                     unwinds from a run fgvt has ended, and nothing it waits for can come; \
+                     fgvt cannot end that run (the backtrace below shows the destructor)\n{}",
+                    std::backtrace::Backtrace::force_capture()
+                );
+                std::process::abort();
+            }
+            engine::switch();
+            return true;
+        }
         // A thread finishing its operation in an abandoned execution (`Recorder::drains`)
         // waits here for another thread, which will not move: unwind it.
         cancel();

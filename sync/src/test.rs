@@ -3,7 +3,6 @@
 
 use std::collections::HashMap;
 use std::marker::PhantomData;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -31,11 +30,13 @@ use crate::fix::{self, Change};
 use crate::localized::Localized;
 use crate::object::Object;
 use crate::program::{Reexecuted, MAX_THREADS};
-use crate::runtime::{self, Cancelled};
+use crate::runtime::{self, guarded};
 use crate::sources;
 use crate::spec::{serial_run, short_type_name, SelfSpec, Sequential, SequentialSpec, SerialRun};
 use crate::unseen;
 use crate::weak::{site, Mode, Override, Site, SiteInfo, WeakOptions};
+
+pub(crate) mod model;
 
 /// A value a test learns while exploring, behind `&self` (a test is shared between threads).
 #[derive(Debug, Default)]
@@ -89,10 +90,20 @@ fn order_change(site: &SiteInfo, change: Change, sources: &fgvt_tree::SourceMap)
     }
 }
 
+/// Whether a leaf fails, judged by `checker`: what a search stops or tells at. A leaf of an
+/// exploration that winds down (its steps all `Done`, to be made again under weak memory) is
+/// no run of the test, so it fails nothing, nor is the user told of it.
+fn failing_leaf<'a, S: Spec>(
+    program: &'a Reexecuted,
+    checker: &'a VerdictCache<S>,
+) -> impl FnMut(&Leaf) -> bool + 'a {
+    move |leaf| !program.winding_down() && judge_leaf(checker, leaf).0 == LeafOutcome::Fail
+}
+
 /// A verdict-only search of `program` against `spec`: it stops at the first failing leaf.
 fn search_with<S: Spec>(program: &Reexecuted, options: &ExploreOptions, spec: S) -> Option<Search> {
     let checker = VerdictCache::new(spec, CheckOptions::default());
-    let mut fails = |leaf: &Leaf| judge_leaf(&checker, leaf).0 == LeafOutcome::Fail;
+    let mut fails = failing_leaf(program, &checker);
     fgvt_tree::search_failing(program, options, &mut fails).ok()
 }
 
@@ -155,15 +166,18 @@ struct TestCore {
     sites: Learned<Vec<SiteInfo>>,
     /// The object's type.
     object: ObjectFns,
+    /// Explore only the runs with at most this many preemptions (a model's bound, as loom's
+    /// `preemption_bound`); `None`: every run.
+    max_preemptions: Option<u32>,
 }
 
 /// What a test needs of its object's type `O`: its name, an execution of a plan on a fresh
 /// `O`, and calls run serially on a fresh `O` (the `self` spec, and the check of a test's
 /// calls).
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 struct ObjectFns {
     name: fn() -> String,
-    run: fn(&Arc<Plan>),
+    run: Arc<dyn Fn(&Arc<Plan>) + Send + Sync>,
     serial: SerialRun,
 }
 
@@ -172,7 +186,7 @@ impl ObjectFns {
     fn of<O: Object>() -> Self {
         ObjectFns {
             name: short_type_name::<O>,
-            run: run_plan::<O>,
+            run: Arc::new(run_plan::<O>),
             serial: serial_run::<O>,
         }
     }
@@ -244,6 +258,7 @@ impl<O: Object> Test<O> {
             memory: Learned::default(),
             sites: Learned::default(),
             object: ObjectFns::of::<O>(),
+            max_preemptions: None,
         };
         Test {
             core,
@@ -610,6 +625,7 @@ impl TestCore {
             timeout: self.timeout,
             max_memory: self.max_memory,
             report_budget: self.report_budget,
+            max_preemptions: self.max_preemptions,
             ..ExploreOptions::default()
         }
     }
@@ -646,7 +662,7 @@ impl TestCore {
     /// The test's executions under `mode`.
     fn program_in(&self, mode: Mode) -> Reexecuted {
         let plan = Arc::new(self.plan.clone());
-        let run = self.object.run;
+        let run = Arc::clone(&self.object.run);
         Reexecuted::new(
             self.plan.threads.len(),
             Arc::new(move || run(&plan)),
@@ -980,6 +996,16 @@ impl TestCore {
                 .notes
                 .insert(0, fgvt_reports::scouted_note(tree.partial));
         }
+        if let Some(bound) = self.max_preemptions {
+            report.notes.insert(
+                0,
+                format!(
+                    "only the runs with at most {bound} preemption{} were explored (the \
+                     model's preemption bound): the verdict is theirs",
+                    if bound == 1 { "" } else { "s" }
+                ),
+            );
+        }
         if self.memory.get() == Some(Memory::Weak) {
             report.memory = Some(self.memory_report(&report, &tree, &sources, &unseen));
             fgvt_reports::name_deciding_accesses(&mut report);
@@ -1066,7 +1092,7 @@ impl TestCore {
         let verdict = judged.map(|(outcome, why)| match (outcome, why) {
             (LeafOutcome::Pass, _) => "verdict: linearizable".to_string(),
             (LeafOutcome::Fail, Why::Panicked(message)) => {
-                format!("verdict: fault (the object panicked: {message})")
+                format!("verdict: fault (a thread panicked: {message})")
             }
             (LeafOutcome::Fail, Why::Raced(message)) => format!("verdict: fault ({message})"),
             (LeafOutcome::Fail, why) => {
@@ -1178,6 +1204,28 @@ fn uninstrumented_note(tree: &Tree, threads: usize) -> Option<String> {
     ))
 }
 
+/// One execution of a [`model`](crate::model)'s `body`, as the engine's main task: the body
+/// on the first lane, which may spawn threads on the others; the run is complete once every
+/// thread has returned.
+fn run_model(body: &runtime::Body) {
+    runtime::concurrent(true);
+    runtime::spawned::lanes_taken(0);
+    let body = Arc::clone(body);
+    let main = crate::thread::Builder::new()
+        .name("main".to_string())
+        .spawn_named(MODEL_OP, move || body());
+    drop(main);
+    runtime::spawned::join_every_lane();
+    runtime::concurrent(false);
+    if runtime::ended() {
+        return;
+    }
+    runtime::complete();
+}
+
+/// A model's body's operation, in histories and reports.
+const MODEL_OP: &str = "main";
+
 /// One execution of the plan, as the engine's main task: the object, `init`, the threads,
 /// `final`.
 fn run_plan<O: Object>(plan: &Arc<Plan>) {
@@ -1242,20 +1290,6 @@ fn run_call<O: Object>(object: &O, call: &Call) -> Option<fgvt_tree::Value> {
     }
 }
 
-/// Runs user code; a panic becomes the execution's fault (and `None`), and so does the end
-/// of an execution that has ended already (without a fault: see [`Cancelled`]).
-fn guarded<R>(f: impl FnOnce() -> R) -> Option<R> {
-    match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(r) => Some(r),
-        Err(payload) if payload.is::<Cancelled>() => None,
-        Err(payload) => {
-            let message = runtime::panic_message(payload.as_ref());
-            runtime::fault(message, runtime::last_panic_location());
-            None
-        }
-    }
-}
-
 /// Every leaf's outcome, and why it failed, by node.
 type Verdicts = HashMap<NodeId, (LeafOutcome, Why), foldhash::fast::RandomState>;
 
@@ -1288,7 +1322,7 @@ fn explore_judged<S: Spec>(
     spec: S,
 ) -> Result<(Tree, Verdicts), Fault> {
     let checker = VerdictCache::new(spec, CheckOptions::default());
-    let mut fails = |leaf: &Leaf| judge_leaf(&checker, leaf).0 == LeafOutcome::Fail;
+    let mut fails = failing_leaf(program, &checker);
     let tree = fgvt_tree::explore_judging(program, options, progress, &mut fails)?;
     // Looked up in the checker's cache: no history is checked twice.
     let verdicts = (tree.leaves())
@@ -1367,7 +1401,7 @@ fn scout_with<S: Spec>(
     spec: S,
 ) -> Option<Vec<Choice>> {
     let checker = VerdictCache::new(spec, CheckOptions::default());
-    let mut fails = |leaf: &Leaf| judge_leaf(&checker, leaf).0 == LeafOutcome::Fail;
+    let mut fails = failing_leaf(program, &checker);
     fgvt_tree::scout(program, options, &mut fails)
         .ok()
         .flatten()
@@ -1452,7 +1486,7 @@ impl SpecChoice {
 enum Why {
     /// The leaf passed, or its verdict is unknown.
     Nothing,
-    /// The object panicked, with this message.
+    /// A thread panicked (the object's operation, or a model's thread), with this message.
     Panicked(String),
     /// The run met a data race, which this message describes.
     Raced(String),
@@ -1466,7 +1500,7 @@ impl Why {
         match self {
             Why::Nothing => None,
             Why::Panicked(message) => {
-                let text = format!("the object panicked: {message}");
+                let text = format!("a thread panicked: {message}");
                 Some(Explanation {
                     headline: text.clone(),
                     text,

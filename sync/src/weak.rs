@@ -207,8 +207,11 @@ pub(crate) struct WeakMemory {
 impl WeakMemory {
     /// The memory of a new execution with `threads` test threads.
     pub(crate) fn new(threads: usize, options: Arc<WeakOptions>, sites: Sites) -> WeakMemory {
+        let mut x = Execution::new(threads + 1);
+        // Every access takes one of the choices `perform` was offered.
+        x.promise_offered_choices(true);
         WeakMemory {
-            x: Execution::new(threads + 1),
+            x,
             main: threads,
             test_threads: threads,
             locations: HashMap::default(),
@@ -515,6 +518,16 @@ impl WeakMemory {
         for t in 0..self.test_threads {
             self.x.synchronize(self.main, t);
         }
+    }
+
+    /// `who` (a thread, or the serial part) spawned `thread`: everything it did so far happens
+    /// before everything `thread` does. A handover through the lock word `key` (a release by
+    /// the spawner, an acquire by the new thread, its first event) rather than
+    /// [`Execution::synchronize`], which passes on events only: the spawner's plain accesses
+    /// since its last event (the making of what it hands over) need an event after them.
+    pub(crate) fn spawned(&mut self, who: Option<ThreadId>, thread: ThreadId, key: u64) {
+        self.unlock(who, key);
+        self.lock(Some(thread), key);
     }
 
     /// The test threads have ended: everything they did happens before the `final` part.

@@ -11,9 +11,9 @@ use std::process::Command;
 
 use crate::common::{files_below, root};
 
-/// The crates that are published: fgvt-sync, what it depends on, and the command line it
-/// runs with its `cli` feature.
-const PUBLISHED: [&str; 9] = [
+/// The crates that are published: fgvt-sync, what it depends on, the command line it runs
+/// with its `cli` feature, and loom's API on it.
+const PUBLISHED: [&str; 10] = [
     "fgvt-tree",
     "fgvt-memory",
     "fgvt-checker",
@@ -23,6 +23,7 @@ const PUBLISHED: [&str; 9] = [
     "fgvt",
     "fgvt-sync-macros",
     "fgvt-sync",
+    "fgvt-loom",
 ];
 
 /// `cargo package` for the published crates, offline (the build has fetched what they use),
@@ -73,6 +74,7 @@ fn the_published_crates_package_in_dependency_order() {
     assert!(at("fgvt-tree") < at("fgvt-checker") && at("fgvt-checker") < at("fgvt-lang"));
     assert!(at("fgvt-lang") < at("fgvt") && at("fgvt") < at("fgvt-sync"));
     assert!(at("fgvt-sync-macros") < at("fgvt-sync"));
+    assert!(at("fgvt-sync") < at("fgvt-loom"));
 }
 
 #[test]

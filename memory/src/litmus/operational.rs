@@ -68,6 +68,8 @@ pub fn operational_with(p: &Program, options: OperationalOptions) -> BTreeSet<Ou
     p.expect_valid();
     let mut execution = Execution::new(p.threads.len());
     execution.set_seq_cst_shortcut(options.seq_cst_shortcut);
+    // Every event below is a choice the candidate methods offered.
+    execution.promise_offered_choices(true);
     for &initial in &p.locations {
         execution.add_location(initial);
     }

@@ -11,6 +11,7 @@ mod leaves;
 mod litmus;
 mod locks;
 mod merging;
+mod models;
 mod names;
 mod operations;
 mod races;

@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""Runs public crates' loom suites, unchanged, under loom 0.7 and under fgvt-loom, side by side.
+
+Each suite is a crate from crates.io at a pinned version (`SUITES` below, with the flags, the
+features and the environment its own CI runs its loom tests with). For each, the script:
+
+1. fetches the crate with cargo (a scratch package that depends on `=version`), and copies its
+   sources twice under the work directory: one as published (loom 0.7), one whose `loom`
+   dependency is renamed to fgvt-loom (`package = "fgvt-loom", path = ...`), the one-line
+   switch a user makes;
+2. builds both test targets in release, with `--cfg loom` (and the crate's own cfg);
+3. runs every test of the target alone in each build (`--exact`), timing the whole process,
+   with the crate CI's environment (`LOOM_MAX_PREEMPTIONS`) and `FGVT_STATS=1`, which makes
+   fgvt print the states and runs of each model;
+4. prints one Markdown table: per test, both verdicts, both times, fgvt's states and runs, and
+   the totals; `--out FILE` writes it there too.
+
+Usage: benches/loom-suites/run.py [--work DIR] [--timeout SECONDS] [--out FILE] [suite ...]
+Nothing here is part of the test suite: it needs the network (crates.io) and minutes.
+"""
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+# name, version, test target, cargo features, extra RUSTFLAGS, environment (the crate's CI).
+SUITES = {
+    "concurrent-queue": dict(version="2.5.0", test="loom", features="loom", cfg=[],
+                             env={"LOOM_MAX_PREEMPTIONS": "2"}),
+    "left-right": dict(version="0.11.8", test="loom", features="", cfg=[], env={}),
+    "oneshot": dict(version="0.1.13", test="loom", features="", cfg=["oneshot_loom"],
+                    env={"LOOM_MAX_PREEMPTIONS": "2"}),
+    "event-listener": dict(version="5.4.2", test="loom", features="loom", cfg=[],
+                           env={"LOOM_MAX_PREEMPTIONS": "4"}, no_default=True),
+}
+
+
+def run(cmd, cwd, env=None, timeout=None):
+    """Runs `cmd`; its exit code, output and wall time."""
+    started = time.monotonic()
+    try:
+        p = subprocess.run(cmd, cwd=cwd, env=env, timeout=timeout,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        return p.returncode, p.stdout, time.monotonic() - started
+    except subprocess.TimeoutExpired as e:
+        out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
+        return None, out, time.monotonic() - started
+
+
+def fetch(name, version, work):
+    """The crate's published sources, fetched by cargo into its registry cache."""
+    scratch = work / f"fetch-{name}"
+    (scratch / "src").mkdir(parents=True, exist_ok=True)
+    (scratch / "src" / "lib.rs").write_text("")
+    (scratch / "Cargo.toml").write_text(
+        f'[package]\nname = "fetch"\nversion = "0.0.0"\nedition = "2021"\n'
+        f'[dependencies]\n{name} = "={version}"\n[workspace]\n')
+    code, out, _ = run(["cargo", "fetch"], scratch)
+    if code != 0:
+        sys.exit(f"cargo fetch {name} {version} failed:\n{out}")
+    home = Path(os.environ.get("CARGO_HOME", Path.home() / ".cargo"))
+    for registry in (home / "registry" / "src").iterdir():
+        source = registry / f"{name}-{version}"
+        if source.is_dir():
+            return source
+    sys.exit(f"{name}-{version} is not in {home}/registry/src")
+
+
+def switch_to_fgvt(manifest):
+    """Renames every `loom` dependency of `manifest` to fgvt-loom: the user's one-line switch."""
+    text = manifest.read_text()
+    loom = (REPO / "loom").as_posix()
+    # A published manifest writes each dependency as its own table: `[….loom]` with `version`.
+    pattern = re.compile(r'(\[[^\]\n]*dependencies\.loom\]\n)version = "[^"]*"\n')
+    switched, n = pattern.subn(rf'\1package = "fgvt-loom"\npath = "{loom}"\n', text)
+    if n == 0:
+        sys.exit(f"no loom dependency in {manifest}")
+    manifest.write_text(switched)
+
+
+def prepare(name, spec, work):
+    """Both copies of the suite: (loom's, fgvt's)."""
+    source = fetch(name, spec["version"], work)
+    copies = []
+    for tool in ("loom", "fgvt"):
+        copy = work / f"{name}-{tool}"
+        if copy.exists():
+            shutil.rmtree(copy)
+        shutil.copytree(source, copy)
+        manifest = copy / "Cargo.toml"
+        # Its own workspace: not a member of whatever encloses the work directory.
+        manifest.write_text(manifest.read_text() + "\n[workspace]\n")
+        if tool == "fgvt":
+            switch_to_fgvt(manifest)
+        copies.append(copy)
+    return copies
+
+
+def build(copy, spec, target_dir):
+    """The test executable of the suite's target in `copy`."""
+    env = dict(os.environ, CARGO_TARGET_DIR=str(target_dir),
+               RUSTFLAGS=" ".join(["--cfg loom"] + [f"--cfg {c}" for c in spec["cfg"]]))
+    cmd = ["cargo", "test", "--release", "--test", spec["test"], "--no-run",
+           "--message-format=short"]
+    if spec.get("no_default"):
+        cmd.append("--no-default-features")
+    if spec["features"]:
+        cmd += ["--features", spec["features"]]
+    code, out, took = run(cmd, copy, env)
+    if code != 0:
+        return None, out, took
+    exe = re.findall(r"Executable .*\((.*)\)", out)
+    return (exe[-1] if exe else None), out, took
+
+
+def tests_of(exe, cwd):
+    code, out, _ = run([exe, "--list"], cwd)
+    return [line.split(": ")[0] for line in out.splitlines() if line.endswith(": test")]
+
+
+def verdict(code, out):
+    if code is None:
+        return "timeout"
+    return "pass" if code == 0 else "fail"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("suites", nargs="*", default=list(SUITES))
+    parser.add_argument("--work", default="/tmp/fgvt-loom-suites")
+    parser.add_argument("--timeout", type=float, default=300)
+    parser.add_argument("--out")
+    args = parser.parse_args()
+    work = Path(args.work)
+    work.mkdir(parents=True, exist_ok=True)
+    rows, totals = [], {"loom": 0.0, "fgvt": 0.0}
+    for name in args.suites:
+        spec = SUITES[name]
+        loom_copy, fgvt_copy = prepare(name, spec, work)
+        exes = {}
+        for tool, copy in (("loom", loom_copy), ("fgvt", fgvt_copy)):
+            exe, out, took = build(copy, spec, work / f"target-{tool}")
+            print(f"{name}: built under {tool} in {took:.0f} s" if exe else
+                  f"{name}: does not build under {tool}:\n{out[-3000:]}", file=sys.stderr)
+            exes[tool] = exe
+        if not all(exes.values()):
+            rows.append((name, "(does not build)", "", "", "", "", "", ""))
+            continue
+        for test in tests_of(exes["loom"], loom_copy):
+            seen = {}
+            for tool, copy in (("loom", loom_copy), ("fgvt", fgvt_copy)):
+                env = dict(os.environ, **spec["env"], FGVT_STATS="1")
+                code, out, took = run([exes[tool], "--exact", test, "--test-threads", "1", "--nocapture"],
+                                      copy, env, args.timeout)
+                totals[tool] += took
+                stats = re.findall(r"fgvt-stats: \S+ \S+ states=(\d+) runs=(\d+)", out)
+                seen[tool] = (verdict(code, out), took, stats)
+            states = sum(int(s) for s, _ in seen["fgvt"][2])
+            runs = sum(int(r) for _, r in seen["fgvt"][2])
+            rows.append((name, test, seen["loom"][0], f"{seen['loom'][1]:.2f}",
+                         seen["fgvt"][0], f"{seen['fgvt'][1]:.2f}", str(states), str(runs)))
+            print(" | ".join(rows[-1]), file=sys.stderr)
+    table = ["| suite | test | loom | loom s | fgvt | fgvt s | fgvt states | fgvt runs |",
+             "| --- | --- | --- | ---: | --- | ---: | ---: | ---: |"]
+    table += ["| " + " | ".join(r) + " |" for r in rows]
+    same = sum(1 for r in rows if r[2] and r[2] == r[4])
+    table.append(f"| **total** | {len(rows)} tests, {same} with the same verdict | | "
+                 f"{totals['loom']:.1f} | | {totals['fgvt']:.1f} | | |")
+    text = "\n".join(table) + "\n"
+    print(text)
+    if args.out:
+        Path(args.out).write_text(text)
+
+
+if __name__ == "__main__":
+    main()

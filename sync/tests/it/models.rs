@@ -1,0 +1,270 @@
+//! Models: a closure that spawns its own threads (`fgvt_sync::model`, `fgvt_sync::thread`),
+//! each verdict checked against runs enumerated by hand.
+
+use std::sync::Arc;
+
+use fgvt_sync::atomic::{AtomicBool, AtomicUsize, Ordering::*};
+use fgvt_sync::cell::UnsafeCell;
+use fgvt_sync::{thread, Model, Verdict};
+
+/// A cell threads share: its accesses are checked for data races (`Sync` by promise, as the
+/// code that wraps an `UnsafeCell` makes it).
+struct Data(UnsafeCell<i32>);
+unsafe impl Sync for Data {}
+
+impl Data {
+    fn new() -> Arc<Data> {
+        Arc::new(Data(UnsafeCell::new(0)))
+    }
+}
+
+/// The verdict and the failing and total leaves of `body`'s model.
+fn outcome<F: Fn() + Send + Sync + 'static>(body: F) -> (Verdict, usize) {
+    let found = Model::new().name("models").localize(body).unwrap();
+    if std::env::var_os("SHOW").is_some() {
+        eprintln!("{}", fgvt_sync::report::render_text(&found.report, false));
+    }
+    (
+        found.report.verdict,
+        found.report.tree.failing_leaves as usize,
+    )
+}
+
+#[test]
+fn two_increments_by_load_and_store_lose_one_in_some_runs() {
+    // T0: load, store; T1: load, store. A lost update needs both loads before both stores.
+    let body = || {
+        let n = Arc::new(AtomicUsize::new(0));
+        let t = {
+            let n = Arc::clone(&n);
+            thread::spawn(move || {
+                let v = n.load(SeqCst);
+                n.store(v + 1, SeqCst);
+            })
+        };
+        let v = n.load(SeqCst);
+        n.store(v + 1, SeqCst);
+        t.join().unwrap();
+        assert_eq!(n.load(SeqCst), 2, "an increment was lost");
+    };
+    let (verdict, _) = outcome(body);
+    assert_eq!(verdict, Verdict::NotLinearizable);
+}
+
+#[test]
+fn fetch_add_increments_never_lose_one() {
+    let (verdict, fails) = outcome(|| {
+        let n = Arc::new(AtomicUsize::new(0));
+        let handles: Vec<_> = (0..2)
+            .map(|_| {
+                let n = Arc::clone(&n);
+                thread::spawn(move || n.fetch_add(1, SeqCst))
+            })
+            .collect();
+        let seen: Vec<usize> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+        assert_eq!(n.load(SeqCst), 2);
+        // What each returned is what the other left: 0 and 1 in some order.
+        assert_eq!(seen.iter().sum::<usize>(), 1);
+    });
+    assert_eq!((verdict, fails), (Verdict::Linearizable, 0));
+}
+
+/// Message passing through a flag: the data is published by a `Release` store and read after
+/// an `Acquire` load of it, or with `Relaxed` on both, raced on.
+fn message_passing(
+    store: fgvt_sync::atomic::Ordering,
+    load: fgvt_sync::atomic::Ordering,
+) -> Verdict {
+    let body = move || {
+        let data = Data::new();
+        let ready = Arc::new(AtomicBool::new(false));
+        let writer = {
+            let (data, ready) = (Arc::clone(&data), Arc::clone(&ready));
+            thread::spawn(move || {
+                data.0.with_mut(|p| unsafe { *p = 42 });
+                ready.store(true, store);
+            })
+        };
+        if ready.load(load) {
+            assert_eq!(data.0.with(|p| unsafe { *p }), 42);
+        }
+        writer.join().unwrap();
+    };
+    outcome(body).0
+}
+
+#[test]
+fn message_passing_is_safe_with_release_acquire_and_races_relaxed() {
+    assert_eq!(message_passing(Release, Acquire), Verdict::Linearizable);
+    assert_eq!(message_passing(Relaxed, Relaxed), Verdict::NotLinearizable);
+}
+
+#[test]
+fn join_orders_what_the_thread_did_before_what_the_joiner_does() {
+    // Without the join, the write and the read race; after it, they are ordered.
+    let race = |join_first: bool| {
+        outcome(move || {
+            let data = Data::new();
+            let t = {
+                let data = Arc::clone(&data);
+                thread::spawn(move || data.0.with_mut(|p| unsafe { *p = 1 }))
+            };
+            let t = if join_first {
+                t.join().unwrap();
+                None
+            } else {
+                Some(t)
+            };
+            data.0.with(|p| unsafe { *p });
+            if let Some(t) = t {
+                t.join().unwrap();
+            }
+        })
+        .0
+    };
+    assert_eq!(race(true), Verdict::Linearizable);
+    assert_eq!(race(false), Verdict::NotLinearizable);
+}
+
+#[test]
+fn threads_that_join_each_other_deadlock() {
+    use std::sync::Mutex as StdMutex;
+    // T1 joins T2, which spins until... no: T2 waits for a lock T1 holds while joining T2.
+    let (verdict, _) = outcome(|| {
+        let lock = Arc::new(fgvt_sync::Mutex::new(()));
+        let guard_owner = Arc::new(StdMutex::new(None::<thread::JoinHandle<()>>));
+        let _ = &guard_owner;
+        let held = lock.lock().unwrap();
+        let t = {
+            let lock = Arc::clone(&lock);
+            thread::spawn(move || drop(lock.lock().unwrap()))
+        };
+        // Joining a thread that waits for the lock this thread holds: stuck in every run.
+        t.join().unwrap();
+        drop(held);
+    });
+    assert_eq!(verdict, Verdict::NotLinearizable);
+}
+
+#[test]
+fn a_thread_spawned_by_a_spawned_thread_runs_and_is_joined() {
+    let (verdict, fails) = outcome(|| {
+        let n = Arc::new(AtomicUsize::new(0));
+        let outer = {
+            let n = Arc::clone(&n);
+            thread::spawn(move || {
+                let inner = {
+                    let n = Arc::clone(&n);
+                    thread::spawn(move || n.fetch_add(1, AcqRel))
+                };
+                n.fetch_add(1, AcqRel);
+                inner.join().unwrap()
+            })
+        };
+        outer.join().unwrap();
+        assert_eq!(n.load(Acquire), 2);
+    });
+    assert_eq!((verdict, fails), (Verdict::Linearizable, 0));
+}
+
+#[test]
+fn spawning_more_threads_than_the_model_has_room_for_fails_saying_so() {
+    let found = Model::new()
+        .name("models")
+        .max_threads(2)
+        .localize(|| {
+            let a = thread::spawn(|| ());
+            let b = thread::spawn(|| ());
+            a.join().unwrap();
+            b.join().unwrap();
+        })
+        .unwrap();
+    assert_eq!(found.report.verdict, Verdict::NotLinearizable);
+    let text = fgvt_sync::report::render_text(&found.report, false);
+    assert!(text.contains("raise the model's `max_threads`"), "{text}");
+}
+
+#[test]
+fn outside_a_model_spawn_is_an_os_thread() {
+    let n = Arc::new(AtomicUsize::new(0));
+    let t = {
+        let n = Arc::clone(&n);
+        thread::spawn(move || n.fetch_add(5, SeqCst))
+    };
+    assert_eq!(t.join().unwrap(), 0);
+    assert_eq!(n.load(SeqCst), 5);
+}
+
+#[test]
+fn park_returns_once_unparked_and_sees_what_came_before() {
+    // T1 parks until the flag is set; T0 sets it, then unparks T1. Whatever the order, T1
+    // ends, and the data written before the flag is read whole after it (with a `Relaxed`
+    // flag, T1 may see it set without parking: a real data race, which fgvt reports).
+    let (verdict, fails) = outcome(|| {
+        let data = Data::new();
+        let flag = Arc::new(AtomicBool::new(false));
+        let t = {
+            let (data, flag) = (Arc::clone(&data), Arc::clone(&flag));
+            thread::spawn(move || {
+                while !flag.load(Acquire) {
+                    thread::park();
+                }
+                data.0.with(|p| unsafe { *p })
+            })
+        };
+        data.0.with_mut(|p| unsafe { *p = 5 });
+        flag.store(true, Release);
+        t.thread().unpark();
+        assert_eq!(t.join().unwrap(), 5);
+    });
+    assert_eq!((verdict, fails), (Verdict::Linearizable, 0));
+}
+
+#[test]
+fn a_park_that_nobody_unparks_never_returns() {
+    let (verdict, _) = outcome(|| {
+        let t = thread::spawn(thread::park);
+        t.join().unwrap();
+    });
+    assert_ne!(verdict, Verdict::Linearizable);
+}
+
+/// Waits, when dropped, until the flag is set, then takes the lock: a destructor that spins for
+/// another thread (as left-right's `WriteHandle` waits for its readers) and unwraps a lock.
+struct WaitsWhenDropped(Arc<AtomicBool>, Arc<fgvt_sync::Mutex<i32>>);
+
+impl Drop for WaitsWhenDropped {
+    fn drop(&mut self) {
+        while !self.0.load(Acquire) {
+            fgvt_sync::hint::spin_loop();
+        }
+        *self.1.lock().unwrap() += 10;
+    }
+}
+
+#[test]
+fn a_destructor_that_waits_for_another_thread_ends_in_every_abandoned_run() {
+    // The explorer abandons most runs midway, unwinding their threads: the body's destructor
+    // then waits for a store the other thread has not made yet, so the other thread goes on
+    // (it is not unwound at its store) and the destructor ends. It then takes a lock the body
+    // held while it was unwound: fgvt's unwinding poisons nothing, or its `unwrap` would
+    // panic inside a destructor (an abort).
+    let (verdict, fails) = outcome(|| {
+        let flag = Arc::new(AtomicBool::new(false));
+        let lock = Arc::new(fgvt_sync::Mutex::new(0));
+        let waiter = WaitsWhenDropped(Arc::clone(&flag), Arc::clone(&lock));
+        let t = {
+            let flag = Arc::clone(&flag);
+            thread::spawn(move || flag.store(true, Release))
+        };
+        let guard = lock.lock().unwrap();
+        // A step with the lock held: a run abandoned here unwinds with the guard.
+        let seen = flag.load(Relaxed);
+        drop(guard);
+        drop(waiter);
+        t.join().unwrap();
+        let _ = seen;
+        assert_eq!(*lock.lock().unwrap(), 10);
+    });
+    assert_eq!((verdict, fails), (Verdict::Linearizable, 0));
+}
