@@ -30,14 +30,16 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 
-# name, version, test target, cargo features, extra RUSTFLAGS, environment (the crate's CI).
+# name: version, test target, cargo features, the `--cfg` flags (loom's, or the crate's own:
+# oneshot's `oneshot_loom` keeps `--cfg loom` from reaching its dependencies), environment (the
+# crate's CI).
 SUITES = {
-    "concurrent-queue": dict(version="2.5.0", test="loom", features="loom", cfg=[],
+    "concurrent-queue": dict(version="2.5.0", test="loom", features="loom", cfg=["loom"],
                              env={"LOOM_MAX_PREEMPTIONS": "2"}),
-    "left-right": dict(version="0.11.8", test="loom", features="", cfg=[], env={}),
-    "oneshot": dict(version="0.1.13", test="loom", features="", cfg=["oneshot_loom"],
+    "left-right": dict(version="0.11.8", test="loom", features="", cfg=["loom"], env={}),
+    "oneshot": dict(version="0.1.13", test="loom", features="loom", cfg=["oneshot_loom"],
                     env={"LOOM_MAX_PREEMPTIONS": "2"}),
-    "event-listener": dict(version="5.4.2", test="loom", features="loom", cfg=[],
+    "event-listener": dict(version="5.4.2", test="loom", features="loom", cfg=["loom"],
                            env={"LOOM_MAX_PREEMPTIONS": "4"}, no_default=True),
 }
 
@@ -106,7 +108,7 @@ def prepare(name, spec, work):
 def build(copy, spec, target_dir):
     """The test executable of the suite's target in `copy`."""
     env = dict(os.environ, CARGO_TARGET_DIR=str(target_dir),
-               RUSTFLAGS=" ".join(["--cfg loom"] + [f"--cfg {c}" for c in spec["cfg"]]))
+               RUSTFLAGS=" ".join(f"--cfg {c}" for c in spec["cfg"]))
     cmd = ["cargo", "test", "--release", "--test", spec["test"], "--no-run",
            "--message-format=short"]
     if spec.get("no_default"):
@@ -126,8 +128,11 @@ def tests_of(exe, cwd):
 
 
 def verdict(code, out):
+    """A test's verdict from its process: a signal is a crash, not a failing test."""
     if code is None:
         return "timeout"
+    if code < 0:
+        return f"crash (signal {-code})"
     return "pass" if code == 0 else "fail"
 
 

@@ -54,6 +54,7 @@ pub mod future;
 pub mod hint;
 pub mod lazy_static;
 pub mod model;
+mod per_run;
 pub mod sync;
 pub mod thread;
 

@@ -1,10 +1,6 @@
 //! loom's `thread`: threads a model spawns, each a thread of fgvt's runs (fgvt-sync's), and
 //! thread-locals per thread of each run.
 
-use std::any::Any;
-use std::cell::RefCell;
-use std::collections::HashMap;
-
 pub use fgvt_sync::thread::{
     current, park, spawn, yield_now, Builder, JoinHandle, Thread, ThreadId,
 };
@@ -29,13 +25,6 @@ impl std::fmt::Display for AccessError {
 
 impl std::error::Error for AccessError {}
 
-thread_local! {
-    /// The values of the run under way on this OS thread, by key address and thread: emptied
-    /// when the next run starts.
-    static LOCALS: RefCell<(u64, HashMap<(usize, usize), Box<dyn Any>>)> =
-        RefCell::new((u64::MAX - 1, HashMap::new()));
-}
-
 impl<T: 'static> LocalKey<T> {
     /// A key whose values `init` makes.
     #[doc(hidden)]
@@ -48,33 +37,15 @@ impl<T: 'static> LocalKey<T> {
     where
         F: FnOnce(&T) -> R,
     {
-        // Outside a model, the OS thread's value, which lives as long as the OS thread (no run
-        // number is `u64::MAX`).
-        let (run, lane) = fgvt_sync::thread::execution_and_lane().unwrap_or((u64::MAX, 0));
-        let key = (self as *const LocalKey<T> as usize, lane);
-        let found = LOCALS.with(|locals| {
-            let mut locals = locals.borrow_mut();
-            if locals.0 != run {
-                locals.1.clear();
-                locals.0 = run;
-            }
-            locals.1.get(&key).map(|v| v.as_ref() as *const dyn Any)
-        });
-        let value = match found {
-            Some(value) => value,
-            None => {
-                let made: Box<dyn Any> = Box::new((self.init)());
-                let value = made.as_ref() as *const dyn Any;
-                LOCALS.with(|locals| locals.borrow_mut().1.insert(key, made));
-                value
-            }
-        };
-        // SAFETY: the box stays in the map, unmoved, until the next run starts on this OS
-        // thread, after every thread of this one has ended.
-        let value = unsafe { &*value };
-        f(value
-            .downcast_ref::<T>()
-            .expect("a thread-local's value has its type"))
+        // Outside a model, one value per OS thread, until a model runs on it (run `u64::MAX - 1`,
+        // which no model's is).
+        let (run, lane) = fgvt_sync::thread::execution_and_lane().unwrap_or((u64::MAX - 1, 0));
+        f(crate::per_run::value(
+            run,
+            self as *const Self as usize,
+            lane,
+            self.init,
+        ))
     }
 
     /// [`LocalKey::with`], which always has a value to give.

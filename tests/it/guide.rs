@@ -510,6 +510,7 @@ fn has_command(text: &str) -> bool {
         ".ci/run",
         "`git clone",
         "`CARGO_TARGET_DIR",
+        "`python3 benches/",
     ]
     .iter()
     .any(|c| text.contains(c))
