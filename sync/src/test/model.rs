@@ -71,6 +71,7 @@ pub struct Model {
     memory: Option<Memory>,
     max_memory: Option<MemoryBudget>,
     max_preemptions: Option<u32>,
+    merge: bool,
 }
 
 impl Model {
@@ -94,6 +95,7 @@ impl Model {
             memory: None,
             max_memory: None,
             max_preemptions: None,
+            merge: true,
         }
     }
 
@@ -155,6 +157,13 @@ impl Model {
     /// verdict is only theirs. Every run by default.
     pub fn preemption_bound(mut self, bound: u32) -> Model {
         self.max_preemptions = Some(bound);
+        self
+    }
+
+    /// Whether equal states are merged (the default), as [`Test::merge`](crate::Test::merge):
+    /// `false` unfolds every path, the reference merging is tested against.
+    pub fn merge(mut self, merge: bool) -> Model {
+        self.merge = merge;
         self
     }
 
@@ -238,7 +247,7 @@ impl Model {
             },
             max_steps: self.max_steps,
             max_states: self.max_states,
-            merge: true,
+            merge: self.merge,
             // A model's thread may well touch nothing fgvt sees (one that only spawns).
             allow_uninstrumented: true,
             timeout: self.timeout,

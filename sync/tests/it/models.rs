@@ -268,3 +268,60 @@ fn a_destructor_that_waits_for_another_thread_ends_in_every_abandoned_run() {
     });
     assert_eq!((verdict, fails), (Verdict::Linearizable, 0));
 }
+
+/// The counts, labels and CDRS of `body`'s model, merged or unfolded.
+fn shape<F: Fn() + Send + Sync + Clone + 'static>(body: F, merge: bool) -> String {
+    let found = Model::new()
+        .name("models")
+        .merge(merge)
+        .report_budget(None)
+        .localize(body)
+        .unwrap();
+    let r = &found.report;
+    format!(
+        "{:?} leaves={} failing={} labels={:?} cdrs={}",
+        r.verdict, r.tree.leaves, r.tree.failing_leaves, r.labels, r.cdrs_found
+    )
+}
+
+#[test]
+fn merging_a_models_states_keeps_its_counts_labels_and_cdrs() {
+    // What a spawned thread was given (its spawner's context) and what a joined thread
+    // returned (its log, read by `join`) must be in the fingerprint: a model whose outcome
+    // depends on both, explored merged and unfolded, reports the same. (A waiting loop, such
+    // as `park`'s, has no finite unfolding to compare with.)
+    let given = || {
+        let n = Arc::new(AtomicUsize::new(0));
+        let seen = n.load(SeqCst);
+        let t = {
+            let n = Arc::clone(&n);
+            thread::spawn(move || n.fetch_add(seen + 1, SeqCst))
+        };
+        let u = {
+            let n = Arc::clone(&n);
+            thread::spawn(move || {
+                let inner = {
+                    let n = Arc::clone(&n);
+                    thread::spawn(move || n.load(SeqCst))
+                };
+                n.store(5, SeqCst);
+                inner.join().unwrap()
+            })
+        };
+        let (a, b) = (t.join().unwrap(), u.join().unwrap());
+        assert!(a + b < 6, "a={a} b={b}");
+    };
+    assert_eq!(shape(given, true), shape(given, false));
+    // Two points that differ only in what a finished thread read (so in what it returned): the
+    // join must not find them merged.
+    let returned = || {
+        let n = Arc::new(AtomicUsize::new(0));
+        let u = {
+            let n = Arc::clone(&n);
+            thread::spawn(move || n.load(SeqCst))
+        };
+        n.store(1, SeqCst);
+        assert_eq!(u.join().unwrap(), 1, "the thread read before the store");
+    };
+    assert_eq!(shape(returned, true), shape(returned, false));
+}
