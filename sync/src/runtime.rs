@@ -1266,11 +1266,14 @@ impl Recorder {
     /// The explorer abandons most executions midway: at a state already explored, or to start
     /// the next schedule. Unwinding every thread from its access (a panic through the object's
     /// code) took a quarter of the exploration of a small stack; letting each thread finish
-    /// the operation it is in, alone, costs a few accesses. An access that may wait for
-    /// another thread (a lock, a condition variable) cannot finish so and still unwinds, as does
-    /// one past [`DRAIN_STEPS`] (an operation that spins until another thread moves), one under
-    /// weak memory (whose model would go on choosing), and one after any other end (a fault,
-    /// threads stuck) than the explorer's.
+    /// the operation it is in, alone, costs a few accesses. It is also sound where unwinding
+    /// is not: a panic injected between two accesses of a protocol breaks what the code's
+    /// destructors rely on (oneshot's receiver, unwound between dropping its waker and leaving
+    /// the state that says it has one, dropped it again). Under weak memory the accesses act
+    /// on each location's latest value (`weak_access`). An access that may wait for another
+    /// thread (a lock, a condition variable) cannot finish so and still unwinds, as does one
+    /// past [`DRAIN_STEPS`] (an operation that spins until another thread moves) and one after
+    /// any other end (a fault, threads stuck) than the explorer's.
     fn drains(&mut self, pending: &Pending) -> bool {
         let waits = match pending.role {
             Role::Plain | Role::Join => pending.kind == EventKind::Lock,
@@ -1282,7 +1285,6 @@ impl Recorder {
         let for_cleanup = self.cleanup_waits > 0 && !waits;
         if !for_cleanup
             && (waits
-                || self.weak.is_some()
                 || !matches!(self.end, Some(RunEnd::Abandoned))
                 || self.drained >= DRAIN_STEPS)
         {
@@ -1728,9 +1730,13 @@ pub(crate) fn weak_access(
     let outcome = with_recorder(|rec| {
         let who = rec.who();
         let way = if who.is_some() { rec.way } else { 0 };
-        if rec.end.is_some() && std::thread::panicking() {
-            // A destructor's access while its thread unwinds from a run that has ended: it
-            // acts on the value as it is (the model's choices are over).
+        if std::thread::panicking() || rec.end.is_some() {
+            // A destructor's access while its thread unwinds (a panic: the run ends there), or
+            // an access that finishes an operation of a run that has ended (`drains`): no
+            // step, so no choice of the schedule is its, and nothing reads the graph after
+            // it. It acts on the value as it is (each location's latest store): the run goes
+            // on sequentially consistent from there, which the code must survive as it would
+            // on any machine.
             return None;
         }
         let Some(weak) = &mut rec.weak else {
