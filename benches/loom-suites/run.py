@@ -39,8 +39,10 @@ SUITES = {
     "left-right": dict(version="0.11.8", test="loom", features="", cfg=["loom"], env={}),
     "oneshot": dict(version="0.1.13", test="loom", features="loom", cfg=["oneshot_loom"],
                     env={"LOOM_MAX_PREEMPTIONS": "2"}),
+    # Its loom reaches it through another crate too (`parking`), which renaming its own
+    # dependency does not reach: the whole build's `loom` is patched to a shim instead.
     "event-listener": dict(version="5.4.2", test="loom", features="loom", cfg=["loom"],
-                           env={"LOOM_MAX_PREEMPTIONS": "4"}, no_default=True),
+                           env={"LOOM_MAX_PREEMPTIONS": "4"}, patch=True),
 }
 
 
@@ -75,6 +77,20 @@ def fetch(name, version, work):
     sys.exit(f"{name}-{version} is not in {home}/registry/src")
 
 
+def shim(work):
+    """A crate named `loom` (0.7.2) that is fgvt-loom: what `[patch.crates-io]` puts in place of
+    loom for every crate of a build, those that reach loom through others included."""
+    crate = work / "loom-shim"
+    (crate / "src").mkdir(parents=True, exist_ok=True)
+    (crate / "Cargo.toml").write_text(
+        '[package]\nname = "loom"\nversion = "0.7.2"\nedition = "2021"\n'
+        '[features]\nfutures = ["inner/futures"]\ncheckpoint = []\n'
+        f'[dependencies]\ninner = {{ package = "fgvt-loom", path = "{(REPO / "loom").as_posix()}" }}\n'
+        '[workspace]\n')
+    (crate / "src" / "lib.rs").write_text("pub use inner::*;\n")
+    return crate
+
+
 def switch_to_fgvt(manifest):
     """Renames every `loom` dependency of `manifest` to fgvt-loom: the user's one-line switch."""
     text = manifest.read_text()
@@ -97,9 +113,15 @@ def prepare(name, spec, work):
             shutil.rmtree(copy)
         shutil.copytree(source, copy)
         manifest = copy / "Cargo.toml"
-        # Its own workspace: not a member of whatever encloses the work directory.
+        # Its own workspace: not a member of whatever encloses the work directory. A lock file
+        # shipped with the crate pins versions fgvt's dependencies may not accept: both
+        # builds resolve afresh.
         manifest.write_text(manifest.read_text() + "\n[workspace]\n")
-        if tool == "fgvt":
+        (copy / "Cargo.lock").unlink(missing_ok=True)
+        if tool == "fgvt" and spec.get("patch"):
+            manifest.write_text(manifest.read_text() + "\n[patch.crates-io]\n"
+                                f'loom = {{ path = "{shim(work).as_posix()}" }}\n')
+        elif tool == "fgvt":
             switch_to_fgvt(manifest)
         copies.append(copy)
     return copies
