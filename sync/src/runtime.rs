@@ -1281,16 +1281,15 @@ impl Recorder {
             Role::Wait(_) | Role::Woken(_) => true,
         };
         // While a destructor waits in an unwinding thread, the others finish what they do
-        // (under weak memory too), which may be what it waits for.
-        let for_cleanup = self.cleanup_waits > 0 && !waits;
-        if !for_cleanup
-            && (waits
-                || !matches!(self.end, Some(RunEnd::Abandoned))
-                || self.drained >= DRAIN_STEPS)
-        {
+        // whatever ended the run, which may be what it waits for.
+        let budget = if self.cleanup_waits > 0 {
+            CLEANUP_STEPS
+        } else if matches!(self.end, Some(RunEnd::Abandoned)) {
+            DRAIN_STEPS
+        } else {
             return false;
-        }
-        if for_cleanup && self.drained >= CLEANUP_STEPS {
+        };
+        if waits || self.drained >= budget {
             return false;
         }
         self.drained += 1;

@@ -1033,29 +1033,46 @@ impl TestCore {
     /// [`Test::assert_linearizable`]'s work.
     #[track_caller]
     pub(crate) fn assert_linearizable(&self) {
-        let localized = match self.localize() {
-            Ok(l) => l,
-            Err(e) => panic!("fgvt could not explore `{}`: {e}", self.name),
-        };
-        let report = &localized.report;
+        let localized = self.localize_or_panic();
         let blind = !self.allow_uninstrumented
             && uninstrumented_threads(&localized.tree, self.plan.threads.len())
                 .next()
                 .is_some();
-        if report.verdict == Verdict::Linearizable && !blind {
+        let why = blind.then_some(
+            "(failed: some thread touched no fgvt_sync type, so fgvt saw none of its races; if \
+             that is expected, call `.allow_uninstrumented()` on the test)",
+        );
+        self.settle(&localized, None, why);
+    }
+
+    /// [`TestCore::localize`], or a panic saying why the test could not be explored.
+    #[track_caller]
+    pub(crate) fn localize_or_panic(&self) -> Localized {
+        match self.localize() {
+            Ok(localized) => localized,
+            Err(e) => panic!("fgvt could not explore `{}`: {e}", self.name),
+        }
+    }
+
+    /// Ends an assertion on `localized`: a passing test (linearizable, and no `why` it fails
+    /// all the same) removes the reports an earlier failing run left; any other writes them
+    /// and panics with the report, after `headline` and followed by `why`.
+    pub(crate) fn settle(
+        &self,
+        localized: &Localized,
+        headline: Option<String>,
+        why: Option<&str>,
+    ) {
+        if localized.report.verdict == Verdict::Linearizable && why.is_none() {
             // The reports of an earlier failing run would describe a bug that is gone.
             self.remove_reports();
             return;
         }
-        let written = self.write_reports(&localized);
-        let text = fgvt_reports::render_text(report, false);
-        let why = if blind {
-            "\n(failed: some thread touched no fgvt_sync type, so fgvt saw none of its races; \
-             if that is expected, call `.allow_uninstrumented()` on the test)"
-        } else {
-            ""
-        };
-        panic!("{text}\n{written}{why}");
+        let written = self.write_reports(localized);
+        let text = fgvt_reports::render_text(&localized.report, false);
+        let headline = headline.map_or(String::new(), |h| format!("{h}\n\n"));
+        let why = why.map_or(String::new(), |w| format!("\n{w}"));
+        panic!("{headline}{text}\n{written}{why}");
     }
 
     /// With `FGVT_REPLAY=0,1,1` in the environment (a report's replay line sets it), prints

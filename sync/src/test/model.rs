@@ -184,10 +184,7 @@ impl Model {
         F: Fn() + Send + Sync + 'static,
     {
         let test = self.test(body);
-        let localized = match test.localize() {
-            Ok(localized) => localized,
-            Err(e) => panic!("fgvt could not explore the model `{}`: {e}", self.name),
-        };
+        let localized = test.localize_or_panic();
         let report = &localized.report;
         if std::env::var_os(STATS_VARIABLE).is_some() {
             // For benches that set fgvt beside other tools: one line a model, on stderr.
@@ -200,12 +197,6 @@ impl Model {
                 localized.runs.steps,
             );
         }
-        if report.verdict == Verdict::Linearizable {
-            // The reports of an earlier failing run would describe a bug that is gone.
-            test.remove_reports();
-            return;
-        }
-        let written = test.write_reports(&localized);
         let headline = match (report.verdict, &report.symptom) {
             (Verdict::NotLinearizable, Some(symptom)) => {
                 format!("a run of the model fails: {symptom}")
@@ -213,8 +204,7 @@ impl Model {
             (Verdict::NotLinearizable, None) => "a run of the model fails".to_string(),
             _ => "the model's runs were not all explored: no verdict".to_string(),
         };
-        let text = fgvt_reports::render_text(report, false);
-        panic!("{headline}\n\n{text}\n{written}");
+        test.settle(&localized, Some(headline), None);
     }
 
     /// Explores every run of `body` and localizes the races of those that fail: the report,
