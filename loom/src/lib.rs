@@ -4,7 +4,7 @@
 //! renaming one dependency in its `Cargo.toml`, under the section loom's README recommends:
 //!
 //! ```toml
-//! [target.'cfg(loom)'.dev-dependencies]
+//! [target.'cfg(loom)'.dependencies]
 //! loom = { package = "fgvt-loom", version = "0.1" }
 //! ```
 //!
