@@ -15,7 +15,14 @@ features and the environment its own CI runs its loom tests with). For each, the
 4. prints one Markdown table: per test, both verdicts, both times, fgvt's states and runs, and
    the totals; `--out FILE` writes it there too.
 
-Usage: benches/loom-suites/run.py [--work DIR] [--timeout SECONDS] [--out FILE] [suite ...]
+With `--history`, it runs instead the bugs of `HISTORY`: a version of a crate with a bug that
+a loom test caught, and the version that fixed it. The test, which came with the fix, is copied
+over the buggy version's tests (as the crate's own history did before merging the fix); each
+version runs under loom and under fgvt, and fgvt's report of the buggy one is printed, to be
+compared with the lines the fix changed.
+
+Usage: benches/loom-suites/run.py [--work DIR] [--timeout SECONDS] [--out FILE] [--history]
+       [suite ...]
 Nothing here is part of the test suite: it needs the network (crates.io) and minutes.
 """
 
@@ -43,6 +50,17 @@ SUITES = {
     # dependency does not reach: the whole build's `loom` is patched to a shim instead.
     "event-listener": dict(version="5.4.2", test="loom", features="loom", cfg=["loom"],
                            env={"LOOM_MAX_PREEMPTIONS": "4"}, patch=True),
+}
+
+# Bugs a loom test caught: the buggy and the fixed version, the test (from the fixed version's
+# test file, copied over the buggy one's), and the flags of the crate's CI, as for `SUITES`.
+HISTORY = {
+    # `Receiver::drop` met the transient UNPARKING state (a sender waking the receiver) and hit
+    # `unreachable!()`: faern/oneshot#60, with the loom test of #62. The fix adds an
+    # `UNPARKING` arm to the `match` of `Receiver::drop` (src/lib.rs, 0.1.10 line 1053).
+    "oneshot": dict(buggy="0.1.10", fixed="0.1.11", test="loom", features="loom",
+                    cfg=["oneshot_loom"], env={"LOOM_MAX_BRANCHES": "100000"},
+                    case="poll_then_drop_receiver_during_send"),
 }
 
 
@@ -103,15 +121,19 @@ def switch_to_fgvt(manifest):
     manifest.write_text(switched)
 
 
-def prepare(name, spec, work):
-    """Both copies of the suite: (loom's, fgvt's)."""
+def prepare(name, spec, work, tests_from=None, label=None):
+    """Both copies of the suite: (loom's, fgvt's). With `tests_from`, a crate's sources whose
+    `tests` directory replaces the suite's own; `label` names the copies (default `name`)."""
     source = fetch(name, spec["version"], work)
     copies = []
     for tool in ("loom", "fgvt"):
-        copy = work / f"{name}-{tool}"
+        copy = work / f"{label or name}-{tool}"
         if copy.exists():
             shutil.rmtree(copy)
         shutil.copytree(source, copy)
+        if tests_from:
+            shutil.rmtree(copy / "tests")
+            shutil.copytree(tests_from / "tests", copy / "tests")
         manifest = copy / "Cargo.toml"
         # Its own workspace: not a member of whatever encloses the work directory. A lock file
         # shipped with the crate pins versions fgvt's dependencies may not accept: both
@@ -158,15 +180,56 @@ def verdict(code, out):
     return "pass" if code == 0 else "fail"
 
 
+def history(names, work, timeout, out):
+    """Runs each bug of `HISTORY` (see the module docs) and prints a table and fgvt's report of
+    the buggy version."""
+    table = ["| crate | version | test | loom | loom s | fgvt | fgvt s | fgvt states |",
+             "| --- | --- | --- | --- | ---: | --- | ---: | ---: |"]
+    reports = []
+    for name in names:
+        bug = HISTORY[name]
+        fixed_source = fetch(name, bug["fixed"], work)
+        for version in (bug["buggy"], bug["fixed"]):
+            spec = dict(bug, version=version)
+            label = f"{name}-{version}"
+            copies = prepare(name, spec, work, tests_from=fixed_source, label=label)
+            row = [name, version, bug["case"]]
+            for tool, copy in zip(("loom", "fgvt"), copies):
+                exe, log, took = build(copy, spec, work / f"target-{tool}")
+                if not exe:
+                    sys.exit(f"{label} does not build under {tool}:\n{log[-3000:]}")
+                env = dict(os.environ, **spec["env"], FGVT_STATS="1", NO_COLOR="1")
+                code, log, took = run([exe, "--exact", bug["case"], "--nocapture"], copy, env,
+                                      timeout)
+                row += [verdict(code, log), f"{took:.2f}"]
+                if tool == "fgvt":
+                    states = re.findall(r"fgvt-stats: \S+ \S+ states=(\d+)", log)
+                    row.append(str(sum(int(n) for n in states)))
+                    if version == bug["buggy"]:
+                        reports.append(f"### {label} under fgvt\n\n```text\n{log.strip()}\n```\n")
+            table.append("| " + " | ".join(row) + " |")
+            print(table[-1], file=sys.stderr)
+    text = "\n".join(table) + "\n\n" + "\n".join(reports)
+    print(text)
+    if out:
+        Path(out).write_text(text)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("suites", nargs="*", default=list(SUITES))
+    parser.add_argument("suites", nargs="*")
     parser.add_argument("--work", default="/tmp/fgvt-loom-suites")
     parser.add_argument("--timeout", type=float, default=300)
     parser.add_argument("--out")
+    parser.add_argument("--history", action="store_true",
+                        help="run the historical bugs (HISTORY) instead of the suites")
     args = parser.parse_args()
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
+    if args.history:
+        history(args.suites or list(HISTORY), work, args.timeout, args.out)
+        return
+    args.suites = args.suites or list(SUITES)
     rows, totals = [], {"loom": 0.0, "fgvt": 0.0}
     for name in args.suites:
         spec = SUITES[name]

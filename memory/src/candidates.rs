@@ -38,9 +38,22 @@
 //! own place (a store). An acquire read adds the release row of the store it reads, whose view
 //! is never past that store (the graph is coherent), so the thread's current view `v` decides:
 //! a load or RMW may read the stores from place `v` on, a store may go after place `v` or
-//! later (never between a store and its RMW reader). The trial on a copy stays for graphs with
-//! `SeqCst` events and for `SeqCst` accesses, and agrees with this on every graph the tests
-//! build.
+//! later (never between a store and its RMW reader).
+//!
+//! # With `SeqCst` events: views, where `psc` cannot change
+//!
+//! Views still decide a choice on a graph with `SeqCst` events, once it is known consistent
+//! (the caller promised offered choices only, [`Execution::promise_offered_choices`]), for an
+//! access `e` that is not `SeqCst` and that no `SeqCst` fence happens before (none happens
+//! before the thread's next event). Such an `e` adds no `psc` edge: it is no end of one, and it
+//! happens before nothing, so it could only start the `scb` (or `eco`) step of a chain from a
+//! `SeqCst` fence `f` that happens before it, which there is none; between older events `hb`,
+//! `mo`, `rb` and `eco` are what they were. So `psc` is the old one, acyclic, and consistency
+//! is coherence and atomicity, which views decide as above. A fence that an acquire `e` comes
+//! to happen after through the store `s` it reads changes nothing: `f` happens before `s`,
+//! and each `scb` or `eco` step out of `e` (to a store after `s` in `mo`) is one out of `s`,
+//! so `f`'s edge is there already. The trial on a copy stays for `SeqCst` accesses and for
+//! accesses after a `SeqCst` fence, and agrees with this on every graph the tests build.
 //!
 //! # Compare-exchange
 //!
@@ -48,6 +61,7 @@
 //! success order, else a load with the failure order. [`Execution::cas_choices`] lists both
 //! kinds of choice, each decided by the value of the store read.
 
+use crate::bits;
 use crate::event::Kind;
 use crate::execution::Access;
 use crate::{AccessKind, Execution, Loc, Order, StoreId, ThreadId, Val};
@@ -87,11 +101,12 @@ impl Execution {
                 .collect();
         }
         let (floor, latest) = self.tried_from(thread, loc);
+        let views = self.views_decide(thread, order);
         self.mo[loc as usize][floor..]
             .iter()
             .copied()
             .filter(|&s| {
-                if s == latest {
+                if s == latest || views {
                     return true;
                 }
                 let load = Access {
@@ -132,11 +147,12 @@ impl Execution {
                 .collect();
         }
         let (floor, _) = self.tried_from(thread, loc);
+        let views = self.views_decide(thread, order);
         (floor..mo.len())
             // Between a store and its RMW reader is never consistent: skip the trial.
             .filter(|&at| !self.read_by_rmw[mo[at]])
             .filter(|&at| {
-                if self.offered_only && at == mo.len() - 1 {
+                if views || (self.offered_only && at == mo.len() - 1) {
                     return true;
                 }
                 let store = Access {
@@ -178,12 +194,13 @@ impl Execution {
                 .collect();
         }
         let (floor, latest) = self.tried_from(thread, loc);
+        let views = self.views_decide(thread, order);
         self.mo[loc as usize][floor..]
             .iter()
             .copied()
             .filter(|&s| !self.read_by_rmw[s])
             .filter(|&s| {
-                if s == latest {
+                if s == latest || views {
                     return true;
                 }
                 // The value written does not matter to consistency.
@@ -278,6 +295,21 @@ impl Execution {
             .then(|| self.view_at(&self.horizon(thread), loc))
     }
 
+    /// Whether views decide the choices of an access by `thread` with `order` on a graph with
+    /// `SeqCst` events (see the module docs): the graph is promised consistent, the access is
+    /// not `SeqCst`, and no `SeqCst` fence happens before the thread's next event.
+    fn views_decide(&self, thread: ThreadId, order: Order) -> bool {
+        self.offered_only && !order.is_seq_cst() && !self.has_seq_cst_fence(&self.horizon(thread))
+    }
+
+    /// Whether the set of events holds a `SeqCst` fence.
+    fn has_seq_cst_fence(&self, set: &[u64]) -> bool {
+        self.seq_cst > 0
+            && bits::ones(set)
+                .filter(|&x| x < self.events.len())
+                .any(|x| self.events[x].is_fence() && self.events[x].is_seq_cst())
+    }
+
     /// Where the choices of an access by `thread` to `loc` that are tried on a copy begin,
     /// and the store offered without a trial (`usize::MAX`: none).
     ///
@@ -297,10 +329,18 @@ impl Execution {
     }
 
     /// Whether adding `access` by `thread` keeps the execution consistent: tried on a copy.
+    ///
+    /// On a graph promised consistent the copy knows: the new event was coherent and atomic
+    /// (decided from views, as the module docs say) and `psc`, kept as it grows, has no cycle.
+    /// Otherwise the whole copy is checked.
     fn keeps_consistent(&self, thread: ThreadId, access: Access) -> bool {
         let mut trial = self.clone();
         trial.push(thread, access);
-        trial.consistent_by_views()
+        if self.offered_only {
+            trial.coherent && trial.psc.acyclic
+        } else {
+            trial.consistent_by_views()
+        }
     }
 }
 
@@ -418,6 +458,69 @@ mod tests {
         [loads, stores, rmws]
     }
 
+    /// A `SeqCst` fence that reaches a reader only through what its acquire load reads (views
+    /// decide that load's choices: the fence's `psc` edges go through the store read), with
+    /// `SeqCst` accesses that the reader's later relaxed accesses (tried, being after the
+    /// fence) can order.
+    ///
+    /// ```text
+    /// T0: x := 1; fence(SeqCst); y := 1 (Release)
+    /// T1: r0 := y (Acquire); r1 := x; x := 2
+    /// T2: y := 2 (SeqCst); r0 := x (SeqCst)
+    /// ```
+    fn fence_released_to_an_acquire_read() -> litmus::Program {
+        use crate::litmus::Instr::{Fence, Load, Store};
+        use crate::Order::SeqCst;
+        let (x, y) = (0, 1);
+        litmus::Program {
+            locations: vec![0, 0],
+            threads: vec![
+                vec![
+                    Store {
+                        loc: x,
+                        value: 1,
+                        order: Relaxed,
+                    },
+                    Fence(SeqCst),
+                    Store {
+                        loc: y,
+                        value: 1,
+                        order: Release,
+                    },
+                ],
+                vec![
+                    Load {
+                        loc: y,
+                        order: Acquire,
+                        reg: 0,
+                    },
+                    Load {
+                        loc: x,
+                        order: Relaxed,
+                        reg: 1,
+                    },
+                    Store {
+                        loc: x,
+                        value: 2,
+                        order: Relaxed,
+                    },
+                ],
+                vec![
+                    Store {
+                        loc: y,
+                        value: 2,
+                        order: SeqCst,
+                    },
+                    Load {
+                        loc: x,
+                        order: SeqCst,
+                        reg: 0,
+                    },
+                ],
+            ],
+        }
+    }
+
     /// On every state of the classic tests with `SeqCst` mixed in (where every choice is
     /// tried on a copy), the promise of offered choices and the coherence floor change no
     /// list: the mo-latest store offered untried is one the trial accepts, and no choice below
@@ -436,6 +539,10 @@ mod tests {
             }
         }
         programs.push(litmus::mp_fenced(Some(SeqCst), Some(SeqCst)));
+        programs.push(litmus::sb_fenced(Some(SeqCst), Some(SeqCst)));
+        programs.push(litmus::sb_fenced(Some(SeqCst), None));
+        programs.push(litmus::iriw_fenced(Some(SeqCst), Some(SeqCst)));
+        programs.push(fence_released_to_an_acquire_read());
         let mut compared = 0;
         for p in &programs {
             for (x, _) in reachable(p) {

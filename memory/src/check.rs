@@ -128,7 +128,7 @@ impl Execution {
             return false;
         }
         let locations = Locations::new(self);
-        self.coherent_by_views(&locations) && self.sequentially_consistent_by_views(&locations)
+        self.coherent_by_views(&locations) && self.sequentially_consistent_by_views()
     }
 
     /// Atomicity: every RMW sits right after the store it read.
@@ -149,10 +149,17 @@ impl Execution {
     }
 
     /// SC: `psc` between the `SeqCst` events is acyclic.
-    fn sequentially_consistent_by_views(&self, locations: &Locations) -> bool {
-        if self.seq_cst == 0 {
-            return true;
-        }
+    fn sequentially_consistent_by_views(&self) -> bool {
+        self.seq_cst == 0 || acyclic(&self.psc_from_scratch())
+    }
+
+    /// `psc` built from the whole graph: row `a` holds the events `b` with `a psc b` (only
+    /// `SeqCst` events have edges). The graph keeps the same relation as it grows (module
+    /// [`psc`](crate::psc)); this is what it starts again from when a `SeqCst` fence is added,
+    /// and what the tests compare it with.
+    pub(crate) fn psc_from_scratch(&self) -> Matrix {
+        let locations = Locations::new(self);
+        let locations = &locations;
         let n = self.len();
         let ev = &self.events;
         let sc: Vec<EventId> = (0..n).filter(|&e| ev[e].is_seq_cst()).collect();
@@ -228,10 +235,9 @@ impl Execution {
             }
         }
 
-        // psc between the SeqCst events, numbered by their place in `sc`.
-        let mut psc = Matrix::new(sc.len(), sc.len());
+        let mut psc = Matrix::new(n, n);
         let words = bits::words_for(n);
-        for (i, &a) in sc.iter().enumerate() {
+        for &a in &sc {
             let fence = ev[a].is_fence();
             // psc_base: what ([Esc] ∪ [Fsc] ; hb?) ; scb reaches from a.
             let mut reach = scb.row(a)[..words].to_vec();
@@ -243,23 +249,23 @@ impl Execution {
                     locations.eco_into(self, x, &mut hb_eco);
                 }
             }
-            for (j, &b) in sc.iter().enumerate() {
+            for &b in &sc {
                 let into_b =
                     |set: &[u64]| bits::contains(set, b) || bits::intersects(set, self.hb.row(b));
                 let base = bits::contains(&reach, b) || (ev[b].is_fence() && into_b(&reach));
                 let fences = fence && ev[b].is_fence() && (after.get(a, b) || into_b(&hb_eco));
                 if base || fences {
-                    psc.set(i, j);
+                    psc.set(a, b);
                 }
             }
         }
-        acyclic(&psc)
+        psc
     }
 }
 
 /// Whether the relation (a square matrix) has no cycle: peel nodes with no predecessor left
 /// until none remain (Kahn's algorithm).
-fn acyclic(r: &Matrix) -> bool {
+pub(crate) fn acyclic(r: &Matrix) -> bool {
     let k = r.rows();
     let mut preds = vec![0usize; k];
     for a in 0..k {

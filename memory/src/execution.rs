@@ -41,6 +41,7 @@ use std::fmt;
 
 use crate::bits::{self, Matrix};
 use crate::event::{Event, EventId, Kind};
+use crate::psc::Psc;
 use crate::{AccessError, AccessKind, Loc, Order, ThreadId, Val};
 
 /// Names one store event of an execution (initial stores included).
@@ -123,6 +124,11 @@ pub struct Execution {
     /// Whether the caller promised to add only choices the candidate methods offered (see
     /// [`Execution::promise_offered_choices`]).
     pub(crate) offered_only: bool,
+    /// Whether every event was coherent and atomic when it was added (see
+    /// [`Execution::push`]): with [`Psc::acyclic`], whether the graph is consistent.
+    pub(crate) coherent: bool,
+    /// `psc`, kept as events are added (module [`psc`](crate::psc)).
+    pub(crate) psc: Psc,
 }
 
 /// What [`Execution::push`] adds.
@@ -157,6 +163,8 @@ impl Execution {
             shortcut: true,
             known_consistent: true,
             offered_only: false,
+            coherent: true,
+            psc: Psc::new(),
         }
     }
 
@@ -600,6 +608,7 @@ impl Execution {
             .resize(bits::words_for(e + 1).max(self.inits.len()), 0);
         self.hb.push_row();
         self.release.push_row();
+        self.psc.new_row(e);
         e
     }
 
@@ -701,10 +710,9 @@ impl Execution {
             read,
             written,
         });
-        self.known_consistent = self.known_consistent
-            && self.seq_cst == 0
-            && atomic
-            && loc.is_none_or(|l| self.coherent_place(e, l));
+        self.coherent = self.coherent && atomic && loc.is_none_or(|l| self.coherent_place(e, l));
+        self.known_consistent = self.coherent && self.seq_cst == 0;
+        self.grow_psc(e);
         e
     }
 

@@ -44,14 +44,14 @@
 //!   `hb`, `mo` or `fr`, each of which coherence then forbids, and `[Fsc]; hb; eco; hb` paths
 //!   into `a` likewise close an `hb ; eco` cycle. Unsettled `SeqCst` events are in the key as
 //!   the whole graph: with any of them, the key is [the graph itself](Execution::graph_key),
-//!   but for *repeated loads*. A load `l` that is not `SeqCst`, right after a load `p` of the
-//!   same location with the same order that read the same store, with nothing synchronized
-//!   into it, changes no future: it reads no newer store than `p` (the same views and `fr`
-//!   edges, the same release row acquired, so the same happens-before for what follows), no
-//!   event reads from it, and it is in no `psc` edge that `p` is not in with the same ends (it
-//!   is not `SeqCst`, and an `SeqCst` fence happens before it exactly when it happens before
-//!   `p`, nothing standing between them). So a spin loop's turn that read what the last one
-//!   read leaves the key as it was; other turns (an RMW and its undoing) still grow it.
+//!   but for *repeated loads*. A load `l` right after a load `p` of the same location with the
+//!   same order that read the same store, with nothing synchronized into it, changes no
+//!   future: it reads no newer store than `p` (the same views and `fr` edges, the same release
+//!   row acquired, so the same happens-before for what follows), no event reads from it, and
+//!   it closes no `psc` cycle that `p` does not close (whether it is `SeqCst` or not:
+//!   `Execution::repeats` says why). So a spin loop's turn that read what the last one read
+//!   leaves the key as it was, a failed `SeqCst` compare-exchange's too; other turns (an RMW
+//!   and its undoing) still grow it.
 //!
 //! Two things are left out because nothing later can tell them apart:
 //!
@@ -270,23 +270,27 @@ impl Execution {
         (key, renamed)
     }
 
-    /// Whether thread `t`'s event `i` is a *repeated load*: a load that is not `SeqCst`, right
-    /// after a load of the same location with the same order that read the same store, with
-    /// nothing synchronized into it. What a spin loop's turn adds when it sees nothing new.
+    /// Whether thread `t`'s event `i` is a *repeated load*: a load right after a load of the
+    /// same location with the same order that read the same store, with nothing synchronized
+    /// into it. What a spin loop's turn adds when it sees nothing new (a failed
+    /// compare-exchange is such a load, `SeqCst` ones included).
     ///
     /// Leaving it out of a key loses nothing of the future: it reads no newer store than the
-    /// load it repeats (the same views, the same `fr` edges, the same release row acquired, so
-    /// the same happens-before for what comes after), nothing reads from it, and it is in no
-    /// `psc` edge the earlier load is not in with the same ends (it is not `SeqCst`, and an
-    /// `SeqCst` fence happens before it exactly when it happens before the earlier load, nothing
-    /// standing between them).
+    /// load `p` it repeats (the same views, the same `fr` edges, the same release row acquired,
+    /// so the same happens-before for what comes after), and nothing reads from it. Nor does it
+    /// close any `psc` cycle that `p` does not: if it is not `SeqCst`, an `SeqCst` fence
+    /// happens before it exactly when it happens before `p`, nothing standing between them,
+    /// and it is in no edge `p` is not in with the same ends. If it is, its `psc` successors,
+    /// now and later, are `p`'s (the same stores after the one read, the same fences before,
+    /// the same next event on another location in its thread) and its predecessors are `p`'s
+    /// and `p`, so a cycle through it, `x → l → y ⇝ x`, makes `x → p → y ⇝ x` (or
+    /// `p → y ⇝ p`) without it (module [`psc`](crate::psc) lists the edges).
     fn repeats(&self, t: ThreadId, i: usize) -> bool {
         let po = &self.threads[t].po;
         let (e, before) = (po[i], po[i - 1]);
         let (event, prev) = (&self.events[e], &self.events[before]);
         event.kind == Kind::Load
             && prev.kind == Kind::Load
-            && !event.is_seq_cst()
             && event.order == prev.order
             && event.loc == prev.loc
             && event.rf == prev.rf

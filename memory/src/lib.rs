@@ -122,6 +122,7 @@ pub mod future;
 pub mod litmus;
 pub mod order;
 pub mod plain;
+mod psc;
 
 pub use candidates::CasChoice;
 pub use error::AccessError;

@@ -1,0 +1,446 @@
+//! `psc`, RC11's partial `SeqCst` order, kept up to date as the graph grows, so that deciding
+//! whether one more event keeps an execution consistent costs a search from that event instead
+//! of building `psc` again.
+//!
+//! # Why a new event adds few edges
+//!
+//! Events are added at the end of a thread, reading stores already there (module
+//! [`execution`](crate::execution)), so a new event `e` happens before nothing and is `po`-before
+//! nothing. Between older events, `hb`, `mo`, `rb` and `eco` stay what they were, so every
+//! `psc` edge between older events stays, and no other appears between them unless `e` sits in
+//! the middle of its chain. Going through the definitions (see [`crate::axioms`]):
+//!
+//! * `psc_base = ([Esc] ∪ [Fsc]; hb?) ; scb ; ([Esc] ∪ hb?; [Fsc])`. If `e` is `SeqCst` it is
+//!   an end: `x → e` for every `SeqCst` event `x` with `x scb e` and every `SeqCst` fence that
+//!   happens before (or is) such an `x`; `e → v` for every `SeqCst` event `v` with `e scb v`
+//!   and every `SeqCst` fence that such a `v` happens before. Whatever its order, `e` is the
+//!   middle of `f hb e scb y` for every `SeqCst` fence `f` that happens before it: `f → v` for
+//!   the same `v`. `e` can be in no other place (`e hb y` and `e po y` never hold).
+//! * `psc_F = [Fsc] ; (hb ∪ hb; eco; hb) ; [Fsc]`: only `f hb e eco y hb f2`, for the same
+//!   fences `f` before `e` and every `SeqCst` fence `f2` that something `eco`-after `e`
+//!   happens before.
+//!
+//! The `scb` successors of `e` are the stores after it in `mo` and, if it reads `s`, the stores
+//! after `s` (`rb`); what is `eco`-after it is those and their readers. Its `scb` predecessors
+//! are its thread's earlier events (`po`), those whose next event on another location happens
+//! before `e`'s last earlier event on another location (`po|≠loc; hb; po|≠loc`), what happens
+//! before it on its location (`hb|loc`), and, if it writes, the stores before it in `mo` and
+//! the readers of those (`rb`).
+//!
+//! So an event that is not `SeqCst` and that no `SeqCst` fence happens before adds no edge at
+//! all, which the candidate methods use too. A `SeqCst` fence can add edges between older
+//! events (everything its `hb` predecessors are `scb`-after ends there), so adding one builds
+//! `psc` again from scratch ([`Execution::psc_from_scratch`]), as the tests do to check the
+//! kept relation.
+//!
+//! # Why acyclicity is a search from the new edges
+//!
+//! The old relation is acyclic (or already known not to be), so a cycle of the new one uses a
+//! new edge `u → v`, and then `v` reaches `u`. The new edges start at `e`, at the `SeqCst`
+//! fences before it (all with the same targets) and at `e`'s `psc` predecessors (all ending at
+//! `e`): a search from `e`'s targets for one of its predecessors, and one from the fences'
+//! targets for one of those fences, finds every such cycle.
+
+use crate::bits::{self, Matrix};
+use crate::event::EventId;
+use crate::Execution;
+
+/// `psc` as the graph keeps it: see the [module docs](self).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Psc {
+    /// Row `a`: the events `b` with `a psc b` (only `SeqCst` events have edges).
+    pub(crate) edges: Matrix,
+    /// Per event, the first event after it in its thread on another location (a fence is on
+    /// none), once there is one.
+    first: Vec<Option<EventId>>,
+    /// The `SeqCst` fences, as a set.
+    fences: Vec<u64>,
+    /// Whether `edges` has no cycle.
+    pub(crate) acyclic: bool,
+}
+
+impl Psc {
+    /// The relation of a graph with no events.
+    pub(crate) fn new() -> Psc {
+        Psc {
+            edges: Matrix::new(0, 64),
+            first: Vec::new(),
+            fences: vec![0],
+            acyclic: true,
+        }
+    }
+
+    /// Makes room for event `e`, with no edges.
+    pub(crate) fn new_row(&mut self, e: EventId) {
+        self.edges.reserve_columns(e + 1);
+        self.edges.push_row();
+        self.first.push(None);
+        self.fences
+            .resize(bits::words_for(e + 1).max(self.fences.len()), 0);
+    }
+}
+
+impl Execution {
+    /// Whether events `a` and `b` access the same location (fences access none).
+    pub(crate) fn same_loc(&self, a: EventId, b: EventId) -> bool {
+        let loc = self.events[a].loc;
+        loc.is_some() && loc == self.events[b].loc
+    }
+
+    /// Adds the `psc` edges of the newest event `e` (just pushed) and keeps acyclicity known.
+    pub(crate) fn grow_psc(&mut self, e: EventId) {
+        self.note_first(e);
+        let event = &self.events[e];
+        if event.is_fence() {
+            if event.is_seq_cst() {
+                bits::insert(&mut self.psc.fences, e);
+                self.psc.edges = self.psc_from_scratch();
+                self.psc.acyclic = crate::check::acyclic(&self.psc.edges);
+            }
+            // Any other fence is no end and `scb`-related to nothing.
+            return;
+        }
+        let fences: Vec<u64> = (self.hb.row(e).iter().zip(&self.psc.fences))
+            .map(|(a, b)| a & b)
+            .collect();
+        let after_fences = fences.iter().any(|&w| w != 0);
+        let seq_cst = event.is_seq_cst();
+        if !seq_cst && !after_fences {
+            return;
+        }
+
+        let words = bits::words_for(self.len());
+        let (succ, eco) = self.scb_and_eco_successors(e);
+        let fences_reached = |set: &[u64]| -> Vec<u64> {
+            let mut reached = vec![0; words];
+            for v in bits::ones(&self.psc.fences) {
+                if bits::intersects(set, self.hb.row(v)) {
+                    bits::insert(&mut reached, v);
+                }
+            }
+            reached
+        };
+        let sc_of = |set: &[u64]| -> Vec<u64> {
+            let mut ends = vec![0; words];
+            for y in bits::ones(set).filter(|&y| self.events[y].is_seq_cst()) {
+                bits::insert(&mut ends, y);
+            }
+            ends
+        };
+        // e → v, and f → v for the fences before e (psc_base).
+        let mut targets = sc_of(&succ);
+        bits::union_into(&mut targets, &fences_reached(&succ));
+        // f → f2 through eco (psc_F) too.
+        let mut fence_targets = targets.clone();
+        bits::union_into(&mut fence_targets, &fences_reached(&eco));
+        let sources = if seq_cst {
+            self.psc_predecessors(e)
+        } else {
+            vec![0; words]
+        };
+
+        let mut cycle = false;
+        if after_fences {
+            for f in bits::ones(&fences) {
+                self.psc.edges.union_row_with(f, &fence_targets);
+            }
+        }
+        if seq_cst {
+            self.psc.edges.union_row_with(e, &targets);
+            for x in bits::ones(&sources) {
+                self.psc.edges.set(x, e);
+            }
+            cycle |= self.psc_reaches(&targets, &sources);
+        }
+        if after_fences {
+            cycle |= self.psc_reaches(&fence_targets, &fences);
+        }
+        self.psc.acyclic &= !cycle;
+    }
+
+    /// Records `e` as the first event on another location after the events of its thread
+    /// that had none yet (they are all on one location, or `e` would not be the first).
+    fn note_first(&mut self, e: EventId) {
+        let thread = self.events[e].thread.expect("an event of a thread");
+        let po = &self.threads[thread].po;
+        for &z in po[..po.len() - 1].iter().rev() {
+            if self.psc.first[z].is_some() || self.same_loc(z, e) {
+                break;
+            }
+            self.psc.first[z] = Some(e);
+        }
+    }
+
+    /// The events `scb`-after the newest event `e` (stores after it or after what it read, in
+    /// `mo`), and those with their readers (what is `eco`-after it).
+    fn scb_and_eco_successors(&self, e: EventId) -> (Vec<u64>, Vec<u64>) {
+        let words = bits::words_for(self.len());
+        let mut succ = vec![0; words];
+        let event = &self.events[e];
+        if let Some(loc) = event.loc {
+            let mo = &self.mo[loc as usize];
+            let from = match event.rf {
+                Some(s) => self.mo_pos[s],
+                None => self.mo_pos[e],
+            };
+            for &y in &mo[from + 1..] {
+                bits::insert(&mut succ, y);
+            }
+            bits::remove(&mut succ, e);
+        }
+        let mut eco = succ.clone();
+        for (r, reader) in self.events.iter().enumerate() {
+            if reader.rf.is_some_and(|s| bits::contains(&succ, s)) {
+                bits::insert(&mut eco, r);
+            }
+        }
+        (succ, eco)
+    }
+
+    /// The `SeqCst` events and fences with a `psc` edge into the newest event `e`, if it is
+    /// `SeqCst`: those `scb`-before it, and the fences that happen before such an event.
+    fn psc_predecessors(&self, e: EventId) -> Vec<u64> {
+        let words = bits::words_for(self.len());
+        let event = &self.events[e];
+        let thread = event.thread.expect("an event of a thread");
+        let po = &self.threads[thread].po;
+        let before = &po[..po.len() - 1];
+        let mut pred = vec![0; words];
+        // po.
+        for &z in before {
+            bits::insert(&mut pred, z);
+        }
+        // po|≠loc ; hb ; po|≠loc: z's next event on another location happens before e's last
+        // earlier event on another location.
+        if let Some(&last) = before.iter().rev().find(|&&d| !self.same_loc(d, e)) {
+            let into = self.hb.row(last);
+            for (z, first) in self.psc.first.iter().enumerate() {
+                if first.is_some_and(|c| bits::contains(into, c)) {
+                    bits::insert(&mut pred, z);
+                }
+            }
+        }
+        if let Some(loc) = event.loc {
+            // hb|loc.
+            for z in bits::ones(self.hb.row(e)).filter(|&z| z < self.len()) {
+                if self.events[z].loc == Some(loc) {
+                    bits::insert(&mut pred, z);
+                }
+            }
+            // mo and rb, if e writes.
+            if event.is_write() {
+                let mo = &self.mo[loc as usize];
+                let place = self.mo_pos[e];
+                let mut earlier = vec![0; words];
+                for &s in &mo[..place] {
+                    bits::insert(&mut earlier, s);
+                }
+                for (r, reader) in self.events.iter().enumerate() {
+                    if r != e && reader.rf.is_some_and(|s| bits::contains(&earlier, s)) {
+                        bits::insert(&mut pred, r);
+                    }
+                }
+                bits::union_into(&mut pred, &earlier);
+            }
+        }
+        // [Esc] ; scb and [Fsc] ; scb: the `SeqCst` predecessors, fences included.
+        let mut sources = vec![0; words];
+        let mut before_pred = vec![0; words];
+        for z in bits::ones(&pred) {
+            if self.events[z].is_seq_cst() {
+                bits::insert(&mut sources, z);
+            }
+            bits::union_into(&mut before_pred, self.hb.row(z));
+        }
+        // [Fsc] ; hb ; scb: the fences that happen before a predecessor.
+        for f in bits::ones(&self.psc.fences) {
+            if bits::contains(&before_pred, f) {
+                bits::insert(&mut sources, f);
+            }
+        }
+        sources
+    }
+
+    /// Whether some event of `goal` is reached by `psc` edges from `start` (which counts as
+    /// reached).
+    fn psc_reaches(&self, start: &[u64], goal: &[u64]) -> bool {
+        let mut seen = start.to_vec();
+        seen.resize(bits::words_for(self.len()).max(seen.len()), 0);
+        let mut stack: Vec<EventId> = bits::ones(start).collect();
+        while let Some(w) = stack.pop() {
+            if bits::contains(goal, w) {
+                return true;
+            }
+            for (i, (&next, s)) in self
+                .psc
+                .edges
+                .row(w)
+                .iter()
+                .zip(seen.iter_mut())
+                .enumerate()
+            {
+                let mut new = next & !*s;
+                *s |= new;
+                while new != 0 {
+                    stack.push(i * 64 + new.trailing_zeros() as usize);
+                    new &= new - 1;
+                }
+            }
+        }
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::Order::{self, AcqRel, Acquire, Relaxed, Release, SeqCst};
+    use crate::{bits, Execution, Loc, StoreId, ThreadId};
+
+    /// One access of a test program: what a thread does next.
+    #[derive(Clone, Copy, Debug)]
+    enum Op {
+        Load(Loc, Order),
+        Store(Loc, Order),
+        Rmw(Loc, Order),
+        Fence(Order),
+    }
+    use Op::{Fence, Load, Rmw, Store};
+
+    /// Every graph of `threads` (each a list of accesses), in every interleaving and with every
+    /// well-formed choice, consistent or not: each visited with `check`.
+    fn every_graph(threads: &[Vec<Op>], check: &mut dyn FnMut(&Execution)) {
+        let mut x = Execution::new(threads.len());
+        for _ in 0..3 {
+            x.add_location(0);
+        }
+        let mut next = vec![0; threads.len()];
+        walk(threads, &mut next, &x, check);
+    }
+
+    fn walk(
+        threads: &[Vec<Op>],
+        next: &mut Vec<usize>,
+        x: &Execution,
+        check: &mut dyn FnMut(&Execution),
+    ) {
+        check(x);
+        for t in 0..threads.len() {
+            let Some(&op) = threads[t].get(next[t]) else {
+                continue;
+            };
+            next[t] += 1;
+            for y in successors(x, t, op) {
+                walk(threads, next, &y, check);
+            }
+            next[t] -= 1;
+        }
+    }
+
+    fn successors(x: &Execution, t: ThreadId, op: Op) -> Vec<Execution> {
+        let with = |f: &dyn Fn(&mut Execution)| {
+            let mut y = x.clone();
+            f(&mut y);
+            y
+        };
+        match op {
+            Load(loc, order) => (x.modification_order(loc).into_iter())
+                .map(|s| with(&|y| _ = y.load(t, loc, order, s)))
+                .collect(),
+            Store(loc, order) => (0..x.modification_order(loc).len())
+                .map(|at| with(&|y| _ = y.store(t, loc, 1, order, at)))
+                .collect(),
+            Rmw(loc, order) => (x.modification_order(loc).into_iter())
+                .map(|s: StoreId| with(&|y| _ = y.rmw(t, loc, order, s, |v| v + 1)))
+                .collect(),
+            Fence(order) => vec![with(&|y| y.fence(t, order))],
+        }
+    }
+
+    /// Programs with `SeqCst` accesses and fences among weaker ones: store buffering, message
+    /// passing, coherence shapes, RMWs, fences on either side.
+    fn programs() -> Vec<Vec<Vec<Op>>> {
+        let (x, y, z) = (0, 1, 2);
+        vec![
+            vec![
+                vec![Store(x, SeqCst), Load(y, SeqCst)],
+                vec![Store(y, SeqCst), Load(x, SeqCst)],
+            ],
+            vec![
+                vec![Store(x, Relaxed), Fence(SeqCst), Load(y, Relaxed)],
+                vec![Store(y, Relaxed), Fence(SeqCst), Load(x, Relaxed)],
+            ],
+            vec![
+                vec![Store(x, SeqCst), Load(y, Acquire)],
+                vec![Store(y, Release), Fence(SeqCst), Load(x, Relaxed)],
+            ],
+            vec![
+                vec![Store(x, Relaxed), Fence(SeqCst), Store(y, Release)],
+                vec![Load(y, Acquire), Load(x, SeqCst)],
+                vec![Store(y, SeqCst), Load(x, SeqCst)],
+            ],
+            vec![
+                vec![Rmw(x, SeqCst), Load(y, Relaxed)],
+                vec![Store(y, SeqCst), Rmw(x, AcqRel)],
+            ],
+            vec![
+                vec![Store(x, SeqCst), Store(y, Relaxed)],
+                vec![Load(y, Relaxed), Fence(SeqCst), Load(x, Relaxed)],
+                vec![Rmw(x, SeqCst)],
+            ],
+            vec![
+                vec![Load(x, SeqCst), Store(y, Relaxed), Load(y, SeqCst)],
+                vec![Store(y, SeqCst), Fence(Release), Store(x, Relaxed)],
+            ],
+            vec![
+                vec![Store(x, Relaxed)],
+                vec![Load(x, Relaxed), Fence(SeqCst), Load(y, Relaxed)],
+                vec![Store(y, Relaxed), Fence(SeqCst), Load(x, Relaxed)],
+            ],
+            vec![
+                vec![Store(x, SeqCst)],
+                vec![Load(x, Acquire), Load(y, SeqCst)],
+                vec![Store(y, SeqCst), Fence(SeqCst), Load(x, Relaxed)],
+            ],
+            // `scb`'s middle: x's store, then y's, happen before the z accesses after T1's read.
+            vec![
+                vec![Store(x, SeqCst), Store(y, Release)],
+                vec![Load(y, Acquire), Store(z, SeqCst), Load(x, SeqCst)],
+            ],
+            // A fence right before a `SeqCst` access: an end before it through `po` alone.
+            vec![
+                vec![Store(x, Relaxed), Fence(SeqCst), Load(y, SeqCst)],
+                vec![Store(y, SeqCst), Fence(SeqCst), Rmw(x, SeqCst)],
+            ],
+        ]
+    }
+
+    /// On every graph of the programs, consistent or not, `psc` as the graph kept it is the one
+    /// built from scratch, and the graph's two flags say exactly whether it is consistent (by
+    /// the axioms, from the definitions).
+    #[test]
+    fn the_kept_psc_is_the_one_built_from_scratch_and_decides_consistency() {
+        let (mut graphs, mut inconsistent) = (0, 0);
+        for program in programs() {
+            every_graph(&program, &mut |x| {
+                let scratch = x.psc_from_scratch();
+                let words = bits::words_for(x.len());
+                for e in 0..x.len() {
+                    assert_eq!(
+                        &x.psc.edges.row(e)[..words],
+                        &scratch.row(e)[..words],
+                        "psc row of {} in {x:?}",
+                        x.name(e)
+                    );
+                }
+                let kept = x.coherent && x.psc.acyclic;
+                assert_eq!(kept, x.is_consistent(), "{x:?}");
+                graphs += 1;
+                inconsistent += usize::from(!kept);
+            });
+        }
+        assert!(
+            graphs > 5000 && inconsistent > 1000,
+            "{graphs} graphs, {inconsistent} not consistent"
+        );
+    }
+}
