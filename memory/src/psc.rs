@@ -43,7 +43,7 @@
 
 use crate::bits::{self, Matrix};
 use crate::event::EventId;
-use crate::Execution;
+use crate::{Execution, Loc};
 
 /// `psc` as the graph keeps it: see the [module docs](self).
 #[derive(Clone, Debug, Default)]
@@ -94,8 +94,10 @@ impl Execution {
         if event.is_fence() {
             if event.is_seq_cst() {
                 bits::insert(&mut self.psc.fences, e);
-                self.psc.edges = self.psc_from_scratch();
-                self.psc.acyclic = crate::check::acyclic(&self.psc.edges);
+                for x in bits::ones(&self.fence_predecessors(e)) {
+                    self.psc.edges.set(x, e);
+                }
+                // Edges into `e` only: no cycle goes through it.
             }
             // Any other fence is no end and `scb`-related to nothing.
             return;
@@ -261,6 +263,75 @@ impl Execution {
         sources
     }
 
+    /// The `SeqCst` events and fences with a `psc` edge into the newest event `e`, a `SeqCst`
+    /// fence: those that happen before it, the `SeqCst` accesses `mo`- or `rb`-before a store
+    /// that happens before it, and the `SeqCst` fences that happen before something
+    /// `eco`-before what happens before it (module docs).
+    fn fence_predecessors(&self, e: EventId) -> Vec<u64> {
+        let words = bits::words_for(self.len());
+        let before = self.hb.row(e);
+        // Per location, the latest place a store that happens before `e` has, and the latest
+        // place of a store that a read that happens before `e` read.
+        let mut stored = vec![0; self.mo.len()];
+        let mut read = vec![None; self.mo.len()];
+        for x in bits::ones(before).filter(|&x| x < self.len()) {
+            let event = &self.events[x];
+            let Some(loc) = event.loc else { continue };
+            if event.is_write() {
+                stored[loc as usize] = stored[loc as usize].max(self.mo_pos[x]);
+            }
+            if let Some(s) = event.rf {
+                let place = self.mo_pos[s];
+                read[loc as usize] =
+                    Some(read[loc as usize].map_or(place, |p: usize| p.max(place)));
+            }
+        }
+        // `mo ; [W ∩ before]` and `rb ; [W ∩ before]`: the stores before a store of `before`,
+        // and their readers. `eco ; [before]` adds the store a read of `before` read and those
+        // before it, and their readers.
+        let (mut mo_rb, mut eco) = (vec![0; words], vec![0; words]);
+        for (loc, mo) in self.mo.iter().enumerate() {
+            let stores_below = stored[loc];
+            let eco_stores_to = read[loc].map_or(stores_below, |p| stores_below.max(p + 1));
+            let readers_below = read[loc].map_or(stores_below, |p| stores_below.max(p));
+            for (place, &s) in mo.iter().enumerate() {
+                if place < stores_below {
+                    bits::insert(&mut mo_rb, s);
+                }
+                if place < eco_stores_to {
+                    bits::insert(&mut eco, s);
+                }
+            }
+            for (r, reader) in self.events.iter().enumerate() {
+                let Some(s) = reader.rf.filter(|_| reader.loc == Some(loc as Loc)) else {
+                    continue;
+                };
+                if self.mo_pos[s] < stores_below {
+                    bits::insert(&mut mo_rb, r);
+                }
+                if self.mo_pos[s] < readers_below {
+                    bits::insert(&mut eco, r);
+                }
+            }
+        }
+        let mut sources = vec![0; words];
+        for x in (bits::ones(before).chain(bits::ones(&mo_rb))).filter(|&x| x < self.len()) {
+            if self.events[x].is_seq_cst() {
+                bits::insert(&mut sources, x);
+            }
+        }
+        let mut before_eco = vec![0; words];
+        for x in bits::ones(&eco) {
+            bits::union_into(&mut before_eco, self.hb.row(x));
+        }
+        for f in bits::ones(&self.psc.fences) {
+            if f != e && bits::contains(&before_eco, f) {
+                bits::insert(&mut sources, f);
+            }
+        }
+        sources
+    }
+
     /// Whether some event of `goal` is reached by `psc` edges from `start` (which counts as
     /// reached).
     fn psc_reaches(&self, start: &[u64], goal: &[u64]) -> bool {
@@ -405,6 +476,13 @@ mod tests {
             vec![
                 vec![Store(x, SeqCst), Store(y, Release)],
                 vec![Load(y, Acquire), Store(z, SeqCst), Load(x, SeqCst)],
+            ],
+            // Fences ordered through what a read before the second one read (`psc_F`'s `rf`),
+            // where neither happens before the other.
+            vec![
+                vec![Fence(SeqCst), Store(x, Release)],
+                vec![Load(x, Acquire), Store(y, Relaxed)],
+                vec![Load(y, Relaxed), Fence(SeqCst)],
             ],
             // A fence right before a `SeqCst` access: an end before it through `po` alone.
             vec![

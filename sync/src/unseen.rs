@@ -11,9 +11,10 @@
 //!
 //! The scan reads the text, not the compiled code: `use` declarations (with their nested
 //! groups and renames) and full paths (`std::sync::atomic::fence(…)`), from `std` or `core`.
-//! A declaration right under a `#[cfg(not(…))]` attribute is taken as the branch a feature
-//! switches off (the `src/sync.rs` recipe imports `std`'s types under
-//! `#[cfg(not(feature = "fgvt"))]`), and comments are skipped.
+//! A declaration right under a `#[cfg(…)]` attribute with a `not(…)` in it is taken as the
+//! branch a feature or cfg switches off (the `src/sync.rs` recipe imports `std`'s types under
+//! `#[cfg(not(feature = "fgvt"))]`, loom users under `#[cfg(not(loom))]`, oneshot under
+//! `#[cfg(all(feature = "async", not(oneshot_loom)))]`), and comments are skipped.
 
 use std::collections::BTreeSet;
 
@@ -182,9 +183,11 @@ pub(crate) fn scan(file: &str, text: &str) -> Vec<Use> {
             tree.push_str(&lines[i]);
         }
         i += 1;
+        // `#[cfg(not(loom))]`, `#[cfg(all(feature = "async", not(oneshot_loom)))]`: some
+        // configuration turns it off, the one under which the code is tested.
         let switched_off = (start.checked_sub(1)).is_some_and(|above| {
             let above = lines[above].trim();
-            above.starts_with("#[cfg(not(") || above.starts_with("#[cfg(all(not(")
+            above.starts_with("#[cfg(") && above.contains("not(")
         });
         if switched_off {
             continue;
@@ -454,6 +457,27 @@ fn f() {
 }
 ";
         assert_eq!(found(text), []);
+    }
+
+    /// oneshot 0.1.10's imports: `core`'s hint where its loom cfg is off, loom's where it is on.
+    #[test]
+    fn an_import_a_cfg_inside_all_switches_off_is_not_named() {
+        let text = "\
+#[cfg(all(feature = \"async\", not(oneshot_loom)))]
+use core::hint;
+#[cfg(all(feature = \"async\", oneshot_loom))]
+use loom::hint;
+
+fn f() {
+    hint::spin_loop();
+}
+";
+        assert_eq!(found(text), []);
+        let unswitched = text.replace("not(oneshot_loom)", "oneshot_loom");
+        assert_eq!(
+            found(&unswitched),
+            [(7, Kind::Hint, "core::hint::spin_loop".to_string())]
+        );
     }
 
     #[test]
