@@ -145,6 +145,13 @@ fn word_ptr<T>(value: &*mut T) -> Word {
 /// model).
 macro_rules! common {
     ([$($g:ident),*] $name:ty, $std:ty, $t:ty, $kind:expr, $raw:expr, $word:expr, $shape:expr) => {
+        /// Dropping it tells the run where it lived: a later access there is a use after free.
+        impl<$($g),*> Drop for $name {
+            fn drop(&mut self) {
+                crate::runtime::dropped(&self.id);
+            }
+        }
+
         impl<$($g),*> $name {
             /// The atomic as the weak-memory model sees it.
             fn target(&self) -> Target {
@@ -174,11 +181,9 @@ macro_rules! common {
 
             /// Names the atomic in reports (`"d[0]"` is shown `d[0]#3`), where the line that
             /// creates it names no field or variable (an array, a macro).
-            pub fn named(self, name: &'static str) -> Self {
-                Self {
-                    id: self.id.named(name),
-                    ..self
-                }
+            pub fn named(mut self, name: &'static str) -> Self {
+                self.id = self.id.named(name);
+                self
             }
 
             /// Reads the value (one read step; under weak memory, maybe an older store's).
@@ -327,7 +332,7 @@ macro_rules! common {
 
             /// The value, from an owned atomic (no step: nothing else can see it).
             pub fn into_inner(self) -> $t {
-                self.inner.into_inner()
+                self.inner.load(Ordering::SeqCst)
             }
 
             /// The value, through an exclusive reference (no step: nothing else can see it).

@@ -98,11 +98,9 @@ impl<T> UnsafeCell<T> {
     }
 
     /// Names the cell in reports, where the line that makes it names no field or variable.
-    pub fn named(self, name: &'static str) -> Self {
-        UnsafeCell {
-            id: self.id.named(name),
-            ..self
-        }
+    pub fn named(mut self, name: &'static str) -> Self {
+        self.id = self.id.named(name);
+        self
     }
 
     /// Reads the content: `f` gets a pointer to it (one read).
@@ -139,7 +137,10 @@ impl<T> UnsafeCell<T> {
 
     /// The content, taking the cell (no access: nobody else can hold it).
     pub fn into_inner(self) -> T {
-        self.data.into_inner()
+        let cell = std::mem::ManuallyDrop::new(self);
+        runtime::dropped(&cell.id);
+        // SAFETY: `cell` is never used or dropped again: the data is moved out once.
+        unsafe { std::ptr::read(&raw const cell.data) }.into_inner()
     }
 
     fn touch(&self, touch: Touch, at: &'static Location<'static>) {
@@ -147,7 +148,14 @@ impl<T> UnsafeCell<T> {
             Touch::Read => Effect::ReadVersion,
             Touch::Write | Touch::Create => Effect::UpdateVersion,
         };
-        runtime::plain(self.id, touch, at, effect);
+        runtime::plain(&self.id, touch, at, effect);
+    }
+}
+
+/// Dropping it tells the run where it lived: a later access there is a use after free.
+impl<T> Drop for UnsafeCell<T> {
+    fn drop(&mut self) {
+        runtime::dropped(&self.id);
     }
 }
 

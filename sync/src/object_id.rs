@@ -13,18 +13,27 @@
 /// Its `key` names it in fingerprints: who created it (the serial part, or a thread in an
 /// operation with what it had observed) and how many objects that creator had made before,
 /// which does not depend on how other threads were interleaved (the number does).
+///
+/// `run` tells which execution made it (the low bits of its number on its OS thread, 0
+/// outside any): an object an earlier execution made may be dropped during a later one.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ObjectId {
     number: u32,
+    run: u32,
     key: u64,
     name: &'static str,
 }
 
 impl ObjectId {
-    /// The identity numbered `number` in its execution, keyed `key` in fingerprints and named
-    /// `name` in reports: what the runtime gives a new object.
-    pub fn from_parts(number: u32, key: u64, name: &'static str) -> ObjectId {
-        ObjectId { number, key, name }
+    /// The identity numbered `number` in execution `run`, keyed `key` in fingerprints and
+    /// named `name` in reports: what the runtime gives a new object.
+    pub fn from_parts(number: u32, run: u32, key: u64, name: &'static str) -> ObjectId {
+        ObjectId {
+            number,
+            run,
+            key,
+            name,
+        }
     }
 
     /// The key that names the object in fingerprints and in the weak-memory model.
@@ -35,6 +44,23 @@ impl ObjectId {
     /// The same object, shown in reports as `name` (with its number).
     pub fn named(self, name: &'static str) -> ObjectId {
         ObjectId { name, ..self }
+    }
+
+    /// Where this identity lives: inside its object, so the object's place while it is
+    /// borrowed (see `runtime/freed.rs`).
+    pub fn address(&self) -> usize {
+        std::ptr::from_ref(self) as usize
+    }
+
+    /// Whether execution `run` (the low bits of its number) made it; outside every execution,
+    /// objects are keyed 0 and made by none.
+    pub fn made_in(&self, run: u32) -> bool {
+        self.key != 0 && self.run == run
+    }
+
+    /// Whether `other` is the same identity: the same execution, number and key.
+    pub fn same_as(&self, other: &ObjectId) -> bool {
+        self.run == other.run && self.number == other.number && self.key == other.key
     }
 }
 

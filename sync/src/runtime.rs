@@ -46,7 +46,10 @@ use crate::shown::{number, pointer_text, Pointers, Shown};
 use crate::sources;
 use crate::weak::{self, Mode, Request, Shape, Target, WeakMemory};
 
+mod freed;
 pub(crate) mod spawned;
+
+pub(crate) use freed::{dropped, USE_AFTER_FREE};
 
 thread_local! {
     /// The execution running on this OS thread, if any.
@@ -150,6 +153,8 @@ pub(crate) struct Pending {
     pub shared: bool,
     /// What the step does besides its kind, where that decides when it can happen.
     pub role: Role,
+    /// Where the object's identity lives ([`ObjectId::address`]); 0 for none.
+    pub address: usize,
 }
 
 /// What a lock or condition-variable step does besides its kind: the scheduler reads it to
@@ -256,7 +261,7 @@ impl ObjectId {
     ) -> ObjectId {
         let name = sources::name_at(at).unwrap_or(kind);
         with_recorder(|rec| rec.create(initial, name, making, at))
-            .unwrap_or(ObjectId::from_parts(0, 0, name))
+            .unwrap_or(ObjectId::from_parts(0, 0, 0, name))
     }
 
     /// An access of kind `kind` to this object by the caller.
@@ -273,6 +278,7 @@ impl ObjectId {
             caller,
             shared: false,
             role: Role::Plain,
+            address: self.address(),
         }
     }
 }
@@ -492,6 +498,8 @@ struct Recorder {
     cleanup_waits: u32,
     /// The execution's number among those started on this OS thread (see [`execution`]).
     number: u64,
+    /// The objects dropped so far (see `runtime/freed.rs`).
+    freed: Vec<freed::Freed>,
 }
 
 /// The most accesses an abandoned execution's threads may make to finish their operations
@@ -675,6 +683,7 @@ pub(crate) fn execute(
         drained: 0,
         next_lane: threads,
         cleanup_waits: 0,
+        freed: Vec::new(),
         number: {
             let number = EXECUTIONS.get();
             EXECUTIONS.set(number + 1);
@@ -954,7 +963,8 @@ impl Recorder {
             Initial::Version => combine(context, key),
         };
         self.memory.set(key, value);
-        let id = ObjectId::from_parts(number, key, name);
+        #[allow(clippy::cast_possible_truncation)] // A run tells apart the executions in flight.
+        let id = ObjectId::from_parts(number, self.number as u32, key, name);
         if let (Some(thread), Some(checked)) = (who, self.checked(making)) {
             let graph = self.weak.as_deref().map(|w| w as &dyn HappensBefore);
             let races = self
@@ -1510,6 +1520,12 @@ fn with_recorder<R>(f: impl FnOnce(&mut Recorder) -> R) -> Option<R> {
     RECORDER.with(|r| r.borrow_mut().as_mut().map(f))
 }
 
+/// [`with_recorder`] where the recorder may be busy already: a destructor that runs while the
+/// runtime holds it (dropping what an execution kept, or the recorder itself). `None` then.
+fn with_free_recorder<R>(f: impl FnOnce(&mut Recorder) -> R) -> Option<R> {
+    RECORDER.with(|r| r.try_borrow_mut().ok()?.as_mut().map(f))
+}
+
 /// Runs `f` with the current execution's recorder, if there is one and the calling task is a
 /// test thread in the concurrent part.
 fn with_thread<R>(f: impl FnOnce(&mut Recorder, ThreadId) -> R) -> Option<R> {
@@ -1622,6 +1638,20 @@ fn step<R>(
         Some(Registered::Drain) => return act(),
         Some(_) => cancel(),
         None => {}
+    }
+    if let Some(object) = pending.object {
+        let freed = with_recorder(|rec| {
+            let message = rec.use_after_free(&object, pending.address, Some(thread))?;
+            // The step is taken, and fails: its run ends in the fault, with no event.
+            rec.lanes[thread].pending = None;
+            rec.taken += 1;
+            rec.end_with_fault(Fault::new(message, Some(sources::span_at(pending.caller))));
+            Some(())
+        });
+        if freed.flatten().is_some() {
+            // Not acted: the memory is no longer the object's.
+            cancel();
+        }
     }
     let result = act();
     let acted = describe(&result);
@@ -1858,7 +1888,7 @@ const PLAIN_RUN: u32 = 100_000;
 /// recorded as `effect` for fingerprints. Unwinds the calling thread when the access ends its
 /// run (a race) or the run has ended; outside an execution, does nothing.
 pub(crate) fn plain(
-    object: ObjectId,
+    object: &ObjectId,
     touch: Touch,
     at: &'static Location<'static>,
     effect: Effect,
@@ -1867,6 +1897,7 @@ pub(crate) fn plain(
         // A destructor while the thread unwinds: its run has ended already.
         return;
     }
+    let (address, object) = (object.address(), *object);
     let pending = object.pending_at(plain_kind(touch), at);
     let go_on = with_recorder(|rec| {
         let Some(thread) = rec.who() else {
@@ -1875,6 +1906,10 @@ pub(crate) fn plain(
         };
         if rec.end.is_some() {
             return matches!(rec.at_end(&pending), Registered::Drain);
+        }
+        if let Some(message) = rec.use_after_free(&object, address, Some(thread)) {
+            rec.end_with_fault(Fault::new(message, Some(sources::span_at(at))));
+            return false;
         }
         let lane = &mut rec.lanes[thread];
         lane.plain_run += 1;
@@ -2090,6 +2125,7 @@ pub(crate) fn end_op(value: &Value) {
             caller,
             shared: false,
             role: Role::Plain,
+            address: 0,
         };
         access(
             pending,

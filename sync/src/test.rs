@@ -937,7 +937,9 @@ impl TestCore {
         };
         for (outcome, why) in verdicts.values() {
             match (outcome, why) {
-                (LeafOutcome::Fail, Why::Panicked(_) | Why::Raced(_)) => checked.faults += 1,
+                (LeafOutcome::Fail, Why::Panicked(_) | Why::Raced(_) | Why::Freed(_)) => {
+                    checked.faults += 1;
+                }
                 (LeafOutcome::Fail, _) => checked.not_linearizable += 1,
                 _ => {}
             }
@@ -1111,7 +1113,9 @@ impl TestCore {
             (LeafOutcome::Fail, Why::Panicked(message)) => {
                 format!("verdict: fault (a thread panicked: {message})")
             }
-            (LeafOutcome::Fail, Why::Raced(message)) => format!("verdict: fault ({message})"),
+            (LeafOutcome::Fail, Why::Raced(message) | Why::Freed(message)) => {
+                format!("verdict: fault ({message})")
+            }
             (LeafOutcome::Fail, why) => {
                 let text = why.explanation().map(|e| e.text).unwrap_or_default();
                 format!("verdict: not linearizable\n{}", text.trim_end())
@@ -1392,6 +1396,9 @@ fn judge_leaf<S: Spec>(checker: &VerdictCache<S>, leaf: &Leaf) -> (LeafOutcome, 
             Some(fault) if fault.race.is_some() => {
                 (LeafOutcome::Fail, Why::Raced(fault.message.clone()))
             }
+            Some(fault) if fault.message.starts_with(crate::runtime::USE_AFTER_FREE) => {
+                (LeafOutcome::Fail, Why::Freed(fault.message.clone()))
+            }
             fault => {
                 let message = fault.as_ref().map_or("", |f| f.message.as_str());
                 (LeafOutcome::Fail, Why::Panicked(message.to_string()))
@@ -1507,6 +1514,8 @@ enum Why {
     Panicked(String),
     /// The run met a data race, which this message describes.
     Raced(String),
+    /// A thread accessed an object another part of the run had dropped (this message).
+    Freed(String),
     /// The checker's outcome, a non-linearizable verdict with its explanation.
     NotLinearizable(Arc<CheckOutcome>),
 }
@@ -1528,6 +1537,11 @@ impl Why {
                 headline: message.clone(),
                 text: message.clone(),
                 json: serde_json::json!({ "fault": message, "data_race": true }),
+            }),
+            Why::Freed(message) => Some(Explanation {
+                headline: message.clone(),
+                text: message.clone(),
+                json: serde_json::json!({ "fault": message, "use_after_free": true }),
             }),
             Why::NotLinearizable(outcome) => match &outcome.verdict {
                 CheckVerdict::NotLinearizable(e) => {

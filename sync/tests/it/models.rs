@@ -325,3 +325,72 @@ fn merging_a_models_states_keeps_its_counts_labels_and_cdrs() {
     };
     assert_eq!(shape(returned, true), shape(returned, false));
 }
+
+/// An atomic reached through a raw pointer, as lock-free code reaches a node another thread
+/// may free.
+struct Raw(*mut AtomicUsize);
+unsafe impl Send for Raw {}
+
+/// The report of `body`'s model, as text.
+fn report_of<F: Fn() + Send + Sync + 'static>(body: F) -> (Verdict, String) {
+    let found = Model::new().name("models").localize(body).unwrap();
+    let text = fgvt_sync::report::render_text(&found.report, false);
+    (found.report.verdict, text)
+}
+
+/// T0 frees a boxed atomic after a step of its own; T1 reads it through a pointer. Every run
+/// where T0's step comes first frees the atomic before T1's read (the free is no step, so T0
+/// reaches it before anyone else moves): that read is a use after free.
+#[test]
+fn reading_an_atomic_another_thread_freed_is_a_use_after_free() {
+    let (verdict, text) = report_of(|| {
+        let flag = Arc::new(AtomicBool::new(false));
+        let p = Box::into_raw(Box::new(AtomicUsize::new(7)));
+        let reader = {
+            let raw = Raw(p);
+            thread::spawn(move || {
+                let raw = raw;
+                // SAFETY: not always, which is what the test shows.
+                unsafe { (*raw.0).load(SeqCst) };
+            })
+        };
+        flag.store(true, SeqCst);
+        // SAFETY: `p` came from `Box::into_raw` and is freed once.
+        drop(unsafe { Box::from_raw(p) });
+        reader.join().unwrap();
+    });
+    assert_eq!(verdict, Verdict::NotLinearizable, "{text}");
+    assert!(
+        text.contains("what went wrong: use after free: T1 accesses `p#")
+            && text.contains("`, which T0 dropped earlier in this run"),
+        "{text}"
+    );
+}
+
+/// The same with the free after the join, and a new box that takes the freed memory: no run
+/// fails, the new atomic at the old place is not the freed one.
+#[test]
+fn freeing_after_the_join_and_reusing_the_memory_is_no_use_after_free() {
+    let (verdict, text) = report_of(|| {
+        let p = Box::into_raw(Box::new(AtomicUsize::new(7)));
+        let reader = {
+            let raw = Raw(p);
+            thread::spawn(move || {
+                let raw = raw;
+                // SAFETY: the box is freed only after this thread is joined.
+                unsafe { (*raw.0).load(SeqCst) };
+            })
+        };
+        reader.join().unwrap();
+        // SAFETY: `p` came from `Box::into_raw` and is freed once.
+        drop(unsafe { Box::from_raw(p) });
+        let again = Box::new(AtomicUsize::new(8));
+        assert_eq!(
+            std::ptr::from_ref(&*again) as usize,
+            p as usize,
+            "the allocator reuses it"
+        );
+        assert_eq!(again.load(SeqCst), 8);
+    });
+    assert_eq!(verdict, Verdict::Linearizable, "{text}");
+}
