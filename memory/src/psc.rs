@@ -90,6 +90,10 @@ impl Execution {
     /// Adds the `psc` edges of the newest event `e` (just pushed) and keeps acyclicity known.
     pub(crate) fn grow_psc(&mut self, e: EventId) {
         self.note_first(e);
+        if self.seq_cst == 0 {
+            // No `SeqCst` event, this one included: no end, no edge.
+            return;
+        }
         let event = &self.events[e];
         if event.is_fence() {
             if event.is_seq_cst() {
