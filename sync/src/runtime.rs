@@ -498,8 +498,8 @@ struct Recorder {
     cleanup_waits: u32,
     /// The execution's number among those started on this OS thread (see [`execution`]).
     number: u64,
-    /// The objects dropped so far (see `runtime/freed.rs`).
-    freed: Vec<freed::Freed>,
+    /// The objects dropped so far, by where their identity lived (see `runtime/freed.rs`).
+    freed: HashMap<usize, freed::Freed, foldhash::fast::RandomState>,
 }
 
 /// The most accesses an abandoned execution's threads may make to finish their operations
@@ -683,7 +683,7 @@ pub(crate) fn execute(
         drained: 0,
         next_lane: threads,
         cleanup_waits: 0,
-        freed: Vec::new(),
+        freed: HashMap::default(),
         number: {
             let number = EXECUTIONS.get();
             EXECUTIONS.set(number + 1);

@@ -21,11 +21,10 @@ use super::{with_free_recorder, Recorder, ThreadId};
 /// How the fault of a use after free begins, which tells it from a panic's.
 pub(crate) const USE_AFTER_FREE: &str = "use after free: ";
 
-/// An object dropped in the run: where its identity lived, which identity, and who dropped it
-/// (`None`: the serial part).
+/// An object dropped in the run (kept by where its identity lived): which identity, and who
+/// dropped it (`None`: the serial part).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Freed {
-    address: usize,
     id: ObjectId,
     by: Option<ThreadId>,
 }
@@ -40,11 +39,8 @@ pub(crate) fn dropped(id: &ObjectId) {
         #[allow(clippy::cast_possible_truncation)]
         if rec.end.is_none() && id.made_in(rec.number as u32) {
             let by = rec.who();
-            rec.freed.push(Freed {
-                address: id.address(),
-                id: *id,
-                by,
-            });
+            // The latest object dropped at a place is the one an access there may mean.
+            rec.freed.insert(id.address(), Freed { id: *id, by });
         }
     });
 }
@@ -58,8 +54,7 @@ impl Recorder {
         address: usize,
         thread: Option<ThreadId>,
     ) -> Option<String> {
-        let freed =
-            (self.freed.iter().rev()).find(|f| f.address == address && f.id.same_as(object))?;
+        let freed = self.freed.get(&address).filter(|f| f.id.same_as(object))?;
         let who =
             |t: Option<ThreadId>| t.map_or("the serial part".to_string(), |t| format!("T{t}"));
         Some(format!(
