@@ -322,6 +322,7 @@
 
 #![warn(missing_docs)]
 
+mod arc;
 pub mod atomic;
 mod cargo_test;
 pub mod cell;
@@ -354,6 +355,7 @@ pub mod thread;
 mod unseen;
 mod weak;
 
+pub use arc::Arc;
 pub use condvar::Condvar;
 pub use fgvt_reports::{LocalizeReport, Verdict};
 // The attributes' documentation is here, on the re-exports, where users meet them: this crate's
@@ -503,7 +505,7 @@ pub use rwlock::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 pub use shared::Shared;
 pub use silent::Silent;
 pub use spec::Sequential;
-pub use std::sync::{Arc, LockResult, PoisonError, TryLockError, TryLockResult};
+pub use std::sync::{LockResult, PoisonError, TryLockError, TryLockResult};
 pub use test::model::{model, Model, DEFAULT_MAX_THREADS, STATS_VARIABLE};
 pub use test::{Checked, Memory, Replayed, SpecType, Test, REPLAY_VARIABLE};
 

@@ -47,9 +47,11 @@ use crate::sources;
 use crate::weak::{self, Mode, Request, Shape, Target, WeakMemory};
 
 mod freed;
+pub(crate) mod leaks;
 pub(crate) mod spawned;
 
 pub(crate) use freed::{dropped, USE_AFTER_FREE};
+pub(crate) use leaks::{arc_freed, arc_made, LEAK};
 
 thread_local! {
     /// The execution running on this OS thread, if any.
@@ -498,6 +500,9 @@ struct Recorder {
     cleanup_waits: u32,
     /// The execution's number among those started on this OS thread (see [`execution`]).
     number: u64,
+    /// The `Arc` allocations made and not yet freed, by address, with where each was made
+    /// (see `runtime/leaks.rs`).
+    arcs: HashMap<usize, &'static Location<'static>, foldhash::fast::RandomState>,
     /// The objects dropped so far, by where their identity lived (see `runtime/freed.rs`).
     freed: HashMap<usize, freed::Freed, foldhash::fast::RandomState>,
 }
@@ -684,6 +689,7 @@ pub(crate) fn execute(
         next_lane: threads,
         cleanup_waits: 0,
         freed: HashMap::default(),
+        arcs: HashMap::default(),
         number: {
             let number = EXECUTIONS.get();
             EXECUTIONS.set(number + 1);

@@ -937,7 +937,7 @@ impl TestCore {
         };
         for (outcome, why) in verdicts.values() {
             match (outcome, why) {
-                (LeafOutcome::Fail, Why::Panicked(_) | Why::Raced(_) | Why::Freed(_)) => {
+                (LeafOutcome::Fail, Why::Panicked(_) | Why::Raced(_) | Why::Memory(..)) => {
                     checked.faults += 1;
                 }
                 (LeafOutcome::Fail, _) => checked.not_linearizable += 1,
@@ -1113,7 +1113,7 @@ impl TestCore {
             (LeafOutcome::Fail, Why::Panicked(message)) => {
                 format!("verdict: fault (a thread panicked: {message})")
             }
-            (LeafOutcome::Fail, Why::Raced(message) | Why::Freed(message)) => {
+            (LeafOutcome::Fail, Why::Raced(message) | Why::Memory(message, _)) => {
                 format!("verdict: fault ({message})")
             }
             (LeafOutcome::Fail, why) => {
@@ -1238,7 +1238,7 @@ fn run_model(body: &runtime::Body) {
     drop(main);
     runtime::spawned::join_every_lane();
     runtime::concurrent(false);
-    if runtime::ended() {
+    if runtime::ended() || runtime::leaks::check() {
         return;
     }
     runtime::complete();
@@ -1397,8 +1397,13 @@ fn judge_leaf<S: Spec>(checker: &VerdictCache<S>, leaf: &Leaf) -> (LeafOutcome, 
                 (LeafOutcome::Fail, Why::Raced(fault.message.clone()))
             }
             Some(fault) if fault.message.starts_with(crate::runtime::USE_AFTER_FREE) => {
-                (LeafOutcome::Fail, Why::Freed(fault.message.clone()))
+                let why = Why::Memory(fault.message.clone(), "use_after_free");
+                (LeafOutcome::Fail, why)
             }
+            Some(fault) if fault.message.starts_with(crate::runtime::LEAK) => (
+                LeafOutcome::Fail,
+                Why::Memory(fault.message.clone(), "leak"),
+            ),
             fault => {
                 let message = fault.as_ref().map_or("", |f| f.message.as_str());
                 (LeafOutcome::Fail, Why::Panicked(message.to_string()))
@@ -1514,8 +1519,9 @@ enum Why {
     Panicked(String),
     /// The run met a data race, which this message describes.
     Raced(String),
-    /// A thread accessed an object another part of the run had dropped (this message).
-    Freed(String),
+    /// A fault of memory fgvt found (this message): a use after free, or a leak (`kind`, the
+    /// key the report's JSON sets).
+    Memory(String, &'static str),
     /// The checker's outcome, a non-linearizable verdict with its explanation.
     NotLinearizable(Arc<CheckOutcome>),
 }
@@ -1538,10 +1544,10 @@ impl Why {
                 text: message.clone(),
                 json: serde_json::json!({ "fault": message, "data_race": true }),
             }),
-            Why::Freed(message) => Some(Explanation {
+            Why::Memory(message, kind) => Some(Explanation {
                 headline: message.clone(),
                 text: message.clone(),
-                json: serde_json::json!({ "fault": message, "use_after_free": true }),
+                json: serde_json::json!({ "fault": message, *kind: true }),
             }),
             Why::NotLinearizable(outcome) => match &outcome.verdict {
                 CheckVerdict::NotLinearizable(e) => {

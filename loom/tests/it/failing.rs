@@ -92,3 +92,24 @@ fn a_deadlock_fails_naming_who_waits_for_what() {
     });
     assert!(message.contains("waits for"), "{message}");
 }
+
+/// Two nodes that hold each other through `Arc`s: when the model's threads have returned, the
+/// cycle keeps both allocations, as loom reports a leaked `Arc`.
+#[test]
+fn a_cycle_of_arcs_is_a_leak() {
+    struct Node(loom::sync::Mutex<Option<Arc<Node>>>);
+    let message = failure(|| {
+        let a = Arc::new(Node(loom::sync::Mutex::new(None)));
+        let b = Arc::new(Node(loom::sync::Mutex::new(Some(a.clone()))));
+        let t = thread::spawn(move || {
+            *a.0.lock().unwrap() = Some(b);
+        });
+        t.join().unwrap();
+    });
+    assert!(
+        message.starts_with(
+            "a run of the model fails: leak: the `Arc` made at loom/tests/it/failing.rs:"
+        ),
+        "{message}"
+    );
+}

@@ -394,3 +394,51 @@ fn freeing_after_the_join_and_reusing_the_memory_is_no_use_after_free() {
     });
     assert_eq!(verdict, Verdict::Linearizable, "{text}");
 }
+
+/// A model whose body forgets a clone of an `fgvt_sync::Arc` (`forget`), or gives one to a
+/// thread that hands it back through `into_raw` and takes it back (or not, `take_back`).
+fn arc_model(forget: bool, take_back: bool) -> (Verdict, String) {
+    report_of(move || {
+        let shared = fgvt_sync::Arc::new(AtomicUsize::new(0));
+        let raw = {
+            let shared = fgvt_sync::Arc::clone(&shared);
+            thread::spawn(move || {
+                shared.fetch_add(1, SeqCst);
+                fgvt_sync::Arc::into_raw(shared) as usize
+            })
+        }
+        .join()
+        .unwrap();
+        if take_back {
+            // SAFETY: `raw` came from `into_raw` and is taken back once.
+            drop(unsafe { fgvt_sync::Arc::from_raw(raw as *const AtomicUsize) });
+        }
+        if forget {
+            std::mem::forget(fgvt_sync::Arc::clone(&shared));
+        }
+        assert_eq!(shared.load(SeqCst), 1);
+    })
+}
+
+#[test]
+fn an_arc_still_held_when_every_thread_has_returned_is_a_leak() {
+    let (verdict, text) = arc_model(true, true);
+    assert_eq!(verdict, Verdict::NotLinearizable, "{text}");
+    assert!(
+        text.contains("what went wrong: leak: the `Arc` made at sync/tests/it/models.rs:"),
+        "{text}"
+    );
+    let (verdict, text) = arc_model(false, false);
+    assert_eq!(
+        verdict,
+        Verdict::NotLinearizable,
+        "an `into_raw` never taken back: {text}"
+    );
+    assert!(text.contains("is never freed"), "{text}");
+}
+
+#[test]
+fn arcs_all_dropped_or_taken_back_are_no_leak() {
+    let (verdict, text) = arc_model(false, true);
+    assert_eq!(verdict, Verdict::Linearizable, "{text}");
+}
