@@ -331,6 +331,16 @@ fn merging_a_models_states_keeps_its_counts_labels_and_cdrs() {
 struct Raw(*mut AtomicUsize);
 unsafe impl Send for Raw {}
 
+/// A thread that reads the atomic at `p` once: sound only while nobody frees it before.
+fn read_in_a_thread(p: *mut AtomicUsize) -> thread::JoinHandle<()> {
+    let raw = Raw(p);
+    thread::spawn(move || {
+        let raw = raw;
+        // SAFETY: as long as the atomic is not freed before, which is what the tests try.
+        unsafe { (*raw.0).load(SeqCst) };
+    })
+}
+
 /// The report of `body`'s model, as text.
 fn report_of<F: Fn() + Send + Sync + 'static>(body: F) -> (Verdict, String) {
     let found = Model::new().name("models").localize(body).unwrap();
@@ -346,14 +356,7 @@ fn reading_an_atomic_another_thread_freed_is_a_use_after_free() {
     let (verdict, text) = report_of(|| {
         let flag = Arc::new(AtomicBool::new(false));
         let p = Box::into_raw(Box::new(AtomicUsize::new(7)));
-        let reader = {
-            let raw = Raw(p);
-            thread::spawn(move || {
-                let raw = raw;
-                // SAFETY: not always, which is what the test shows.
-                unsafe { (*raw.0).load(SeqCst) };
-            })
-        };
+        let reader = read_in_a_thread(p);
         flag.store(true, SeqCst);
         // SAFETY: `p` came from `Box::into_raw` and is freed once.
         drop(unsafe { Box::from_raw(p) });
@@ -373,14 +376,7 @@ fn reading_an_atomic_another_thread_freed_is_a_use_after_free() {
 fn freeing_after_the_join_and_reusing_the_memory_is_no_use_after_free() {
     let (verdict, text) = report_of(|| {
         let p = Box::into_raw(Box::new(AtomicUsize::new(7)));
-        let reader = {
-            let raw = Raw(p);
-            thread::spawn(move || {
-                let raw = raw;
-                // SAFETY: the box is freed only after this thread is joined.
-                unsafe { (*raw.0).load(SeqCst) };
-            })
-        };
+        let reader = read_in_a_thread(p);
         reader.join().unwrap();
         // SAFETY: `p` came from `Box::into_raw` and is freed once.
         drop(unsafe { Box::from_raw(p) });
