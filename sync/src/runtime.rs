@@ -495,6 +495,9 @@ struct Recorder {
     drained: u32,
     /// The lane the next spawned thread takes (see `runtime/spawned.rs`).
     next_lane: usize,
+    /// Whether a spawned thread's run is an operation of its own (see
+    /// [`spawned::lanes_taken`]).
+    spawned_ops: bool,
     /// Turns a destructor has waited (at a retry hint) in a thread that unwinds from the
     /// ended run (see [`retry`]).
     cleanup_waits: u32,
@@ -687,6 +690,7 @@ pub(crate) fn execute(
         offered,
         drained: 0,
         next_lane: threads,
+        spawned_ops: true,
         cleanup_waits: 0,
         freed: HashMap::default(),
         arcs: HashMap::default(),

@@ -113,6 +113,9 @@ struct Plan {
     init: Vec<Call>,
     threads: Vec<Vec<Call>>,
     finals: Vec<Call>,
+    /// Lanes for the threads the object's operations spawn ([`Test::spawns`]), after the
+    /// test's own.
+    spawned: usize,
 }
 
 /// A test of the object `O`: serial `init` calls, threads of calls run concurrently, serial
@@ -292,11 +295,23 @@ impl<O: Object> Test<O> {
 
     /// [`Test::thread`], saying which call does not parse instead of panicking.
     pub fn try_thread(mut self, calls: &[&str]) -> Result<Self, String> {
-        if self.core.plan.threads.len() == MAX_THREADS {
+        if self.core.plan.threads.len() + self.core.plan.spawned >= MAX_THREADS {
             return Err(format!("a test has at most {MAX_THREADS} threads"));
         }
         self.core.plan.threads.push(parse_all(calls)?);
         Ok(self)
+    }
+
+    /// Makes room for `threads` threads that the object's operations spawn with
+    /// [`fgvt_sync::thread::spawn`](crate::thread::spawn) in one run, all operations together
+    /// (0 by default: a spawn then panics, saying to call this). Each is a lane of its own
+    /// after the test's threads (`T2` after two), its steps part of the tree as theirs are; a
+    /// run ends once every thread spawned has returned, joined or not, before `final`.
+    #[must_use]
+    pub fn spawns(mut self, threads: usize) -> Self {
+        let room = MAX_THREADS.saturating_sub(self.core.plan.threads.len());
+        self.core.plan.spawned = threads.min(room);
+        self
     }
 
     /// [`Test::finally`], saying which call does not parse instead of panicking.
@@ -511,6 +526,7 @@ impl<O: Object> Test<O> {
             init: init.to_vec(),
             threads: threads.to_vec(),
             finals: finals.to_vec(),
+            spawned: self.core.plan.spawned,
         };
         self
     }
@@ -664,7 +680,7 @@ impl TestCore {
         let plan = Arc::new(self.plan.clone());
         let run = Arc::clone(&self.object.run);
         Reexecuted::new(
-            self.plan.threads.len(),
+            self.plan.threads.len() + self.plan.spawned,
             Arc::new(move || run(&plan)),
             self.merge,
             mode,
@@ -1230,7 +1246,7 @@ fn uninstrumented_note(tree: &Tree, threads: usize) -> Option<String> {
 /// thread has returned.
 fn run_model(body: &runtime::Body) {
     runtime::concurrent(true);
-    runtime::spawned::lanes_taken(0);
+    runtime::spawned::lanes_taken(0, true);
     let body = Arc::clone(body);
     let main = crate::thread::Builder::new()
         .name("main".to_string())
@@ -1261,6 +1277,7 @@ fn run_plan<O: Object>(plan: &Arc<Plan>) {
         runtime::serial_op(INIT_LANE, call, &value);
     }
     runtime::concurrent(true);
+    runtime::spawned::lanes_taken(plan.threads.len(), false);
     let handles: Vec<_> = (0..plan.threads.len())
         .map(|thread| {
             let object = Arc::clone(&object);
@@ -1271,6 +1288,8 @@ fn run_plan<O: Object>(plan: &Arc<Plan>) {
     for handle in handles {
         engine::join(handle);
     }
+    // Threads the operations spawned and left running end before `final`.
+    runtime::spawned::join_every_lane();
     runtime::concurrent(false);
     if runtime::ended() {
         return;

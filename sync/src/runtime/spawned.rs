@@ -59,16 +59,23 @@ impl std::fmt::Display for SpawnError {
             SpawnError::NoLane { lanes } => write!(
                 f,
                 "spawns more threads than the test has room for ({lanes} in all): raise the \
-                 model's `max_threads`, though each thread multiplies the runs to explore"
+                 model's `max_threads`, or make room with `Test::spawns` in a test of an \
+                 object, though each thread multiplies the runs to explore"
             ),
         }
     }
 }
 
 /// Says that the first `fixed` lanes belong to the test's own threads: spawned threads take
-/// the lanes after them. Called by an execution's main task before any thread runs.
-pub(crate) fn lanes_taken(fixed: usize) {
-    with_recorder(|rec| rec.next_lane = fixed);
+/// the lanes after them. With `own_ops`, a spawned thread's run is an operation of its own in
+/// the history (a model's threads); else it is part of its spawner's operation (an object's
+/// helper thread, which the spec does not know). Called by an execution's main task before
+/// any thread runs.
+pub(crate) fn lanes_taken(fixed: usize, own_ops: bool) {
+    with_recorder(|rec| {
+        rec.next_lane = fixed;
+        rec.spawned_ops = own_ops;
+    });
 }
 
 /// Takes a lane for a thread the caller spawns at `at`: `None` outside an execution (the
@@ -115,7 +122,9 @@ pub(crate) fn spawn_lane(at: &'static Location<'static>) -> Option<Result<Spawne
 /// `call`, and its log starts with its spawner's context.
 pub(crate) fn enter(spawned: Spawned, call: &Call) {
     super::enter_thread(spawned.thread);
-    super::begin_op(spawned.thread, 0, call);
+    if with_recorder(|rec| rec.spawned_ops).unwrap_or(false) {
+        super::begin_op(spawned.thread, 0, call);
+    }
     with_recorder(|rec| {
         let lane = &mut rec.lanes[spawned.thread];
         lane.observed.push(spawned.seed, SPAWNED, false);

@@ -234,6 +234,8 @@ impl Model {
                 init: Vec::new(),
                 threads,
                 finals: Vec::new(),
+                // The body's lane spawns into the others, which the plan holds already.
+                spawned: 0,
             },
             max_steps: self.max_steps,
             max_states: self.max_states,

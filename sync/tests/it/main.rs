@@ -19,6 +19,7 @@ mod readme;
 mod readme_counter;
 mod retry;
 mod rwlock;
+mod spawning;
 mod uninstrumented;
 mod unseen;
 mod values;
