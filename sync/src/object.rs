@@ -197,6 +197,13 @@ impl<T: IntoValue + Clone> IntoValue for std::sync::Arc<T> {
     }
 }
 
+/// fgvt's counted handle shows what it points to, as `std`'s does.
+impl<T: IntoValue + Clone> IntoValue for crate::Arc<T> {
+    fn into_value(self) -> Value {
+        T::clone(&self).into_value()
+    }
+}
+
 /// A reference shows what it refers to.
 impl<T: IntoValue + Clone> IntoValue for &T {
     fn into_value(self) -> Value {

@@ -541,3 +541,14 @@ fn guards_and_handles_are_results_and_guards_are_released_on_return() {
         assert!(replayed.contains(shown), "{shown} in:\n{replayed}");
     }
 }
+
+#[test]
+fn fgvt_s_counted_arc_shows_what_it_points_to_as_std_s_does() {
+    use fgvt_sync::IntoValue;
+    assert_eq!(
+        fgvt_sync::Arc::new(40i64).into_value(),
+        std::sync::Arc::new(40i64).into_value()
+    );
+    assert_eq!(fgvt_sync::Arc::new(40i64).into_value(), 40i64.into_value());
+    assert_ne!(fgvt_sync::Arc::new(41i64).into_value(), 40i64.into_value());
+}
