@@ -29,7 +29,7 @@
 //! # Without `SeqCst` events: from views
 //!
 //! While the graph has no `SeqCst` event and was kept consistent event by event
-//! ([`Execution::push`] checks each new event's coherence and atomicity), a non-`SeqCst`
+//! (`Execution::push` checks each new event's coherence and atomicity), a non-`SeqCst`
 //! access's choices follow from views alone, with no trial: `psc` is empty, and on a consistent
 //! graph adding an event `e` creates no `hb ; eco` cycle but through `e` itself (no `hb` edge
 //! between older events appears, and every `eco` path through `e` joins two older events that

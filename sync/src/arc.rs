@@ -1,26 +1,4 @@
-//! A reference-counted pointer, drop-in for `std::sync::Arc` (and `loom::sync::Arc`), whose
-//! allocations a model's run keeps count of: one still held when every thread has returned is
-//! a *leak*, and the run fails (see [`Model`](crate::Model)).
-//!
-//! The counting is `std`'s; what fgvt adds is the bookkeeping of which allocations a run made
-//! and has not freed, by address, with the line that made each. A leak is a bug of reference
-//! counts: a cycle of `Arc`s, an `into_raw` never taken back, a clone forgotten with
-//! `mem::forget`. Outside an execution it is `std`'s `Arc` and nothing more.
-//!
-//! ```
-//! use fgvt_sync::Arc;
-//!
-//! let a = Arc::new(5);
-//! let b = Arc::clone(&a);
-//! assert_eq!(*b, 5);
-//! assert_eq!(Arc::strong_count(&a), 2);
-//! assert!(Arc::ptr_eq(&a, &b));
-//! drop(b);
-//! assert_eq!(Arc::try_unwrap(a), Ok(5));
-//! ```
-//!
-//! A value made into `Arc<dyn Trait>` comes through `std`'s: `Arc::from_std(std::sync::Arc::new(x)
-//! as std::sync::Arc<dyn Trait>)`, as with loom (the coercion itself is not stable Rust).
+//! [`Arc`]: `std::sync::Arc` whose allocations a model's run keeps count of.
 
 use std::borrow::Borrow;
 use std::fmt;
@@ -30,8 +8,29 @@ use std::panic::Location;
 
 use crate::runtime;
 
-/// A reference-counted pointer: `std::sync::Arc` whose allocation a run keeps count of (see
-/// the [module docs](self)).
+/// A reference-counted pointer, drop-in for `std::sync::Arc` (and `loom::sync::Arc`), whose
+/// allocations a model's run keeps count of: one still held when every thread has returned is
+/// a *leak*, and the run fails (see [`Model`](crate::Model)).
+///
+/// The counting is `std`'s; what fgvt adds is the bookkeeping of which allocations a run made
+/// and has not freed, by address, with the line that made each. A leak is a bug of reference
+/// counts: a cycle of `Arc`s, an `into_raw` never taken back, a clone forgotten with
+/// `mem::forget`. Outside an execution it is `std`'s `Arc` and nothing more.
+///
+/// ```
+/// use fgvt_sync::Arc;
+///
+/// let a = Arc::new(5);
+/// let b = Arc::clone(&a);
+/// assert_eq!(*b, 5);
+/// assert_eq!(Arc::strong_count(&a), 2);
+/// assert!(Arc::ptr_eq(&a, &b));
+/// drop(b);
+/// assert_eq!(Arc::try_unwrap(a), Ok(5));
+/// ```
+///
+/// A value made into `Arc<dyn Trait>` comes through `std`'s: `Arc::from_std(std::sync::Arc::new(x)
+/// as std::sync::Arc<dyn Trait>)`, as with loom (the coercion itself is not stable Rust).
 pub struct Arc<T: ?Sized> {
     inner: std::sync::Arc<T>,
 }

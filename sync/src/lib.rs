@@ -535,8 +535,8 @@ pub mod report {
     pub use fgvt_labeling::labels::{Labeling, LeafOutcome};
     pub use fgvt_reports::model::{
         CdrsReport, Explanation, FaultReport, HistoryItem, HistoryKind, HistoryReport, LabelTotals,
-        LocalizeReport, RaceNodeReport, RaceReport, SourceLocation, Statement, TestInfo, TraceStep,
-        TreeSummary, Verdict, WaitReport, WitnessReport,
+        LocalizeReport, MemoryReport, RaceNodeReport, RaceReport, SourceLocation, Statement,
+        TestInfo, TraceStep, TreeSummary, Verdict, WaitReport, WitnessReport,
     };
     pub use fgvt_reports::{render_json, render_markdown, render_text};
     pub use fgvt_tree::{

@@ -9,7 +9,7 @@
 //! model's own body is. Outside an execution (the object's serial runs, code built without
 //! fgvt's runner) each function does what `std::thread`'s does.
 //!
-//! A test has room for a fixed number of threads, its [`Model::max_threads`]
+//! A test has room for a fixed number of threads, its [`Model::max_threads`](crate::Model::max_threads)
 //! (crate::model::Model::max_threads); spawning more is the run's failure, which says so.
 //!
 //! ```
