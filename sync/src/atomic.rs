@@ -14,8 +14,28 @@
 //! [`fetch_update`](AtomicUsize::fetch_update) is what `std` makes it: a read, then one CAS
 //! step per attempt, the closure called again on the value a failed CAS found.
 //!
-//! The constructors are not `const` (each registers the atomic with the execution that
-//! creates it), so a `static` atomic must be made in a `LazyLock` or moved into the object.
+//! `new` is not `const`: it registers the atomic with the execution that makes it, which
+//! names it and checks the accesses that follow its making for data races. Where a constant is
+//! needed (a `static`, a `const fn new` of the code under test), `const_new` makes one that is
+//! registered at its first access in each run, counts as made before the run's threads, and
+//! starts each run from its initial value. A crate that builds on `std` and on fgvt swaps the
+//! constructor where it swaps the type (`src/sync.rs` under its `fgvt` feature):
+//!
+//! ```
+//! use fgvt_sync::atomic::{AtomicUsize, Ordering::SeqCst};
+//!
+//! static RUNS: AtomicUsize = AtomicUsize::const_new(0);
+//!
+//! struct SpinLock { held: fgvt_sync::atomic::AtomicBool }
+//! impl SpinLock {
+//!     const fn new() -> SpinLock {
+//!         SpinLock { held: fgvt_sync::atomic::AtomicBool::const_new(false) }
+//!     }
+//! }
+//! static LOCK: SpinLock = SpinLock::new();
+//! assert_eq!(RUNS.fetch_add(1, SeqCst), 0);
+//! assert!(!LOCK.held.load(SeqCst));
+//! ```
 //!
 //! ```
 //! use fgvt_sync::atomic::{AtomicPtr, AtomicUsize, Ordering::{AcqRel, Acquire}};
@@ -30,12 +50,14 @@
 //! ```
 
 use std::fmt;
+use std::panic::Location;
 
 pub use std::sync::atomic::Ordering;
 
 use fgvt_tree::EventKind;
 
 use crate::fingerprint::{Effect, Word};
+use crate::identity::Identity;
 use crate::object_id::ObjectId;
 use crate::races::Making;
 use crate::runtime::{access, weak_access, Acted, Initial};
@@ -148,16 +170,38 @@ macro_rules! common {
         /// Dropping it tells the run where it lived: a later access there is a use after free.
         impl<$($g),*> Drop for $name {
             fn drop(&mut self) {
-                crate::runtime::dropped(&self.id);
+                self.id.dropped();
             }
         }
 
         impl<$($g),*> $name {
-            /// The atomic as the weak-memory model sees it.
+            /// Its identity in the run under way: one made by [`Self::const_new`] is given it
+            /// at its first access in each run, and starts again from its initial value.
+            fn object_id(&self) -> ObjectId {
+                self.id.get(|name, at| {
+                    let initial = self.init.load(Ordering::SeqCst);
+                    self.inner.store(initial, Ordering::SeqCst);
+                    ObjectId::lazy(name, Initial::Value($word(&initial)), at)
+                })
+            }
+
+            /// An access of `kind` by the caller.
+            #[track_caller]
+            fn pending(&self, kind: EventKind) -> crate::runtime::Pending {
+                let id = self.object_id();
+                crate::runtime::Pending {
+                    address: self.id.address(),
+                    ..id.pending_at(kind, Location::caller())
+                }
+            }
+
+            /// The atomic as the weak-memory model sees it (asked by an access, after its
+            /// [`Self::pending`] gave it its identity in the run).
             fn target(&self) -> Target {
+                let id = self.id.given().unwrap_or_else(|| self.object_id());
                 Target {
-                    key: self.id.key(),
-                    object: Some(self.id),
+                    key: id.key(),
+                    object: Some(id),
                     now: self.inner.load(Ordering::SeqCst).bits(),
                     shape: $shape,
                 }
@@ -175,21 +219,40 @@ macro_rules! common {
             pub fn new(value: $t) -> Self {
                 Self {
                     inner: <$std>::new(value),
-                    id: ObjectId::new($kind, Initial::Value($word(&value)), Making::Synchronizing),
+                    id: Identity::Made(ObjectId::new(
+                        $kind,
+                        Initial::Value($word(&value)),
+                        Making::Synchronizing,
+                    )),
+                    init: <$std>::new(value),
+                }
+            }
+
+            /// A new atomic holding `value`, made in a `const` context: a `static`, or a
+            /// `const fn new` of the code under test, where [`Self::new`] cannot be called.
+            /// Its first access in each run gives it its identity and puts it back to `value`
+            /// (every run starts alike); it counts as made before the run's threads, so no
+            /// access races with its making (see the [module docs](self)).
+            #[track_caller]
+            pub const fn const_new(value: $t) -> Self {
+                Self {
+                    inner: <$std>::new(value),
+                    id: Identity::lazy($kind, Location::caller()),
+                    init: <$std>::new(value),
                 }
             }
 
             /// Names the atomic in reports (`"d[0]"` is shown `d[0]#3`), where the line that
             /// creates it names no field or variable (an array, a macro).
             pub fn named(mut self, name: &'static str) -> Self {
-                self.id = self.id.named(name);
+                self.id.named(name);
                 self
             }
 
             /// Reads the value (one read step; under weak memory, maybe an older store's).
             #[track_caller]
             pub fn load(&self, order: Ordering) -> $t {
-                let pending = self.id.pending(EventKind::Read);
+                let pending = self.pending(EventKind::Read);
                 access(
                     pending,
                     || match weak_access(pending.caller, || self.target(), order.into(), None, Request::Load) {
@@ -204,7 +267,7 @@ macro_rules! common {
             /// Writes `value` (one write step).
             #[track_caller]
             pub fn store(&self, value: $t, order: Ordering) {
-                let pending = self.id.pending(EventKind::Write);
+                let pending = self.pending(EventKind::Write);
                 access(
                     pending,
                     || match weak_access(pending.caller, || self.target(), order.into(), None, Request::Store(value.bits())) {
@@ -219,7 +282,7 @@ macro_rules! common {
             /// Writes `value` and returns the old one (one step, shown `old → value (swap)`).
             #[track_caller]
             pub fn swap(&self, value: $t, order: Ordering) -> $t {
-                let pending = self.id.pending(EventKind::Write);
+                let pending = self.pending(EventKind::Write);
                 let bits = value.bits();
                 access(
                     pending,
@@ -247,7 +310,7 @@ macro_rules! common {
                 success: Ordering,
                 failure: Ordering,
             ) -> Result<$t, $t> {
-                let pending = self.id.pending(EventKind::Cas { success: true });
+                let pending = self.pending(EventKind::Cas { success: true });
                 let request = Request::Cas {
                     expected: current.bits(),
                     new: new.bits(),
@@ -388,7 +451,7 @@ macro_rules! fetch {
                 )]
                 #[track_caller]
                 pub fn $op(&self, value: $arg, order: Ordering) -> $t {
-                    let pending = self.id.pending(EventKind::Write);
+                    let pending = self.pending(EventKind::Write);
                     // The operation on a value, as `std` does it.
                     let apply = |old: u64| {
                         let scratch = <$std>::new(<$t>::from_bits(old));
@@ -428,7 +491,9 @@ macro_rules! atomic_int {
             #[doc = concat!("An instrumented `", stringify!($std), "`.")]
             pub struct $name {
                 inner: $std,
-                id: ObjectId,
+                id: Identity,
+                /// The initial value, which a `const`-made atomic starts each run from.
+                init: $std,
             }
 
             common!([] $name, $std, $t, stringify!($name), raw, word, shape_of::<$t>());
@@ -465,7 +530,9 @@ atomic_int!(
 /// An instrumented `std::sync::atomic::AtomicBool`.
 pub struct AtomicBool {
     inner: std::sync::atomic::AtomicBool,
-    id: ObjectId,
+    id: Identity,
+    /// The initial value, which a `const`-made atomic starts each run from.
+    init: std::sync::atomic::AtomicBool,
 }
 
 common!([] AtomicBool, std::sync::atomic::AtomicBool, bool, "AtomicBool", raw, word, shape_of::<bool>());
@@ -494,7 +561,9 @@ impl Default for AtomicBool {
 /// in the order they first appear in it, with a tag in the low bits as `ptr#n|1`.
 pub struct AtomicPtr<T> {
     inner: std::sync::atomic::AtomicPtr<T>,
-    id: ObjectId,
+    id: Identity,
+    /// The initial value, which a `const`-made atomic starts each run from.
+    init: std::sync::atomic::AtomicPtr<T>,
 }
 
 common!([T] AtomicPtr<T>, std::sync::atomic::AtomicPtr<T>, *mut T, "AtomicPtr", raw_ptr::<T>, word_ptr::<T>, shape_ptr::<T>());

@@ -65,6 +65,7 @@ use std::fmt;
 use std::panic::Location;
 
 use crate::fingerprint::Effect;
+use crate::identity::Identity;
 use crate::object_id::ObjectId;
 use crate::races::{Making, Touch};
 use crate::runtime::{self, Initial};
@@ -77,7 +78,7 @@ use crate::runtime::{self, Initial};
 /// is sound with `unsafe impl Sync`, and fgvt checks the claim.
 pub struct UnsafeCell<T> {
     data: std::cell::UnsafeCell<T>,
-    id: ObjectId,
+    id: Identity,
 }
 
 impl<T> UnsafeCell<T> {
@@ -93,13 +94,25 @@ impl<T> UnsafeCell<T> {
     fn made(data: T, kind: &'static str) -> UnsafeCell<T> {
         UnsafeCell {
             data: std::cell::UnsafeCell::new(data),
-            id: ObjectId::new(kind, Initial::Version, Making::Plain),
+            id: Identity::Made(ObjectId::new(kind, Initial::Version, Making::Plain)),
+        }
+    }
+
+    /// A new cell holding `data`, made in a `const` context: a `static`, or a `const fn new`
+    /// of the code under test. Its first access in each run gives it its identity, as made
+    /// before the run's threads; its data is not reset between runs (as a `static`'s is not
+    /// under loom): a test that reads it resets it.
+    #[track_caller]
+    pub const fn const_new(data: T) -> UnsafeCell<T> {
+        UnsafeCell {
+            data: std::cell::UnsafeCell::new(data),
+            id: Identity::lazy("UnsafeCell", Location::caller()),
         }
     }
 
     /// Names the cell in reports, where the line that makes it names no field or variable.
     pub fn named(mut self, name: &'static str) -> Self {
-        self.id = self.id.named(name);
+        self.id.named(name);
         self
     }
 
@@ -138,7 +151,7 @@ impl<T> UnsafeCell<T> {
     /// The content, taking the cell (no access: nobody else can hold it).
     pub fn into_inner(self) -> T {
         let cell = std::mem::ManuallyDrop::new(self);
-        runtime::dropped(&cell.id);
+        cell.id.dropped();
         // SAFETY: `cell` is never used or dropped again: the data is moved out once.
         unsafe { std::ptr::read(&raw const cell.data) }.into_inner()
     }
@@ -148,14 +161,15 @@ impl<T> UnsafeCell<T> {
             Touch::Read => Effect::ReadVersion,
             Touch::Write | Touch::Create => Effect::UpdateVersion,
         };
-        runtime::plain(&self.id, touch, at, effect);
+        let id = (self.id).get(|name, made_at| ObjectId::lazy(name, Initial::Version, made_at));
+        runtime::plain(id, self.id.address(), touch, at, effect);
     }
 }
 
 /// Dropping it tells the run where it lived: a later access there is a use after free.
 impl<T> Drop for UnsafeCell<T> {
     fn drop(&mut self) {
-        runtime::dropped(&self.id);
+        self.id.dropped();
     }
 }
 

@@ -331,6 +331,7 @@ mod engine;
 mod fingerprint;
 mod fix;
 pub mod hint;
+mod identity;
 mod localized;
 mod lock;
 #[cfg(feature = "cli")]

@@ -50,7 +50,7 @@ mod freed;
 pub(crate) mod leaks;
 pub(crate) mod spawned;
 
-pub(crate) use freed::{dropped, USE_AFTER_FREE};
+pub(crate) use freed::{dropped, made_in_this_run, USE_AFTER_FREE};
 pub(crate) use leaks::{arc_freed, arc_made, LEAK};
 
 thread_local! {
@@ -252,6 +252,19 @@ impl ObjectId {
     #[track_caller]
     pub fn new(kind: &'static str, initial: Initial, making: Making) -> ObjectId {
         ObjectId::new_at(kind, initial, making, Location::caller())
+    }
+
+    /// The identity of an object made in a `const` context at `at`, named `name`, given at
+    /// its first access in the run (see `identity.rs`): made before the run's threads, so no
+    /// access races with its making.
+    pub(crate) fn lazy(
+        name: &'static str,
+        initial: Initial,
+        at: &'static Location<'static>,
+    ) -> ObjectId {
+        let name = sources::name_at(at).unwrap_or(name);
+        with_free_recorder(|rec| rec.create_lazy(initial, name, at))
+            .unwrap_or(ObjectId::from_parts(0, 0, 0, name))
     }
 
     /// [`ObjectId::new`] for an object made at `at`.
@@ -506,6 +519,9 @@ struct Recorder {
     /// The `Arc` allocations made and not yet freed, by address, with where each was made
     /// (see `runtime/leaks.rs`).
     arcs: HashMap<usize, &'static Location<'static>, foldhash::fast::RandomState>,
+    /// Per place in the source, how many objects made there in a `const` context have been
+    /// given identities in the run (see [`Recorder::create_lazy`]).
+    lazy_made: HashMap<u64, u64, foldhash::fast::RandomState>,
     /// The objects dropped so far, by where their identity lived (see `runtime/freed.rs`).
     freed: HashMap<usize, freed::Freed, foldhash::fast::RandomState>,
 }
@@ -693,6 +709,7 @@ pub(crate) fn execute(
         spawned_ops: true,
         cleanup_waits: 0,
         freed: HashMap::default(),
+        lazy_made: HashMap::default(),
         arcs: HashMap::default(),
         number: {
             let number = EXECUTIONS.get();
@@ -906,6 +923,8 @@ impl Drop for Engine {
 /// Tags that keep the summands and identities of different things apart.
 const SERIAL: u64 = u64::MAX;
 const OBJECT: u64 = 0x0b1e;
+/// The tag of the keys of objects made in a `const` context.
+const LAZY: u64 = 0x1a2f;
 const ADDRESS: u64 = 0xadd5;
 const THREAD: u64 = 0x7ead << 48;
 const LOCK: u64 = 0x10c6 << 48;
@@ -983,6 +1002,35 @@ impl Recorder {
             races.created(graph, thread, id, checked, at);
         }
         id
+    }
+
+    /// A new object made in a `const` context at `at` (see [`ObjectId::lazy`]). Its key is
+    /// its place in the source and how many such objects that place has given identities in
+    /// the run: unique in the run, whichever thread touches it first.
+    fn create_lazy(
+        &mut self,
+        initial: Initial,
+        name: &'static str,
+        at: &'static Location<'static>,
+    ) -> ObjectId {
+        let number = self.objects;
+        self.objects += 1;
+        let place = hash_of(&[
+            LAZY,
+            hash_of(&at.file().bytes().map(u64::from).collect::<Vec<_>>()),
+            u64::from(at.line()),
+            u64::from(at.column()),
+        ]);
+        let nth = self.lazy_made.entry(place).or_insert(0);
+        *nth += 1;
+        let key = hash_of(&[place, *nth]);
+        let value = match initial {
+            Initial::Value(word) => self.word(None, word),
+            Initial::Version => key,
+        };
+        self.memory.set(key, value);
+        #[allow(clippy::cast_possible_truncation)] // A run tells apart the executions in flight.
+        ObjectId::from_parts(number, self.number as u32, key, name)
     }
 
     /// How the data-race check treats an object made so, in this execution: plain memory always
@@ -1898,7 +1946,8 @@ const PLAIN_RUN: u32 = 100_000;
 /// recorded as `effect` for fingerprints. Unwinds the calling thread when the access ends its
 /// run (a race) or the run has ended; outside an execution, does nothing.
 pub(crate) fn plain(
-    object: &ObjectId,
+    object: ObjectId,
+    address: usize,
     touch: Touch,
     at: &'static Location<'static>,
     effect: Effect,
@@ -1907,7 +1956,6 @@ pub(crate) fn plain(
         // A destructor while the thread unwinds: its run has ended already.
         return;
     }
-    let (address, object) = (object.address(), *object);
     let pending = object.pending_at(plain_kind(touch), at);
     let go_on = with_recorder(|rec| {
         let Some(thread) = rec.who() else {

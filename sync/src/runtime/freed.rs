@@ -16,7 +16,7 @@
 
 use crate::object_id::ObjectId;
 
-use super::{with_free_recorder, Recorder, ThreadId};
+use super::{with_free_recorder, Recorder, ThreadId, RECORDER};
 
 /// How the fault of a use after free begins, which tells it from a panic's.
 pub(crate) const USE_AFTER_FREE: &str = "use after free: ";
@@ -29,9 +29,9 @@ pub(crate) struct Freed {
     by: Option<ThreadId>,
 }
 
-/// Records that the object whose identity is `id` (at its place in the object) is dropped,
+/// Records that the object whose identity is `id` (which lives at `address`) is dropped,
 /// while the execution that made it runs; nothing outside it or once it has ended.
-pub(crate) fn dropped(id: &ObjectId) {
+pub(crate) fn dropped(id: &ObjectId, address: usize) {
     // The runtime may hold the recorder while it drops what a run kept: nothing to record.
     with_free_recorder(|rec| {
         // An object an earlier execution made and kept (a thread-local) is no object of this
@@ -40,7 +40,7 @@ pub(crate) fn dropped(id: &ObjectId) {
         if rec.end.is_none() && id.made_in(rec.number as u32) {
             let by = rec.who();
             // The latest object dropped at a place is the one an access there may mean.
-            rec.freed.insert(id.address(), Freed { id: *id, by });
+            rec.freed.insert(address, Freed { id: *id, by });
         }
     });
 }
@@ -64,4 +64,17 @@ impl Recorder {
             who(freed.by)
         ))
     }
+}
+
+/// Whether `id` was given by the execution running on this OS thread: `None` when the
+/// runtime is busy with the recorder (the caller is inside a step: the id it has is the run's).
+pub(crate) fn made_in_this_run(id: &ObjectId) -> Option<bool> {
+    RECORDER.with(|r| {
+        let rec = r.try_borrow().ok()?;
+        #[allow(clippy::cast_possible_truncation)]
+        Some(
+            rec.as_ref()
+                .is_some_and(|rec| id.made_in(rec.number as u32)),
+        )
+    })
 }

@@ -20,6 +20,7 @@ mod readme_counter;
 mod retry;
 mod rwlock;
 mod spawning;
+mod statics;
 mod uninstrumented;
 mod unseen;
 mod values;

@@ -1,0 +1,83 @@
+//! Objects made in a `const` context (`const_new`): `static`s and `const fn new`s, whose
+//! identity each run gives at their first access, and whose atomics start each run anew.
+
+use fgvt_sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
+use fgvt_sync::cell::UnsafeCell;
+use fgvt_sync::{thread, Model, Verdict};
+
+/// The verdict of `body`'s model, and its report as text.
+fn verdict_of<F: Fn() + Send + Sync + 'static>(body: F) -> (Verdict, String) {
+    let found = Model::new().name("statics").localize(body).unwrap();
+    let text = fgvt_sync::report::render_text(&found.report, false);
+    (found.report.verdict, text)
+}
+
+static HITS: AtomicUsize = AtomicUsize::const_new(0);
+
+#[test]
+fn a_static_atomic_starts_every_run_from_its_initial_value() {
+    // Each run adds 2: were the static not reset, the second run would find 2 already.
+    let (verdict, text) = verdict_of(|| {
+        let t = thread::spawn(|| {
+            HITS.fetch_add(1, SeqCst);
+        });
+        HITS.fetch_add(1, SeqCst);
+        t.join().unwrap();
+        assert_eq!(HITS.load(SeqCst), 2);
+    });
+    assert_eq!(verdict, Verdict::Linearizable, "{text}");
+    assert!(
+        text.contains("leaves: 2 —"),
+        "both orders of the two adds: {text}"
+    );
+}
+
+/// A spin lock around a counter, as a crate writes it with `const fn new`, in a `static`;
+/// with `LOCKED` false the increments skip the lock.
+struct Counter<const LOCKED: bool> {
+    held: AtomicBool,
+    count: UnsafeCell<usize>,
+}
+
+unsafe impl<const LOCKED: bool> Sync for Counter<LOCKED> {}
+
+impl<const LOCKED: bool> Counter<LOCKED> {
+    const fn new() -> Self {
+        Counter {
+            held: AtomicBool::const_new(false),
+            count: UnsafeCell::const_new(0),
+        }
+    }
+
+    fn inc(&self) {
+        if LOCKED {
+            while self.held.swap(true, SeqCst) {
+                fgvt_sync::hint::spin_loop();
+            }
+        }
+        self.count.with_mut(|c| unsafe { *c += 1 });
+        if LOCKED {
+            self.held.store(false, SeqCst);
+        }
+    }
+}
+
+static LOCKED: Counter<true> = Counter::new();
+static UNLOCKED: Counter<false> = Counter::new();
+
+#[test]
+fn a_static_made_by_a_const_fn_is_checked_like_any_object() {
+    let (verdict, text) = verdict_of(|| {
+        let t = thread::spawn(|| LOCKED.inc());
+        LOCKED.inc();
+        t.join().unwrap();
+    });
+    assert_eq!(verdict, Verdict::Linearizable, "{text}");
+    let (verdict, text) = verdict_of(|| {
+        let t = thread::spawn(|| UNLOCKED.inc());
+        UNLOCKED.inc();
+        t.join().unwrap();
+    });
+    assert_eq!(verdict, Verdict::NotLinearizable, "{text}");
+    assert!(text.contains("data race"), "{text}");
+}
