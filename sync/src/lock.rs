@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicIsize, Ordering};
 use fgvt_tree::EventKind;
 
 use crate::fingerprint::{Effect, Word};
+use crate::identity::Identity;
 use crate::object_id::ObjectId;
 use crate::races::Making;
 use crate::runtime::{self, access, Acted, Initial, Pending, Role};
@@ -20,7 +21,7 @@ pub(crate) struct RawLock {
     state: AtomicIsize,
     /// Whether a thread panicked while holding the lock alone (as `std` poisons).
     poisoned: AtomicBool,
-    id: ObjectId,
+    id: Identity,
 }
 
 /// What a `try_lock` that found the lock held saw, for fingerprints (a version, what a
@@ -35,21 +36,42 @@ impl RawLock {
         RawLock {
             state: AtomicIsize::new(0),
             poisoned: AtomicBool::new(false),
-            id: ObjectId::new(kind, Initial::Version, Making::Synchronizing),
+            id: Identity::Made(ObjectId::new(kind, Initial::Version, Making::Synchronizing)),
+        }
+    }
+
+    /// A free lock made in a `const` context (see `identity.rs`): given its identity at its
+    /// first access in each run, free and sound again then.
+    #[track_caller]
+    pub(crate) const fn const_new(kind: &'static str) -> RawLock {
+        RawLock {
+            state: AtomicIsize::new(0),
+            poisoned: AtomicBool::new(false),
+            id: Identity::lazy(kind, Location::caller()),
         }
     }
 
     /// The same lock, shown in reports as `name`.
-    pub(crate) fn named(self, name: &'static str) -> RawLock {
-        RawLock {
-            id: self.id.named(name),
-            ..self
-        }
+    pub(crate) fn named(mut self, name: &'static str) -> RawLock {
+        self.id.named(name);
+        self
     }
 
-    /// The lock's identity, as reports name it.
+    /// The lock's identity in the run under way, as reports name it.
     pub(crate) fn id(&self) -> ObjectId {
-        self.id
+        self.id.get(|name, at| {
+            self.state.store(0, Ordering::SeqCst);
+            self.poisoned.store(false, Ordering::SeqCst);
+            ObjectId::lazy(name, Initial::Version, at)
+        })
+    }
+
+    /// An access of `kind` to the lock at `at`.
+    fn pending(&self, kind: EventKind, at: &'static Location<'static>) -> Pending {
+        Pending {
+            address: self.id.address(),
+            ..self.id().pending_at(kind, at)
+        }
     }
 
     /// The step of taking (`EventKind::Lock`) or releasing the lock, shared or not.
@@ -63,7 +85,7 @@ impl RawLock {
         Pending {
             shared,
             role,
-            ..self.id.pending_at(kind, at)
+            ..self.pending(kind, at)
         }
     }
 
@@ -135,7 +157,7 @@ impl RawLock {
                 if !self.take(shared) && !std::thread::panicking() {
                     crate::runtime::would_block(format!(
                         "{} is held: taking it would block forever",
-                        self.id
+                        self.id()
                     ));
                 }
             },
@@ -214,14 +236,14 @@ impl RawLock {
     /// release, so that the next holder's version says it.
     pub(crate) fn poison(&self) {
         self.poisoned.store(true, Ordering::SeqCst);
-        runtime::poisoned(self.id);
+        runtime::poisoned(self.id());
     }
 
     /// Clears the poison flag, as one write step of the lock at `caller` (its data gets a new
     /// version, named after the caller: the next holder sees a sound lock).
     pub(crate) fn clear_poison(&self, caller: &'static Location<'static>) {
         access(
-            self.id.pending_at(EventKind::Write, caller),
+            self.pending(EventKind::Write, caller),
             || self.poisoned.store(false, Ordering::SeqCst),
             |()| Acted::new(EventKind::Write, "clear_poison"),
             |()| Effect::WriteVersion,
@@ -240,7 +262,7 @@ impl RawLock {
         access(
             Pending {
                 role: Role::Inspect,
-                ..self.id.pending_at(EventKind::Read, caller)
+                ..self.pending(EventKind::Read, caller)
             },
             || self.poisoned(),
             |&poisoned| {

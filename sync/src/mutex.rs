@@ -57,6 +57,18 @@ impl<T> Mutex<T> {
         }
     }
 
+    /// A free lock holding `value`, made in a `const` context: a `static`, or a `const fn
+    /// new` of the code under test. Its first access in each run gives it its identity, free
+    /// and unpoisoned, as made before the run's threads; its data is not reset between runs
+    /// (as a `static`'s is not under loom): a test that reads it resets it.
+    #[track_caller]
+    pub const fn const_new(value: T) -> Self {
+        Mutex {
+            raw: RawLock::const_new("Mutex"),
+            data: UnsafeCell::new(value),
+        }
+    }
+
     /// Names the lock in reports (`"slot"` is shown `slot#3`), where the line that creates it
     /// names no field or variable (an array, a macro).
     pub fn named(self, name: &'static str) -> Self {

@@ -81,3 +81,25 @@ fn a_static_made_by_a_const_fn_is_checked_like_any_object() {
     assert_eq!(verdict, Verdict::NotLinearizable, "{text}");
     assert!(text.contains("data race"), "{text}");
 }
+
+/// A `static` lock, made by `Mutex::const_new`, around a counter: the lock serializes the two
+/// increments in every run, and every run starts with the lock free. The data is reset by the
+/// body (a `static`'s data is not, between runs).
+static TOTAL: fgvt_sync::Mutex<usize> = fgvt_sync::Mutex::const_new(0);
+
+#[test]
+fn a_static_mutex_serializes_and_starts_every_run_free() {
+    let (verdict, text) = verdict_of(|| {
+        *TOTAL.lock().unwrap() = 0;
+        let t = thread::spawn(|| *TOTAL.lock().unwrap() += 1);
+        *TOTAL.lock().unwrap() += 1;
+        t.join().unwrap();
+        assert_eq!(*TOTAL.lock().unwrap(), 2);
+    });
+    assert_eq!(verdict, Verdict::Linearizable, "{text}");
+    assert_eq!(
+        TOTAL.try_lock().map(|total| *total).ok(),
+        Some(2),
+        "free and holding the last run's total after the model"
+    );
+}
