@@ -406,25 +406,38 @@ mod tests {
             }
         }
         programs.push(litmus::mp_fenced(Some(Release), Some(Acquire)));
-        let mut compared = 0;
-        for p in &programs {
+        let compared = on_every_access(&programs, &orders, |x, thread, loc, order| {
+            assert!(x.known_consistent, "{x:?}");
+            assert_eq!(
+                by_views(x, thread, loc, order),
+                by_trial(x, thread, loc, order),
+                "T{thread} x{loc} {order:?} on {x:?}"
+            );
+        });
+        assert!(compared > 1000, "{compared}");
+    }
+
+    /// Calls `check` on every state the programs reach, for every thread, location and order
+    /// of a next access there; how many times.
+    fn on_every_access(
+        programs: &[litmus::Program],
+        orders: &[Order],
+        mut check: impl FnMut(&Execution, ThreadId, Loc, Order),
+    ) -> usize {
+        let mut checked = 0;
+        for p in programs {
             for (x, _) in reachable(p) {
-                assert!(x.known_consistent, "{x:?}");
                 for thread in 0..x.threads() {
                     for loc in 0..x.locations() as Loc {
-                        for order in orders {
-                            assert_eq!(
-                                by_views(&x, thread, loc, order),
-                                by_trial(&x, thread, loc, order),
-                                "T{thread} x{loc} {order:?} on {x:?}"
-                            );
-                            compared += 1;
+                        for &order in orders {
+                            check(&x, thread, loc, order);
+                            checked += 1;
                         }
                     }
                 }
             }
         }
-        assert!(compared > 1000, "{compared}");
+        checked
     }
 
     /// Every choice tried on a copy, none left out below a floor: the lists by definition.
@@ -543,27 +556,17 @@ mod tests {
         programs.push(litmus::sb_fenced(Some(SeqCst), None));
         programs.push(litmus::iriw_fenced(Some(SeqCst), Some(SeqCst)));
         programs.push(fence_released_to_an_acquire_read());
-        let mut compared = 0;
-        for p in &programs {
-            for (x, _) in reachable(p) {
-                let mut promised = x.clone();
-                promised.promise_offered_choices(true);
-                // The all-`SeqCst` cut is another matter (its own tests).
-                promised.set_seq_cst_shortcut(false);
-                for thread in 0..x.threads() {
-                    for loc in 0..x.locations() as Loc {
-                        for order in orders {
-                            assert_eq!(
-                                by_views(&promised, thread, loc, order),
-                                every_trial(&x, thread, loc, order),
-                                "T{thread} x{loc} {order:?} on {x:?}"
-                            );
-                            compared += 1;
-                        }
-                    }
-                }
-            }
-        }
+        let compared = on_every_access(&programs, &orders, |x, thread, loc, order| {
+            let mut promised = x.clone();
+            promised.promise_offered_choices(true);
+            // The all-`SeqCst` cut is another matter (its own tests).
+            promised.set_seq_cst_shortcut(false);
+            assert_eq!(
+                by_views(&promised, thread, loc, order),
+                every_trial(x, thread, loc, order),
+                "T{thread} x{loc} {order:?} on {x:?}"
+            );
+        });
         assert!(compared > 1000, "{compared}");
     }
 }
