@@ -17,10 +17,11 @@ use std::sync::LockResult;
 use fgvt_tree::EventKind;
 
 use crate::fingerprint::Effect;
+use crate::identity::Identity;
 use crate::mutex::MutexGuard;
 use crate::object_id::ObjectId;
 use crate::races::Making;
-use crate::runtime::{self, access, Acted, Initial, Role};
+use crate::runtime::{self, access, Acted, Initial, Pending, Role};
 
 /// A condition variable, drop-in for `std::sync::Condvar`: a thread waits on it with a held
 /// [`Mutex`](crate::Mutex) until another notifies it.
@@ -43,7 +44,7 @@ use crate::runtime::{self, access, Acted, Initial, Role};
 /// Outside fgvt's scheduler (the object's own serial runs), a wait unwinds as a panic does
 /// (without printing): no other thread could notify it, so it would block forever.
 pub struct Condvar {
-    id: ObjectId,
+    id: Identity,
 }
 
 impl Condvar {
@@ -52,16 +53,34 @@ impl Condvar {
     #[track_caller]
     pub fn new() -> Condvar {
         Condvar {
-            id: ObjectId::new("Condvar", Initial::Version, Making::Unchecked),
+            id: Identity::Made(ObjectId::new(
+                "Condvar",
+                Initial::Version,
+                Making::Unchecked,
+            )),
+        }
+    }
+
+    /// A condition variable with no waiter, made in a `const` context (a `static`, a `const
+    /// fn new`): given its identity at its first access in each run.
+    #[track_caller]
+    pub const fn const_new() -> Condvar {
+        Condvar {
+            id: Identity::lazy("Condvar", Location::caller()),
         }
     }
 
     /// Names the condition variable in reports (`"nonempty"` is shown `nonempty#3`), where the
     /// line that creates it names no field or variable (an array, a macro).
-    pub fn named(self, name: &'static str) -> Condvar {
-        Condvar {
-            id: self.id.named(name),
-        }
+    pub fn named(mut self, name: &'static str) -> Condvar {
+        self.id.named(name);
+        self
+    }
+
+    /// Its identity in the run under way.
+    fn id(&self) -> ObjectId {
+        self.id
+            .get(|name, at| ObjectId::lazy(name, Initial::Version, at))
     }
 
     /// Releases the guard's mutex and waits until a notify wakes this thread, then takes the
@@ -77,11 +96,12 @@ impl Condvar {
     #[track_caller]
     pub fn wait<'a, T>(&self, guard: MutexGuard<'a, T>) -> LockResult<MutexGuard<'a, T>> {
         let caller = Location::caller();
+        let id = self.id();
         if !runtime::in_thread() {
             runtime::would_block(format!(
                 "{} waits in a serial run: no other thread could notify it, so it would block \
                  forever",
-                self.id
+                id
             ));
         }
         let mutex = guard.mutex;
@@ -90,15 +110,15 @@ impl Condvar {
         std::mem::forget(guard);
         mutex.raw.release_as(
             false,
-            Role::Wait(self.id),
+            Role::Wait(id),
             caller,
-            format!("wait on {}", self.id).into(),
+            format!("wait on {}", id).into(),
         );
         mutex.raw.acquire_as(
             false,
-            Role::Woken(self.id),
+            Role::Woken(id),
             caller,
-            format!("woken by {}", self.id).into(),
+            format!("woken by {}", id).into(),
         );
         mutex.guard(caller)
     }
@@ -143,9 +163,13 @@ impl Condvar {
     #[track_caller]
     fn notify(&self, all: bool) {
         let name = if all { "notify_all" } else { "notify_one" };
+        let id = self.id();
         access(
-            self.id.pending(EventKind::Write),
-            || runtime::notify(self.id, all),
+            Pending {
+                address: self.id.address(),
+                ..id.pending(EventKind::Write)
+            },
+            || runtime::notify(id, all),
             |woken| {
                 Acted::text_if_shown(EventKind::Write, || {
                     let woken: Vec<String> = woken.iter().map(|t| format!("T{t}")).collect();

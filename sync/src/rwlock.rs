@@ -68,6 +68,17 @@ impl<T> RwLock<T> {
         }
     }
 
+    /// A free lock holding `value`, made in a `const` context, as
+    /// [`Mutex::const_new`](crate::Mutex::const_new) is: free and sound again at its first
+    /// access in each run, its data not reset.
+    #[track_caller]
+    pub const fn const_new(value: T) -> Self {
+        RwLock {
+            raw: RawLock::const_new("RwLock"),
+            data: UnsafeCell::new(value),
+        }
+    }
+
     /// Names the lock in reports (`"table"` is shown `table#3`), where the line that creates
     /// it names no field or variable (an array, a macro).
     pub fn named(self, name: &'static str) -> Self {

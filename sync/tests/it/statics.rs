@@ -103,3 +103,38 @@ fn a_static_mutex_serializes_and_starts_every_run_free() {
         "free and holding the last run's total after the model"
     );
 }
+
+static TABLE: fgvt_sync::RwLock<usize> = fgvt_sync::RwLock::const_new(0);
+
+#[test]
+fn a_static_rwlock_lets_readers_share_and_a_writer_in_alone() {
+    let (verdict, text) = verdict_of(|| {
+        *TABLE.write().unwrap() = 1;
+        let t = thread::spawn(|| *TABLE.read().unwrap());
+        let mine = *TABLE.read().unwrap();
+        let theirs = t.join().unwrap();
+        assert_eq!((mine, theirs), (1, 1));
+    });
+    assert_eq!(verdict, Verdict::Linearizable, "{text}");
+}
+
+static READY: fgvt_sync::Mutex<bool> = fgvt_sync::Mutex::const_new(false);
+static RUNG: fgvt_sync::Condvar = fgvt_sync::Condvar::const_new();
+
+#[test]
+fn a_static_condvar_wakes_its_waiter_in_every_run() {
+    let (verdict, text) = verdict_of(|| {
+        *READY.lock().unwrap() = false;
+        let t = thread::spawn(|| {
+            *READY.lock().unwrap() = true;
+            RUNG.notify_one();
+        });
+        let mut ready = READY.lock().unwrap();
+        while !*ready {
+            ready = RUNG.wait(ready).unwrap();
+        }
+        drop(ready);
+        t.join().unwrap();
+    });
+    assert_eq!(verdict, Verdict::Linearizable, "{text}");
+}
