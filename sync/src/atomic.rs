@@ -188,11 +188,7 @@ macro_rules! common {
             /// An access of `kind` by the caller.
             #[track_caller]
             fn pending(&self, kind: EventKind) -> crate::runtime::Pending {
-                let id = self.object_id();
-                crate::runtime::Pending {
-                    address: self.id.address(),
-                    ..id.pending_at(kind, Location::caller())
-                }
+                self.id.pending_at(self.object_id(), kind, Location::caller())
             }
 
             /// The atomic as the weak-memory model sees it (asked by an access, after its

@@ -21,7 +21,7 @@ use crate::identity::Identity;
 use crate::mutex::MutexGuard;
 use crate::object_id::ObjectId;
 use crate::races::Making;
-use crate::runtime::{self, access, Acted, Initial, Pending, Role};
+use crate::runtime::{self, access, Acted, Initial, Role};
 
 /// A condition variable, drop-in for `std::sync::Condvar`: a thread waits on it with a held
 /// [`Mutex`](crate::Mutex) until another notifies it.
@@ -165,10 +165,7 @@ impl Condvar {
         let name = if all { "notify_all" } else { "notify_one" };
         let id = self.id();
         access(
-            Pending {
-                address: self.id.address(),
-                ..id.pending(EventKind::Write)
-            },
+            self.id.pending_at(id, EventKind::Write, Location::caller()),
             || runtime::notify(id, all),
             |woken| {
                 Acted::text_if_shown(EventKind::Write, || {

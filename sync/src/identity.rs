@@ -12,8 +12,10 @@
 use std::panic::Location;
 use std::sync::Mutex;
 
+use fgvt_tree::EventKind;
+
 use crate::object_id::ObjectId;
-use crate::runtime;
+use crate::runtime::{self, Pending};
 
 /// An object's identity as the object holds it (see the [module docs](self)).
 pub(crate) enum Identity {
@@ -87,6 +89,20 @@ impl Identity {
     /// borrowed (see `runtime/freed.rs`).
     pub(crate) fn address(&self) -> usize {
         std::ptr::from_ref(self) as usize
+    }
+
+    /// An access of `kind` at `at` to the object whose identity in the run is `id` (from
+    /// [`Identity::get`]), which says where the object is.
+    pub(crate) fn pending_at(
+        &self,
+        id: ObjectId,
+        kind: EventKind,
+        at: &'static Location<'static>,
+    ) -> Pending {
+        Pending {
+            address: self.address(),
+            ..id.pending_at(kind, at)
+        }
     }
 
     /// Tells the run the object is dropped (see `runtime/freed.rs`).

@@ -68,10 +68,7 @@ impl RawLock {
 
     /// An access of `kind` to the lock at `at`.
     fn pending(&self, kind: EventKind, at: &'static Location<'static>) -> Pending {
-        Pending {
-            address: self.id.address(),
-            ..self.id().pending_at(kind, at)
-        }
+        self.id.pending_at(self.id(), kind, at)
     }
 
     /// The step of taking (`EventKind::Lock`) or releasing the lock, shared or not.

@@ -46,12 +46,6 @@ impl ObjectId {
         ObjectId { name, ..self }
     }
 
-    /// Where this identity lives: inside its object, so the object's place while it is
-    /// borrowed (see `runtime/freed.rs`).
-    pub fn address(&self) -> usize {
-        std::ptr::from_ref(self) as usize
-    }
-
     /// Whether execution `run` (the low bits of its number) made it; outside every execution,
     /// objects are keyed 0 and made by none.
     pub fn made_in(&self, run: u32) -> bool {

@@ -155,7 +155,7 @@ pub(crate) struct Pending {
     pub shared: bool,
     /// What the step does besides its kind, where that decides when it can happen.
     pub role: Role,
-    /// Where the object's identity lives ([`ObjectId::address`]); 0 for none.
+    /// Where the object's identity lives (`Identity::address`); 0 for none.
     pub address: usize,
 }
 
@@ -293,7 +293,8 @@ impl ObjectId {
             caller,
             shared: false,
             role: Role::Plain,
-            address: self.address(),
+            // Set by the object, which knows where it is (`Identity::pending_at`).
+            address: 0,
         }
     }
 }

@@ -18,7 +18,7 @@ impl Data {
     }
 }
 
-/// The verdict and the failing and total leaves of `body`'s model.
+/// The verdict and the failing leaves of `body`'s model.
 fn outcome<F: Fn() + Send + Sync + 'static>(body: F) -> (Verdict, usize) {
     let found = Model::new().name("models").localize(body).unwrap();
     if std::env::var_os("SHOW").is_some() {
@@ -28,6 +28,11 @@ fn outcome<F: Fn() + Send + Sync + 'static>(body: F) -> (Verdict, usize) {
         found.report.verdict,
         found.report.tree.failing_leaves as usize,
     )
+}
+
+/// The verdict of `body`'s model, and its report as text.
+fn report_of<F: Fn() + Send + Sync + 'static>(body: F) -> (Verdict, String) {
+    crate::common::model_report("models", body)
 }
 
 #[test]
@@ -339,13 +344,6 @@ fn read_in_a_thread(p: *mut AtomicUsize) -> thread::JoinHandle<()> {
         // SAFETY: as long as the atomic is not freed before, which is what the tests try.
         unsafe { (*raw.0).load(SeqCst) };
     })
-}
-
-/// The report of `body`'s model, as text.
-fn report_of<F: Fn() + Send + Sync + 'static>(body: F) -> (Verdict, String) {
-    let found = Model::new().name("models").localize(body).unwrap();
-    let text = fgvt_sync::report::render_text(&found.report, false);
-    (found.report.verdict, text)
 }
 
 /// T0 frees a boxed atomic after a step of its own; T1 reads it through a pointer. Every run

@@ -3,13 +3,11 @@
 
 use fgvt_sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 use fgvt_sync::cell::UnsafeCell;
-use fgvt_sync::{thread, Model, Verdict};
+use fgvt_sync::{thread, Verdict};
 
 /// The verdict of `body`'s model, and its report as text.
 fn verdict_of<F: Fn() + Send + Sync + 'static>(body: F) -> (Verdict, String) {
-    let found = Model::new().name("statics").localize(body).unwrap();
-    let text = fgvt_sync::report::render_text(&found.report, false);
-    (found.report.verdict, text)
+    crate::common::model_report("statics", body)
 }
 
 static HITS: AtomicUsize = AtomicUsize::const_new(0);

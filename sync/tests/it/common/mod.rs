@@ -61,3 +61,13 @@ pub fn results(tree: &Tree) -> BTreeMap<Vec<(usize, String)>, u64> {
     }
     runs
 }
+
+/// The verdict of a model of `body` named `name`, and its report as text.
+pub fn model_report<F: Fn() + Send + Sync + 'static>(
+    name: &str,
+    body: F,
+) -> (fgvt_sync::Verdict, String) {
+    let found = fgvt_sync::Model::new().name(name).localize(body).unwrap();
+    let text = fgvt_sync::report::render_text(&found.report, false);
+    (found.report.verdict, text)
+}
