@@ -78,7 +78,10 @@ pub fn valid_for(kind: AccessKind, wanted: Order) -> Order {
 
 /// The changes worth trying at a site of `kind` declaring `declared`: every stronger order
 /// its kind may take, and the fences that order what comes before or after it (a release
-/// fence before a store or read-modify-write, an acquire fence around a load).
+/// fence before a store or read-modify-write, an acquire fence around a load), and the
+/// `SeqCst` fence after a store or before a load: the one order between a store and a later
+/// load of another location that no access ordering of one side gives (store buffering, the
+/// Release/Acquire Peterson lock).
 pub fn changes(kind: AccessKind, declared: Order) -> Vec<Change> {
     use Order::{AcqRel, Acquire, Release, SeqCst};
     let orders: &[Order] = match kind {
@@ -100,9 +103,15 @@ pub fn changes(kind: AccessKind, declared: Order) -> Vec<Change> {
     match kind {
         AccessKind::Load => {
             changes.extend([Change::FenceBefore(Acquire), Change::FenceAfter(Acquire)]);
+            if declared != SeqCst {
+                changes.push(Change::FenceBefore(SeqCst));
+            }
         }
         AccessKind::Store => {
             changes.extend([Change::FenceBefore(Release), Change::FenceAfter(Release)]);
+            if declared != SeqCst {
+                changes.push(Change::FenceAfter(SeqCst));
+            }
         }
         AccessKind::Rmw => {
             changes.extend([Change::FenceBefore(Release), Change::FenceAfter(Acquire)]);
@@ -180,6 +189,12 @@ pub struct Found {
 /// Makes the trials of `sites` in [`trials`]'s order, at most `max` of them, until one passes:
 /// `passes(trial)` explores the program again with it, `Some(true)` when every run then
 /// passes, `None` to stop searching (the run was interrupted).
+///
+/// When no one or two changes pass, it tries every access `SeqCst` at once; if that passes,
+/// each of those changes is taken back in turn, kept out when the rest still pass: a fix that
+/// needs three accesses `SeqCst` (the Release/Acquire Peterson lock: both flags' stores and
+/// loads and the turn's store, since under RC11 a `SeqCst` fence cannot order the two stores to
+/// the turn) is still found, with none of its changes superfluous.
 pub fn search(
     sites: &[(AccessKind, Order)],
     racing: &[bool],
@@ -187,23 +202,58 @@ pub fn search(
     mut passes: impl FnMut(&[(usize, Change)]) -> Option<bool>,
 ) -> Found {
     let mut tried = 0;
-    for trial in trials(sites, racing).into_iter().take(max) {
-        match passes(&trial) {
-            None => break,
-            Some(passed) => {
-                tried += 1;
-                if passed {
-                    return Found {
-                        changes: trial,
-                        tried,
-                    };
+    let mut try_it = |trial: &[(usize, Change)]| -> Option<bool> {
+        if tried >= max {
+            return None;
+        }
+        let passed = passes(trial)?;
+        tried += 1;
+        Some(passed)
+    };
+    for trial in trials(sites, racing) {
+        match try_it(&trial) {
+            None => return Found::nothing(tried),
+            Some(true) => {
+                return Found {
+                    changes: trial,
+                    tried,
                 }
             }
+            Some(false) => {}
+        }
+    }
+    let mut all: Vec<(usize, Change)> = (sites.iter().enumerate())
+        .filter(|(_, &(_, order))| order != Order::SeqCst)
+        .map(|(i, _)| (i, Change::Order(Order::SeqCst)))
+        .collect();
+    // One `SeqCst` access is a single trial above.
+    if all.len() < 2 || try_it(&all) != Some(true) {
+        return Found::nothing(tried);
+    }
+    let mut at = 0;
+    while at < all.len() {
+        let mut without = all.clone();
+        without.remove(at);
+        match try_it(&without) {
+            Some(true) => all = without,
+            Some(false) => at += 1,
+            // Out of trials: what passed last is a fix, if not the smallest.
+            None => break,
         }
     }
     Found {
-        changes: Vec::new(),
+        changes: all,
         tried,
+    }
+}
+
+impl Found {
+    /// No fix, after `tried` trials.
+    fn nothing(tried: usize) -> Found {
+        Found {
+            changes: Vec::new(),
+            tried,
+        }
     }
 }
 
@@ -220,8 +270,13 @@ mod tests {
                 Change::Order(Order::Acquire),
                 Change::Order(Order::SeqCst),
                 Change::FenceBefore(Order::Acquire),
-                Change::FenceAfter(Order::Acquire)
+                Change::FenceAfter(Order::Acquire),
+                Change::FenceBefore(Order::SeqCst)
             ]
+        );
+        assert_eq!(
+            changes(AccessKind::Store, Order::Release).last(),
+            Some(&Change::FenceAfter(Order::SeqCst))
         );
         // A release read-modify-write keeps its release side: AcqRel or SeqCst.
         let rmw = changes(AccessKind::Rmw, Order::Release);
@@ -249,7 +304,7 @@ mod tests {
         let racing = [false, true, true, false];
         let all = trials(&sites, &racing);
         let singles = all.iter().take_while(|t| t.len() == 1).count();
-        assert_eq!(singles, 16, "four changes at each of four sites");
+        assert_eq!(singles, 20, "five changes at each of four sites");
         let weights: Vec<u8> = all[..singles].iter().map(|t| t[0].1.weight()).collect();
         assert!(weights.windows(2).all(|w| w[0] <= w[1]), "{weights:?}");
         assert_eq!(
@@ -261,7 +316,7 @@ mod tests {
         );
         for pair in &all[singles..] {
             assert_ne!(pair[0].0, pair[1].0);
-            assert!(pair.iter().all(|(_, c)| *c != Change::Order(Order::SeqCst)));
+            assert!(pair.iter().all(|(_, c)| c.order() != Order::SeqCst));
         }
     }
 

@@ -44,14 +44,23 @@
 //!   `hb`, `mo` or `fr`, each of which coherence then forbids, and `[Fsc]; hb; eco; hb` paths
 //!   into `a` likewise close an `hb ; eco` cycle. Unsettled `SeqCst` events are in the key as
 //!   the whole graph: with any of them, the key is [the graph itself](Execution::graph_key),
-//!   but for *repeated loads*. A load `l` right after a load `p` of the same location with the
-//!   same order that read the same store, with nothing synchronized into it, changes no
-//!   future: it reads no newer store than `p` (the same views and `fr` edges, the same release
-//!   row acquired, so the same happens-before for what follows), no event reads from it, and
-//!   it closes no `psc` cycle that `p` does not close (whether it is `SeqCst` or not:
-//!   `Execution::repeats` says why). So a spin loop's turn that read what the last one read
-//!   leaves the key as it was, a failed `SeqCst` compare-exchange's too; other turns (an RMW
-//!   and its undoing) still grow it.
+//!   but for *repeated turns*: a block of reads and fences of a thread that repeats the block
+//!   right before it, event by event, each read reading the same store, with nothing
+//!   synchronized into it: what a spin loop's turn that saw nothing new adds. A single load
+//!   (or fence) repeated changes no future: it reads no newer store than the one before (the
+//!   same views and `fr` edges, the same release row acquired, so the same happens-before for
+//!   what follows), no event reads from it, and it closes no `psc` cycle the one before does
+//!   not close (`Execution::same_read` says why). A longer turn with no `SeqCst` event keeps
+//!   the future too. One with `SeqCst` events can order more (a `SeqCst` load after the first
+//!   turn's fence that still reads the older store puts another thread's newer `SeqCst` store
+//!   after that fence), so the folded key allows a little more than the graph: but only
+//!   executions of the program, the graph without the later turn, and never fewer. Which turn
+//!   the explorer keeps does not change the outcomes: a turn that read nothing new and wrote
+//!   nothing can be taken out of any consistent execution, which stays consistent with the
+//!   same outcome (GenMC's spin-assume argument). So a spin loop's turn that read what the
+//!   last one read leaves the key as it was, whatever orderings it mixes; other turns (an RMW
+//!   and its undoing) still grow it. `fgvt-sync`'s litmus tests check the outcomes against the
+//!   axioms on waiting loops of every order.
 //!
 //! Two things are left out because nothing later can tell them apart:
 //!
@@ -74,6 +83,10 @@
 use crate::bits;
 use crate::event::{EventId, Kind};
 use crate::{Execution, Loc, StoreId, ThreadId, Val};
+
+/// The longest block of events [`Execution::fold_repeats`] looks for: a spin loop's turn (a
+/// seqlock reader's is four or five events).
+const MAX_BLOCK: usize = 16;
 
 /// How the caller names what a future key must not depend on.
 pub trait Naming {
@@ -183,40 +196,27 @@ impl Execution {
 
     /// The execution as a graph, every event named by its thread and place in program order
     /// and every location and value as `naming` says: a key that merges only equal graphs, but
-    /// for *repeated loads*, which it leaves out: a load that is not `SeqCst`, right after a
-    /// load of the same location with the same order that read the same store, with nothing
-    /// synchronized into it. So a spin loop's turns that read what the last one read do not
-    /// change it (the argument is in the [module docs](self)).
+    /// for *repeated turns*, which it leaves out: a block of reads and fences that repeats the
+    /// block right before it in its thread, each read reading the same store, with nothing
+    /// synchronized into it ([`Execution::fold_repeats`]). So a spin loop's turns that read
+    /// what the last one read do not change it (the argument is in the [module docs](self)).
     pub fn graph_key(&self, naming: &impl Naming) -> Vec<u64> {
         self.graph_key_with(naming, &[]).0
     }
 
-    /// [`Execution::graph_key`], where the plain accesses at `plain` keep a load after them
-    /// (a repeated load then happens before what they do not), with each thread's events
+    /// [`Execution::graph_key`], where the plain accesses at `plain` keep the event after them
+    /// (a repeated one then happens before what they do not), with each thread's events
     /// renamed by their place among the kept ones: for each thread, the place each of its
-    /// events takes in the key (a left-out load: that of the load it repeats).
+    /// events takes in the key (a left-out one: that of the event it repeats).
     pub(crate) fn graph_key_with(
         &self,
         naming: &impl Naming,
         plain: &[crate::PlainAt],
     ) -> (Vec<u64>, Vec<Vec<usize>>) {
-        let renamed: Vec<Vec<usize>> = (0..self.threads.len())
-            .map(|t| {
-                let mut places = Vec::with_capacity(self.threads[t].po.len());
-                let mut kept = 0;
-                for i in 0..self.threads[t].po.len() {
-                    let after_plain = plain.iter().any(|at| at.thread == t && at.events == i);
-                    if i > 0 && !after_plain && self.repeats(t, i) {
-                        places.push(places[i - 1]);
-                    } else {
-                        places.push(kept);
-                        kept += 1;
-                    }
-                }
-                places
-            })
-            .collect();
-        let kept = |t: ThreadId, i: usize| i == 0 || renamed[t][i] != renamed[t][i - 1];
+        let (renamed, kept): (Vec<Vec<usize>>, Vec<Vec<bool>>) = (0..self.threads.len())
+            .map(|t| self.fold_repeats(t, plain))
+            .unzip();
+        let kept = |t: ThreadId, i: usize| kept[t][i];
         let name = |e: EventId| -> u64 {
             let event = &self.events[e];
             match event.thread {
@@ -270,31 +270,92 @@ impl Execution {
         (key, renamed)
     }
 
-    /// Whether thread `t`'s event `i` is a *repeated load*: a load right after a load of the
-    /// same location with the same order that read the same store, with nothing synchronized
-    /// into it. What a spin loop's turn adds when it sees nothing new (a failed
-    /// compare-exchange is such a load, `SeqCst` ones included).
+    /// Thread `t`'s events folded where a block of them repeats the block right before it:
+    /// per event, its place among the kept ones (a left-out event takes that of the event it
+    /// repeats), and whether it is kept.
     ///
-    /// Leaving it out of a key loses nothing of the future: it reads no newer store than the
-    /// load `p` it repeats (the same views, the same `fr` edges, the same release row acquired,
-    /// so the same happens-before for what comes after), and nothing reads from it. Nor does it
-    /// close any `psc` cycle that `p` does not: if it is not `SeqCst`, an `SeqCst` fence
+    /// A block repeats another when both are reads and fences only, event by event of the same
+    /// kind, order and location, each read reading the same store, with nothing synchronized
+    /// into the later block and no plain access made within it (`plain`): what a spin loop's
+    /// turn adds when it sees nothing new, whatever its orderings (a failed compare-exchange is
+    /// a load). Blocks are found greedily as events are added, up to [`MAX_BLOCK`] events long,
+    /// so that the same graph always folds alike.
+    ///
+    /// A block of one load (or fence) loses nothing of the future ([`Execution::same_read`]).
+    /// A longer block keeps the future exactly when none of its events is `SeqCst` (then no
+    /// `SeqCst` fence stands between two of them and they are in no `psc` edge the earlier
+    /// block's events are not in). With `SeqCst` events the later turn can still order a
+    /// `SeqCst` store of another thread after the earlier turn's events where one turn alone
+    /// would not (a load after a `SeqCst` fence that reads the older store): the folded graph
+    /// then allows a little more, never less, and every execution it allows is one of the
+    /// program (the later turn, which reads nothing new and writes nothing, removed). That is
+    /// GenMC's spin-assume argument: a turn of a waiting loop that saw nothing new can be taken
+    /// away without changing any outcome.
+    fn fold_repeats(&self, t: ThreadId, plain: &[crate::PlainAt]) -> (Vec<usize>, Vec<bool>) {
+        let po = &self.threads[t].po;
+        let mut places = vec![0; po.len()];
+        let mut kept = vec![true; po.len()];
+        // The kept events in order, and per place the events (kept or folded) it names.
+        let mut slots: Vec<usize> = Vec::with_capacity(po.len());
+        let mut members: Vec<Vec<usize>> = Vec::with_capacity(po.len());
+        for i in 0..po.len() {
+            places[i] = slots.len();
+            slots.push(i);
+            members.push(vec![i]);
+            let blocks = (1..=MAX_BLOCK.min(slots.len() / 2)).find(|&k| {
+                let n = slots.len();
+                (0..k).all(|j| self.same_read(t, slots[n - 2 * k + j], slots[n - k + j], plain))
+            });
+            if let Some(k) = blocks {
+                let n = slots.len();
+                for j in 0..k {
+                    let moved = std::mem::take(&mut members[n - k + j]);
+                    kept[slots[n - k + j]] = false;
+                    for &m in &moved {
+                        places[m] = n - 2 * k + j;
+                    }
+                    members[n - 2 * k + j].extend(moved);
+                }
+                slots.truncate(n - k);
+                members.truncate(n - k);
+            }
+        }
+        (places, kept)
+    }
+
+    /// Whether thread `t`'s event `later` repeats its event `earlier` (see
+    /// [`Execution::fold_repeats`]): both loads or both fences, of the same order and location,
+    /// reading the same store, with nothing synchronized into `later` and no plain access made
+    /// right before it.
+    ///
+    /// A load right after the load it repeats loses nothing of the future: it reads no newer
+    /// store (the same views, the same `fr` edges, the same release row acquired, so the same
+    /// happens-before for what comes after), and nothing reads from it. Nor does it close any
+    /// `psc` cycle its predecessor `p` does not: if it is not `SeqCst`, an `SeqCst` fence
     /// happens before it exactly when it happens before `p`, nothing standing between them,
     /// and it is in no edge `p` is not in with the same ends. If it is, its `psc` successors,
     /// now and later, are `p`'s (the same stores after the one read, the same fences before,
     /// the same next event on another location in its thread) and its predecessors are `p`'s
     /// and `p`, so a cycle through it, `x → l → y ⇝ x`, makes `x → p → y ⇝ x` (or
-    /// `p → y ⇝ p`) without it (module [`psc`](crate::psc) lists the edges).
-    fn repeats(&self, t: ThreadId, i: usize) -> bool {
+    /// `p → y ⇝ p`) without it (module [`psc`](crate::psc) lists the edges). A fence right
+    /// after the same fence likewise acquires nothing new and orders nothing the first does not.
+    fn same_read(
+        &self,
+        t: ThreadId,
+        earlier: usize,
+        later: usize,
+        plain: &[crate::PlainAt],
+    ) -> bool {
         let po = &self.threads[t].po;
-        let (e, before) = (po[i], po[i - 1]);
+        let (e, before) = (po[later], po[earlier]);
         let (event, prev) = (&self.events[e], &self.events[before]);
-        event.kind == Kind::Load
-            && prev.kind == Kind::Load
+        matches!(event.kind, Kind::Load | Kind::Fence)
+            && event.kind == prev.kind
             && event.order == prev.order
             && event.loc == prev.loc
             && event.rf == prev.rf
             && !self.sync.iter().any(|&(_, into)| into == e)
+            && !plain.iter().any(|at| at.thread == t && at.events == later)
     }
 
     /// The set of events that happen before `thread`'s next event: the initial stores, its

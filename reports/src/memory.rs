@@ -52,6 +52,10 @@ pub fn fix_note(changes: usize, tried: usize, budget_ran_out: bool) -> String {
         2 => "no one change is enough; with those two every run passes (explored again with \
               them)"
             .to_string(),
+        n if n > 2 => format!(
+            "no one or two changes are enough; with those {n} every run passes (explored again \
+             with them)"
+        ),
         _ if budget_ran_out => format!(
             "no change of one or two accesses' orderings or fences found that makes every run \
              pass: {tried} tried (each by exploring the test again) before the report budget \

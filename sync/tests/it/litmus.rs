@@ -77,47 +77,87 @@ impl Litmus {
     fn run(&self, thread: usize) -> Vec<u64> {
         let mut registers = self.program.initial_registers()[thread].clone();
         let instrs = &self.program.threads[thread];
+        let waits = waits(instrs);
         let mut next = 0;
         while let Some(&instr) = instrs.get(next) {
-            let at = |loc: u32| self.locations[loc as usize].atomic();
-            let cell = |loc: u32| self.locations[loc as usize].cell();
-            next = self.program.next_instruction(thread, next, &registers);
-            match instr {
-                Instr::Load { loc, order, reg } => registers[reg] = at(loc).load(ordering(order)),
-                Instr::Store { loc, value, order } => at(loc).store(value, ordering(order)),
-                Instr::FetchAdd {
-                    loc,
-                    add,
-                    order,
-                    reg,
-                } => {
-                    registers[reg] = at(loc).fetch_add(add, ordering(order));
+            if let Some(&(_, marker)) = waits.iter().find(|&&(start, _)| start == next) {
+                let Instr::SkipUnless { reg, value, .. } = instrs[marker] else {
+                    unreachable!("a wait ends at its marker")
+                };
+                loop {
+                    for &turn in &instrs[next..marker] {
+                        self.step(turn, &mut registers);
+                    }
+                    if registers[reg] == value {
+                        break;
+                    }
+                    fgvt_sync::hint::spin_loop();
                 }
-                Instr::Cas {
-                    loc,
-                    expected,
-                    new,
-                    success,
-                    failure,
-                    reg,
-                } => {
-                    let read = at(loc).compare_exchange(
-                        expected,
-                        new,
-                        ordering(success),
-                        ordering(failure),
-                    );
-                    registers[reg] = read.unwrap_or_else(|v| v);
-                }
-                Instr::Fence(Relaxed) | Instr::SkipUnless { .. } => {}
-                Instr::Fence(order) => fence(ordering(order)),
-                // SAFETY: the test checks exactly this access for a data race.
-                Instr::Read { loc, reg } => registers[reg] = cell(loc).with(|p| unsafe { *p }),
-                Instr::Write { loc, value } => cell(loc).with_mut(|p| unsafe { *p = value }),
+                next = marker + 1;
+                continue;
             }
+            next = self.program.next_instruction(thread, next, &registers);
+            self.step(instr, &mut registers);
         }
         registers
     }
+
+    /// Makes one instruction's access, into `registers`.
+    fn step(&self, instr: Instr, registers: &mut [u64]) {
+        let at = |loc: u32| self.locations[loc as usize].atomic();
+        let cell = |loc: u32| self.locations[loc as usize].cell();
+        match instr {
+            Instr::Load { loc, order, reg } => registers[reg] = at(loc).load(ordering(order)),
+            Instr::Store { loc, value, order } => at(loc).store(value, ordering(order)),
+            Instr::FetchAdd {
+                loc,
+                add,
+                order,
+                reg,
+            } => {
+                registers[reg] = at(loc).fetch_add(add, ordering(order));
+            }
+            Instr::Cas {
+                loc,
+                expected,
+                new,
+                success,
+                failure,
+                reg,
+            } => {
+                let read =
+                    at(loc).compare_exchange(expected, new, ordering(success), ordering(failure));
+                registers[reg] = read.unwrap_or_else(|v| v);
+            }
+            Instr::Fence(Relaxed) | Instr::SkipUnless { .. } => {}
+            Instr::Fence(order) => fence(ordering(order)),
+            // SAFETY: the test checks exactly this access for a data race.
+            Instr::Read { loc, reg } => registers[reg] = cell(loc).with(|p| unsafe { *p }),
+            Instr::Write { loc, value } => cell(loc).with_mut(|p| unsafe { *p = value }),
+        }
+    }
+}
+
+/// The waiting loops of a thread's instructions, as (first instruction, marker): a marker is a
+/// `SkipUnless` that skips nothing, which the axioms read as no instruction at all, and the
+/// loads and fences right before it are a loop that `run` turns until the marker's register
+/// holds its value, with a spin hint per turn. A run of the loop reaches the outcome of the
+/// run of the program with the loop's instructions made once and the register holding the
+/// value (a turn that failed wrote nothing and can be taken away: GenMC's spin-assume), so
+/// [`axioms_waiting`] is the reference.
+fn waits(instrs: &[Instr]) -> Vec<(usize, usize)> {
+    (instrs.iter().enumerate())
+        .filter(|(_, i)| matches!(i, Instr::SkipUnless { skip: 0, .. }))
+        .map(|(marker, _)| {
+            let turn = instrs[..marker]
+                .iter()
+                .rev()
+                .take_while(|i| matches!(i, Instr::Load { .. } | Instr::Fence(_)))
+                .count();
+            (marker - turn, marker)
+        })
+        .filter(|&(start, marker)| start < marker)
+        .collect()
 }
 
 fn values(values: &[u64]) -> Value {
@@ -187,6 +227,11 @@ fn outcomes(p: &Program) -> (bool, BTreeSet<Outcome>) {
         if let Some(fault) = &leaf.fault {
             assert!(fault.race.is_some(), "{p}\n{}", fault.message);
             racy = true;
+            continue;
+        }
+        // Threads that all wait for what none of them will write: a run that never ends.
+        let waiting = p.threads.iter().any(|instrs| !waits(instrs).is_empty());
+        if waiting && leaf.kind == LeafKind::Stuck {
             continue;
         }
         assert_eq!(leaf.kind, LeafKind::Complete, "{p}\n{:?}", leaf.bound);
@@ -472,4 +517,182 @@ fn plain_data_races_unless_a_release_is_read_by_an_acquire() {
         }
     }
     agree(&races::unsynchronized());
+}
+
+/// What the axioms say of `p` with waiting loops ([`waits`]): the outcomes in which every
+/// marker's register holds its value (a run whose loop never sees it never ends).
+fn axioms_waiting(p: &Program) -> (bool, BTreeSet<Outcome>) {
+    let (racy, mut outcomes) = axioms(p);
+    outcomes.retain(|o| {
+        (p.threads.iter().enumerate()).all(|(t, instrs)| {
+            waits(instrs)
+                .iter()
+                .all(|&(_, marker)| match instrs[marker] {
+                    Instr::SkipUnless { reg, value, .. } => o.registers[t][reg] == value,
+                    _ => unreachable!("a wait ends at its marker"),
+                })
+        })
+    });
+    (racy, outcomes)
+}
+
+/// The marker of a waiting loop: turn until register `reg` holds `value`.
+fn until(reg: usize, value: u64) -> Instr {
+    Instr::SkipUnless {
+        reg,
+        value,
+        skip: 0,
+    }
+}
+
+fn agree_waiting(p: &Program) {
+    assert_eq!(
+        outcomes(p),
+        axioms_waiting(p),
+        "fgvt-sync's waiting loops and the axioms disagree on\n{p}"
+    );
+}
+
+/// Message passing whose reader spins on the flag: a turn that saw the old flag is a loop
+/// edge, whatever the orders, and the outcomes are those of the reader that saw it at once.
+#[test]
+fn message_passing_waiting_for_the_flag_with_every_combination_of_orders() {
+    for a in STORES {
+        for b in STORES {
+            for c in LOADS {
+                for d in LOADS {
+                    let p = Program {
+                        locations: vec![0, 0],
+                        threads: vec![
+                            vec![
+                                Instr::Store {
+                                    loc: 0,
+                                    value: 1,
+                                    order: a,
+                                },
+                                Instr::Store {
+                                    loc: 1,
+                                    value: 1,
+                                    order: b,
+                                },
+                            ],
+                            vec![
+                                Instr::Load {
+                                    loc: 1,
+                                    order: c,
+                                    reg: 0,
+                                },
+                                until(0, 1),
+                                Instr::Load {
+                                    loc: 0,
+                                    order: d,
+                                    reg: 1,
+                                },
+                            ],
+                        ],
+                    };
+                    agree_waiting(&p);
+                }
+            }
+        }
+    }
+}
+
+/// Peterson's entry, each thread's turn two loads (the other's flag, the turn) and with a fence
+/// between them or not: `SeqCst` loads after a fence, where a later turn orders more than one
+/// turn alone, still merge into the loop's head without an outcome gained or lost.
+#[test]
+fn peterson_entries_spinning_on_two_loads_with_every_order() {
+    for store in STORES {
+        for load in LOADS {
+            for fence in [None, Some(SeqCst), Some(Acquire)] {
+                let thread = |me: u32, other: u32| {
+                    let mut turn = vec![Instr::Load {
+                        loc: other,
+                        order: load,
+                        reg: 0,
+                    }];
+                    turn.extend(fence.map(Instr::Fence));
+                    turn.push(Instr::Load {
+                        loc: 2,
+                        order: load,
+                        reg: 1,
+                    });
+                    let mut instrs = vec![
+                        Instr::Store {
+                            loc: me,
+                            value: 1,
+                            order: store,
+                        },
+                        Instr::Store {
+                            loc: 2,
+                            value: u64::from(other) + 1,
+                            order: store,
+                        },
+                    ];
+                    instrs.extend(turn);
+                    instrs.push(until(0, 0));
+                    instrs
+                };
+                let p = Program {
+                    locations: vec![0, 0, 0],
+                    threads: vec![thread(0, 1), thread(1, 0)],
+                };
+                agree_waiting(&p);
+            }
+        }
+    }
+}
+
+/// One turn of a random waiting loop: loads of either location and fences.
+fn turn_instr() -> impl Strategy<Value = Instr> {
+    prop_oneof![
+        (0u32..2, prop::sample::select(LOADS.to_vec()), 0usize..2)
+            .prop_map(|(loc, order, reg)| Instr::Load { loc, order, reg }),
+        prop::sample::select(vec![Acquire, Release, AcqRel, SeqCst]).prop_map(Instr::Fence),
+    ]
+}
+
+/// A thread with a waiting loop somewhere: random instructions, a turn of one to three loads
+/// and fences, the marker on a register one of its loads writes, more random instructions that
+/// leave that register alone.
+fn waiting_thread() -> impl Strategy<Value = Vec<Instr>> {
+    (
+        prop::collection::vec(instr(), 0..3),
+        prop::collection::vec(turn_instr(), 1..4),
+        0u64..3,
+        prop::collection::vec(instr(), 0..2),
+    )
+        .prop_filter_map("a turn loads something", |(before, turn, value, after)| {
+            let reg = turn.iter().rev().find_map(|i| match i {
+                Instr::Load { reg, .. } => Some(*reg),
+                _ => None,
+            })?;
+            // The register keeps what the loop waited for: the reference reads it at the end.
+            if after.iter().any(|i| i.reg() == Some(reg)) {
+                return None;
+            }
+            let mut instrs = before;
+            instrs.extend(turn);
+            instrs.push(until(reg, value));
+            instrs.extend(after);
+            Some(instrs)
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// Random programs of two or three threads, the first with a waiting loop: the outcomes
+    /// of the runs that end are exactly the axioms' with the loop's register as it waits for.
+    #[test]
+    fn random_programs_with_a_waiting_loop_give_exactly_the_axioms_outcomes(
+        waiting in waiting_thread(),
+        others in prop::collection::vec(prop::collection::vec(instr(), 1..4), 1..3),
+    ) {
+        let mut threads = vec![waiting];
+        threads.extend(others);
+        let p = Program { locations: vec![0, 0], threads };
+        prop_assert_eq!(outcomes(&p), axioms_waiting(&p), "on\n{}", p);
+    }
 }

@@ -7,6 +7,7 @@ mod bad_calls;
 mod common;
 mod condvar;
 mod consumer;
+mod exclusion;
 mod leaves;
 mod litmus;
 mod locks;
