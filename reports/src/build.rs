@@ -309,7 +309,9 @@ fn first_cut(tree: &Tree, sources: &SourceMap) -> Option<String> {
                     "thread {thread}'s `{op}` took more than {max} steps on one path{at}: if it \
                      spins waiting for another thread, make it wait instead (a model writes \
                      `await(cond);`, Rust code calls `fgvt_sync::hint::spin_loop()` once per \
-                     iteration of the loop); else raise {}",
+                     iteration of the loop); if it already does, its turns differ, so they \
+                     cannot be merged (a turn that writes, such as a read-modify-write and its \
+                     undoing, or one that reads something new each time); else raise {}",
                     option(Limit::MaxSteps)
                 ))
             }

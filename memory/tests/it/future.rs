@@ -271,6 +271,51 @@ fn an_unsettled_seq_cst_event_keeps_the_whole_graph() {
     assert_ne!(settled, later);
 }
 
+/// A spin loop's turn of several events (Peterson's: the other's flag and the turn, `SeqCst`,
+/// here with a fence between): a turn that read what the turn before read leaves the graph key
+/// as it was, one that read a newer store does not, and neither does a turn of a different
+/// shape.
+#[test]
+fn a_turn_of_seq_cst_reads_that_saw_nothing_new_leaves_the_key_as_it_was() {
+    let mut x = Execution::new(2);
+    let (flag, turn) = (x.add_location(0), x.add_location(0));
+    x.store(0, flag, 1, SeqCst, 0);
+    x.store(0, turn, 1, SeqCst, 0);
+    let live = |_| true;
+    let spin = |x: &mut Execution, flag_from, turn_from| {
+        x.load(1, flag, SeqCst, flag_from);
+        x.fence(1, SeqCst);
+        x.load(1, turn, SeqCst, turn_from);
+    };
+    let (old_flag, old_turn) = (x.initial(flag), x.initial(turn));
+    spin(&mut x, old_flag, old_turn);
+    let once = x.future_key(&Numbered, live);
+    for _ in 0..3 {
+        spin(&mut x, old_flag, old_turn);
+        assert_eq!(
+            x.future_key(&Numbered, live),
+            once,
+            "a turn that saw nothing new"
+        );
+    }
+    let mut newer = x.clone();
+    let t0_turn = newer.latest(turn);
+    spin(&mut newer, old_flag, t0_turn);
+    assert_ne!(
+        newer.future_key(&Numbered, live),
+        once,
+        "a turn that read T0's turn"
+    );
+    let mut shorter = x.clone();
+    shorter.load(1, flag, SeqCst, old_flag);
+    shorter.load(1, turn, SeqCst, old_turn);
+    assert_ne!(
+        shorter.future_key(&Numbered, live),
+        once,
+        "a turn without the fence"
+    );
+}
+
 /// Two executions that differ only in one view: T0 reads `x` (stale in `a`, fresh in `b`),
 /// publishes `y` with a release store, then reads `x` fresh in both. T0's own view ends equal;
 /// what a reader of `y` acquires does not, so the keys must differ, and do: an acquire reader
