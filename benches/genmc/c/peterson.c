@@ -1,4 +1,4 @@
-/* Peterson's lock around a plain counter, as `Peterson` in ../src/main.rs: -DSC for SeqCst
+/* Peterson's lock around a plain counter, as fixtures/rust/src/peterson.rs: -DSC for SeqCst
  * flags and turn (correct), else Release stores and Acquire loads; the unlock is Release. */
 #include <assert.h>
 #include <pthread.h>

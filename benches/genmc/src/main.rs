@@ -1,11 +1,13 @@
-//! The objects of the GenMC bench as Rust code on fgvt-sync, with the orderings the C11 programs
-//! beside them (`c/`) declare: `run.py` runs each test of `tests/` here and the matching C
+//! The objects of the GenMC bench as Rust code on fgvt-sync (Peterson's lock is the fixture's,
+//! `fgvt_fixtures_rust::peterson`), with the orderings the C11 programs beside them (`c/`)
+//! declare: `run.py` runs each test of `tests/` here and the matching C
 //! program under GenMC, side by side.
 //!
 //! Every object keeps its data in `UnsafeCell`s, as the C programs keep theirs in plain
 //! variables, so a missing synchronization is a data race in both tools.
 
-use fgvt_sync::atomic::{fence, AtomicBool, AtomicPtr, AtomicUsize, Ordering::*};
+use fgvt_fixtures_rust::peterson::{ReleaseAcquirePeterson, SeqCstPeterson};
+use fgvt_sync::atomic::{fence, AtomicPtr, AtomicUsize, Ordering::*};
 use fgvt_sync::cell::UnsafeCell;
 use fgvt_sync::hint::spin_loop;
 
@@ -73,49 +75,6 @@ impl<const BUGGY: bool> Treiber<BUGGY> {
             }
             spin_loop();
         }
-    }
-}
-
-/// Peterson's lock around a plain counter. `SEQ_CST`: `SeqCst` flags and turn with a `Release`
-/// unlock (correct); else `Release` stores and `Acquire` loads (store buffering lets both in).
-pub struct Peterson<const SEQ_CST: bool> {
-    flag: [AtomicBool; 2],
-    turn: AtomicUsize,
-    count: UnsafeCell<i64>,
-}
-
-// SAFETY: `count` is only touched under the lock, which the test checks for data races.
-unsafe impl<const SEQ_CST: bool> Sync for Peterson<SEQ_CST> {}
-
-#[fgvt_sync::operations]
-impl<const SEQ_CST: bool> Peterson<SEQ_CST> {
-    fn new() -> Self {
-        Peterson {
-            flag: [AtomicBool::new(false), AtomicBool::new(false)],
-            turn: AtomicUsize::new(0),
-            count: UnsafeCell::new(0),
-        }
-    }
-
-    pub fn inc(&self, me: usize) -> i64 {
-        let other = 1 - me;
-        let (store, load) = if SEQ_CST {
-            (SeqCst, SeqCst)
-        } else {
-            (Release, Acquire)
-        };
-        self.flag[me].store(true, store);
-        self.turn.store(other, store);
-        while self.flag[other].load(load) && self.turn.load(load) == other {
-            spin_loop();
-        }
-        // SAFETY: under the lock.
-        let v = self.count.with_mut(|p| unsafe {
-            *p += 1;
-            *p
-        });
-        self.flag[me].store(false, Release);
-        v
     }
 }
 
@@ -220,10 +179,6 @@ impl Seqlock {
 pub type TreiberStack = Treiber<false>;
 /// The Treiber stack whose push stores the top.
 pub type BuggyTreiberStack = Treiber<true>;
-/// Peterson's lock, `SeqCst` with a `Release` unlock.
-pub type PetersonSeqCst = Peterson<true>;
-/// Peterson's lock, `Release`/`Acquire`.
-pub type PetersonReleaseAcquire = Peterson<false>;
 /// The ring, `Release`/`Acquire`.
 pub type RingReleaseAcquire = Ring<true>;
 /// The ring, `Relaxed`.
@@ -232,8 +187,8 @@ pub type RingRelaxed = Ring<false>;
 fgvt_sync::main!(
     TreiberStack,
     BuggyTreiberStack,
-    PetersonSeqCst,
-    PetersonReleaseAcquire,
+    SeqCstPeterson,
+    ReleaseAcquirePeterson,
     RingReleaseAcquire,
     RingRelaxed,
     Seqlock
