@@ -223,6 +223,7 @@ fn outcomes(p: &Program) -> (bool, BTreeSet<Outcome>) {
     };
     let mut found = BTreeSet::new();
     let mut racy = false;
+    let waiting = p.threads.iter().any(|instrs| !waits(instrs).is_empty());
     for (_, leaf, _) in tree.leaves() {
         if let Some(fault) = &leaf.fault {
             assert!(fault.race.is_some(), "{p}\n{}", fault.message);
@@ -230,7 +231,6 @@ fn outcomes(p: &Program) -> (bool, BTreeSet<Outcome>) {
             continue;
         }
         // Threads that all wait for what none of them will write: a run that never ends.
-        let waiting = p.threads.iter().any(|instrs| !waits(instrs).is_empty());
         if waiting && leaf.kind == LeafKind::Stuck {
             continue;
         }
