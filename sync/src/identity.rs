@@ -55,6 +55,10 @@ impl Identity {
         match self {
             Identity::Made(id) => *id,
             Identity::Lazy(lazy) => {
+                if runtime::on_worker() {
+                    // Shared by every execution in the process: not a worker's to touch.
+                    runtime::leave_static_to_main();
+                }
                 let mut given = lazy.given.lock().unwrap_or_else(|e| e.into_inner());
                 match *given {
                     Some(id) if runtime::made_in_this_run(&id) != Some(false) => id,

@@ -136,6 +136,11 @@ pub fn make_test<O: Object>(args: &MakeArgs<'_>) -> Box<dyn AnyTest> {
         .max_states(args.limits.max_states)
         .max_stale(args.limits.max_stale)
         .report_budget(args.limits.report_budget.0)
+        .jobs(
+            args.limits
+                .explore_jobs
+                .unwrap_or_else(crate::test::default_jobs),
+        )
         .reproduce_with(args.reproduce)
         .replayed_by(
             &fgvt_reports::shell_quote(&program_name()),
@@ -266,9 +271,21 @@ pub struct Limits {
     /// was found (partial, exit 3, if the tree was cut). `none`: explore it all.
     #[arg(long, value_parser = fgvt::cli::parse_report_budget, value_name = "SECONDS|none", default_value = "5")]
     pub report_budget: fgvt::cli::ReportBudget,
+    /// Threads that run one test's executions (see [`Test::jobs`]); set by the subcommands
+    /// that explore one test (`--jobs`), one for those whose own workers explore many.
+    #[arg(skip)]
+    pub explore_jobs: Option<usize>,
 }
 
 impl Limits {
+    /// These limits, a test's executions run by `jobs` threads (`None`: the default).
+    fn jobs(&self, jobs: Option<u16>) -> Limits {
+        Limits {
+            explore_jobs: jobs.map(usize::from),
+            ..self.clone()
+        }
+    }
+
     /// The options that set these limits where they differ from the defaults, each with its
     /// leading space: what a command that reruns the test must repeat.
     fn options(&self) -> String {
@@ -335,6 +352,10 @@ struct LocalizeArgs {
     /// Also draw the labeled tree as SVG to this file.
     #[arg(long, value_name = "FILE")]
     svg: Option<PathBuf>,
+    /// Threads that run the test's executions (default: one per core, or `FGVT_JOBS`); the
+    /// report is the same whatever the number.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    jobs: Option<u16>,
     #[command(flatten)]
     limits: Limits,
 }
@@ -348,6 +369,10 @@ struct ExploreArgs {
     /// under weak memory); exit 1 when that run fails.
     #[arg(long, value_delimiter = ',', num_args = 0..)]
     schedule: Option<Vec<Choice>>,
+    /// Threads that run the test's executions (default: one per core, or `FGVT_JOBS`); the
+    /// report is the same whatever the number.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    jobs: Option<u16>,
     #[command(flatten)]
     limits: Limits,
 }
@@ -359,6 +384,10 @@ struct RenderArgs {
     /// Write the drawing to this file (atomically); `.svg` or `.dot` chooses the format.
     #[arg(short = 'o', long = "output")]
     output: Option<PathBuf>,
+    /// Threads that run the test's executions (default: one per core, or `FGVT_JOBS`); the
+    /// report is the same whatever the number.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+    jobs: Option<u16>,
     #[command(flatten)]
     limits: Limits,
 }
@@ -381,7 +410,8 @@ pub fn run(program: Program<'_>) -> ExitCode {
 fn dispatch(program: Program<'_>, command: &Command) -> miette::Result<Exit> {
     match command {
         Command::Localize(args) => {
-            let found = load(program, &args.test, &args.limits, "localize")?
+            let limits = args.limits.jobs(args.jobs);
+            let found = load(program, &args.test, &limits, "localize")?
                 .localize()
                 .map_err(|e| miette!("{}: {e}", args.test.display()))?;
             let report = &found.report;
@@ -400,7 +430,7 @@ fn dispatch(program: Program<'_>, command: &Command) -> miette::Result<Exit> {
         }
         Command::Explore(args) if args.schedule.is_some() => {
             let schedule = args.schedule.as_deref().unwrap_or_default();
-            let replayed = load(program, &args.test, &args.limits, "explore")?
+            let replayed = load(program, &args.test, &args.limits.jobs(args.jobs), "explore")?
                 .replay(schedule)
                 .map_err(|e| {
                     miette!(
@@ -417,7 +447,7 @@ fn dispatch(program: Program<'_>, command: &Command) -> miette::Result<Exit> {
             })
         }
         Command::Explore(args) => {
-            let tree = load(program, &args.test, &args.limits, "explore")?
+            let tree = load(program, &args.test, &args.limits.jobs(args.jobs), "explore")?
                 .explore()
                 .map_err(|e| miette!("{}: {e}", args.test.display()))?;
             let s = tree.stats();
@@ -464,7 +494,7 @@ fn dispatch(program: Program<'_>, command: &Command) -> miette::Result<Exit> {
                     ))
                 }
             };
-            let found = load(program, &args.test, &args.limits, "render")?
+            let found = load(program, &args.test, &args.limits.jobs(args.jobs), "render")?
                 .localize()
                 .map_err(|e| miette!("{}: {e}", args.test.display()))?;
             let text = drawing(&found, format).map_err(|e| miette!("{e}"))?;
@@ -580,6 +610,8 @@ impl RustJudge<'_> {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
             },
+            // A hunt's or a shrinking's own workers explore many tests at once.
+            explore_jobs: Some(1),
             ..self.limits.clone()
         };
         (self.entry.make)(&MakeArgs {

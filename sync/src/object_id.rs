@@ -41,6 +41,16 @@ impl ObjectId {
         self.key
     }
 
+    /// The name reports show it by.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// Its number among the objects of its execution, which reports show after its name.
+    pub fn number(&self) -> u32 {
+        self.number
+    }
+
     /// The same object, shown in reports as `name` (with its number).
     pub fn named(self, name: &'static str) -> ObjectId {
         ObjectId { name, ..self }

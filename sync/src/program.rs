@@ -21,6 +21,7 @@ use std::cell::RefCell;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
+use fgvt_tree::parallel::Parallel;
 use fgvt_tree::replay::{ReplayError, RunEnd};
 use fgvt_tree::{Call, Event, Fault, History, Program, Step, ThreadId, Wait};
 
@@ -43,6 +44,29 @@ pub(crate) struct Reexecuted {
     saw_weak: std::cell::Cell<bool>,
     /// Whether an execution that saw a weaker ordering winds the exploration down.
     stop_on_weak: bool,
+    /// What a worker builds its own instance from (see [`Parallel`]).
+    recipe: Recipe,
+}
+
+/// How to make a [`Reexecuted`] like another, on another thread: a worker of a parallel
+/// exploration runs the executions of its own engine.
+#[derive(Clone)]
+pub(crate) struct Recipe {
+    threads: usize,
+    body: Body,
+    merge: bool,
+    mode: Mode,
+    shared_races: bool,
+    cut_spins: bool,
+}
+
+/// What a worker's executions learned that the search's must know when it ends.
+pub(crate) struct Learned {
+    sites: Vec<(usize, crate::weak::SiteInfo)>,
+    saw_weak: bool,
+    /// A replay that failed: the worker halted there.
+    error: Option<ReplayError>,
+    runs: runtime::Runs,
 }
 
 /// A point of the test's executions: the schedule that reaches it, told apart by fingerprint.
@@ -231,6 +255,14 @@ impl Reexecuted {
         cut_spins: bool,
     ) -> Self {
         let stop_on_weak = matches!(mode, Mode::Sc { watch: true });
+        let recipe = Recipe {
+            threads,
+            body: Arc::clone(&body),
+            merge,
+            mode: mode.clone(),
+            shared_races,
+            cut_spins,
+        };
         Reexecuted {
             threads,
             body,
@@ -239,6 +271,7 @@ impl Reexecuted {
             merge,
             saw_weak: std::cell::Cell::new(false),
             stop_on_weak,
+            recipe,
         }
     }
 
@@ -484,6 +517,76 @@ impl Program for Reexecuted {
             }
             _ => None,
         }
+    }
+}
+
+/// Workers run executions on engines of their own, each on its thread; what they learn (the
+/// accesses met, a weaker ordering seen) joins the search's at the end.
+/// A worker stops at the first object made in a `const` context (`runtime::met_static`), which
+/// all executions in the process share: the search's thread takes the rest of the steps.
+impl Parallel for Reexecuted {
+    type Recipe = Recipe;
+    type Learned = Learned;
+
+    fn recipe(&self) -> Recipe {
+        self.recipe.clone()
+    }
+
+    fn worker(recipe: &Recipe) -> Reexecuted {
+        runtime::become_worker();
+        let Recipe {
+            threads,
+            body,
+            merge,
+            mode,
+            shared_races,
+            cut_spins,
+        } = recipe.clone();
+        Reexecuted::new(threads, body, merge, mode, shared_races, cut_spins)
+    }
+
+    fn halted(&self) -> bool {
+        runtime::met_static() || self.winding_down()
+    }
+
+    fn learned(self) -> Learned {
+        let engine = self.engine.borrow();
+        let sites = engine
+            .sites
+            .borrow()
+            .iter()
+            .map(|(k, v)| (*k, v.clone()))
+            .collect();
+        Learned {
+            sites,
+            saw_weak: self.saw_weak.get(),
+            error: self.error.borrow_mut().take(),
+            runs: runtime::runs(),
+        }
+    }
+
+    fn absorb(&self, learned: Learned) {
+        let engine = self.engine.borrow();
+        let mut sites = engine.sites.borrow_mut();
+        for (key, site) in learned.sites {
+            match sites.entry(key) {
+                std::collections::hash_map::Entry::Occupied(mut known) => {
+                    known.get_mut().keep_first(site)
+                }
+                std::collections::hash_map::Entry::Vacant(new) => {
+                    new.insert(site);
+                }
+            }
+        }
+        if learned.saw_weak {
+            self.saw_weak.set(true);
+        }
+        // A replay that failed on a worker halted it, its steps unused: the search's thread
+        // took them again, and failed too if the test is nondeterministic. One that replays
+        // on the search's thread only reads something of that thread's (a thread-local the
+        // test set), which it does the same way every time.
+        let _ = learned.error;
+        runtime::add_runs(learned.runs);
     }
 }
 

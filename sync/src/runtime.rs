@@ -116,6 +116,49 @@ pub(crate) fn runs() -> Runs {
     RUNS.get()
 }
 
+/// Adds `more` (a worker thread's runs, see `program.rs`) to this OS thread's [`Runs`].
+pub(crate) fn add_runs(more: Runs) {
+    count(|runs| {
+        runs.started += more.started;
+        runs.went_on += more.went_on;
+        runs.steps += more.steps;
+        runs.unwound += more.unwound;
+    });
+}
+
+thread_local! {
+    /// Whether this OS thread is a worker of a parallel exploration (see `program.rs`).
+    static WORKER: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Whether an execution on this worker met an object made in a `const` context.
+    static MET_STATIC: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Makes this OS thread a worker of a parallel exploration: its executions may not touch an
+/// object made in a `const` context (see [`leave_static_to_main`]).
+pub(crate) fn become_worker() {
+    WORKER.set(true);
+}
+
+/// Whether this OS thread is a worker of a parallel exploration.
+pub(crate) fn on_worker() -> bool {
+    WORKER.get()
+}
+
+/// Ends the worker's execution at an object made in a `const` context, before it touches it:
+/// such an object (a `static`) is one for the whole process, and the workers' executions run
+/// at the same time, so only the search's own thread may run them. The worker stops
+/// ([`met_static`]); the exploration goes on without it.
+pub(crate) fn leave_static_to_main() -> ! {
+    MET_STATIC.set(true);
+    end_with(|_| RunEnd::Abandoned);
+    cancel()
+}
+
+/// Whether an execution on this worker met an object made in a `const` context.
+pub(crate) fn met_static() -> bool {
+    MET_STATIC.get()
+}
+
 /// Adds to this OS thread's [`Runs`].
 fn count(add: impl FnOnce(&mut Runs)) {
     RUNS.with(|runs| {

@@ -20,7 +20,7 @@ use fgvt_reports::{
 };
 use fgvt_tree::replay::ReplayError;
 use fgvt_tree::{
-    explore, Call, Choice, EventKind, Exploration, ExploreOptions, Fault, Leaf, LeafKind, Limit,
+    Call, Choice, EventKind, Exploration, ExploreOptions, Fault, Leaf, LeafKind, Limit,
     MemoryBudget, NodeId, Progress, Search, Tree, TreeBuilder, DEFAULT_REPORT_BUDGET, FINAL_LANE,
     INIT_LANE,
 };
@@ -100,11 +100,21 @@ fn failing_leaf<'a, S: Spec>(
     move |leaf| !program.winding_down() && judge_leaf(checker, leaf).0 == LeafOutcome::Fail
 }
 
+/// How many threads a test's exploration uses unless it says: `FGVT_JOBS`, else one per core.
+pub(crate) fn default_jobs() -> usize {
+    std::env::var("FGVT_JOBS")
+        .ok()
+        .and_then(|jobs| jobs.trim().parse().ok())
+        .or_else(|| std::thread::available_parallelism().ok().map(usize::from))
+        .unwrap_or(1)
+        .max(1)
+}
+
 /// A verdict-only search of `program` against `spec`: it stops at the first failing leaf.
 fn search_with<S: Spec>(program: &Reexecuted, options: &ExploreOptions, spec: S) -> Option<Search> {
     let checker = VerdictCache::new(spec, CheckOptions::default());
     let mut fails = failing_leaf(program, &checker);
-    fgvt_tree::search_failing(program, options, &mut fails).ok()
+    fgvt_tree::parallel::search_failing(program, options, &mut fails).ok()
 }
 
 /// The calls of a test: what every execution runs.
@@ -172,6 +182,8 @@ struct TestCore {
     /// Explore only the runs with at most this many preemptions (a model's bound, as loom's
     /// `preemption_bound`); `None`: every run.
     max_preemptions: Option<u32>,
+    /// Threads that take steps (see [`Test::jobs`]).
+    jobs: usize,
 }
 
 /// What a test needs of its object's type `O`: its name, an execution of a plan on a fresh
@@ -262,6 +274,7 @@ impl<O: Object> Test<O> {
             sites: Learned::default(),
             object: ObjectFns::of::<O>(),
             max_preemptions: None,
+            jobs: default_jobs(),
         };
         Test {
             core,
@@ -402,6 +415,17 @@ impl<O: Object> Test<O> {
     /// are all `SeqCst` costs what it did.
     pub fn memory(self, memory: Memory) -> Self {
         self.core.memory.put(Some(memory));
+        self
+    }
+
+    /// How many threads run the test's executions while it is explored: one search, and
+    /// `jobs - 1` workers, each with an engine of its own, taking steps ahead of it. The tree,
+    /// the report and every count are the same whatever the number (only the time differs).
+    /// Default: one per core (`FGVT_JOBS` in the environment says otherwise). A test whose
+    /// object touches a `static` (an object made in a `const` context) runs those executions
+    /// on the search's thread alone: the `static` is one for the whole process.
+    pub fn jobs(mut self, jobs: usize) -> Self {
+        self.core.jobs = jobs.max(1);
         self
     }
 
@@ -642,6 +666,7 @@ impl TestCore {
             max_memory: self.max_memory,
             report_budget: self.report_budget,
             max_preemptions: self.max_preemptions,
+            jobs: self.jobs,
             ..ExploreOptions::default()
         }
     }
@@ -798,7 +823,10 @@ impl TestCore {
 
     /// [`Test::explore`] with `options`.
     fn explore_with(&self, options: &ExploreOptions) -> Result<Tree, ReplayError> {
-        self.run_explorer(|program| explore(program, options), fault_tree)
+        self.run_explorer(
+            |program| fgvt_tree::parallel::explore(program, options),
+            fault_tree,
+        )
     }
 
     /// Runs `explorer` on the test's program, once its calls are checked: what it made, or,
@@ -1363,7 +1391,7 @@ fn explore_judged<S: Spec>(
 ) -> Result<(Tree, Verdicts), Fault> {
     let checker = VerdictCache::new(spec, CheckOptions::default());
     let mut fails = failing_leaf(program, &checker);
-    let tree = fgvt_tree::explore_judging(program, options, progress, &mut fails)?;
+    let tree = fgvt_tree::parallel::explore_judging(program, options, progress, &mut fails)?;
     // Looked up in the checker's cache: no history is checked twice.
     let verdicts = (tree.leaves())
         .map(|(node, leaf, _)| (node, judge_leaf(&checker, leaf)))

@@ -147,6 +147,19 @@ pub(crate) struct SiteInfo {
     pub kind: AccessKind,
     /// The order it declares (a compare-exchange's success order).
     pub order: Order,
+    /// The object `access` names, as (name, number): of the objects an access at `at` met,
+    /// the first in this order is the one named, so that which is named does not depend on
+    /// the order executions ran in (workers run them in any order).
+    pub rank: (&'static str, u32),
+}
+
+impl SiteInfo {
+    /// Keeps `other` instead if it names an object that comes first.
+    pub(crate) fn keep_first(&mut self, other: SiteInfo) {
+        if other.rank < self.rank {
+            *self = other;
+        }
+    }
 }
 
 /// The accesses met in an exploration's executions, by position (shared by every execution
@@ -225,23 +238,33 @@ impl WeakMemory {
         }
     }
 
-    /// Notes an access at `at`, the first time it is met.
+    /// Notes an access at `at` to the object ranked `rank` (see [`SiteInfo::rank`]).
     fn note_site(
         &self,
         at: &'static Location<'static>,
         kind: AccessKind,
         order: Order,
+        rank: (&'static str, u32),
         what: impl FnOnce() -> String,
     ) {
         let mut sites = self.sites.borrow_mut();
-        sites
-            .entry(std::ptr::from_ref(at) as usize)
-            .or_insert_with(|| SiteInfo {
-                at,
-                access: what(),
-                kind,
-                order,
-            });
+        let site = || SiteInfo {
+            at,
+            access: what(),
+            kind,
+            order,
+            rank,
+        };
+        match sites.entry(std::ptr::from_ref(at) as usize) {
+            std::collections::hash_map::Entry::Occupied(mut known) => {
+                if rank < known.get().rank {
+                    known.insert(site());
+                }
+            }
+            std::collections::hash_map::Entry::Vacant(new) => {
+                new.insert(site());
+            }
+        }
     }
 
     /// Test thread `thread` begins an operation.
@@ -388,7 +411,8 @@ impl WeakMemory {
                 Request::Rmw(_) => "read-modify-write of",
                 Request::Cas { .. } => "compare-exchange on",
             };
-            self.note_site(at, kind, order, || format!("{verb} {object}"));
+            let rank = (object.name(), object.number());
+            self.note_site(at, kind, order, rank, || format!("{verb} {object}"));
         }
         let order = self.order_at(at, kind, order);
         let added = self.added_fences(at);
@@ -477,7 +501,9 @@ impl WeakMemory {
         at: &'static Location<'static>,
         order: Order,
     ) {
-        self.note_site(at, AccessKind::Fence, order, || "fence".to_string());
+        self.note_site(at, AccessKind::Fence, order, ("", 0), || {
+            "fence".to_string()
+        });
         let t = self.thread(who);
         let order = self.order_at(at, AccessKind::Fence, order);
         self.x.fence(t, order);

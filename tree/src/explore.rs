@@ -80,6 +80,10 @@ pub struct ExploreOptions {
     /// verdict is known at the first failure; what the rest of the tree adds is the labels and
     /// the CDRS, and a user waits for those. `None`: the whole tree, however long it takes.
     pub report_budget: Option<Duration>,
+    /// How many threads take steps: the search's own and `jobs - 1` workers taking steps
+    /// ahead of it (see [`crate::parallel`]). Read by the entry points of that module, for
+    /// programs that can run on several threads; the tree is the same whatever the number.
+    pub jobs: usize,
 }
 
 /// The [`ExploreOptions::report_budget`] front ends default to: a failing run's report within
@@ -157,6 +161,7 @@ impl Default for ExploreOptions {
             first: None,
             interrupt: None,
             report_budget: None,
+            jobs: 1,
         }
     }
 }

@@ -100,6 +100,7 @@ pub mod interner;
 pub mod leaf;
 pub mod limit;
 pub mod model;
+pub mod parallel;
 mod pins;
 pub mod program;
 pub mod race;

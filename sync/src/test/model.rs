@@ -72,6 +72,7 @@ pub struct Model {
     max_memory: Option<MemoryBudget>,
     max_preemptions: Option<u32>,
     merge: bool,
+    jobs: usize,
 }
 
 impl Model {
@@ -96,7 +97,16 @@ impl Model {
             max_memory: None,
             max_preemptions: None,
             merge: true,
+            jobs: super::default_jobs(),
         }
+    }
+
+    /// How many threads run the model's executions while it is explored (see
+    /// [`Test::jobs`](crate::Test::jobs)): one per core by default, or `FGVT_JOBS`; the
+    /// report is the same whatever the number.
+    pub fn jobs(mut self, jobs: usize) -> Model {
+        self.jobs = jobs.max(1);
+        self
     }
 
     /// Names the model (its reports go under `target/fgvt/<name>/`).
@@ -253,6 +263,7 @@ impl Model {
             cut_spins: true,
             memory,
             sites: Learned::default(),
+            jobs: self.jobs,
             object: super::ObjectFns {
                 name: || "model".to_string(),
                 run: Arc::new(move |_: &Arc<Plan>| run_model(&body)),

@@ -287,7 +287,7 @@ fn a_marked_spin_that_nothing_ends_is_a_livelock() {
         .explore()
         .unwrap();
     let stats = tree.stats();
-    assert!(tree.partial.is_none());
+    assert!(tree.partial.is_none(), "{:?} {stats:?}", tree.partial);
     assert_eq!((stats.leaves, stats.stuck, stats.bounded), (1, 1, 0));
 }
 

@@ -200,7 +200,9 @@ fn outcomes(p: &Program) -> (bool, BTreeSet<Outcome>) {
     PROGRAM.with(|program| *program.borrow_mut() = p.clone());
     // Every access of the interpreted program is made at one line of `Litmus`: straight-line
     // loads that see one value would look like a bare spin's turns.
+    // The program is in this thread's `PROGRAM`: executions run here, none on workers.
     let mut test = Test::<Litmus>::new("litmus")
+        .jobs(1)
         .finally(&["memory()"])
         .max_stale(16)
         .cut_bare_spins(false);

@@ -3,6 +3,7 @@
 //! compiles and links in a fraction of the time many would (`cargo test --test it`).
 
 mod explore;
+mod parallel;
 mod scout;
 #[path = "../toy/mod.rs"]
 mod toy;

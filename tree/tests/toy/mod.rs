@@ -21,7 +21,7 @@ pub enum Instr {
 }
 
 /// Threads, each a list of operations, each a list of instructions.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Toy {
     /// Per thread, its operations, each a list of instructions.
     pub threads: Vec<Vec<Vec<Instr>>>,
@@ -132,6 +132,24 @@ impl Program for Toy {
             .map(|(t, (op, ..))| (t, Call::new(format!("op{op}"), vec![])))
             .collect()
     }
+}
+
+/// A worker's toy is a copy: it learns nothing the main one must know.
+impl fgvt_tree::parallel::Parallel for Toy {
+    type Recipe = Toy;
+    type Learned = ();
+
+    fn recipe(&self) -> Toy {
+        self.clone()
+    }
+
+    fn worker(recipe: &Toy) -> Toy {
+        recipe.clone()
+    }
+
+    fn learned(self) {}
+
+    fn absorb(&self, _: ()) {}
 }
 
 pub fn instr() -> impl Strategy<Value = Instr> {

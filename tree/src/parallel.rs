@@ -1,0 +1,729 @@
+//! Exploration on several cores: one depth-first search, its steps taken ahead by workers.
+//!
+//! The search itself stays the one of [`explore`](mod@crate::explore), on the calling thread:
+//! the order in which it opens states, numbers nodes, finds strongly connected components and
+//! meets its first failing leaf is what decides the tree, the counts, the labels and the CDRS,
+//! and a search that ran on several threads at once would decide them by timing. What costs
+//! is elsewhere: taking a state's steps (for `fgvt-sync`, one execution of the user's code per
+//! step). So the search runs over [`Pooled`], a [`Program`] whose states are numbers in a table
+//! shared with *workers*: threads that each hold their own instance of the program
+//! ([`Parallel::worker`]) and take the steps of states the search has met but not opened yet,
+//! depth-first from each (a worker goes on from the execution it paused, as the search does),
+//! storing every thread's step of every way. When the search opens a state, its steps are
+//! usually there already; when they are not, the search takes them itself (or, if a worker is
+//! taking them right now, waits for it). Either way the answers are the program's own, so the
+//! tree is the one-job tree, byte for byte, whatever the number of workers or their timing:
+//! the program must be deterministic, which every [`Program`] already is.
+//!
+//! The table tells states apart as the search does: by the program's state and the path's
+//! history in canonical form (a program's steps may depend on which calls are pending, which
+//! its state leaves to the history), here as a [`HistoryDigest`] any thread can work out.
+//!
+//! No global lock is on the hot path: the table is split into shards by hash, each behind its
+//! own mutex, and a worker keeps the states it found on a stack of its own, handing half of it
+//! to the shared pool only when that runs dry. The workers look ahead where the search will go
+//! (every state of the graph is opened by the search once it gets there), so nothing they do
+//! is wasted unless a limit stops the search first; a worker expands no state further than an
+//! operation's step bound (`max_steps`) from the path it found it by, so a loop that never
+//! merges cannot run away with the workers.
+
+use std::collections::VecDeque;
+use std::hash::Hash;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+
+use crate::event::Event;
+use crate::explore::{ExploreOptions, Progress, Search};
+use crate::history::{Call, History, ThreadId};
+use crate::interner::Interner;
+use crate::leaf::Leaf;
+use crate::model::Tree;
+use crate::program::{Fault, Program, Step, Wait};
+
+/// A program whose steps several threads can take at once, each with an instance of its own.
+///
+/// The instances must agree: from equal states, equal steps (the explorer's determinism, which
+/// every program has). The instance the search was given is the *main* one: it answers for
+/// leaves ([`Program::finish`], ...) and takes the steps no worker took.
+pub trait Parallel: Program<State: Send + Sync> {
+    /// What a worker builds its own instance from, on its own thread.
+    type Recipe: Send + Sync;
+    /// What a worker's instance learned that the main one must know when the search ends
+    /// (for `fgvt-sync`: the accesses its executions met, whether one declared a weaker
+    /// ordering, a replay that failed).
+    type Learned: Send;
+
+    /// The recipe of instances like this one.
+    fn recipe(&self) -> Self::Recipe;
+    /// A worker's instance, built on the worker's thread.
+    fn worker(recipe: &Self::Recipe) -> Self;
+    /// Whether this worker's instance can take no more steps for the search (its last steps
+    /// are then not used): the worker stops, and the search goes on without it.
+    fn halted(&self) -> bool {
+        false
+    }
+    /// What the worker's instance learned, when it stops.
+    fn learned(self) -> Self::Learned;
+    /// Takes in what a worker learned.
+    fn absorb(&self, learned: Self::Learned);
+}
+
+/// A state of a [`Pooled`] program: its number in the shared table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Pooled(u32);
+
+/// How many shards the table is split into: enough that workers rarely meet on one.
+const SHARDS: usize = 64;
+
+/// Every thread's steps from a state, each way of each: `steps[thread][way]`.
+type Steps = Arc<[Box<[Step<Pooled>]>]>;
+
+/// How far a state's steps are.
+enum Taken {
+    /// Nobody has taken them.
+    No,
+    /// A worker (or the search) is taking them now.
+    Now,
+    /// Here they are.
+    Yes(Steps),
+    /// The search is done with the state ([`Program::retire`]): its steps are let go.
+    Retired,
+}
+
+/// What the table keeps of a state.
+struct Entry {
+    taken: Taken,
+    /// Steps each thread took in its current operation on the path that found the state
+    /// (`max_steps` is counted so along a path).
+    op_steps: Box<[u32]>,
+}
+
+struct Shard<S> {
+    states: Interner<(S, HistoryDigest), Entry>,
+}
+
+/// A path's coarse history as the search's canonical histories tell it (`history_tree.rs`:
+/// within a run of consecutive calls, or of returns, the order does not count): a hash of the
+/// runs before the last, and an order-free sum over the last run. Two 64-bit lanes, each from
+/// its own hash, so that telling two histories apart by it fails about once in 2^128.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct HistoryDigest {
+    /// The runs before the last, chained.
+    before: [u64; 2],
+    /// The sum of the last run's events.
+    run: [u64; 2],
+    /// What the last run is: 0 none yet, 1 calls, 2 returns.
+    kind: u8,
+}
+
+impl HistoryDigest {
+    /// The digest after `step`, which may call and return.
+    pub fn after(self, step: &Event) -> HistoryDigest {
+        let mut digest = self;
+        if let Some(call) = &step.call {
+            digest = digest.with(1, &(step.thread, call, &step.seen));
+        }
+        if let Some(value) = &step.ret {
+            digest = digest.with(2, &(step.thread, value));
+        }
+        digest
+    }
+
+    fn with(self, kind: u8, event: &impl Hash) -> HistoryDigest {
+        use std::hash::BuildHasher;
+        let lane = |seed: u64| foldhash::fast::FixedState::with_seed(seed).hash_one(event);
+        let hashes = [lane(0x6869_7374), lane(0x6f72_7921)];
+        if kind == self.kind {
+            HistoryDigest {
+                run: [
+                    self.run[0].wrapping_add(hashes[0]),
+                    self.run[1].wrapping_add(hashes[1]),
+                ],
+                ..self
+            }
+        } else {
+            let chain = |lane: usize, seed: u64| {
+                foldhash::fast::FixedState::with_seed(seed).hash_one((
+                    self.before[lane],
+                    self.kind,
+                    self.run[lane],
+                ))
+            };
+            HistoryDigest {
+                before: [chain(0, 0x6265_666f), chain(1, 0x7265_2121)],
+                run: hashes,
+                kind,
+            }
+        }
+    }
+}
+
+/// The table of states shared by the search and the workers, and the pool of states a worker
+/// may take.
+struct Shared<S> {
+    shards: Box<[Mutex<Shard<S>>]>,
+    /// Signalled when a state's steps are stored in the shard of the same number, if the
+    /// search waits for one (`waiting`): a signal nobody waits for still costs a system call.
+    stored: Box<[Condvar]>,
+    waiting: AtomicUsize,
+    /// States met whose steps nobody has taken, for a worker with nothing of its own: taken
+    /// oldest first, the farthest from where the search is (it opens them last), so that a
+    /// worker rarely takes the steps the search is about to ask for.
+    pool: Mutex<VecDeque<Pooled>>,
+    /// Signalled when the pool gets states, or the workers must stop.
+    fed: Condvar,
+    /// Workers waiting on an empty pool: a worker with states of its own hands some over.
+    hungry: AtomicUsize,
+    stop: AtomicBool,
+    threads: usize,
+    /// What bounds the workers: they stop at the search's limits (see [`Shared::worth_going_on`]).
+    limits: WorkerLimits,
+    /// States in the table.
+    len: AtomicUsize,
+}
+
+/// The search's limits, as the workers heed them: past one, a worker stops taking steps
+/// ahead (the search, which looks at its limits itself, stops there anyway).
+struct WorkerLimits {
+    max_steps: u32,
+    max_states: usize,
+    deadline: Option<std::time::Instant>,
+    memory: Option<crate::explore::MemoryBudget>,
+    interrupt: Option<crate::explore::Interrupt>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic while a shard is held is a bug that fails the search anyway: see it there.
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl<S: Hash + Eq + Clone> Shared<S> {
+    fn new(threads: usize, options: &ExploreOptions) -> Shared<S> {
+        Shared {
+            shards: (0..SHARDS)
+                .map(|_| {
+                    Mutex::new(Shard {
+                        states: Interner::new(),
+                    })
+                })
+                .collect(),
+            stored: (0..SHARDS).map(|_| Condvar::new()).collect(),
+            waiting: AtomicUsize::new(0),
+            pool: Mutex::new(VecDeque::new()),
+            fed: Condvar::new(),
+            hungry: AtomicUsize::new(0),
+            stop: AtomicBool::new(false),
+            threads,
+            limits: WorkerLimits {
+                max_steps: (options.max_steps)
+                    .map_or(u32::MAX, |m| u32::try_from(m).unwrap_or(u32::MAX)),
+                max_states: options.max_states.unwrap_or(usize::MAX),
+                deadline: options.timeout.map(|t| std::time::Instant::now() + t),
+                memory: options.max_memory,
+                interrupt: options.interrupt,
+            },
+            len: AtomicUsize::new(0),
+        }
+    }
+
+    /// Whether a worker should take more steps ahead: not once the search must stop, nor past
+    /// one of its limits.
+    fn worth_going_on(&self) -> bool {
+        let limits = &self.limits;
+        !self.stop.load(Ordering::Relaxed)
+            && self.len.load(Ordering::Relaxed) < limits.max_states
+            && limits
+                .deadline
+                .is_none_or(|d| std::time::Instant::now() < d)
+            && limits.memory.is_none_or(|m| (m.used)() < m.bytes)
+            && limits.interrupt.is_none_or(|i| !i.is_raised())
+    }
+
+    fn shard_of(state: &(S, HistoryDigest)) -> usize {
+        // The shard is picked by a hash of its own (the interner hashes again inside), so
+        // that the two do not correlate.
+        use std::hash::BuildHasher;
+        let hash = foldhash::fast::FixedState::with_seed(0x5a4d).hash_one(state);
+        (hash >> 58) as usize % SHARDS
+    }
+
+    fn split(id: Pooled) -> (usize, u32) {
+        ((id.0 as usize) % SHARDS, id.0 / SHARDS as u32)
+    }
+
+    /// The number of `state` after history `digest`, met now with step counts `op_steps`,
+    /// and whether it is new.
+    fn intern(
+        &self,
+        state: S,
+        digest: HistoryDigest,
+        op_steps: impl FnOnce() -> Box<[u32]>,
+    ) -> (Pooled, bool) {
+        let key = (state, digest);
+        let shard = Self::shard_of(&key);
+        let mut guard = lock(&self.shards[shard]);
+        let before = guard.states.len();
+        let index = guard.states.intern(key, || Entry {
+            taken: Taken::No,
+            op_steps: op_steps(),
+        });
+        let new = guard.states.len() > before;
+        if new {
+            self.len.fetch_add(1, Ordering::Relaxed);
+        }
+        let id = u64::from(index) * SHARDS as u64 + shard as u64;
+        let id = u32::try_from(id).expect("fewer than 2^32 states");
+        (Pooled(id), new)
+    }
+
+    /// Claims state `id` to take its steps: the state, its history and its step counts, or
+    /// `None` when someone has taken them or is taking them.
+    fn claim(&self, id: Pooled) -> Option<Claimed<S>> {
+        let (shard, index) = Self::split(id);
+        let mut guard = lock(&self.shards[shard]);
+        let entry = guard.states.value_mut(index);
+        if !matches!(entry.taken, Taken::No) {
+            return None;
+        }
+        entry.taken = Taken::Now;
+        let op_steps = entry.op_steps.clone();
+        let (state, digest) = guard.states.key(index).clone();
+        Some(Claimed {
+            state,
+            digest,
+            op_steps,
+        })
+    }
+
+    /// Gives back a claim whose steps were not taken (the worker halted).
+    fn unclaim(&self, id: Pooled) {
+        let (shard, index) = Self::split(id);
+        lock(&self.shards[shard]).states.value_mut(index).taken = Taken::No;
+        self.wake_search(shard);
+    }
+
+    /// Wakes the search if it waits for a state of `shard`.
+    fn wake_search(&self, shard: usize) {
+        if self.waiting.load(Ordering::SeqCst) > 0 {
+            // Through the shard's lock: the search either has not looked at the state yet,
+            // or is waiting already.
+            let _shard = lock(&self.shards[shard]);
+            self.stored[shard].notify_all();
+        }
+    }
+
+    /// Stores the steps of `id`, whose step counts are `op_steps`: every state they reach is
+    /// numbered, and those new to the table that are within the step bound are added to
+    /// `fresh` (for whoever took the steps to go on with), in thread and way order.
+    fn store(
+        &self,
+        id: Pooled,
+        claimed: &Claimed<S>,
+        rows: Vec<Vec<Step<S>>>,
+        fresh: &mut Vec<Pooled>,
+    ) -> Steps {
+        let op_steps = &claimed.op_steps;
+        let mut steps = Vec::with_capacity(rows.len());
+        for (thread, row) in rows.into_iter().enumerate() {
+            let row: Box<[Step<Pooled>]> = row
+                .into_iter()
+                .map(|step| match step {
+                    Step::Moved { state, event } => {
+                        let returns = event.ret.is_some();
+                        let child_steps = || {
+                            let mut counts: Box<[u32]> = op_steps.clone();
+                            counts[thread] = if returns { 0 } else { counts[thread] + 1 };
+                            counts
+                        };
+                        let within = returns || op_steps[thread] < self.limits.max_steps;
+                        let digest = claimed.digest.after(&event);
+                        let (child, new) = self.intern(state, digest, child_steps);
+                        if new && within {
+                            fresh.push(child);
+                        }
+                        Step::Moved {
+                            state: child,
+                            event,
+                        }
+                    }
+                    Step::Done => Step::Done,
+                    Step::Blocked => Step::Blocked,
+                    Step::Fault { event, fault } => Step::Fault { event, fault },
+                    Step::Bounded { reason } => Step::Bounded { reason },
+                    Step::Cut { bound } => Step::Cut { bound },
+                })
+                .collect();
+            steps.push(row);
+        }
+        let steps: Steps = steps.into();
+        let (shard, index) = Self::split(id);
+        lock(&self.shards[shard]).states.value_mut(index).taken = Taken::Yes(Arc::clone(&steps));
+        self.wake_search(shard);
+        steps
+    }
+
+    /// The steps of `id` if someone took them; waits while someone is taking them; `None`
+    /// (and the state, claimed) when nobody has.
+    fn steps_or_claim(&self, id: Pooled) -> Result<Steps, Claimed<S>> {
+        let (shard, index) = Self::split(id);
+        let mut guard = lock(&self.shards[shard]);
+        loop {
+            let entry = guard.states.value_mut(index);
+            match &entry.taken {
+                Taken::Yes(steps) => return Ok(Arc::clone(steps)),
+                // The search never asks a retired state again; were it to, the program
+                // would say so when asked for the steps.
+                Taken::No | Taken::Retired => {
+                    entry.taken = Taken::Now;
+                    let op_steps = entry.op_steps.clone();
+                    let (state, digest) = guard.states.key(index).clone();
+                    return Err(Claimed {
+                        state,
+                        digest,
+                        op_steps,
+                    });
+                }
+                Taken::Now => {
+                    self.waiting.fetch_add(1, Ordering::SeqCst);
+                    guard = self.stored[shard]
+                        .wait(guard)
+                        .unwrap_or_else(|e| e.into_inner());
+                    self.waiting.fetch_sub(1, Ordering::SeqCst);
+                }
+            }
+        }
+    }
+
+    /// The search is done with `id`: its steps go, and `retire` lets go of what of the state
+    /// only stepping from it needs.
+    fn retire(&self, id: Pooled, retire: impl FnOnce(&mut S)) {
+        let (shard, index) = Self::split(id);
+        let mut guard = lock(&self.shards[shard]);
+        guard.states.value_mut(index).taken = Taken::Retired;
+        retire(&mut guard.states.key_mut(index).0);
+    }
+
+    fn state(&self, id: Pooled) -> S {
+        let (shard, index) = Self::split(id);
+        lock(&self.shards[shard]).states.key(index).0.clone()
+    }
+
+    /// Adds states for the workers to take.
+    fn feed(&self, states: impl IntoIterator<Item = Pooled>) {
+        let mut pool = lock(&self.pool);
+        let before = pool.len();
+        pool.extend(states);
+        if pool.len() > before && self.hungry.load(Ordering::Relaxed) > 0 {
+            self.fed.notify_all();
+        }
+    }
+
+    /// A state from the pool, waiting for one; `None` once the workers must stop.
+    fn take(&self) -> Option<Pooled> {
+        let mut pool = lock(&self.pool);
+        loop {
+            if self.stop.load(Ordering::Relaxed) {
+                return None;
+            }
+            if let Some(id) = pool.pop_front() {
+                return Some(id);
+            }
+            self.hungry.fetch_add(1, Ordering::Relaxed);
+            pool = self.fed.wait(pool).unwrap_or_else(|e| e.into_inner());
+            self.hungry.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
+    fn halt(&self) {
+        self.stop.store(true, Ordering::Relaxed);
+        let _pool = lock(&self.pool);
+        self.fed.notify_all();
+    }
+}
+
+/// A state claimed to take its steps, with what the table keeps of it.
+struct Claimed<S> {
+    state: S,
+    digest: HistoryDigest,
+    op_steps: Box<[u32]>,
+}
+
+/// Every thread's steps from `state`, every way of each, asked in the order the explorer
+/// asks them (last thread first, then the further ways), so that a program that goes on
+/// from its last step is where the explorer's next child is.
+fn take_steps<P: Program>(
+    program: &P,
+    state: &P::State,
+    threads: usize,
+) -> Vec<Vec<Step<P::State>>> {
+    let mut rows: Vec<Vec<Step<P::State>>> = (0..threads).map(|_| Vec::new()).collect();
+    for thread in (0..threads).rev() {
+        rows[thread].push(program.step(state, thread));
+    }
+    for (thread, row) in rows.iter_mut().enumerate() {
+        let ways = match &row[0] {
+            Step::Moved { event, .. } => event.ways(),
+            _ => 1,
+        };
+        for way in 1..ways {
+            row.push(program.step_way(state, thread, way));
+        }
+    }
+    rows
+}
+
+/// A worker: takes the steps of states met but not opened, depth-first from each.
+fn work<P: Parallel>(shared: &Shared<P::State>, recipe: &P::Recipe) -> P::Learned {
+    let program = P::worker(recipe);
+    let mut mine: Vec<Pooled> = Vec::new();
+    let mut fresh = Vec::new();
+    while shared.worth_going_on() {
+        let Some(id) = mine.pop().or_else(|| shared.take()) else {
+            break;
+        };
+        let Some(claimed) = shared.claim(id) else {
+            continue;
+        };
+        let taken = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            take_steps(&program, &claimed.state, shared.threads)
+        }));
+        let rows = match taken {
+            Ok(rows) if !program.halted() => rows,
+            Ok(_) => {
+                shared.unclaim(id);
+                break;
+            }
+            Err(panic) => {
+                // Not the user's code (its panics are the program's faults): a bug, which the
+                // search must not wait for forever.
+                shared.unclaim(id);
+                shared.halt();
+                std::panic::resume_unwind(panic);
+            }
+        };
+        shared.store(id, &claimed, rows, &mut fresh);
+        // The first thread's child on top: where the paused execution most often is.
+        mine.extend(fresh.drain(..).rev());
+        if shared.hungry.load(Ordering::Relaxed) > 0 && mine.len() > 1 {
+            // The oldest half: the farthest from where this worker is.
+            let half = mine.len() / 2;
+            shared.feed(mine.drain(..half));
+        }
+    }
+    program.learned()
+}
+
+/// `program` as the search sees it while workers take its steps ahead (see the
+/// [module docs](self)): built by [`with_workers`].
+pub struct PooledProgram<'a, P: Parallel> {
+    program: &'a P,
+    shared: &'a Shared<P::State>,
+    initial: Result<(Pooled, History), Fault>,
+}
+
+impl<P: Parallel> PooledProgram<'_, P> {
+    /// The steps of `id`: stored, or taken now.
+    fn steps(&self, id: Pooled) -> Steps {
+        match self.shared.steps_or_claim(id) {
+            Ok(steps) => steps,
+            Err(claimed) => {
+                let rows = take_steps(self.program, &claimed.state, self.shared.threads);
+                let mut fresh = Vec::new();
+                let steps = self.shared.store(id, &claimed, rows, &mut fresh);
+                // The search opens the first new child next, and the others once it is done
+                // with that one's subtree: those go to the workers, the nearest on top.
+                self.shared.feed(fresh.iter().skip(1).rev().copied());
+                steps
+            }
+        }
+    }
+}
+
+impl<P: Parallel> Program for PooledProgram<'_, P> {
+    type State = Pooled;
+
+    fn threads(&self) -> usize {
+        self.program.threads()
+    }
+
+    fn initial_state(&self) -> Result<(Pooled, History), Fault> {
+        self.initial.clone()
+    }
+
+    fn step(&self, state: &Pooled, thread: ThreadId) -> Step<Pooled> {
+        self.step_way(state, thread, 0)
+    }
+
+    fn step_way(&self, state: &Pooled, thread: ThreadId, way: u32) -> Step<Pooled> {
+        let steps = self.steps(*state);
+        steps[thread][way as usize].clone()
+    }
+
+    fn finish(&self, state: &Pooled) -> Result<History, Fault> {
+        self.program.finish(&self.shared.state(*state))
+    }
+
+    fn blocked_calls(&self, state: &Pooled) -> Vec<(ThreadId, Call)> {
+        self.program.blocked_calls(&self.shared.state(*state))
+    }
+
+    fn why_blocked(&self, state: &Pooled, thread: ThreadId) -> Option<Wait> {
+        self.program.why_blocked(&self.shared.state(*state), thread)
+    }
+
+    fn goes_on_from_last_step(&self) -> bool {
+        // Steps are taken whole states at a time, in the explorer's order (`take_steps`).
+        false
+    }
+
+    fn retire(&self, state: &mut Pooled) {
+        self.shared
+            .retire(*state, |state| self.program.retire(state));
+    }
+}
+
+/// Runs `search` over `program` with `jobs - 1` workers taking steps ahead (see the
+/// [module docs](self)), then stops them and hands what they learned to `program`. With one
+/// job (or none), `search` gets nothing to run over: the caller searches `program` itself.
+///
+/// `options` are the search's: workers stop taking steps ahead at its limits, and go no
+/// further than its step bound (`max_steps`) from where they found a state.
+pub fn with_workers<P: Parallel, R>(
+    program: &P,
+    jobs: usize,
+    options: &ExploreOptions,
+    search: impl FnOnce(&PooledProgram<'_, P>) -> R,
+) -> R {
+    let threads = program.threads();
+    let shared: Shared<P::State> = Shared::new(threads, options);
+    let initial = program.initial_state().map(|(state, history)| {
+        let (id, _) = shared.intern(state, HistoryDigest::default(), || vec![0; threads].into());
+        (id, history)
+    });
+    let recipe = program.recipe();
+    let workers = jobs.saturating_sub(1);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| scope.spawn(|| work::<P>(&shared, &recipe)))
+            .collect();
+        let pooled = PooledProgram {
+            program,
+            shared: &shared,
+            initial,
+        };
+        if let Ok((root, _)) = &pooled.initial {
+            shared.feed([*root]);
+        }
+        let result = search(&pooled);
+        shared.halt();
+        for handle in handles {
+            match handle.join() {
+                Ok(learned) => program.absorb(learned),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        result
+    })
+}
+
+/// [`crate::explore_judging`] with [`ExploreOptions::jobs`] threads taking steps.
+pub fn explore_judging<P: Parallel>(
+    program: &P,
+    options: &ExploreOptions,
+    progress: &mut dyn Progress,
+    fails: &mut dyn FnMut(&Leaf) -> bool,
+) -> Result<Tree, Fault> {
+    if options.jobs <= 1 {
+        return crate::explore_judging(program, options, progress, fails);
+    }
+    with_workers(program, options.jobs, options, |pooled| {
+        crate::explore_judging(pooled, options, progress, fails)
+    })
+}
+
+/// [`crate::explore`] with [`ExploreOptions::jobs`] threads taking steps.
+pub fn explore<P: Parallel>(program: &P, options: &ExploreOptions) -> Result<Tree, Fault> {
+    explore_judging(program, options, &mut (), &mut |_| false)
+}
+
+/// [`crate::search_failing`] with [`ExploreOptions::jobs`] threads taking steps: the same
+/// first failing leaf, with the same run.
+pub fn search_failing<P: Parallel>(
+    program: &P,
+    options: &ExploreOptions,
+    fails: &mut dyn FnMut(&Leaf) -> bool,
+) -> Result<Search, Fault> {
+    if options.jobs <= 1 {
+        return crate::search_failing(program, options, fails);
+    }
+    with_workers(program, options.jobs, options, |pooled| {
+        crate::search_failing(pooled, options, fails)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history_tree::HistoryTree;
+    use crate::value::Value;
+    use proptest::prelude::*;
+
+    /// A step of `thread` that calls `op` (0 or 1) and, with `ret`, returns it.
+    fn step(thread: usize, call: Option<i64>, ret: Option<i64>) -> Arc<Event> {
+        let mut event = Event::local(thread, String::new(), Default::default());
+        event.call = call.map(|op| Call::new(format!("op{op}"), vec![]));
+        event.ret = ret.map(Value::Int);
+        Arc::new(event)
+    }
+
+    fn steps() -> impl Strategy<Value = Vec<Arc<Event>>> {
+        let one = (
+            0..3usize,
+            prop::option::of(0..2i64),
+            prop::option::of(0..2i64),
+        )
+            .prop_map(|(t, c, r)| step(t, c, r));
+        prop::collection::vec(one, 0..7)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// The digest tells two paths' histories apart exactly when the search's canonical
+        /// histories do.
+        #[test]
+        fn digests_are_equal_exactly_when_canonical_histories_are(a in steps(), b in steps()) {
+            let mut tree = HistoryTree::new(History::new(), true);
+            let mut id = |steps: &[Arc<Event>]| {
+                steps.iter().fold(HistoryTree::ROOT, |h, s| tree.after(h, s))
+            };
+            let (ia, ib) = (id(&a), id(&b));
+            let digest = |steps: &[Arc<Event>]| {
+                steps.iter().fold(HistoryDigest::default(), |d, s| d.after(s))
+            };
+            prop_assert_eq!(ia == ib, digest(&a) == digest(&b));
+        }
+    }
+
+    #[test]
+    fn concurrent_calls_in_either_order_have_one_digest_and_a_return_between_splits_them() {
+        let digest = |steps: &[Arc<Event>]| {
+            steps
+                .iter()
+                .fold(HistoryDigest::default(), |d, s| d.after(s))
+        };
+        let (a, b, ret) = (
+            step(0, Some(0), None),
+            step(1, Some(1), None),
+            step(2, None, Some(0)),
+        );
+        assert_eq!(
+            digest(&[a.clone(), b.clone()]),
+            digest(&[b.clone(), a.clone()])
+        );
+        assert_ne!(
+            digest(&[a.clone(), ret.clone(), b.clone()]),
+            digest(&[b, ret, a])
+        );
+    }
+}

@@ -1,0 +1,417 @@
+//! Exploration with workers taking steps ahead (`fgvt_tree::parallel`) builds the one-job tree,
+//! node for node, whatever the number of workers and their timing.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use fgvt_tree::parallel::{with_workers, Parallel};
+use fgvt_tree::{
+    explore, explore_judging, Call, Choice, ExploreOptions, Fault, History, Leaf, Program,
+    Progress, Step, Tree,
+};
+use proptest::prelude::*;
+
+use crate::toy::{self, Toy};
+
+/// Everything of a tree but how long it took: its nodes in order (each leaf, or its children
+/// by step number), its steps, loop edges, limit and state count.
+fn describe(tree: &Tree) -> String {
+    let mut out = String::new();
+    for node in tree.graph.node_indices() {
+        match tree.graph.leaf(node) {
+            Some(leaf) => out.push_str(&format!("{}: {leaf:?}\n", node.index())),
+            None => out.push_str(&format!(
+                "{}: {:?}\n",
+                node.index(),
+                tree.graph.children(node)
+            )),
+        }
+    }
+    out.push_str(&format!(
+        "events {:?}\nloops {:?}\nroot {:?} partial {:?} states {} stats {:?}\n",
+        tree.events,
+        tree.loops,
+        tree.root,
+        tree.partial,
+        tree.distinct_states,
+        tree.stats()
+    ));
+    out
+}
+
+fn options(max_states: usize) -> ExploreOptions {
+    ExploreOptions {
+        max_states: Some(max_states),
+        max_steps: Some(12),
+        ..ExploreOptions::default()
+    }
+}
+
+fn alone<P: Program>(program: &P, options: &ExploreOptions) -> String {
+    describe(&explore(program, options).expect("toys have no init part to fail"))
+}
+
+fn pooled<P: Parallel>(program: &P, jobs: usize, options: &ExploreOptions) -> String {
+    with_workers(program, jobs, options, |pooled| {
+        describe(&explore(pooled, options).expect("toys have no init part to fail"))
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn workers_build_the_one_job_tree(toy in toy::toy_program(), jobs in 2..5usize) {
+        let options = options(100_000);
+        prop_assert_eq!(pooled(&toy, jobs, &options), alone(&toy, &options));
+    }
+
+    #[test]
+    fn workers_build_the_one_job_tree_of_spin_loops_and_locks(
+        toy in toy::spinning_toy_program(),
+        jobs in 2..5usize,
+    ) {
+        let options = options(100_000);
+        prop_assert_eq!(pooled(&toy, jobs, &options), alone(&toy, &options));
+    }
+
+    #[test]
+    fn a_state_limit_cuts_the_same_tree_with_workers(
+        toy in toy::spinning_toy_program(),
+        max_states in 1..40usize,
+    ) {
+        let options = options(max_states);
+        prop_assert_eq!(pooled(&toy, 3, &options), alone(&toy, &options));
+    }
+}
+
+/// Tells the first failing run, as a front end's progress does.
+#[derive(Default)]
+struct Told(Option<Vec<Choice>>);
+
+impl Progress for Told {
+    fn tick(&mut self, _: u64) {}
+
+    fn failing_run(&mut self, schedule: &[Choice]) {
+        self.0 = Some(schedule.to_vec());
+    }
+}
+
+/// The tree of a judged search, the leaves it judged, and the failing run it told.
+fn judged<P: Program>(program: &P, options: &ExploreOptions) -> (String, u64, Option<Vec<Choice>>) {
+    let mut told = Told::default();
+    let mut judged = 0;
+    let mut fails = |leaf: &Leaf| {
+        judged += 1;
+        !toy::passes(&leaf.history)
+    };
+    let tree = explore_judging(program, options, &mut told, &mut fails).unwrap();
+    (describe(&tree), judged, told.0)
+}
+
+#[test]
+fn a_judged_search_judges_the_same_leaves_and_tells_the_same_run_with_workers() {
+    let toy = Toy {
+        threads: vec![
+            vec![vec![toy::Instr::Write(0, 1), toy::Instr::Read(1)]],
+            vec![vec![toy::Instr::Write(1, 1), toy::Instr::Read(0)]],
+            vec![vec![toy::Instr::Read(0), toy::Instr::Read(1)]],
+        ],
+        vars: 2,
+    };
+    let options = options(100_000);
+    let one = judged(&toy, &options);
+    assert!(one.2.is_some(), "some run fails: {one:?}");
+    for jobs in [2, 3, 8] {
+        let many = with_workers(&toy, jobs, &options, |p| judged(p, &options));
+        assert_eq!(many, one, "{jobs} jobs");
+    }
+}
+
+/// A toy whose steps take a while and are counted: the main instance's on one counter, the
+/// workers' on another.
+struct Slow {
+    toy: Toy,
+    pause: Duration,
+    steps: Arc<AtomicUsize>,
+    by_workers: Arc<AtomicUsize>,
+}
+
+impl Program for Slow {
+    type State = toy::State;
+
+    fn threads(&self) -> usize {
+        self.toy.threads()
+    }
+
+    fn initial_state(&self) -> Result<(toy::State, History), Fault> {
+        self.toy.initial_state()
+    }
+
+    fn step(&self, state: &toy::State, thread: usize) -> Step<toy::State> {
+        std::thread::sleep(self.pause);
+        self.steps.fetch_add(1, Ordering::Relaxed);
+        self.toy.step(state, thread)
+    }
+
+    fn finish(&self, state: &toy::State) -> Result<History, Fault> {
+        self.toy.finish(state)
+    }
+
+    fn blocked_calls(&self, state: &toy::State) -> Vec<(usize, Call)> {
+        self.toy.blocked_calls(state)
+    }
+}
+
+impl Parallel for Slow {
+    type Recipe = (Toy, Duration, Arc<AtomicUsize>);
+    type Learned = ();
+
+    fn recipe(&self) -> Self::Recipe {
+        (self.toy.clone(), self.pause, Arc::clone(&self.by_workers))
+    }
+
+    fn worker((toy, pause, by_workers): &Self::Recipe) -> Slow {
+        Slow {
+            toy: toy.clone(),
+            pause: *pause,
+            steps: Arc::clone(by_workers),
+            by_workers: Arc::clone(by_workers),
+        }
+    }
+
+    fn learned(self) {}
+
+    fn absorb(&self, _: ()) {}
+}
+
+#[test]
+fn workers_take_steps_ahead_and_the_search_uses_them() {
+    let toy = Toy {
+        threads: vec![
+            vec![vec![toy::Instr::Write(0, 1), toy::Instr::Read(1)]; 2],
+            vec![vec![toy::Instr::Write(1, 1), toy::Instr::Read(0)]; 2],
+            vec![vec![toy::Instr::SpinUntil(0, 1), toy::Instr::Write(0, 0)]],
+        ],
+        vars: 2,
+    };
+    let slow = Slow {
+        toy,
+        pause: Duration::from_micros(100),
+        steps: Arc::new(AtomicUsize::new(0)),
+        by_workers: Arc::new(AtomicUsize::new(0)),
+    };
+    let options = options(100_000);
+    let reference = alone(&slow, &options);
+    let alone_steps = slow.steps.swap(0, Ordering::Relaxed);
+    let with = with_workers(&slow, 4, &options, |pooled| {
+        // The root is the workers' first state: let them start before the search does.
+        let started = Instant::now();
+        while slow.by_workers.load(Ordering::Relaxed) == 0 {
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "no worker took a step"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        describe(&explore(pooled, &options).unwrap())
+    });
+    assert_eq!(with, reference);
+    let (by_main, by_workers) = (
+        slow.steps.load(Ordering::Relaxed),
+        slow.by_workers.load(Ordering::Relaxed),
+    );
+    // Every state the search opens is stepped once, by it or by a worker.
+    assert!(
+        by_workers > 0 && by_main < alone_steps && by_main + by_workers >= alone_steps,
+        "alone {alone_steps} steps; with workers, {by_main} by the search, {by_workers} by them"
+    );
+}
+
+/// A toy whose workers halt after a few steps each, as `fgvt-sync`'s do at a `static`.
+struct Halting {
+    toy: Toy,
+    steps: std::cell::Cell<usize>,
+    halt_after: usize,
+    /// When the workers' instances halt.
+    workers_halt_after: usize,
+}
+
+impl Program for Halting {
+    type State = toy::State;
+
+    fn threads(&self) -> usize {
+        self.toy.threads()
+    }
+
+    fn initial_state(&self) -> Result<(toy::State, History), Fault> {
+        self.toy.initial_state()
+    }
+
+    fn step(&self, state: &toy::State, thread: usize) -> Step<toy::State> {
+        self.steps.set(self.steps.get() + 1);
+        if self.steps.get() > self.halt_after {
+            // What a halted worker's steps are: not to be used.
+            return Step::Done;
+        }
+        self.toy.step(state, thread)
+    }
+
+    fn finish(&self, state: &toy::State) -> Result<History, Fault> {
+        self.toy.finish(state)
+    }
+
+    fn blocked_calls(&self, state: &toy::State) -> Vec<(usize, Call)> {
+        self.toy.blocked_calls(state)
+    }
+}
+
+impl Parallel for Halting {
+    type Recipe = (Toy, usize);
+    type Learned = ();
+
+    fn recipe(&self) -> (Toy, usize) {
+        (self.toy.clone(), self.workers_halt_after)
+    }
+
+    fn worker((toy, halt_after): &(Toy, usize)) -> Halting {
+        Halting {
+            toy: toy.clone(),
+            steps: std::cell::Cell::new(0),
+            halt_after: *halt_after,
+            workers_halt_after: *halt_after,
+        }
+    }
+
+    fn halted(&self) -> bool {
+        self.steps.get() > self.halt_after
+    }
+
+    fn learned(self) {}
+
+    fn absorb(&self, _: ()) {}
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    #[test]
+    fn workers_that_halt_leave_the_rest_to_the_search(
+        toy in toy::spinning_toy_program(),
+        halt_after in 0..30usize,
+    ) {
+        let options = options(100_000);
+        // The search's own instance never halts; its workers do.
+        let halting = Halting {
+            toy,
+            steps: std::cell::Cell::new(0),
+            halt_after: usize::MAX,
+            workers_halt_after: halt_after,
+        };
+        prop_assert_eq!(pooled(&halting, 3, &options), alone(&halting, &options));
+    }
+}
+
+/// A toy state that leaves to the history whether a thread's operation has started, as
+/// `fgvt-sync`'s fingerprints do: two states equal by it may still take different steps
+/// (one calls, the other does not), which the search tells apart by the path's history.
+#[derive(Clone, Debug)]
+struct Forgetful(toy::State);
+
+impl PartialEq for Forgetful {
+    fn eq(&self, other: &Forgetful) -> bool {
+        let pcs = |s: &toy::State| -> Vec<(usize, usize, Vec<i64>)> {
+            s.pcs
+                .iter()
+                .map(|(op, pc, reads, _)| (*op, *pc, reads.clone()))
+                .collect()
+        };
+        self.0.vars == other.0.vars && pcs(&self.0) == pcs(&other.0)
+    }
+}
+
+impl Eq for Forgetful {}
+
+impl std::hash::Hash for Forgetful {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.vars.hash(state);
+        for (op, pc, reads, _) in &self.0.pcs {
+            (op, pc, reads).hash(state);
+        }
+    }
+}
+
+/// [`Toy`] with [`Forgetful`] states.
+#[derive(Clone)]
+struct ForgetsCalls(Toy);
+
+impl Program for ForgetsCalls {
+    type State = Forgetful;
+
+    fn threads(&self) -> usize {
+        self.0.threads()
+    }
+
+    fn initial_state(&self) -> Result<(Forgetful, History), Fault> {
+        self.0.initial_state().map(|(s, h)| (Forgetful(s), h))
+    }
+
+    fn step(&self, state: &Forgetful, thread: usize) -> Step<Forgetful> {
+        match self.0.step(&state.0, thread) {
+            Step::Moved { state, event } => Step::Moved {
+                state: Forgetful(state),
+                event,
+            },
+            Step::Done => Step::Done,
+            Step::Blocked => Step::Blocked,
+            Step::Fault { event, fault } => Step::Fault { event, fault },
+            Step::Bounded { reason } => Step::Bounded { reason },
+            Step::Cut { bound } => Step::Cut { bound },
+        }
+    }
+
+    fn finish(&self, state: &Forgetful) -> Result<History, Fault> {
+        self.0.finish(&state.0)
+    }
+
+    fn blocked_calls(&self, state: &Forgetful) -> Vec<(usize, Call)> {
+        self.0.blocked_calls(&state.0)
+    }
+}
+
+impl Parallel for ForgetsCalls {
+    type Recipe = Toy;
+    type Learned = ();
+
+    fn recipe(&self) -> Toy {
+        self.0.clone()
+    }
+
+    fn worker(toy: &Toy) -> ForgetsCalls {
+        ForgetsCalls(toy.clone())
+    }
+
+    fn learned(self) {}
+
+    fn absorb(&self, _: ()) {}
+}
+
+#[test]
+fn states_equal_but_for_the_calls_their_histories_hold_stay_apart_with_workers() {
+    // T0 spins until T1 sets v0: the state after its first turn equals the one before it,
+    // but for the call the history holds.
+    let toy = Toy {
+        threads: vec![
+            vec![vec![toy::Instr::SpinUntil(0, 1)], vec![toy::Instr::Read(1)]],
+            vec![vec![toy::Instr::Write(0, 1)], vec![toy::Instr::Write(1, 1)]],
+        ],
+        vars: 2,
+    };
+    let forgetful = ForgetsCalls(toy);
+    let options = options(100_000);
+    let one = alone(&forgetful, &options);
+    for jobs in [1, 2, 4] {
+        assert_eq!(pooled(&forgetful, jobs, &options), one, "{jobs} jobs");
+    }
+}
