@@ -75,6 +75,12 @@ pub struct Pooled(u32);
 /// How many shards the table is split into: enough that workers rarely meet on one.
 const SHARDS: usize = 64;
 
+/// How many states a starving worker takes from the pool at once.
+const TAKEN_AT_ONCE: usize = 8;
+
+/// How long a starving worker spins before it sleeps, in spin-loop hints.
+const SPINS: usize = 1 << 12;
+
 /// Every thread's steps from a state, each way of each: `steps[thread][way]`.
 type Steps = Arc<[Box<[Step<Pooled>]>]>;
 
@@ -172,6 +178,8 @@ struct Shared<S> {
     pool: Mutex<VecDeque<Pooled>>,
     /// Signalled when the pool gets states, or the workers must stop.
     fed: Condvar,
+    /// How many states the pool holds, for a worker to look at without its lock.
+    queued: AtomicUsize,
     /// Workers waiting on an empty pool: a worker with states of its own hands some over.
     hungry: AtomicUsize,
     stop: AtomicBool,
@@ -211,6 +219,7 @@ impl<S: Hash + Eq + Clone> Shared<S> {
             waiting: AtomicUsize::new(0),
             pool: Mutex::new(VecDeque::new()),
             fed: Condvar::new(),
+            queued: AtomicUsize::new(0),
             hungry: AtomicUsize::new(0),
             stop: AtomicBool::new(false),
             threads,
@@ -413,20 +422,33 @@ impl<S: Hash + Eq + Clone> Shared<S> {
         let mut pool = lock(&self.pool);
         let before = pool.len();
         pool.extend(states);
+        self.queued.store(pool.len(), Ordering::Relaxed);
         if pool.len() > before && self.hungry.load(Ordering::Relaxed) > 0 {
             self.fed.notify_all();
         }
     }
 
-    /// A state from the pool, waiting for one; `None` once the workers must stop.
-    fn take(&self) -> Option<Pooled> {
+    /// Moves a few of the pool's oldest states to `mine` (the oldest on top), waiting for
+    /// some; `false` once the workers must stop.
+    fn take(&self, mine: &mut Vec<Pooled>) -> bool {
+        // A worker that starves spins a moment before it sleeps: the search feeds the pool
+        // at every state it opens, and waking a sleeper costs it a system call.
+        for _ in 0..SPINS {
+            if self.stop.load(Ordering::Relaxed) || self.queued.load(Ordering::Relaxed) > 0 {
+                break;
+            }
+            std::hint::spin_loop();
+        }
         let mut pool = lock(&self.pool);
         loop {
             if self.stop.load(Ordering::Relaxed) {
-                return None;
+                return false;
             }
-            if let Some(id) = pool.pop_front() {
-                return Some(id);
+            if !pool.is_empty() {
+                let n = pool.len().min(TAKEN_AT_ONCE);
+                mine.extend(pool.drain(..n).rev());
+                self.queued.store(pool.len(), Ordering::Relaxed);
+                return true;
             }
             self.hungry.fetch_add(1, Ordering::Relaxed);
             pool = self.fed.wait(pool).unwrap_or_else(|e| e.into_inner());
@@ -478,8 +500,11 @@ fn work<P: Parallel>(shared: &Shared<P::State>, recipe: &P::Recipe) -> P::Learne
     let mut mine: Vec<Pooled> = Vec::new();
     let mut fresh = Vec::new();
     while shared.worth_going_on() {
-        let Some(id) = mine.pop().or_else(|| shared.take()) else {
+        if mine.is_empty() && !shared.take(&mut mine) {
             break;
+        }
+        let Some(id) = mine.pop() else {
+            continue;
         };
         let Some(claimed) = shared.claim(id) else {
             continue;

@@ -4,7 +4,7 @@
 //! tree: the bench checks the counts.
 //!
 //! `cargo run --release --manifest-path benches/jobs/Cargo.toml -- [--jobs 1,2,4]
-//! [--rounds 3]`
+//! [--rounds 3] [--only TEXT]` (`--only`: the workloads whose name contains TEXT).
 
 use std::time::{Duration, Instant};
 
@@ -67,7 +67,8 @@ fn main() {
     let rounds: usize = value("--rounds").map_or(3, |r| r.parse().expect("--rounds takes a number"));
     println!("| workload | jobs | states | best s | states/s | speed-up |");
     println!("| --- | ---: | ---: | ---: | ---: | ---: |");
-    for workload in WORKLOADS {
+    let only = value("--only").unwrap_or_default();
+    for workload in WORKLOADS.iter().filter(|w| w.name.contains(&only)) {
         let mut base: Option<(f64, (u64, u64))> = None;
         for &j in &jobs {
             let run = (workload.test)(j);
