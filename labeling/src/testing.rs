@@ -57,7 +57,7 @@ impl Builder {
         };
         let id = self.tree.leaf(Leaf {
             kind,
-            history,
+            history: history.into(),
             fault: None,
             bound: None,
             waiting: Vec::new(),

@@ -177,7 +177,7 @@ where
         deadline: budget.deadline,
         ..CheckOptions::default()
     };
-    let mut outcomes: HashMap<History, Option<Arc<Outcome>>> = HashMap::new();
+    let mut outcomes: HashMap<Arc<History>, Option<Arc<Outcome>>> = HashMap::new();
     let mut error = None;
     let mut interrupted = false;
     let mut failed = false;
@@ -310,7 +310,7 @@ fn with_checker<S: Spec, R>(
         LeafKind::Fault => !violations_only,
         LeafKind::Bounded => false,
         // An unknown verdict is not a violation.
-        LeafKind::Complete | LeafKind::Stuck => match checker.check(&leaf.history) {
+        LeafKind::Complete | LeafKind::Stuck => match checker.check_shared(&leaf.history) {
             Ok(outcome) => matches!(outcome.verdict, Verdict::NotLinearizable(_)),
             Err(e) => {
                 // The spec cannot judge: stop, and say so.
@@ -333,7 +333,7 @@ fn judge_with<S: Spec + Sync>(
     tree: &Tree,
     budget: CheckBudget,
     synthesized: bool,
-    known: HashMap<History, Option<Arc<Outcome>>>,
+    known: HashMap<Arc<History>, Option<Arc<Outcome>>>,
 ) -> Result<Judgement, CheckError>
 where
     S::State: Send + Sync,
@@ -346,7 +346,7 @@ where
     let histories: HashSet<&History> = tree
         .leaves()
         .filter(|(_, leaf, _)| matches!(leaf.kind, LeafKind::Complete | LeafKind::Stuck))
-        .map(|(_, leaf, _)| &leaf.history)
+        .map(|(_, leaf, _)| &*leaf.history)
         .collect();
     // Once the budget is spent, a history is not even handed to the checker (whose setup
     // alone costs time on a large tree): it has no verdict. `None` is that missing verdict.

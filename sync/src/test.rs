@@ -1456,7 +1456,7 @@ fn judge_leaf<S: Spec>(checker: &VerdictCache<S>, leaf: &Leaf) -> (LeafOutcome, 
                 (LeafOutcome::Fail, Why::Panicked(message.to_string()))
             }
         },
-        LeafKind::Complete | LeafKind::Stuck => match checker.check(&leaf.history) {
+        LeafKind::Complete | LeafKind::Stuck => match checker.check_shared(&leaf.history) {
             Ok(outcome) => match &outcome.verdict {
                 CheckVerdict::Linearizable { .. } => (LeafOutcome::Pass, Why::Nothing),
                 CheckVerdict::NotLinearizable(_) => {

@@ -172,6 +172,25 @@ impl HistoryTree {
     }
 }
 
+/// The histories of a tree's leaves, each distinct one stored once: a tree has many more
+/// leaves than histories (the 4×3 Treiber model, a hundred thousand states in, held its leaves'
+/// histories many times over, the most of its memory).
+#[derive(Default)]
+pub(crate) struct LeafHistories(
+    std::collections::HashSet<Arc<History>, foldhash::fast::FixedState>,
+);
+
+impl LeafHistories {
+    /// `history`, shared with the leaves that have it already.
+    pub(crate) fn share(&mut self, history: Arc<History>) -> Arc<History> {
+        if let Some(known) = self.0.get(&*history) {
+            return Arc::clone(known);
+        }
+        self.0.insert(Arc::clone(&history));
+        history
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,6 +2,8 @@
 //! checker and the reports need of it (the path's history, the fault, the bound, what each
 //! stuck thread waits for).
 
+use std::sync::Arc;
+
 use serde::Serialize;
 
 use crate::history::History;
@@ -31,8 +33,10 @@ pub struct Leaf {
     /// Why the path ends here.
     pub kind: LeafKind,
     /// The coarse history of the execution (with `final` operations at complete leaves, with
-    /// the blocked calls at stuck leaves).
-    pub history: History,
+    /// the blocked calls at stuck leaves). Shared: the leaves of a tree with the same history
+    /// hold one copy (the explorer's `LeafHistories`), and so do the checker's cache and the
+    /// reports that quote it.
+    pub history: Arc<History>,
     /// The failure, for a fault leaf.
     pub fault: Option<Fault>,
     /// Which limit ended the path, for a bounded leaf.
@@ -43,10 +47,10 @@ pub struct Leaf {
 
 impl Leaf {
     /// A bounded leaf: `bound` cut the path whose history is `history`; no verdict.
-    pub fn bounded(history: History, bound: Bound) -> Leaf {
+    pub fn bounded(history: impl Into<Arc<History>>, bound: Bound) -> Leaf {
         Leaf {
             kind: LeafKind::Bounded,
-            history,
+            history: history.into(),
             fault: None,
             bound: Some(bound),
             waiting: Vec::new(),
@@ -54,10 +58,10 @@ impl Leaf {
     }
 
     /// A fault leaf: the program failed with `fault` on the path whose history is `history`.
-    pub fn fault(history: History, fault: Fault) -> Leaf {
+    pub fn fault(history: impl Into<Arc<History>>, fault: Fault) -> Leaf {
         Leaf {
             kind: LeafKind::Fault,
-            history,
+            history: history.into(),
             fault: Some(fault),
             bound: None,
             waiting: Vec::new(),
@@ -72,10 +76,10 @@ impl Leaf {
     }
 
     /// A complete leaf: every operation returned; `history` includes the `final` part's.
-    pub fn complete(history: History) -> Leaf {
+    pub fn complete(history: impl Into<Arc<History>>) -> Leaf {
         Leaf {
             kind: LeafKind::Complete,
-            history,
+            history: history.into(),
             fault: None,
             bound: None,
             waiting: Vec::new(),
@@ -84,10 +88,10 @@ impl Leaf {
 
     /// A stuck leaf: no thread can move; `history` ends with the blocked calls, and `waiting`
     /// says what each blocked thread waits for.
-    pub fn stuck(history: History, waiting: Vec<Wait>) -> Leaf {
+    pub fn stuck(history: impl Into<Arc<History>>, waiting: Vec<Wait>) -> Leaf {
         Leaf {
             kind: LeafKind::Stuck,
-            history,
+            history: history.into(),
             fault: None,
             bound: None,
             waiting,

@@ -15,6 +15,7 @@ use crate::choice::Choice;
 use crate::count_table::{CountTable, Counts};
 use crate::event::Event;
 use crate::graph::{EventId, NodeId, StateGraph};
+use crate::history_tree::LeafHistories;
 use crate::interner::Interner;
 use crate::leaf::Leaf;
 use crate::limit::Limit;
@@ -259,6 +260,8 @@ pub struct TreeBuilder {
     /// numbers its step, and the map, read on every one of them, did not stay in the cache.
     /// Filled from `shared_ids` only, so each address in it is of a step kept there.
     recent_ids: Vec<(usize, EventId)>,
+    /// The leaves' histories, each distinct one once.
+    leaf_histories: LeafHistories,
 }
 
 /// Most steps numbered by address (beyond, a program that allocates every step anew would
@@ -274,8 +277,9 @@ impl TreeBuilder {
         TreeBuilder::default()
     }
 
-    /// Adds a leaf.
-    pub fn leaf(&mut self, leaf: Leaf) -> NodeId {
+    /// Adds a leaf; its history is shared with the leaves that have the same one.
+    pub fn leaf(&mut self, mut leaf: Leaf) -> NodeId {
+        leaf.history = self.leaf_histories.share(leaf.history);
         self.graph.add_leaf(leaf)
     }
 
@@ -367,6 +371,7 @@ impl TreeBuilder {
 
     /// The finished tree rooted at `root`.
     pub fn finish(self, root: NodeId, facts: Exploration) -> Tree {
+        drop(self.leaf_histories);
         let events = self.events.into_keys();
         let mut loops: Vec<LoopEdge> = self
             .loops

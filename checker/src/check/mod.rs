@@ -435,7 +435,7 @@ fn merge_witnesses(witnesses: &[Vec<OpView<'_>>]) -> Vec<usize> {
 pub struct VerdictCache<S: Spec> {
     spec: S,
     options: CheckOptions,
-    verdicts: Mutex<HashMap<History, Arc<Outcome>>>,
+    verdicts: Mutex<HashMap<Arc<History>, Arc<Outcome>>>,
     hits: std::sync::atomic::AtomicU64,
 }
 
@@ -457,13 +457,27 @@ impl<S: Spec> VerdictCache<S> {
 
     /// The verdict on `history`, from the cache or by [`check`].
     pub fn check(&self, history: &History) -> Result<Arc<Outcome>, CheckError> {
+        self.check_with(history, || Arc::new(history.clone()))
+    }
+
+    /// [`VerdictCache::check`] of a history held in an `Arc` (a tree's leaves share theirs):
+    /// the cache keeps that one rather than a copy.
+    pub fn check_shared(&self, history: &Arc<History>) -> Result<Arc<Outcome>, CheckError> {
+        self.check_with(history, || Arc::clone(history))
+    }
+
+    fn check_with(
+        &self,
+        history: &History,
+        keep: impl FnOnce() -> Arc<History>,
+    ) -> Result<Arc<Outcome>, CheckError> {
         if let Some(outcome) = self.lock().get(history) {
             self.hits.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             return Ok(Arc::clone(outcome));
         }
         let outcome = Arc::new(check(&self.spec, history, &self.options)?);
         if !matches!(outcome.verdict, Verdict::Unknown) {
-            self.lock().insert(history.clone(), Arc::clone(&outcome));
+            self.lock().insert(keep(), Arc::clone(&outcome));
         }
         Ok(outcome)
     }
@@ -483,7 +497,7 @@ impl<S: Spec> VerdictCache<S> {
         self.hits.load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<History, Arc<Outcome>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Arc<History>, Arc<Outcome>>> {
         // A panic while holding the lock cannot leave the map inconsistent (single inserts).
         lock(&self.verdicts)
     }
