@@ -31,33 +31,33 @@ use crate::weak::Mode;
 
 /// The test's executions, as a program the explorer steps through.
 pub(crate) struct Reexecuted {
-    threads: usize,
-    body: Body,
+    /// What it runs, and how (and what a worker builds its own instance from: see
+    /// [`Parallel`]). With `merge` unset, states are told apart by schedule too, so that no two
+    /// paths share a state (the unfolded tree, the reference merging is tested against).
+    recipe: Recipe,
     engine: RefCell<Engine>,
     /// The first schedule whose re-execution did not reach the state it was recorded for.
     error: RefCell<Option<ReplayError>>,
-    /// Whether states are told apart by fingerprint alone; else by schedule too, so that no
-    /// two paths share a state (the unfolded tree, the reference merging is tested against).
-    merge: bool,
     /// Under [`Mode::Sc`] with `watch`: whether some execution declared an ordering weaker
     /// than `SeqCst`. The exploration then winds down: it must be made under weak memory.
     saw_weak: std::cell::Cell<bool>,
     /// Whether an execution that saw a weaker ordering winds the exploration down.
     stop_on_weak: bool,
-    /// What a worker builds its own instance from (see [`Parallel`]).
-    recipe: Recipe,
 }
 
-/// How to make a [`Reexecuted`] like another, on another thread: a worker of a parallel
-/// exploration runs the executions of its own engine.
+/// What a [`Reexecuted`] is made from: the executions of `body` (the test's plan on a fresh
+/// object) with `threads` threads, told apart by fingerprint alone when `merge` is set, their
+/// atomics treating orderings as `mode` says, `Shared` cells checked for data races when
+/// `shared_races` is set, and a loop without the spin hint cut at its repeated iteration when
+/// `cut_spins` is. A worker of a parallel exploration makes its own from it, on its thread.
 #[derive(Clone)]
 pub(crate) struct Recipe {
-    threads: usize,
-    body: Body,
-    merge: bool,
-    mode: Mode,
-    shared_races: bool,
-    cut_spins: bool,
+    pub threads: usize,
+    pub body: Body,
+    pub merge: bool,
+    pub mode: Mode,
+    pub shared_races: bool,
+    pub cut_spins: bool,
 }
 
 /// What a worker's executions learned that the search's must know when it ends.
@@ -242,33 +242,16 @@ pub(crate) const MAX_THREADS: usize = 256;
 pub(crate) const MAX_WAYS: u32 = 255;
 
 impl Reexecuted {
-    /// The executions of `body` (the test's plan on a fresh object) with `threads` threads,
-    /// their atomics treating orderings as `mode` says, `Shared` cells checked for data
-    /// races when `shared_races` is set, and a loop without the spin hint cut at its repeated
-    /// iteration when `cut_spins` is.
-    pub(crate) fn new(
-        threads: usize,
-        body: Body,
-        merge: bool,
-        mode: Mode,
-        shared_races: bool,
-        cut_spins: bool,
-    ) -> Self {
-        let stop_on_weak = matches!(mode, Mode::Sc { watch: true });
-        let recipe = Recipe {
-            threads,
-            body: Arc::clone(&body),
-            merge,
-            mode: mode.clone(),
-            shared_races,
-            cut_spins,
-        };
+    /// The executions `recipe` says.
+    pub(crate) fn new(recipe: Recipe) -> Self {
+        let stop_on_weak = matches!(recipe.mode, Mode::Sc { watch: true });
         Reexecuted {
-            threads,
-            body,
-            engine: RefCell::new(Engine::new(mode, shared_races, cut_spins)),
+            engine: RefCell::new(Engine::new(
+                recipe.mode.clone(),
+                recipe.shared_races,
+                recipe.cut_spins,
+            )),
             error: RefCell::new(None),
-            merge,
             saw_weak: std::cell::Cell::new(false),
             stop_on_weak,
             recipe,
@@ -305,9 +288,9 @@ impl Reexecuted {
     fn run(&self, schedule: &[Pick]) -> Option<Execution> {
         let execution = runtime::execute(
             &mut self.engine.borrow_mut(),
-            self.threads,
+            self.recipe.threads,
             schedule,
-            Arc::clone(&self.body),
+            Arc::clone(&self.recipe.body),
         );
         if execution.saw_weak {
             self.saw_weak.set(true);
@@ -335,7 +318,7 @@ impl Reexecuted {
 
     /// The state an execution along `schedule` stopped at, if it stopped at a point.
     fn state(&self, schedule: Schedule, point: Point, end: Option<Ending>) -> State {
-        let fingerprint = if self.merge {
+        let fingerprint = if self.recipe.merge {
             point.fingerprint
         } else {
             let path = schedule.to_vec().iter().fold(0x5c4e_d01e, |h, p| {
@@ -373,7 +356,7 @@ impl Reexecuted {
         // (all done) is for an execution whose threads never started.
         let point = point.unwrap_or_else(|| Point {
             fingerprint: 0,
-            statuses: vec![Status::Done; self.threads],
+            statuses: vec![Status::Done; self.recipe.threads],
         });
         let end = match run.end {
             RunEnd::Abandoned => None,
@@ -416,7 +399,7 @@ impl Program for Reexecuted {
     type State = State;
 
     fn threads(&self) -> usize {
-        self.threads
+        self.recipe.threads
     }
 
     fn initial_state(&self) -> Result<(State, History), Fault> {
@@ -534,15 +517,7 @@ impl Parallel for Reexecuted {
 
     fn worker(recipe: &Recipe) -> Reexecuted {
         runtime::become_worker();
-        let Recipe {
-            threads,
-            body,
-            merge,
-            mode,
-            shared_races,
-            cut_spins,
-        } = recipe.clone();
-        Reexecuted::new(threads, body, merge, mode, shared_races, cut_spins)
+        Reexecuted::new(recipe.clone())
     }
 
     fn halted(&self) -> bool {

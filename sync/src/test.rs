@@ -29,7 +29,7 @@ use crate::engine;
 use crate::fix::{self, Change};
 use crate::localized::Localized;
 use crate::object::Object;
-use crate::program::{Reexecuted, MAX_THREADS};
+use crate::program::{Recipe, Reexecuted, MAX_THREADS};
 use crate::runtime::{self, guarded};
 use crate::sources;
 use crate::spec::{serial_run, short_type_name, SelfSpec, Sequential, SequentialSpec, SerialRun};
@@ -704,14 +704,14 @@ impl TestCore {
     fn program_in(&self, mode: Mode) -> Reexecuted {
         let plan = Arc::new(self.plan.clone());
         let run = Arc::clone(&self.object.run);
-        Reexecuted::new(
-            self.plan.threads.len() + self.plan.spawned,
-            Arc::new(move || run(&plan)),
-            self.merge,
+        Reexecuted::new(Recipe {
+            threads: self.plan.threads.len() + self.plan.spawned,
+            body: Arc::new(move || run(&plan)),
+            merge: self.merge,
             mode,
-            self.races,
-            self.cut_spins,
-        )
+            shared_races: self.races,
+            cut_spins: self.cut_spins,
+        })
     }
 
     /// Whether some run fails under `mode`, by a search that stops at the first failing leaf

@@ -331,35 +331,19 @@ impl<S: Hash + Eq + Clone> Shared<S> {
         rows: Vec<Vec<Step<S>>>,
         fresh: &mut Vec<Pooled>,
     ) -> Steps {
-        let op_steps = &claimed.op_steps;
         let mut steps = Vec::with_capacity(rows.len());
         for (thread, row) in rows.into_iter().enumerate() {
             let row: Box<[Step<Pooled>]> = row
                 .into_iter()
-                .map(|step| match step {
-                    Step::Moved { state, event } => {
-                        let returns = event.ret.is_some();
-                        let child_steps = || {
-                            let mut counts: Box<[u32]> = op_steps.clone();
-                            counts[thread] = if returns { 0 } else { counts[thread] + 1 };
-                            counts
-                        };
-                        let within = returns || op_steps[thread] < self.limits.max_steps;
-                        let digest = claimed.digest.after(&event);
-                        let (child, new) = self.intern(state, digest, child_steps);
-                        if new && within {
-                            fresh.push(child);
-                        }
-                        Step::Moved {
-                            state: child,
-                            event,
-                        }
-                    }
-                    Step::Done => Step::Done,
-                    Step::Blocked => Step::Blocked,
-                    Step::Fault { event, fault } => Step::Fault { event, fault },
-                    Step::Bounded { reason } => Step::Bounded { reason },
-                    Step::Cut { bound } => Step::Cut { bound },
+                .map(|step| {
+                    let event = match &step {
+                        Step::Moved { event, .. } => Some(Arc::clone(event)),
+                        _ => None,
+                    };
+                    step.map_state(|state| {
+                        let event = event.as_deref().expect("a step that moved has its event");
+                        self.child(claimed, thread, event, state, fresh)
+                    })
                 })
                 .collect();
             steps.push(row);
@@ -369,6 +353,32 @@ impl<S: Hash + Eq + Clone> Shared<S> {
         lock(&self.shards[shard]).states.value_mut(index).taken = Taken::Yes(Arc::clone(&steps));
         self.wake_search(shard);
         steps
+    }
+
+    /// The number of `state`, which `thread`'s step `event` reached from `claimed`: its
+    /// history and step counts follow from the step's; one new to the table and within the
+    /// step bound is added to `fresh`.
+    fn child(
+        &self,
+        claimed: &Claimed<S>,
+        thread: ThreadId,
+        event: &Event,
+        state: S,
+        fresh: &mut Vec<Pooled>,
+    ) -> Pooled {
+        let returns = event.ret.is_some();
+        let op_steps = &claimed.op_steps;
+        let counts = || {
+            let mut counts = op_steps.clone();
+            counts[thread] = if returns { 0 } else { counts[thread] + 1 };
+            counts
+        };
+        let within = returns || op_steps[thread] < self.limits.max_steps;
+        let (child, new) = self.intern(state, claimed.digest.after(event), counts);
+        if new && within {
+            fresh.push(child);
+        }
+        child
     }
 
     /// The steps of `id` if someone took them; waits while someone is taking them; `None`

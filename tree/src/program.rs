@@ -98,6 +98,24 @@ pub enum Step<S> {
     },
 }
 
+impl<S> Step<S> {
+    /// The same step, its state (if it moved) made by `f`: what a program over another's
+    /// states (a table's numbers, a wrapper) answers.
+    pub fn map_state<T>(self, f: impl FnOnce(S) -> T) -> Step<T> {
+        match self {
+            Step::Moved { state, event } => Step::Moved {
+                state: f(state),
+                event,
+            },
+            Step::Done => Step::Done,
+            Step::Blocked => Step::Blocked,
+            Step::Fault { event, fault } => Step::Fault { event, fault },
+            Step::Bounded { reason } => Step::Bounded { reason },
+            Step::Cut { bound } => Step::Cut { bound },
+        }
+    }
+}
+
 /// A deterministic concurrent program the recording scheduler can explore.
 ///
 /// A state must capture everything that decides the future of the program: shared memory and

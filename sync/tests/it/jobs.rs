@@ -2,9 +2,11 @@
 //! change no report: under weak memory with its fix search, and with `static`s, which only
 //! the search's thread runs.
 
-use fgvt_sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
+use fgvt_sync::atomic::{AtomicUsize, Ordering};
 use fgvt_sync::cell::UnsafeCell;
 use fgvt_sync::{thread, Model, Test, Verdict};
+
+use crate::weak::Publish;
 
 /// The report as text, and as JSON without its timing.
 fn texts(report: &fgvt_reports::LocalizeReport) -> (String, String) {
@@ -15,39 +17,11 @@ fn texts(report: &fgvt_reports::LocalizeReport) -> (String, String) {
     (fgvt_reports::render_text(report, false), json.join("\n"))
 }
 
-/// Two values published through a `Relaxed` flag, read by two readers.
-struct Publish {
-    data: AtomicI64,
-    ready: AtomicBool,
-}
-
-#[fgvt_sync::operations]
-impl Publish {
-    fn new() -> Self {
-        Publish {
-            data: AtomicI64::new(0),
-            ready: AtomicBool::new(false),
-        }
-    }
-
-    pub fn publish(&self, v: i64) {
-        self.data.store(v, Ordering::Relaxed);
-        self.ready.store(true, Ordering::Relaxed);
-    }
-
-    pub fn read(&self) -> Option<i64> {
-        if self.ready.load(Ordering::Relaxed) {
-            Some(self.data.load(Ordering::Relaxed))
-        } else {
-            None
-        }
-    }
-}
-
 #[test]
 fn a_weak_memory_report_and_its_fix_are_the_same_with_workers() {
     let localize = |jobs: usize| {
-        let found = Test::<Publish>::new("publish_jobs")
+        // Two values published through a `Relaxed` flag, read by two readers.
+        let found = Test::<Publish<false, false>>::new("publish_jobs")
             .thread(&["publish(1)", "publish(2)"])
             .thread(&["read()", "read()"])
             .thread(&["read()"])

@@ -6,7 +6,7 @@ use fgvt_sync::atomic::{fence, AtomicBool, AtomicI64, Ordering};
 use fgvt_sync::{Memory, Test};
 
 /// A value published through a flag, with the flag's store and load orders as parameters.
-struct Publish<const RELEASE: bool, const ACQUIRE: bool> {
+pub(crate) struct Publish<const RELEASE: bool, const ACQUIRE: bool> {
     data: AtomicI64,
     ready: AtomicBool,
 }

@@ -358,17 +358,7 @@ impl Program for ForgetsCalls {
     }
 
     fn step(&self, state: &Forgetful, thread: usize) -> Step<Forgetful> {
-        match self.0.step(&state.0, thread) {
-            Step::Moved { state, event } => Step::Moved {
-                state: Forgetful(state),
-                event,
-            },
-            Step::Done => Step::Done,
-            Step::Blocked => Step::Blocked,
-            Step::Fault { event, fault } => Step::Fault { event, fault },
-            Step::Bounded { reason } => Step::Bounded { reason },
-            Step::Cut { bound } => Step::Cut { bound },
-        }
+        self.0.step(&state.0, thread).map_state(Forgetful)
     }
 
     fn finish(&self, state: &Forgetful) -> Result<History, Fault> {
