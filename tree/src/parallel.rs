@@ -554,11 +554,26 @@ pub struct PooledProgram<'a, P: Parallel> {
     program: &'a P,
     shared: &'a Shared<P::State>,
     initial: Result<(Pooled, History), Fault>,
+    /// The state asked last, with its steps: the search asks each of a state's threads in
+    /// turn, and the table's lock is taken once for them all.
+    last: std::cell::RefCell<Option<(Pooled, Steps)>>,
 }
 
 impl<P: Parallel> PooledProgram<'_, P> {
-    /// The steps of `id`: stored, or taken now.
+    /// The steps of `id`: the last state's, stored, or taken now.
     fn steps(&self, id: Pooled) -> Steps {
+        if let Some((last, steps)) = &*self.last.borrow() {
+            if *last == id {
+                return Arc::clone(steps);
+            }
+        }
+        let steps = self.lookup(id);
+        *self.last.borrow_mut() = Some((id, Arc::clone(&steps)));
+        steps
+    }
+
+    /// The steps of `id` from the table: stored, or taken now.
+    fn lookup(&self, id: Pooled) -> Steps {
         match self.shared.steps_or_claim(id) {
             Ok(steps) => steps,
             Err(claimed) => {
@@ -645,6 +660,7 @@ pub fn with_workers<P: Parallel, R>(
             program,
             shared: &shared,
             initial,
+            last: std::cell::RefCell::new(None),
         };
         if let Ok((root, _)) = &pooled.initial {
             shared.feed([*root]);
@@ -676,7 +692,7 @@ pub fn explore_judging<P: Parallel>(
     })
 }
 
-/// [`crate::explore`] with [`ExploreOptions::jobs`] threads taking steps.
+/// [`crate::explore()`] with [`ExploreOptions::jobs`] threads taking steps.
 pub fn explore<P: Parallel>(program: &P, options: &ExploreOptions) -> Result<Tree, Fault> {
     explore_judging(program, options, &mut (), &mut |_| false)
 }
