@@ -763,7 +763,7 @@ fn a_held_lock_blocks_other_threads() {
         stuck.events.last(),
         Some(&CoarseEvent::Call {
             thread: 1,
-            call: call("inc()"),
+            call: call("inc()").into(),
             seen: None,
         })
     );

@@ -4,6 +4,7 @@
 //! every leaf; `fgvt check-history` reads them from recorded files.
 
 use std::fmt;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -82,8 +83,9 @@ pub enum CoarseEvent {
     Call {
         /// The invoking thread.
         thread: ThreadId,
-        /// The operation and its arguments.
-        call: Call,
+        /// The operation and its arguments, shared: a history repeats a test's few calls in
+        /// every one of its runs, and a tree holds many histories.
+        call: Arc<Call>,
         /// Under weak memory, what this call happens after: for each test thread `u`, how many
         /// of `u`'s operations had returned, as far as happens-before tells this call (a
         /// vector clock). An operation of thread `u` then precedes this one exactly when its
@@ -137,10 +139,10 @@ impl History {
     }
 
     /// Appends a call of `call` by `thread`.
-    pub fn call(&mut self, thread: ThreadId, call: Call) {
+    pub fn call(&mut self, thread: ThreadId, call: impl Into<Arc<Call>>) {
         self.events.push(CoarseEvent::Call {
             thread,
-            call,
+            call: call.into(),
             seen: None,
         });
     }
@@ -171,7 +173,7 @@ impl History {
                     let nth = per_thread.entry(*thread).or_default();
                     ops.push(Operation {
                         thread: *thread,
-                        call: call.clone(),
+                        call: Call::clone(call),
                         call_index: index,
                         ret: None,
                         nth: *nth,

@@ -19,7 +19,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::event::Event;
-use crate::history::{CoarseEvent, History};
+use crate::history::{Call, CoarseEvent, History};
 use crate::interner::Interner;
 use crate::pins::{Pinned, Pins};
 
@@ -49,6 +49,8 @@ pub(crate) struct HistoryTree {
     /// The steps `known` names by address, kept alive so that no address is reused for
     /// another step while it is there; at most [`KEPT_STEPS`] of them.
     kept: Pins,
+    /// Every distinct call of the histories, once: their events share it.
+    calls: std::collections::HashSet<Arc<Call>, foldhash::fast::FixedState>,
 }
 
 impl HistoryTree {
@@ -61,6 +63,7 @@ impl HistoryTree {
             entries: Interner::new(),
             known: HashMap::default(),
             kept: Pins::new(KEPT_STEPS),
+            calls: Default::default(),
         }
     }
 
@@ -108,9 +111,17 @@ impl HistoryTree {
     fn append_step(&mut self, history: HistoryId, step: &Event) -> HistoryId {
         let mut h = history;
         if let Some(call) = &step.call {
+            let call = match self.calls.get(call) {
+                Some(shared) => Arc::clone(shared),
+                None => {
+                    let shared = Arc::new(call.clone());
+                    self.calls.insert(Arc::clone(&shared));
+                    shared
+                }
+            };
             let event = CoarseEvent::Call {
                 thread: step.thread,
-                call: call.clone(),
+                call,
                 seen: step.seen.clone(),
             };
             h = self.append(h, event);
@@ -194,7 +205,6 @@ impl LeafHistories {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::history::Call;
     use crate::value::Value;
 
     /// A step of `thread` calling `op`, returning `ret` when given.

@@ -346,7 +346,7 @@ impl Recorder {
         self.events.push(Some((
             fgvt_tree::CoarseEvent::Call {
                 thread,
-                call,
+                call: call.into(),
                 seen: None,
             },
             line,

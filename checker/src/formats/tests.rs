@@ -9,7 +9,7 @@ fn ret(thread: usize, value: Option<Value>) -> CoarseEvent {
 fn call(thread: usize, op: &str, args: Vec<Value>) -> CoarseEvent {
     CoarseEvent::Call {
         thread,
-        call: Call::new(op, args),
+        call: Call::new(op, args).into(),
         seen: None,
     }
 }
