@@ -293,7 +293,7 @@ fn most_repeated(tree: &Tree, leaf: NodeId, thread: usize) -> Option<(Span, usiz
 /// marks a waiting loop.
 fn first_cut(tree: &Tree, sources: &SourceMap) -> Option<String> {
     tree.graph.node_indices().find_map(|node| {
-        let bound = tree.leaf(node)?.bound.as_ref()?;
+        let bound = tree.leaf(node)?.bound.as_deref()?;
         match bound {
             Bound::Stopped { .. } => None,
             Bound::MaxSteps { thread, op, max } => {

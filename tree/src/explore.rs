@@ -349,6 +349,7 @@ fn search<'a, P: Program>(
         tree: TreeBuilder::new(),
         // Canonical histories only tell states apart; no whole one is ever read from them.
         histories: HistoryTree::new(History::new(), true),
+        tags: Tags::new(options.max_preemptions.is_some()),
         real: HistoryTree::new(base, false),
         states: States::new(),
         children: Vec::new(),
@@ -413,9 +414,44 @@ fn search<'a, P: Program>(
     Ok(Search::Explored(tree))
 }
 
-/// What tells two states of the search apart: the program's state, the path's history and,
-/// in a bounded-preemption search, its turn.
-type Key<S> = (S, HistoryId, Turn);
+/// What tells two states of the search apart: the program's state, and the path's history
+/// with, in a bounded-preemption search, its turn (as one [`Tag`]).
+type Key<S> = (S, Tag);
+
+/// A path's history and turn as one number, so that a key outside a bounded search is no
+/// larger than its state and history (the explorer stores one key per distinct state).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct Tag(u32);
+
+/// How [`Tag`]s are made: the history's own number outside a bounded search, where the turn
+/// is always [`Turn::ANY`]; in one, the number of the (history, turn) pair.
+enum Tags {
+    Histories,
+    Turns(crate::interner::Interner<(HistoryId, Turn)>),
+}
+
+impl Tags {
+    fn new(bounded: bool) -> Tags {
+        match bounded {
+            false => Tags::Histories,
+            true => Tags::Turns(crate::interner::Interner::new()),
+        }
+    }
+
+    fn tag(&mut self, history: HistoryId, turn: Turn) -> Tag {
+        match self {
+            Tags::Histories => Tag(history.index()),
+            Tags::Turns(pairs) => Tag(pairs.intern((history, turn), || ())),
+        }
+    }
+
+    fn parts(&self, tag: Tag) -> (HistoryId, Turn) {
+        match self {
+            Tags::Histories => (HistoryId::from_index(tag.0), Turn::ANY),
+            Tags::Turns(pairs) => *pairs.key(tag.0),
+        }
+    }
+}
 
 /// In a bounded-preemption search, who moved last and how many preemptions the path took:
 /// two paths to one program state have the same futures only if both agree. Outside one it
@@ -502,6 +538,8 @@ struct Explorer<'a, P: Program> {
     tree: TreeBuilder,
     /// Canonical histories, which tell states apart (see `history_tree.rs`).
     histories: HistoryTree,
+    /// The (history, turn) pairs of the keys.
+    tags: Tags,
     /// The histories as the paths took them, which leaves carry.
     real: HistoryTree,
     /// Every state met, with what the search knows of it (on the path, its node, ...).
@@ -590,7 +628,8 @@ impl<P: Program> Explorer<'_, P> {
     fn run(&mut self, (initial, history): (P::State, HistoryId)) -> NodeId {
         let threads = self.program.threads();
         let mut stack: Vec<Frame> = Vec::new();
-        let root = self.states.intern((initial, history, Turn::ANY));
+        let root = self.tags.tag(history, Turn::ANY);
+        let root = self.states.intern((initial, root));
         self.op_steps.resize(threads, 0);
         let follows = self.options.first.is_some();
         match self.open(root, HistoryTree::ROOT, 0, follows) {
@@ -738,8 +777,8 @@ impl<P: Program> Explorer<'_, P> {
                 bound,
             ));
         }
-        let (state, canonical, turn) = self.states.key(id);
-        let (canonical, turn) = (*canonical, *turn);
+        let (state, tag) = self.states.key(id);
+        let (canonical, turn) = self.tags.parts(*tag);
         let children_from = self.children.len();
         let edges_from = self.edges.len();
         let mut all_done = true;
@@ -822,7 +861,8 @@ impl<P: Program> Explorer<'_, P> {
                         }
                         // The child's slot is asked for as soon as it is known, so that the
                         // wait for it overlaps the other threads' steps (see below).
-                        let key = (next, self.histories.after(canonical, &event), child_turn);
+                        let history = self.histories.after(canonical, &event);
+                        let key = (next, self.tags.tag(history, child_turn));
                         let hash = self.states.prefetch(&key);
                         self.keys.push((event, key, hash));
                     }

@@ -31,6 +31,18 @@ const KEPT_STEPS: usize = 1 << 16;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct HistoryId(u32);
 
+impl HistoryId {
+    /// Its number.
+    pub(crate) fn index(self) -> u32 {
+        self.0
+    }
+
+    /// The history numbered `index` (of a number [`HistoryId::index`] gave).
+    pub(crate) fn from_index(index: u32) -> HistoryId {
+        HistoryId(index)
+    }
+}
+
 /// Interned histories: every distinct history extended from the base one event at a time.
 pub(crate) struct HistoryTree {
     /// The history every path starts from (the serial `init` part).

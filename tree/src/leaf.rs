@@ -37,10 +37,11 @@ pub struct Leaf {
     /// hold one copy (the explorer's `LeafHistories`), and so do the checker's cache and the
     /// reports that quote it.
     pub history: Arc<History>,
-    /// The failure, for a fault leaf.
-    pub fault: Option<Fault>,
+    /// The failure, for a fault leaf (boxed, as `bound`: a tree holds hundreds of thousands
+    /// of leaves, and few have either).
+    pub fault: Option<Box<Fault>>,
     /// Which limit ended the path, for a bounded leaf.
-    pub bound: Option<Bound>,
+    pub bound: Option<Box<Bound>>,
     /// At a stuck leaf: what each blocked thread waits for.
     pub waiting: Vec<Wait>,
 }
@@ -52,7 +53,7 @@ impl Leaf {
             kind: LeafKind::Bounded,
             history: history.into(),
             fault: None,
-            bound: Some(bound),
+            bound: Some(Box::new(bound)),
             waiting: Vec::new(),
         }
     }
@@ -62,7 +63,7 @@ impl Leaf {
         Leaf {
             kind: LeafKind::Fault,
             history: history.into(),
-            fault: Some(fault),
+            fault: Some(Box::new(fault)),
             bound: None,
             waiting: Vec::new(),
         }
@@ -72,7 +73,7 @@ impl Leaf {
     /// states, out of time or memory, interrupted): a *cut* leaf, as reports call it, rather
     /// than a path cut by one operation's limits (a *bounded* one).
     pub fn is_cut(&self) -> bool {
-        matches!(self.bound, Some(Bound::Stopped { .. }))
+        matches!(self.bound.as_deref(), Some(Bound::Stopped { .. }))
     }
 
     /// A complete leaf: every operation returned; `history` includes the `final` part's.

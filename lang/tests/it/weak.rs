@@ -364,7 +364,9 @@ object Register {
     );
     let bounded = tree_of(&program(&m, threads, &[]).with_max_stale(1), true);
     assert!(bounded.stats().bounded > 0);
-    let stale = bounded.leaves().find_map(|(_, leaf, _)| leaf.bound.clone());
+    let stale = bounded
+        .leaves()
+        .find_map(|(_, leaf, _)| leaf.bound.as_deref().cloned());
     assert!(
         matches!(
             &stale,

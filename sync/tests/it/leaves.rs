@@ -176,7 +176,7 @@ fn a_loop_without_the_hint_is_cut_where_its_turns_repeat() {
         .unwrap();
     let leaves: Vec<_> = tree.leaves().collect();
     assert_eq!(leaves.len(), 1);
-    let bound = leaves[0].1.bound.as_ref().expect("a bounded leaf");
+    let bound = leaves[0].1.bound.as_deref().expect("a bounded leaf");
     assert!(
         matches!(bound, fgvt_sync::report::Bound::Spin { thread: 0, .. }),
         "{bound:?}"
