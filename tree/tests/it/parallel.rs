@@ -129,16 +129,37 @@ fn a_judged_search_judges_the_same_leaves_and_tells_the_same_run_with_workers() 
     }
 }
 
-/// A toy whose steps take a while and are counted: the main instance's on one counter, the
-/// workers' on another.
-struct Slow {
+/// A toy with instruments: each step pauses a while and is counted (the main instance's on
+/// `steps`, the workers' all on `by_workers`), and an instance whose counter is past
+/// `halt_after` halts, as `fgvt-sync`'s workers do at a `static` (the workers take
+/// `workers_halt_after`).
+struct Instrumented {
     toy: Toy,
     pause: Duration,
     steps: Arc<AtomicUsize>,
     by_workers: Arc<AtomicUsize>,
+    halt_after: usize,
+    workers_halt_after: usize,
 }
 
-impl Program for Slow {
+impl Instrumented {
+    fn new(toy: Toy) -> Instrumented {
+        Instrumented {
+            toy,
+            pause: Duration::ZERO,
+            steps: Arc::new(AtomicUsize::new(0)),
+            by_workers: Arc::new(AtomicUsize::new(0)),
+            halt_after: usize::MAX,
+            workers_halt_after: usize::MAX,
+        }
+    }
+
+    fn taken(&self) -> usize {
+        self.steps.load(Ordering::Relaxed)
+    }
+}
+
+impl Program for Instrumented {
     type State = toy::State;
 
     fn threads(&self) -> usize {
@@ -152,6 +173,10 @@ impl Program for Slow {
     fn step(&self, state: &toy::State, thread: usize) -> Step<toy::State> {
         std::thread::sleep(self.pause);
         self.steps.fetch_add(1, Ordering::Relaxed);
+        if self.halted() {
+            // What a halted worker's steps are: not to be used.
+            return Step::Done;
+        }
         self.toy.step(state, thread)
     }
 
@@ -164,21 +189,33 @@ impl Program for Slow {
     }
 }
 
-impl Parallel for Slow {
-    type Recipe = (Toy, Duration, Arc<AtomicUsize>);
+impl Parallel for Instrumented {
+    type Recipe = (Toy, Duration, Arc<AtomicUsize>, usize);
     type Learned = ();
 
     fn recipe(&self) -> Self::Recipe {
-        (self.toy.clone(), self.pause, Arc::clone(&self.by_workers))
+        let (toy, pause) = (self.toy.clone(), self.pause);
+        (
+            toy,
+            pause,
+            Arc::clone(&self.by_workers),
+            self.workers_halt_after,
+        )
     }
 
-    fn worker((toy, pause, by_workers): &Self::Recipe) -> Slow {
-        Slow {
+    fn worker((toy, pause, by_workers, halt_after): &Self::Recipe) -> Instrumented {
+        Instrumented {
             toy: toy.clone(),
             pause: *pause,
             steps: Arc::clone(by_workers),
             by_workers: Arc::clone(by_workers),
+            halt_after: *halt_after,
+            workers_halt_after: *halt_after,
         }
+    }
+
+    fn halted(&self) -> bool {
+        self.taken() > self.halt_after
     }
 
     fn learned(self) {}
@@ -196,11 +233,9 @@ fn workers_take_steps_ahead_and_the_search_uses_them() {
         ],
         vars: 2,
     };
-    let slow = Slow {
-        toy,
+    let slow = Instrumented {
         pause: Duration::from_micros(100),
-        steps: Arc::new(AtomicUsize::new(0)),
-        by_workers: Arc::new(AtomicUsize::new(0)),
+        ..Instrumented::new(toy)
     };
     let options = options(100_000);
     let reference = alone(&slow, &options);
@@ -229,70 +264,6 @@ fn workers_take_steps_ahead_and_the_search_uses_them() {
     );
 }
 
-/// A toy whose workers halt after a few steps each, as `fgvt-sync`'s do at a `static`.
-struct Halting {
-    toy: Toy,
-    steps: std::cell::Cell<usize>,
-    halt_after: usize,
-    /// When the workers' instances halt.
-    workers_halt_after: usize,
-}
-
-impl Program for Halting {
-    type State = toy::State;
-
-    fn threads(&self) -> usize {
-        self.toy.threads()
-    }
-
-    fn initial_state(&self) -> Result<(toy::State, History), Fault> {
-        self.toy.initial_state()
-    }
-
-    fn step(&self, state: &toy::State, thread: usize) -> Step<toy::State> {
-        self.steps.set(self.steps.get() + 1);
-        if self.steps.get() > self.halt_after {
-            // What a halted worker's steps are: not to be used.
-            return Step::Done;
-        }
-        self.toy.step(state, thread)
-    }
-
-    fn finish(&self, state: &toy::State) -> Result<History, Fault> {
-        self.toy.finish(state)
-    }
-
-    fn blocked_calls(&self, state: &toy::State) -> Vec<(usize, Call)> {
-        self.toy.blocked_calls(state)
-    }
-}
-
-impl Parallel for Halting {
-    type Recipe = (Toy, usize);
-    type Learned = ();
-
-    fn recipe(&self) -> (Toy, usize) {
-        (self.toy.clone(), self.workers_halt_after)
-    }
-
-    fn worker((toy, halt_after): &(Toy, usize)) -> Halting {
-        Halting {
-            toy: toy.clone(),
-            steps: std::cell::Cell::new(0),
-            halt_after: *halt_after,
-            workers_halt_after: *halt_after,
-        }
-    }
-
-    fn halted(&self) -> bool {
-        self.steps.get() > self.halt_after
-    }
-
-    fn learned(self) {}
-
-    fn absorb(&self, _: ()) {}
-}
-
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(32))]
 
@@ -303,11 +274,9 @@ proptest! {
     ) {
         let options = options(100_000);
         // The search's own instance never halts; its workers do.
-        let halting = Halting {
-            toy,
-            steps: std::cell::Cell::new(0),
-            halt_after: usize::MAX,
+        let halting = Instrumented {
             workers_halt_after: halt_after,
+            ..Instrumented::new(toy)
         };
         prop_assert_eq!(pooled(&halting, 3, &options), alone(&halting, &options));
     }
