@@ -557,6 +557,9 @@ pub struct PooledProgram<'a, P: Parallel> {
     /// The state asked last, with its steps: the search asks each of a state's threads in
     /// turn, and the table's lock is taken once for them all.
     last: std::cell::RefCell<Option<(Pooled, Steps)>>,
+    /// Whether a state the search retires is done with: not in a bounded-preemption search,
+    /// which tells states apart by turn too and may open one of the table's again.
+    retires: bool,
 }
 
 impl<P: Parallel> PooledProgram<'_, P> {
@@ -627,8 +630,24 @@ impl<P: Parallel> Program for PooledProgram<'_, P> {
     }
 
     fn retire(&self, state: &mut Pooled) {
+        if !self.retires {
+            return;
+        }
+        let mut last = self.last.borrow_mut();
+        if matches!(&*last, Some((id, _)) if id == state) {
+            *last = None;
+        }
         self.shared
             .retire(*state, |state| self.program.retire(state));
+    }
+}
+
+/// Stops the workers when dropped.
+struct Halting<'a, S: Hash + Eq + Clone>(&'a Shared<S>);
+
+impl<S: Hash + Eq + Clone> Drop for Halting<'_, S> {
+    fn drop(&mut self) {
+        self.0.halt();
     }
 }
 
@@ -661,12 +680,16 @@ pub fn with_workers<P: Parallel, R>(
             shared: &shared,
             initial,
             last: std::cell::RefCell::new(None),
+            retires: options.max_preemptions.is_none(),
         };
         if let Ok((root, _)) = &pooled.initial {
             shared.feed([*root]);
         }
+        // The workers stop however the search ends: a search that panics must not leave them
+        // waiting for states, and the scope waiting for them.
+        let halting = Halting(&shared);
         let result = search(&pooled);
-        shared.halt();
+        drop(halting);
         for handle in handles {
             match handle.join() {
                 Ok(learned) => program.absorb(learned),

@@ -121,3 +121,35 @@ fn a_static_atomic_counts_each_run_alone_with_workers() {
     assert_eq!(one.0, Verdict::Linearizable, "{}", (one.1).0);
     assert_eq!(localize(4), one);
 }
+
+#[test]
+fn a_preemption_bounded_model_reports_the_same_with_workers() {
+    // A receiver that polls until the sender's flag is up, as loom suites write it; a
+    // bounded search opens a state once per turn, so workers must not let go of one.
+    let localize = |jobs: usize| {
+        let found = Model::new()
+            .name("bounded_jobs")
+            .preemption_bound(2)
+            .jobs(jobs)
+            .localize(|| {
+                let flag = std::sync::Arc::new(AtomicUsize::new(0));
+                let seen = std::sync::Arc::clone(&flag);
+                let t = thread::spawn(move || loop {
+                    match seen.load(Ordering::Acquire) {
+                        0 => fgvt_sync::hint::spin_loop(),
+                        v => break v,
+                    }
+                });
+                flag.store(1, Ordering::Release);
+                flag.store(2, Ordering::Release);
+                assert!(t.join().unwrap() >= 1);
+            })
+            .unwrap();
+        (found.report.verdict, texts(&found.report))
+    };
+    let one = localize(1);
+    assert_eq!(one.0, Verdict::Linearizable, "{}", (one.1).0);
+    for jobs in [2, 4] {
+        assert_eq!(localize(jobs), one, "{jobs} jobs");
+    }
+}

@@ -76,6 +76,20 @@ proptest! {
         prop_assert_eq!(pooled(&toy, jobs, &options), alone(&toy, &options));
     }
 
+    /// A bounded-preemption search tells states apart by turn too: one of the workers' table
+    /// may be opened several times.
+    #[test]
+    fn a_preemption_bound_gives_the_same_tree_with_workers(
+        toy in toy::spinning_toy_program(),
+        bound in 0..3u32,
+    ) {
+        let options = ExploreOptions {
+            max_preemptions: Some(bound),
+            ..options(100_000)
+        };
+        prop_assert_eq!(pooled(&toy, 3, &options), alone(&toy, &options));
+    }
+
     #[test]
     fn a_state_limit_cuts_the_same_tree_with_workers(
         toy in toy::spinning_toy_program(),
@@ -373,4 +387,24 @@ fn states_equal_but_for_the_calls_their_histories_hold_stay_apart_with_workers()
     for jobs in [1, 2, 4] {
         assert_eq!(pooled(&forgetful, jobs, &options), one, "{jobs} jobs");
     }
+}
+
+#[test]
+fn a_search_that_panics_stops_its_workers_and_panics() {
+    let toy = Toy {
+        threads: vec![vec![vec![toy::Instr::Read(0)]; 3]; 3],
+        vars: 1,
+    };
+    let (done, ended) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            with_workers(&toy, 3, &options(100_000), |_| panic!("the search failed"))
+        }));
+        let _ = done.send(panicked.is_err());
+    });
+    // Were the workers left waiting for states, the scope would wait for them forever.
+    let panicked = ended
+        .recv_timeout(Duration::from_secs(60))
+        .expect("the search's panic ends it, workers and all");
+    assert!(panicked);
 }
