@@ -64,8 +64,6 @@ pub(crate) struct Recipe {
 pub(crate) struct Learned {
     sites: Vec<(usize, crate::weak::SiteInfo)>,
     saw_weak: bool,
-    /// A replay that failed: the worker halted there.
-    error: Option<ReplayError>,
     runs: runtime::Runs,
 }
 
@@ -535,7 +533,6 @@ impl Parallel for Reexecuted {
         Learned {
             sites,
             saw_weak: self.saw_weak.get(),
-            error: self.error.borrow_mut().take(),
             runs: runtime::runs(),
         }
     }
@@ -556,11 +553,10 @@ impl Parallel for Reexecuted {
         if learned.saw_weak {
             self.saw_weak.set(true);
         }
-        // A replay that failed on a worker halted it, its steps unused: the search's thread
-        // took them again, and failed too if the test is nondeterministic. One that replays
-        // on the search's thread only reads something of that thread's (a thread-local the
-        // test set), which it does the same way every time.
-        let _ = learned.error;
+        // No replay error comes back: a replay that failed on a worker halted it, its steps
+        // unused, and the search's thread took them again, and failed too if the test is
+        // nondeterministic. One that replays on the search's thread only reads something of
+        // that thread's (a thread-local the test set), which it does the same way every time.
         runtime::add_runs(learned.runs);
     }
 }

@@ -104,9 +104,8 @@ struct Entry {
     op_steps: Box<[u32]>,
 }
 
-struct Shard<S> {
-    states: Interner<(S, HistoryDigest), Entry>,
-}
+/// One shard of the table: its states, each with what the table keeps of it.
+type Shard<S> = Interner<(S, HistoryDigest), Entry>;
 
 /// A path's coarse history as the search's canonical histories tell it (`history_tree.rs`:
 /// within a run of consecutive calls, or of returns, the order does not count): a hash of the
@@ -208,13 +207,7 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 impl<S: Hash + Eq + Clone> Shared<S> {
     fn new(threads: usize, options: &ExploreOptions) -> Shared<S> {
         Shared {
-            shards: (0..SHARDS)
-                .map(|_| {
-                    Mutex::new(Shard {
-                        states: Interner::new(),
-                    })
-                })
-                .collect(),
+            shards: (0..SHARDS).map(|_| Mutex::new(Interner::new())).collect(),
             stored: (0..SHARDS).map(|_| Condvar::new()).collect(),
             waiting: AtomicUsize::new(0),
             pool: Mutex::new(VecDeque::new()),
@@ -271,12 +264,12 @@ impl<S: Hash + Eq + Clone> Shared<S> {
         let key = (state, digest);
         let shard = Self::shard_of(&key);
         let mut guard = lock(&self.shards[shard]);
-        let before = guard.states.len();
-        let index = guard.states.intern(key, || Entry {
+        let before = guard.len();
+        let index = guard.intern(key, || Entry {
             taken: Taken::No,
             op_steps: op_steps(),
         });
-        let new = guard.states.len() > before;
+        let new = guard.len() > before;
         if new {
             self.len.fetch_add(1, Ordering::Relaxed);
         }
@@ -290,24 +283,29 @@ impl<S: Hash + Eq + Clone> Shared<S> {
     fn claim(&self, id: Pooled) -> Option<Claimed<S>> {
         let (shard, index) = Self::split(id);
         let mut guard = lock(&self.shards[shard]);
-        let entry = guard.states.value_mut(index);
-        if !matches!(entry.taken, Taken::No) {
+        if !matches!(guard.value(index).taken, Taken::No) {
             return None;
         }
+        Some(Self::claimed(&mut guard, index))
+    }
+
+    /// Claims the state at `index` of `shard`, whose steps nobody takes.
+    fn claimed(shard: &mut Shard<S>, index: u32) -> Claimed<S> {
+        let entry = shard.value_mut(index);
         entry.taken = Taken::Now;
         let op_steps = entry.op_steps.clone();
-        let (state, digest) = guard.states.key(index).clone();
-        Some(Claimed {
+        let (state, digest) = shard.key(index).clone();
+        Claimed {
             state,
             digest,
             op_steps,
-        })
+        }
     }
 
     /// Gives back a claim whose steps were not taken (the worker halted).
     fn unclaim(&self, id: Pooled) {
         let (shard, index) = Self::split(id);
-        lock(&self.shards[shard]).states.value_mut(index).taken = Taken::No;
+        lock(&self.shards[shard]).value_mut(index).taken = Taken::No;
         self.wake_search(shard);
     }
 
@@ -321,7 +319,7 @@ impl<S: Hash + Eq + Clone> Shared<S> {
         }
     }
 
-    /// Stores the steps of `id`, whose step counts are `op_steps`: every state they reach is
+    /// Stores the steps `rows` of `id`, claimed as `claimed`: every state they reach is
     /// numbered, and those new to the table that are within the step bound are added to
     /// `fresh` (for whoever took the steps to go on with), in thread and way order.
     fn store(
@@ -335,22 +333,21 @@ impl<S: Hash + Eq + Clone> Shared<S> {
         for (thread, row) in rows.into_iter().enumerate() {
             let row: Box<[Step<Pooled>]> = row
                 .into_iter()
-                .map(|step| {
-                    let event = match &step {
-                        Step::Moved { event, .. } => Some(Arc::clone(event)),
-                        _ => None,
-                    };
-                    step.map_state(|state| {
-                        let event = event.as_deref().expect("a step that moved has its event");
-                        self.child(claimed, thread, event, state, fresh)
-                    })
+                .map(|step| match step {
+                    Step::Moved { state, event } => Step::Moved {
+                        state: self.child(claimed, thread, &event, state, fresh),
+                        event,
+                    },
+                    other => {
+                        other.map_state(|_| unreachable!("only a step that moved has a state"))
+                    }
                 })
                 .collect();
             steps.push(row);
         }
         let steps: Steps = steps.into();
         let (shard, index) = Self::split(id);
-        lock(&self.shards[shard]).states.value_mut(index).taken = Taken::Yes(Arc::clone(&steps));
+        lock(&self.shards[shard]).value_mut(index).taken = Taken::Yes(Arc::clone(&steps));
         self.wake_search(shard);
         steps
     }
@@ -387,21 +384,11 @@ impl<S: Hash + Eq + Clone> Shared<S> {
         let (shard, index) = Self::split(id);
         let mut guard = lock(&self.shards[shard]);
         loop {
-            let entry = guard.states.value_mut(index);
-            match &entry.taken {
+            match &guard.value(index).taken {
                 Taken::Yes(steps) => return Ok(Arc::clone(steps)),
                 // The search never asks a retired state again; were it to, the program
                 // would say so when asked for the steps.
-                Taken::No | Taken::Retired => {
-                    entry.taken = Taken::Now;
-                    let op_steps = entry.op_steps.clone();
-                    let (state, digest) = guard.states.key(index).clone();
-                    return Err(Claimed {
-                        state,
-                        digest,
-                        op_steps,
-                    });
-                }
+                Taken::No | Taken::Retired => return Err(Self::claimed(&mut guard, index)),
                 Taken::Now => {
                     self.waiting.fetch_add(1, Ordering::SeqCst);
                     guard = self.stored[shard]
@@ -418,13 +405,13 @@ impl<S: Hash + Eq + Clone> Shared<S> {
     fn retire(&self, id: Pooled, retire: impl FnOnce(&mut S)) {
         let (shard, index) = Self::split(id);
         let mut guard = lock(&self.shards[shard]);
-        guard.states.value_mut(index).taken = Taken::Retired;
-        retire(&mut guard.states.key_mut(index).0);
+        guard.value_mut(index).taken = Taken::Retired;
+        retire(&mut guard.key_mut(index).0);
     }
 
     fn state(&self, id: Pooled) -> S {
         let (shard, index) = Self::split(id);
-        lock(&self.shards[shard]).states.key(index).0.clone()
+        lock(&self.shards[shard]).key(index).0.clone()
     }
 
     /// Adds states for the workers to take.
