@@ -76,6 +76,13 @@ impl Matrix {
         }
     }
 
+    /// Keeps `rows` empty rows and the allocation (and width) of all of them.
+    pub(crate) fn clear(&mut self, rows: usize) {
+        self.words.clear();
+        self.words.resize(rows * self.stride, 0);
+        self.rows = rows;
+    }
+
     /// The number of rows.
     pub(crate) fn rows(&self) -> usize {
         self.rows

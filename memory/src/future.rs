@@ -144,25 +144,37 @@ impl Execution {
             .map(|l| (naming.location(l), l))
             .collect();
         locations.sort_unstable();
+        // The locations where `view` is above the floor, after their count: written in place,
+        // the count filled in last (this runs for every store and thread of every key).
         let encode = |key: &mut Vec<u64>, view: &[usize]| {
-            let seen: Vec<(u64, u64)> = locations
-                .iter()
-                .map(|&(name, loc)| {
-                    (
-                        name,
-                        (view[loc as usize].max(floor[loc as usize]) - floor[loc as usize]) as u64,
-                    )
-                })
-                .filter(|&(_, place)| place > 0)
-                .collect();
-            key.push(seen.len() as u64);
-            key.extend(seen.into_iter().flat_map(|(l, p)| [l, p]));
+            let count_at = key.len();
+            key.push(0);
+            for &(name, loc) in &locations {
+                let place = view[loc as usize].max(floor[loc as usize]) - floor[loc as usize];
+                if place > 0 {
+                    key.extend([name, place as u64]);
+                }
+            }
+            key[count_at] = ((key.len() - count_at - 1) / 2) as u64;
         };
-        let mut key = vec![
+        let mut scratch = Vec::new();
+        // Sized for what follows (each view at most two words a location, after its count),
+        // so that the key, built for every step, is allocated once.
+        let kept: usize = (0..self.mo.len())
+            .map(|l| self.mo[l].len() - floor[l])
+            .sum();
+        let view_words = 1 + 2 * self.mo.len();
+        let mut key = Vec::with_capacity(
+            3 + 2 * self.mo.len() + kept * (3 + view_words) + live.len() * (1 + 3 * view_words),
+        );
+        key.extend([
             VIEWS,
             u64::from(self.all_seq_cst),
             self.threads.len() as u64,
-        ];
+        ]);
+        if carriers {
+            sets.reserve_exact(kept + 3 * live.len());
+        }
         for &(name, loc) in &locations {
             let stores = &self.mo[loc as usize][floor[loc as usize]..];
             key.extend([name, stores.len() as u64]);
@@ -170,7 +182,8 @@ impl Execution {
                 key.push(naming.value(loc, self.events[w].written));
                 key.push(naming.store(StoreId::of(w)));
                 key.push(u64::from(self.read_by_rmw[w]));
-                encode(&mut key, &self.view(self.release.row(w), &places));
+                self.view_into(self.release.row(w), &places, &mut scratch);
+                encode(&mut key, &scratch);
                 if carriers {
                     sets.push(self.release.row(w).to_vec());
                 }
@@ -179,10 +192,14 @@ impl Execution {
         for (i, &t) in live.iter().enumerate() {
             key.push(t as u64);
             encode(&mut key, &current[i]);
-            encode(&mut key, &self.view(self.acquired.row(t), &places));
+            self.view_into(self.acquired.row(t), &places, &mut scratch);
+            encode(&mut key, &scratch);
             let fence = crate::plain::release_fence_set(self, &self.threads[t]);
             match &fence {
-                Some(set) => encode(&mut key, &self.view(set, &places)),
+                Some(set) => {
+                    self.view_into(set, &places, &mut scratch);
+                    encode(&mut key, &scratch);
+                }
                 None => key.push(NO_FENCE),
             }
             if carriers {
@@ -416,13 +433,20 @@ impl Execution {
     /// The view of `set` (see the module docs): per location, the latest place in
     /// modification order its events have seen (0, the initial store, if none).
     fn view(&self, set: &[u64], places: &[Option<(Loc, usize)>]) -> Vec<usize> {
-        let mut latest = vec![0usize; self.mo.len()];
+        let mut latest = Vec::new();
+        self.view_into(set, places, &mut latest);
+        latest
+    }
+
+    /// [`Execution::view`] into `latest`, whose allocation it reuses.
+    fn view_into(&self, set: &[u64], places: &[Option<(Loc, usize)>], latest: &mut Vec<usize>) {
+        latest.clear();
+        latest.resize(self.mo.len(), 0);
         for e in bits::ones(set).filter(|&e| e < places.len()) {
             if let Some((loc, place)) = places[e] {
                 latest[loc as usize] = latest[loc as usize].max(place);
             }
         }
-        latest
     }
 }
 

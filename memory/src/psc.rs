@@ -70,6 +70,22 @@ impl Psc {
         }
     }
 
+    /// Back to the relation of a graph with no events, keeping the allocations.
+    pub(crate) fn clear(&mut self) {
+        // Every field named: one added later must be cleared here too.
+        let Psc {
+            edges,
+            first,
+            fences,
+            acyclic,
+        } = self;
+        edges.clear(0);
+        first.clear();
+        fences.clear();
+        fences.push(0);
+        *acyclic = true;
+    }
+
     /// Makes room for event `e`, with no edges.
     pub(crate) fn new_row(&mut self, e: EventId) {
         self.edges.reserve_columns(e + 1);

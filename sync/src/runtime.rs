@@ -705,6 +705,7 @@ pub(crate) fn execute(
         memory,
         pointers,
         offered,
+        graph,
     } = std::mem::take(&mut engine.scratch);
     lanes.resize_with(threads, Lane::default);
     let main = Arc::clone(&body);
@@ -735,6 +736,7 @@ pub(crate) fn execute(
                 threads,
                 Arc::clone(options),
                 std::rc::Rc::clone(&engine.sites),
+                graph,
             ))),
             Mode::Sc { .. } => None,
         },
@@ -862,6 +864,8 @@ struct Scratch {
     memory: Memory,
     pointers: Pointers,
     offered: Vec<ThreadId>,
+    /// Under weak memory, the last execution's graph (cleared when the next one starts).
+    graph: Option<fgvt_memory::Execution>,
 }
 
 impl Scratch {
@@ -875,6 +879,7 @@ impl Scratch {
             memory: std::mem::take(&mut recorder.memory),
             pointers: std::mem::take(&mut recorder.pointers),
             offered: std::mem::take(&mut recorder.offered),
+            graph: recorder.weak.take().map(|weak| weak.into_graph()),
         };
         scratch.lanes.iter_mut().for_each(Lane::reset);
         scratch.tasks.clear();

@@ -218,9 +218,29 @@ pub(crate) struct WeakMemory {
 }
 
 impl WeakMemory {
-    /// The memory of a new execution with `threads` test threads.
-    pub(crate) fn new(threads: usize, options: Arc<WeakOptions>, sites: Sites) -> WeakMemory {
-        let mut x = Execution::new(threads + 1);
+    /// The graph, for the next execution to reuse its allocations: an exploration
+    /// re-executes the test from the start for each edge it opens, runs are of about one
+    /// length, and growing every table of the graph again, run after run, was a fifth of a
+    /// weak-memory run's time.
+    pub(crate) fn into_graph(self) -> Execution {
+        self.x
+    }
+
+    /// The memory of a new execution with `threads` test threads, its graph made in the
+    /// allocations of `spare` (an ended execution's, see [`WeakMemory::into_graph`]) when given.
+    pub(crate) fn new(
+        threads: usize,
+        options: Arc<WeakOptions>,
+        sites: Sites,
+        spare: Option<Execution>,
+    ) -> WeakMemory {
+        let mut x = match spare {
+            Some(mut x) => {
+                x.clear(threads + 1);
+                x
+            }
+            None => Execution::new(threads + 1),
+        };
         // Every access takes one of the choices `perform` was offered.
         x.promise_offered_choices(true);
         WeakMemory {

@@ -475,3 +475,28 @@ proptest! {
         equal_keys_have_equal_futures(&p)?;
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    /// An execution cleared after another program's largest state (its tables wider and longer
+    /// than a new one's) is the new execution again: the same graph, the same key, and the same
+    /// choices for every access two deep. What lets fgvt-sync reuse one graph run after run.
+    #[test]
+    fn a_cleared_execution_has_the_future_of_a_new_one(used in program(), threads in 2usize..4) {
+        let mut cleared = reachable(&used)
+            .into_iter()
+            .map(|(x, _)| x)
+            .max_by_key(|x| x.len())
+            .expect("the initial state is reachable");
+        cleared.clear(threads);
+        let mut new = Execution::new(threads);
+        for x in [&mut cleared, &mut new] {
+            x.add_location(0);
+            x.add_location(1);
+        }
+        prop_assert!(cleared == new);
+        prop_assert_eq!(cleared.future_key(&Numbered, |_| true), new.future_key(&Numbered, |_| true));
+        same_futures(&new, &cleared, 2)?;
+    }
+}
