@@ -97,6 +97,9 @@ pub struct Execution {
     pub(crate) threads: Vec<Thread>,
     /// Per location, its stores in modification order, the initial store first.
     pub(crate) mo: Vec<Vec<EventId>>,
+    /// Empty lists for `mo` to take for its next locations: those of the locations of the
+    /// execution [`Execution::clear`] emptied, whose allocations they keep.
+    spare_mo: Vec<Vec<EventId>>,
     /// Per event, its place in its location's modification order (0 if it writes nothing).
     pub(crate) mo_pos: Vec<usize>,
     /// Per event, whether an RMW reads it.
@@ -151,6 +154,7 @@ impl Execution {
             events: Vec::new(),
             threads: vec![Thread::default(); threads],
             mo: Vec::new(),
+            spare_mo: Vec::new(),
             mo_pos: Vec::new(),
             read_by_rmw: Vec::new(),
             hb: Matrix::new(0, 64),
@@ -186,7 +190,9 @@ impl Execution {
             read: 0,
             written: initial,
         });
-        self.mo.push(vec![e]);
+        let mut stores = self.spare_mo.pop().unwrap_or_default();
+        stores.push(e);
+        self.mo.push(stores);
         self.mo_pos.push(0);
         self.read_by_rmw.push(false);
         bits::insert(&mut self.inits, e);
@@ -261,6 +267,7 @@ impl Execution {
             events,
             threads: lanes,
             mo,
+            spare_mo,
             mo_pos,
             read_by_rmw,
             hb,
@@ -289,7 +296,10 @@ impl Execution {
             *release_fence = None;
         }
         lanes.resize(threads, Thread::default());
-        mo.clear();
+        spare_mo.extend(mo.drain(..).map(|mut stores| {
+            stores.clear();
+            stores
+        }));
         mo_pos.clear();
         read_by_rmw.clear();
         hb.clear(0);
