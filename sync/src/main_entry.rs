@@ -398,6 +398,10 @@ pub fn run(program: Program<'_>) -> ExitCode {
     crate::sources::anchor(program.package_dir);
     let cli = Cli::parse();
     install_error_hook();
+    if let Err(message) = crate::test::jobs_from_env() {
+        eprintln!("{:?}", miette!("{message}"));
+        return Exit::BadInput.into();
+    }
     match dispatch(program, &cli.command) {
         Ok(exit) => exit.into(),
         Err(report) => {

@@ -101,13 +101,32 @@ fn failing_leaf<'a, S: Spec>(
 }
 
 /// How many threads a test's exploration uses unless it says: `FGVT_JOBS`, else one per core.
+///
+/// # Panics
+///
+/// When `FGVT_JOBS` is set to anything but a number of threads, 1 or more: a typo must not
+/// quietly mean "one per core". (A `main!` program checks it first, with exit code 2.)
 pub(crate) fn default_jobs() -> usize {
-    std::env::var("FGVT_JOBS")
-        .ok()
-        .and_then(|jobs| jobs.trim().parse().ok())
-        .or_else(|| std::thread::available_parallelism().ok().map(usize::from))
-        .unwrap_or(1)
-        .max(1)
+    match jobs_from_env() {
+        Ok(Some(jobs)) => jobs,
+        Ok(None) => std::thread::available_parallelism().map_or(1, usize::from),
+        Err(message) => panic!("{message}"),
+    }
+}
+
+/// `FGVT_JOBS`, when set: the number of threads it says, or why it says none.
+pub(crate) fn jobs_from_env() -> Result<Option<usize>, String> {
+    let Some(value) = std::env::var_os("FGVT_JOBS") else {
+        return Ok(None);
+    };
+    match value.to_str().map(str::trim).map(str::parse::<usize>) {
+        Some(Ok(jobs)) if jobs >= 1 => Ok(Some(jobs)),
+        _ => Err(format!(
+            "FGVT_JOBS is `{}`: set it to a number of threads, 1 or more, or unset it for one \
+             per core",
+            value.to_string_lossy()
+        )),
+    }
 }
 
 /// A verdict-only search of `program` against `spec`: it stops at the first failing leaf.
