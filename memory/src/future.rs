@@ -230,8 +230,14 @@ impl Execution {
         naming: &impl Naming,
         plain: &[crate::PlainAt],
     ) -> (Vec<u64>, Vec<Vec<usize>>) {
+        // The events something was synchronized into, which repeat nothing: found once for
+        // every thread's fold rather than looked for in `sync` at every comparison.
+        let mut synced = vec![false; self.events.len()];
+        for &(_, into) in &self.sync {
+            synced[into] = true;
+        }
         let (renamed, kept): (Vec<Vec<usize>>, Vec<Vec<bool>>) = (0..self.threads.len())
-            .map(|t| self.fold_repeats(t, plain))
+            .map(|t| self.fold_repeats(t, plain, &synced))
             .unzip();
         let kept = |t: ThreadId, i: usize| kept[t][i];
         let name = |e: EventId| -> u64 {
@@ -308,33 +314,45 @@ impl Execution {
     /// program (the later turn, which reads nothing new and writes nothing, removed). That is
     /// GenMC's spin-assume argument: a turn of a waiting loop that saw nothing new can be taken
     /// away without changing any outcome.
-    fn fold_repeats(&self, t: ThreadId, plain: &[crate::PlainAt]) -> (Vec<usize>, Vec<bool>) {
+    fn fold_repeats(
+        &self,
+        t: ThreadId,
+        plain: &[crate::PlainAt],
+        synced: &[bool],
+    ) -> (Vec<usize>, Vec<bool>) {
         let po = &self.threads[t].po;
-        let mut places = vec![0; po.len()];
         let mut kept = vec![true; po.len()];
-        // The kept events in order, and per place the events (kept or folded) it names.
+        // Per event left out, the earlier event it repeats (kept when it was left out).
+        let mut into = vec![0; po.len()];
+        // The kept events, in order.
         let mut slots: Vec<usize> = Vec::with_capacity(po.len());
-        let mut members: Vec<Vec<usize>> = Vec::with_capacity(po.len());
         for i in 0..po.len() {
-            places[i] = slots.len();
             slots.push(i);
-            members.push(vec![i]);
             let blocks = (1..=MAX_BLOCK.min(slots.len() / 2)).find(|&k| {
                 let n = slots.len();
-                (0..k).all(|j| self.same_read(t, slots[n - 2 * k + j], slots[n - k + j], plain))
+                (0..k).all(|j| {
+                    self.same_read(t, slots[n - 2 * k + j], slots[n - k + j], plain, synced)
+                })
             });
             if let Some(k) = blocks {
                 let n = slots.len();
                 for j in 0..k {
-                    let moved = std::mem::take(&mut members[n - k + j]);
                     kept[slots[n - k + j]] = false;
-                    for &m in &moved {
-                        places[m] = n - 2 * k + j;
-                    }
-                    members[n - 2 * k + j].extend(moved);
+                    into[slots[n - k + j]] = slots[n - 2 * k + j];
                 }
                 slots.truncate(n - k);
-                members.truncate(n - k);
+            }
+        }
+        // A kept event's place is where it stands among the kept ones (a fold only ever
+        // removes the last ones); a left-out event takes the place of the one it repeats,
+        // which is earlier, so already placed (through its own, if it was left out later).
+        let mut places = vec![0; po.len()];
+        for (place, &i) in slots.iter().enumerate() {
+            places[i] = place;
+        }
+        for i in 0..po.len() {
+            if !kept[i] {
+                places[i] = places[into[i]];
             }
         }
         (places, kept)
@@ -362,6 +380,7 @@ impl Execution {
         earlier: usize,
         later: usize,
         plain: &[crate::PlainAt],
+        synced: &[bool],
     ) -> bool {
         let po = &self.threads[t].po;
         let (e, before) = (po[later], po[earlier]);
@@ -371,7 +390,7 @@ impl Execution {
             && event.order == prev.order
             && event.loc == prev.loc
             && event.rf == prev.rf
-            && !self.sync.iter().any(|&(_, into)| into == e)
+            && !synced[e]
             && !plain.iter().any(|at| at.thread == t && at.events == later)
     }
 
