@@ -26,6 +26,10 @@
 //! is wasted unless a limit stops the search first; a worker expands no state further than an
 //! operation's step bound (`max_steps`) from the path it found it by, so a loop that never
 //! merges cannot run away with the workers.
+//!
+//! Not so in a bounded-preemption search, which opens a state's steps only up to the bound of
+//! the path it came by: the entry points run it on one thread (`jobs_for`), since workers
+//! would take every step of every state they meet, most of which the bound never opens.
 
 use std::collections::VecDeque;
 use std::hash::Hash;
@@ -694,12 +698,26 @@ pub fn explore_judging<P: Parallel>(
     progress: &mut dyn Progress,
     fails: &mut dyn FnMut(&Leaf) -> bool,
 ) -> Result<Tree, Fault> {
-    if options.jobs <= 1 {
+    let jobs = jobs_for(options);
+    if jobs <= 1 {
         return crate::explore_judging(program, options, progress, fails);
     }
-    with_workers(program, options.jobs, options, |pooled| {
+    with_workers(program, jobs, options, |pooled| {
         crate::explore_judging(pooled, options, progress, fails)
     })
+}
+
+/// How many threads a search with `options` runs on: [`ExploreOptions::jobs`], but one for a
+/// bounded-preemption search. The bound prunes steps path by path, and the search does not
+/// even take a pruned one (a step of real code can cost a whole execution); the table keeps
+/// steps state by state, so workers would take every thread's step of every state they meet,
+/// most of which the bound never opens. Measured on concurrent-queue's loom test with
+/// `LOOM_MAX_PREEMPTIONS=2`: 9 times the steps, 4.6 times the time on two cores.
+fn jobs_for(options: &ExploreOptions) -> usize {
+    match options.max_preemptions {
+        Some(_) => 1,
+        None => options.jobs,
+    }
 }
 
 /// [`crate::explore()`] with [`ExploreOptions::jobs`] threads taking steps.
@@ -714,10 +732,11 @@ pub fn search_failing<P: Parallel>(
     options: &ExploreOptions,
     fails: &mut dyn FnMut(&Leaf) -> bool,
 ) -> Result<Search, Fault> {
-    if options.jobs <= 1 {
+    let jobs = jobs_for(options);
+    if jobs <= 1 {
         return crate::search_failing(program, options, fails);
     }
-    with_workers(program, options.jobs, options, |pooled| {
+    with_workers(program, jobs, options, |pooled| {
         crate::search_failing(pooled, options, fails)
     })
 }

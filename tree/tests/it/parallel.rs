@@ -408,3 +408,30 @@ fn a_search_that_panics_stops_its_workers_and_panics() {
         .expect("the search's panic ends it, workers and all");
     assert!(panicked);
 }
+
+/// A bounded-preemption search runs on the search's thread alone whatever `jobs` says: the
+/// bound prunes steps path by path, and workers would take every step of every state, the
+/// pruned ones too. It takes exactly the steps the one-job search takes, and the same tree.
+#[test]
+fn a_preemption_bounded_search_takes_only_the_steps_it_opens() {
+    let toy = Toy {
+        threads: vec![
+            vec![vec![toy::Instr::Write(0, 1), toy::Instr::Read(1)]; 2],
+            vec![vec![toy::Instr::Write(1, 1), toy::Instr::Read(0)]; 2],
+            vec![vec![toy::Instr::SpinUntil(0, 1), toy::Instr::Write(0, 0)]],
+        ],
+        vars: 2,
+    };
+    let program = Instrumented::new(toy);
+    let bounded = |jobs| ExploreOptions {
+        max_preemptions: Some(1),
+        jobs,
+        ..options(100_000)
+    };
+    let reference = alone(&program, &bounded(1));
+    let alone_steps = program.steps.swap(0, Ordering::Relaxed);
+    let tree = describe(&fgvt_tree::parallel::explore(&program, &bounded(4)).unwrap());
+    assert_eq!(tree, reference);
+    assert_eq!(program.by_workers.load(Ordering::Relaxed), 0);
+    assert_eq!(program.steps.load(Ordering::Relaxed), alone_steps);
+}
