@@ -237,16 +237,22 @@ impl Parallel for Instrumented {
     fn absorb(&self, _: ()) {}
 }
 
-#[test]
-fn workers_take_steps_ahead_and_the_search_uses_them() {
-    let toy = Toy {
+/// Two threads that each write one variable and read the other, twice, and a third that spins
+/// until the first is written: races, a loop edge, and enough states for workers to share.
+fn racing_writers_and_a_spinner() -> Toy {
+    Toy {
         threads: vec![
             vec![vec![toy::Instr::Write(0, 1), toy::Instr::Read(1)]; 2],
             vec![vec![toy::Instr::Write(1, 1), toy::Instr::Read(0)]; 2],
             vec![vec![toy::Instr::SpinUntil(0, 1), toy::Instr::Write(0, 0)]],
         ],
         vars: 2,
-    };
+    }
+}
+
+#[test]
+fn workers_take_steps_ahead_and_the_search_uses_them() {
+    let toy = racing_writers_and_a_spinner();
     let slow = Instrumented {
         pause: Duration::from_micros(100),
         ..Instrumented::new(toy)
@@ -414,14 +420,7 @@ fn a_search_that_panics_stops_its_workers_and_panics() {
 /// pruned ones too. It takes exactly the steps the one-job search takes, and the same tree.
 #[test]
 fn a_preemption_bounded_search_takes_only_the_steps_it_opens() {
-    let toy = Toy {
-        threads: vec![
-            vec![vec![toy::Instr::Write(0, 1), toy::Instr::Read(1)]; 2],
-            vec![vec![toy::Instr::Write(1, 1), toy::Instr::Read(0)]; 2],
-            vec![vec![toy::Instr::SpinUntil(0, 1), toy::Instr::Write(0, 0)]],
-        ],
-        vars: 2,
-    };
+    let toy = racing_writers_and_a_spinner();
     let program = Instrumented::new(toy);
     let bounded = |jobs| ExploreOptions {
         max_preemptions: Some(1),
