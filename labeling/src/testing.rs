@@ -143,6 +143,7 @@ pub fn event(thread: usize) -> Event {
         order: None,
         memory: None,
         seen: None,
+        footprint: fgvt_tree::Footprint::Everything,
     }
 }
 

@@ -238,6 +238,7 @@ impl TestProgram {
             order: None,
             memory: None,
             seen: None,
+            footprint: fgvt_tree::Footprint::Everything,
         }
     }
 }

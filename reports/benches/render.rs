@@ -76,6 +76,7 @@ fn build(b: &mut Builder, depth: u32) -> NodeId {
             order: None,
             memory: None,
             seen: None,
+            footprint: fgvt_tree::Footprint::Everything,
         };
         (event, c)
     }))

@@ -115,6 +115,7 @@ impl Counter {
             order: None,
             memory: None,
             seen: None,
+            footprint: fgvt_tree::Footprint::Everything,
         }
     }
 }

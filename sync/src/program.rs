@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 use fgvt_tree::parallel::Parallel;
 use fgvt_tree::replay::{ReplayError, RunEnd};
-use fgvt_tree::{Call, Event, Fault, History, Program, Step, ThreadId, Wait};
+use fgvt_tree::{Call, Event, Fault, History, Program, Readiness, Step, ThreadId, Wait};
 
 use crate::fingerprint::{combine, summand};
 use crate::runtime::{self, Body, Engine, Execution, Pick, Point, Status};
@@ -88,6 +88,8 @@ struct Live {
     /// Thread choices from the start.
     schedule: Schedule,
     statuses: Statuses,
+    /// What each blocked thread's step would touch, by thread (few are blocked at once).
+    blocked: Box<[(ThreadId, fgvt_tree::Footprint)]>,
     /// What a state without a next step holds for its leaf.
     end: Option<Ending>,
 }
@@ -329,6 +331,7 @@ impl Reexecuted {
             live: Some(Arc::new(Live {
                 schedule,
                 statuses: Statuses::new(&point.statuses),
+                blocked: point.blocked.into_boxed_slice(),
                 end,
             })),
         }
@@ -355,6 +358,7 @@ impl Reexecuted {
         let point = point.unwrap_or_else(|| Point {
             fingerprint: 0,
             statuses: vec![Status::Done; self.recipe.threads],
+            blocked: Vec::new(),
         });
         let end = match run.end {
             RunEnd::Abandoned => None,
@@ -463,6 +467,19 @@ impl Program for Reexecuted {
                 event: event.map(Box::new),
                 fault,
             },
+        }
+    }
+
+    fn readiness(&self, state: &State, thread: ThreadId) -> Readiness {
+        let live = state.live();
+        match live.statuses.get(thread) {
+            None | Some(Status::Done) => Readiness::Done,
+            Some(Status::Enabled) => Readiness::Ready,
+            Some(Status::Blocked) => Readiness::Blocked(
+                (live.blocked.iter())
+                    .find(|(t, _)| *t == thread)
+                    .map_or(fgvt_tree::Footprint::Everything, |(_, f)| *f),
+            ),
         }
     }
 

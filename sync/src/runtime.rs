@@ -455,6 +455,8 @@ pub(crate) struct Point {
     pub fingerprint: Fingerprint,
     /// Each test thread's status.
     pub statuses: Vec<Status>,
+    /// What each blocked thread's step would touch (see [`fgvt_tree::Footprint`]), by thread.
+    pub blocked: Vec<(ThreadId, fgvt_tree::Footprint)>,
 }
 
 /// An operation being run by a thread.
@@ -1289,6 +1291,7 @@ impl Recorder {
         self.forget_known_accesses();
         let mut fingerprint = self.memory.sum();
         let mut statuses = Vec::with_capacity(self.lanes.len());
+        let mut blocked = Vec::new();
         for (thread, lane) in self.lanes.iter().enumerate() {
             // A thread with no pending step at a point has run all its operations.
             let (status, state) = match &lane.pending {
@@ -1296,6 +1299,7 @@ impl Recorder {
                     let status = if self.enabled(thread, pending) {
                         Status::Enabled
                     } else {
+                        blocked.push((thread, footprint(pending, pending.kind)));
                         Status::Blocked
                     };
                     let op = lane.op.as_ref().map_or(u64::MAX, |op| op.index as u64);
@@ -1344,6 +1348,7 @@ impl Recorder {
         Point {
             fingerprint,
             statuses,
+            blocked,
         }
     }
 
@@ -1513,6 +1518,23 @@ impl Recorder {
             order,
             memory,
             seen,
+            footprint: footprint(pending, acted.kind),
+        }
+    }
+
+    /// Notes that `who`'s step, in the code that follows its access, did what orders it with
+    /// every other thread's steps (a `SeqCst` fence under weak memory, a spawn): the step's
+    /// event touches everything, for the partial-order reduction (see
+    /// [`fgvt_tree::Footprint`]). Only the execution's last step becomes an event with code
+    /// run after it, so only that one is marked.
+    fn touches_everything(&mut self, who: Option<ThreadId>) {
+        if self.taken <= self.record_from {
+            return;
+        }
+        if let (Some(who), Some(last)) = (who, self.steps.last_mut()) {
+            if last.thread == who {
+                last.footprint = fgvt_tree::Footprint::Everything;
+            }
         }
     }
 
@@ -1906,8 +1928,37 @@ pub(crate) fn weak_fence(at: &'static Location<'static>, order: fgvt_memory::Ord
         let who = rec.who();
         if let Some(weak) = &mut rec.weak {
             weak.fence(who, at, order);
+            // Its place in the order of every `SeqCst` fence and access is where it runs.
+            if order == fgvt_memory::Order::SeqCst {
+                rec.touches_everything(who);
+            }
         }
     });
+}
+
+/// What a step touches, for the partial-order reduction (see [`fgvt_tree::Footprint`]): its
+/// object, read or written; a condition variable's wait, its mutex and the condition variable
+/// (whose notify wakes it); nothing for an operation's only step; everything for a join, which
+/// waits for the end of a thread, no step of its own.
+fn footprint(pending: &Pending, kind: EventKind) -> fgvt_tree::Footprint {
+    use fgvt_tree::Footprint;
+    match (pending.object, pending.role) {
+        (Some(mutex), Role::Wait(condvar) | Role::Woken(condvar)) => {
+            Footprint::WritesBoth(mutex.key(), condvar.key())
+        }
+        (_, Role::Wait(_) | Role::Woken(_) | Role::Join) => Footprint::Everything,
+        (None, _) => Footprint::Nothing,
+        (Some(object), _) => match kind {
+            EventKind::Read | EventKind::Cas { success: false } => Footprint::Reads(object.key()),
+            EventKind::Local | EventKind::Await | EventKind::Dcas { .. } | EventKind::Atomic => {
+                Footprint::Everything
+            }
+            EventKind::Write
+            | EventKind::Cas { success: true }
+            | EventKind::Lock
+            | EventKind::Unlock => Footprint::Writes(object.key()),
+        },
+    }
 }
 
 /// Runs user code; a panic becomes the execution's fault (and `None`), and so does the end

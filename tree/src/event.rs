@@ -111,6 +111,87 @@ pub struct Event {
     /// went, and what that means.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory: Option<Box<MemoryChoice>>,
+    /// What of shared memory the step touches, as the partial-order reduction of
+    /// [`crate::reduced`] compares steps: not shown, not kept in JSON (read back, an event
+    /// touches [`Footprint::Everything`]).
+    #[serde(skip)]
+    pub footprint: Footprint,
+}
+
+/// What of shared memory a step touches: what tells [`crate::reduced`] which steps of two
+/// threads *commute* (taken in either order from a state, they reach the same state with the
+/// same outcomes) and which do not.
+///
+/// A program that cannot tell says [`Footprint::Everything`] (the default): such a step is
+/// ordered with every other, and a search over such steps reduces nothing. Saying less than a
+/// step touches makes a reduced search miss runs, so a program says `Reads` only of an access
+/// that cannot write and, for everything that changes what another thread can do (a spawn, a
+/// join, a wait on a condition variable, a fence under weak memory), `Everything`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Footprint {
+    /// Anything: ordered with every other step.
+    #[default]
+    Everything,
+    /// Nothing shared (an operation's only step when it has no shared access): ordered with
+    /// no step but through the calls and returns it carries.
+    Nothing,
+    /// Reads the object numbered so and writes nothing.
+    Reads(u64),
+    /// May write the object numbered so (a store, a read-modify-write, a lock or unlock).
+    Writes(u64),
+    /// May write both objects numbered so (a condition variable's wait: its mutex and the
+    /// condition variable).
+    WritesBoth(u64, u64),
+}
+
+impl Footprint {
+    /// The objects touched (at most two; none for `Everything` and `Nothing`), and whether
+    /// the step may write them.
+    fn objects(self) -> ([u64; 2], usize, bool) {
+        match self {
+            Footprint::Reads(a) => ([a, a], 1, false),
+            Footprint::Writes(a) => ([a, a], 1, true),
+            Footprint::WritesBoth(a, b) => ([a, b], 2, true),
+            Footprint::Everything | Footprint::Nothing => ([0, 0], 0, false),
+        }
+    }
+
+    /// Whether two steps of different threads with these footprints may not commute: one of
+    /// them touches everything, or both touch an object and one of them may write it.
+    pub fn conflicts(self, other: Footprint) -> bool {
+        use Footprint::*;
+        match (self, other) {
+            (Everything, _) | (_, Everything) => true,
+            (Nothing, _) | (_, Nothing) => false,
+            _ => {
+                let (mine, m, writes) = self.objects();
+                let (theirs, t, they_write) = other.objects();
+                (writes || they_write) && mine[..m].iter().any(|o| theirs[..t].contains(o))
+            }
+        }
+    }
+
+    /// What either of two steps touches: the footprint of a step that may go either way.
+    pub fn join(self, other: Footprint) -> Footprint {
+        use Footprint::*;
+        match (self, other) {
+            (Everything, _) | (_, Everything) => Everything,
+            (Nothing, f) | (f, Nothing) => f,
+            (Reads(a), Reads(b)) if a == b => Reads(a),
+            _ => {
+                let (mine, m, _) = self.objects();
+                let (theirs, t, _) = other.objects();
+                let mut all: Vec<u64> = mine[..m].iter().chain(&theirs[..t]).copied().collect();
+                all.sort_unstable();
+                all.dedup();
+                match all[..] {
+                    [a] => Writes(a),
+                    [a, b] => WritesBoth(a, b),
+                    _ => Everything,
+                }
+            }
+        }
+    }
 }
 
 /// A memory ordering of the C++20 / Rust model, as an access declares it.
@@ -211,6 +292,7 @@ impl Event {
             order: None,
             memory: None,
             seen: None,
+            footprint: Footprint::Everything,
         }
     }
 }

@@ -93,6 +93,23 @@ pub struct ExploreOptions {
 pub const DEFAULT_REPORT_BUDGET: Duration = Duration::from_secs(5);
 
 impl ExploreOptions {
+    /// The limit a search that started at `started` has hit of those outside it: an
+    /// interrupt, the memory budget, the timeout (in that order).
+    pub(crate) fn outer_limit(&self, started: Instant) -> Option<Limit> {
+        if self.interrupt.is_some_and(Interrupt::is_raised) {
+            return Some(Limit::Interrupted);
+        }
+        if let Some(budget) = self.max_memory {
+            if (budget.used)() >= budget.bytes {
+                return Some(Limit::Memory);
+            }
+        }
+        if (self.timeout).is_some_and(|timeout| started.elapsed() >= timeout) {
+            return Some(Limit::Timeout);
+        }
+        None
+    }
+
     /// These options, their timeout shortened so that exploring ends by `deadline` (if any)
     /// at the latest: what a stage that must end with a larger budget explores with.
     pub fn until(self, deadline: Option<Instant>) -> ExploreOptions {
@@ -1080,30 +1097,12 @@ impl<P: Program> Explorer<'_, P> {
         node
     }
 
-    /// The leaf where every operation returned: the path's history and the `final` part's.
     fn complete_leaf(&self, state: &P::State, history: HistoryId) -> Leaf {
-        let mut path = self.real.history(history);
-        match self.program.finish(state) {
-            Ok(finals) => {
-                path.events.extend(finals.events);
-                Leaf::complete(path)
-            }
-            Err(fault) => Leaf::fault(path, fault),
-        }
+        complete_leaf(self.program, state, self.real.history(history))
     }
 
-    /// The leaf where no thread can move: the path's history with the calls the blocked
-    /// threads were about to make, marked stuck.
     fn stuck_leaf(&self, state: &P::State, history: HistoryId) -> Leaf {
-        let waiting = (0..self.program.threads())
-            .filter_map(|t| self.program.why_blocked(state, t))
-            .collect();
-        let mut history: History = self.real.history(history);
-        for (thread, call) in self.program.blocked_calls(state) {
-            history.call(thread, call);
-        }
-        history.stuck = true;
-        Leaf::stuck(history, waiting)
+        stuck_leaf(self.program, state, self.real.history(history))
     }
 
     /// A bounded leaf; over the two fields it needs, so that it can be made while the state
@@ -1140,18 +1139,8 @@ impl<P: Program> Explorer<'_, P> {
         // Reading the clock costs little next to the steps of every thread that opening a
         // state takes, so look at every state: gating on the node count would skip it for
         // whole trees (nodes are added when frames close, so the count can stay put for long).
-        if self.options.interrupt.is_some_and(Interrupt::is_raised) {
-            return Some(Limit::Interrupted);
-        }
-        if let Some(budget) = self.options.max_memory {
-            if (budget.used)() >= budget.bytes {
-                return Some(Limit::Memory);
-            }
-        }
-        if let Some(timeout) = self.options.timeout {
-            if self.started.elapsed() >= timeout {
-                return Some(Limit::Timeout);
-            }
+        if let Some(limit) = self.options.outer_limit(self.started) {
+            return Some(limit);
         }
         match (self.options.report_budget, self.watch.failed_at) {
             (Some(budget), Some(failed)) if failed.elapsed() >= budget => Some(Limit::ReportBudget),
@@ -1165,6 +1154,31 @@ impl<P: Program> Explorer<'_, P> {
             self.progress.tick(n);
         }
     }
+}
+
+/// The leaf at `state`, where every operation returned: `path`, the history that reached it,
+/// and the `final` part's.
+pub(crate) fn complete_leaf<P: Program>(program: &P, state: &P::State, mut path: History) -> Leaf {
+    match program.finish(state) {
+        Ok(finals) => {
+            path.events.extend(finals.events);
+            Leaf::complete(path)
+        }
+        Err(fault) => Leaf::fault(path, fault),
+    }
+}
+
+/// The leaf at `state`, where no thread can move: `path`, the history that reached it, with
+/// the calls the blocked threads were about to make, marked stuck.
+pub(crate) fn stuck_leaf<P: Program>(program: &P, state: &P::State, mut path: History) -> Leaf {
+    let waiting = (0..program.threads())
+        .filter_map(|t| program.why_blocked(state, t))
+        .collect();
+    for (thread, call) in program.blocked_calls(state) {
+        path.call(thread, call);
+    }
+    path.stuck = true;
+    Leaf::stuck(path, waiting)
 }
 
 /// What looking at a child state gave its parent.

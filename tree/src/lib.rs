@@ -8,6 +8,8 @@
 //!   shared-memory [`Event`] per step;
 //! * [`explore`](mod@explore): the state-space explorer, which takes every enabled thread's next
 //!   step from every state, depth-first, sharing the nodes of identical states (a DAG);
+//! * [`reduced`]: a verdict search that runs one execution of each class of equivalent runs
+//!   (a partial-order reduction, told which steps commute by each event's [`Footprint`]);
 //! * [`event`], [`history`], [`value`], [`source`]: what a step is, the coarse history of calls
 //!   and returns a leaf carries for the linearizability checker, the values of operations, and
 //!   source spans.
@@ -27,7 +29,7 @@
 //! Two threads each write one shared cell once: two interleavings.
 //!
 //! ```
-//! use fgvt_tree::{explore, Call, Event, EventKind, ExploreOptions, Fault, History, Program, Span, Step, Value};
+//! use fgvt_tree::{explore, Call, Event, EventKind, ExploreOptions, Fault, Footprint, History, Program, Span, Step, Value};
 //!
 //! /// Thread `t` writes cell `t`; a state says which threads have written.
 //! struct TwoWriters;
@@ -64,6 +66,8 @@
 //!             order: None,
 //!             memory: None,
 //!             seen: None,
+//!             // Each thread writes its own cell: the two steps commute.
+//!             footprint: Footprint::Writes(thread as u64),
 //!         };
 //!         Step::Moved { state: next, event: event.into() }
 //!     }
@@ -104,6 +108,7 @@ pub mod parallel;
 mod pins;
 pub mod program;
 pub mod race;
+pub mod reduced;
 pub mod replay;
 pub mod source;
 mod states;
@@ -112,7 +117,7 @@ pub mod value;
 pub use call_text::{parse_call, unescape, CallSyntaxError};
 pub use choice::Choice;
 pub use count_table::Counts;
-pub use event::{Event, EventKind, MemoryChoice, MemoryOrder, StoreRef};
+pub use event::{Event, EventKind, Footprint, MemoryChoice, MemoryOrder, StoreRef};
 pub use explore::{
     explore, explore_judging, explore_with_progress, scout, search_failing, ExploreOptions,
     Interrupt, MemoryBudget, Progress, Search, DEFAULT_REPORT_BUDGET, SCOUT_PREEMPTIONS,
@@ -124,7 +129,7 @@ pub use history::{
 pub use leaf::{Leaf, LeafKind};
 pub use limit::{Bound, Limit};
 pub use model::{Exploration, LoopEdge, Stats, Tree, TreeBuilder};
-pub use program::{Fault, Program, Step, Wait};
+pub use program::{Fault, Program, Readiness, Step, Wait};
 pub use race::{DataRace, RacingAccess};
 pub use source::{Location, SourceMap, Span};
 pub use value::Value;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::event::Event;
+use crate::event::{Event, Footprint};
 use crate::history::{Call, History, ThreadId};
 use crate::limit::Bound;
 use crate::race::DataRace;
@@ -58,6 +58,17 @@ pub struct Wait {
     pub reason: String,
     /// Where it waits, when known.
     pub span: Option<Span>,
+}
+
+/// What a thread can do at a state, as [`Program::readiness`] tells it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Readiness {
+    /// It has a step to take (or the program cannot tell without taking it).
+    Ready,
+    /// It cannot move here; its step, when it can, would touch this.
+    Blocked(Footprint),
+    /// It has run all its operations.
+    Done,
 }
 
 /// The outcome of asking one thread to take its next step.
@@ -180,6 +191,20 @@ pub trait Program {
     /// a fingerprint) saves their difference per state. By default nothing is let go.
     fn retire(&self, state: &mut Self::State) {
         let _ = state;
+    }
+
+    /// What `thread` can do at `state`, without taking its step (see [`Readiness`]). The
+    /// partial-order reduction of [`crate::reduced`] asks it of every thread at every state it
+    /// opens: a step that cannot be taken yet (a lock's acquisition while another thread holds
+    /// it) races with the steps that keep it from being taken, and a race is reversed only by a
+    /// thread that can move. By default the thread is asked for its step, and a blocked one
+    /// may touch anything; a program that can tell more cheaply says so.
+    fn readiness(&self, state: &Self::State, thread: ThreadId) -> Readiness {
+        match self.step(state, thread) {
+            Step::Done => Readiness::Done,
+            Step::Blocked => Readiness::Blocked(Footprint::Everything),
+            _ => Readiness::Ready,
+        }
     }
 
     /// At a stuck leaf: why `thread` cannot move (the lock it waits for, the `await` that does

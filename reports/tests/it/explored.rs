@@ -54,6 +54,7 @@ impl Program for LostUpdate {
             order: None,
             memory: None,
             seen: None,
+            footprint: fgvt_tree::Footprint::Everything,
         };
         match s.pc[t] {
             0 => {

@@ -90,6 +90,7 @@ fn event(thread: usize) -> Event {
         order: None,
         memory: None,
         seen: None,
+        footprint: fgvt_tree::Footprint::Everything,
     }
 }
 

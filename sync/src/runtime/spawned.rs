@@ -91,6 +91,9 @@ pub(crate) fn spawn_lane(at: &'static Location<'static>) -> Option<Result<Spawne
         }
         rec.next_lane += 1;
         let who = rec.who();
+        // The new thread's steps follow the spawner's: the step whose code spawns it is
+        // ordered with every step, for the partial-order reduction.
+        rec.touches_everything(who);
         let seed = combine(rec.context(who), SPAWNED ^ thread as u64);
         // The new thread holds its end until it returns.
         rec.locks.insert(

@@ -257,7 +257,7 @@ impl Model {
             max_memory: self.max_memory,
             reproduce: crate::cargo_test::command(&self.name, self.caller.file()),
             replay_program: None,
-            spec: SpecChoice::Sequential(SpecType::of::<Assertions>()),
+            spec: SpecChoice::Sequential(SpecType::endings::<Assertions>()),
             max_stale: self.max_stale,
             races: false,
             cut_spins: true,

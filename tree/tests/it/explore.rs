@@ -38,7 +38,7 @@ fn leaf_histories(tree: &Tree) -> BTreeMap<(String, String), u64> {
     out
 }
 
-fn canonical(history: &History) -> String {
+pub(crate) fn canonical(history: &History) -> String {
     let mut events = history.events.clone();
     let is_call = |e: &CoarseEvent| matches!(e, CoarseEvent::Call { .. });
     let mut start = 0;

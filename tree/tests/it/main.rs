@@ -4,6 +4,7 @@
 
 mod explore;
 mod parallel;
+mod reduced;
 mod scout;
 #[path = "../toy/mod.rs"]
 mod toy;

@@ -3,7 +3,9 @@
 //! brute force. Shared by the tree's and the labeling's tests (`#[path]`-included there).
 #![allow(dead_code)] // each test file uses its own part
 
-use fgvt_tree::{Call, Event, EventKind, Fault, History, Program, Span, Step, Value};
+use fgvt_tree::{
+    Call, Event, EventKind, Fault, Footprint, History, Program, Readiness, Span, Step, Value,
+};
 use proptest::prelude::*;
 
 /// One instruction of a toy thread; every instruction is one shared event.
@@ -60,32 +62,52 @@ impl Program for Toy {
         let call = (!started).then(|| Call::new(format!("op{op}"), vec![]));
         let mut reads = reads.clone();
         let mut new_pc = pc + 1;
-        let (kind, location) = match instrs.get(*pc) {
-            None => (EventKind::Local, String::new()),
+        let (kind, location, footprint) = match instrs.get(*pc) {
+            None => (EventKind::Local, String::new(), Footprint::Nothing),
             Some(Instr::Read(v)) => {
                 reads.push(s.vars[*v]);
-                (EventKind::Read, format!("v{v}"))
+                (
+                    EventKind::Read,
+                    format!("v{v}"),
+                    Footprint::Reads(*v as u64),
+                )
             }
             Some(Instr::Write(v, x)) => {
                 next.vars[*v] = *x;
-                (EventKind::Write, format!("v{v}"))
+                (
+                    EventKind::Write,
+                    format!("v{v}"),
+                    Footprint::Writes(*v as u64),
+                )
             }
             Some(Instr::SpinUntil(v, x)) => {
                 if s.vars[*v] != *x {
                     new_pc = *pc;
                 }
-                (EventKind::Read, format!("v{v}"))
+                (
+                    EventKind::Read,
+                    format!("v{v}"),
+                    Footprint::Reads(*v as u64),
+                )
             }
             Some(Instr::Acquire(v)) => {
                 if s.vars[*v] != 0 {
                     return Step::Blocked;
                 }
                 next.vars[*v] = 1;
-                (EventKind::Lock, format!("v{v}"))
+                (
+                    EventKind::Lock,
+                    format!("v{v}"),
+                    Footprint::Writes(*v as u64),
+                )
             }
             Some(Instr::Release(v)) => {
                 next.vars[*v] = 0;
-                (EventKind::Unlock, format!("v{v}"))
+                (
+                    EventKind::Unlock,
+                    format!("v{v}"),
+                    Footprint::Writes(*v as u64),
+                )
             }
             Some(Instr::LocalLoop) => {
                 return Step::Bounded {
@@ -113,10 +135,24 @@ impl Program for Toy {
             order: None,
             memory: None,
             seen: None,
+            footprint,
         };
         Step::Moved {
             state: next,
             event: event.into(),
+        }
+    }
+
+    fn readiness(&self, s: &State, t: usize) -> Readiness {
+        let (op, pc, ..) = &s.pcs[t];
+        let Some(instrs) = self.threads[t].get(*op) else {
+            return Readiness::Done;
+        };
+        match instrs.get(*pc) {
+            Some(Instr::Acquire(v)) if s.vars[*v] != 0 => {
+                Readiness::Blocked(Footprint::Writes(*v as u64))
+            }
+            _ => Readiness::Ready,
         }
     }
 

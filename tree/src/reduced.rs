@@ -1,0 +1,879 @@
+//! A verdict search that runs one execution of each class of equivalent executions: a
+//! partial-order reduction for programs whose every run passes.
+//!
+//! [`explore`](crate::explore()) takes every enabled thread's step from every state. Two steps
+//! of different threads that touch different objects (or only read one) *commute*: taken in
+//! either order they reach the same state, and every run that differs from another only by the
+//! order of such steps has the same outcome. Those runs form one class (a Mazurkiewicz trace),
+//! and a verdict needs one run of each. The search here is *source-DPOR* (Abdulla, Aronis,
+//! Jonsson and Sagonas, "Optimal Dynamic Partial Order Reduction", POPL 2014) with sleep sets:
+//!
+//! * it runs one execution to its end, and for every pair of steps in it that do not commute
+//!   and are adjacent in its happens-before order (a *race*), it makes sure the state before the
+//!   first of them also tries a thread that can start the reversed order (one of the *initials*
+//!   of what comes between, followed by the second step);
+//! * a thread whose every step from a state was explored sleeps in the children that its step
+//!   commutes with (their runs from there were already explored in another order).
+//!
+//! What does not commute is decided by [`Dep`]: the steps' [`Footprint`]s, and two more rules
+//! that keep a verdict's inputs: when leaves are judged on their histories
+//! ([`Judging::Histories`]), a step that carries a return is ordered with another thread's step
+//! that carries a call (whether one operation precedes the other), and two `SeqCst` accesses
+//! under weak memory are ordered (conservatively: their order may decide what later accesses
+//! can read). Under weak memory a step's ways (the stores a load could read) are all taken, as
+//! [`explore`](crate::explore()) takes them. A blocked thread's step races with the steps that
+//! block it: [`Program::readiness`] says what it would touch.
+//!
+//! Under a preemption bound ([`ExploreOptions::max_preemptions`]) the search is bounded
+//! partial-order reduction (Coons, Musuvathi and McKinley, OOPSLA 2013): no run past the bound,
+//! no sleep sets, and each reversal also tried where the thread's turn began.
+//!
+//! # What the result means
+//!
+//! Every run's outcome is that of a run of its class, so when every run the search takes
+//! passes, every run of the program passes: [`Reduction::Passed`] carries the tree of the runs
+//! taken (their nodes, not the program's states), whose leaves all pass. A failing run found is
+//! only reported as [`Reduction::Failed`]: the caller explores in full, to label the whole tree.
+//! Whatever the search cannot vouch for it does not decide ([`Reduction::Undecided`]): a limit,
+//! a bounded leaf, a run that returns to a state on its path while no other thread moves (a
+//! livelock, which only the state graph's components tell apart), more than 64 threads. The
+//! property tests compare its verdicts with the full tree's on random programs.
+
+use std::collections::HashMap;
+use std::hash::BuildHasher;
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::choice::Choice;
+use crate::event::{Event, Footprint, MemoryOrder};
+use crate::explore::ExploreOptions;
+use crate::graph::{EventId, NodeId};
+use crate::history::ThreadId;
+use crate::history_tree::{HistoryId, HistoryTree};
+use crate::leaf::Leaf;
+use crate::limit::{Bound, Limit};
+use crate::model::{Exploration, Tree, TreeBuilder};
+use crate::program::{Fault, Program, Readiness, Step};
+
+/// What a reduced search decided.
+pub enum Reduction {
+    /// Every run passes: the tree of the runs taken, one per class of equivalent runs, with
+    /// how many runs that was.
+    Passed {
+        /// The runs taken, as a tree: every leaf passed.
+        tree: Tree,
+        /// How many runs (leaves) the search took.
+        runs: u64,
+    },
+    /// A run fails: the one found, as thread choices from the root.
+    Failed {
+        /// The failing run's schedule.
+        schedule: Vec<Choice>,
+    },
+    /// The search cannot tell: explore in full.
+    Undecided(Undecided),
+}
+
+/// Why a reduced search left the verdict to a full exploration.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Undecided {
+    /// A limit of the options stopped it.
+    Limit(Limit),
+    /// A step hit a bound (an operation's steps, a step's budget, a spin without hint, a
+    /// weak-memory bound): the run's verdict is unknown.
+    Bounded(Bound),
+    /// Every step a thread could take from a state returned to a state on the run's path.
+    Livelock,
+    /// More threads than the search's sets hold.
+    Threads(usize),
+}
+
+/// What a leaf's verdict reads, which decides which runs a reduced search must keep apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Judging {
+    /// Its history: two runs that order a return and another thread's call differently are
+    /// told apart (one operation precedes the other in one of them only).
+    Histories,
+    /// Only how the run ended (complete, stuck, a fault): every history is accepted (a loom
+    /// model's, whose assertions are the whole judge), and calls and returns order nothing.
+    Endings,
+}
+
+/// The most threads a reduced search handles (its thread sets are 64-bit masks).
+pub const MAX_THREADS: usize = 64;
+
+/// What decides whether a step commutes with another thread's: what it touches, the call or
+/// return it carries, and whether it is a `SeqCst` access under weak memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dep {
+    /// What shared memory the step touches.
+    pub footprint: Footprint,
+    /// Whether it emits a call.
+    pub call: bool,
+    /// Whether it emits a return.
+    pub ret: bool,
+    /// Whether it is a `SeqCst` access of a run under weak memory.
+    pub seq_cst: bool,
+}
+
+impl Dep {
+    /// The dependence of `event`'s step, for leaves judged as `judging` says.
+    pub fn of(event: &Event, judging: Judging) -> Dep {
+        let histories = judging == Judging::Histories;
+        Dep {
+            footprint: event.footprint,
+            call: histories && event.call.is_some(),
+            ret: histories && event.ret.is_some(),
+            seq_cst: event.order == Some(MemoryOrder::SeqCst),
+        }
+    }
+
+    /// A step nothing is known of: it commutes with none. (A blocked step's footprint may be
+    /// known, and the rest not.)
+    const UNKNOWN: Dep = Dep {
+        footprint: Footprint::Everything,
+        call: true,
+        ret: true,
+        seq_cst: true,
+    };
+
+    /// Whether two steps of different threads may not commute. A return and a call are
+    /// ordered (which came first decides whether one operation precedes the other); two calls,
+    /// or two returns, are not (a history's verdict does not depend on their order, and the
+    /// explorer's states do not tell such histories apart either).
+    pub fn conflicts(self, other: Dep) -> bool {
+        self.footprint.conflicts(other.footprint)
+            || (self.call && other.ret)
+            || (self.ret && other.call)
+            || (self.seq_cst && other.seq_cst)
+    }
+
+    /// What either of two steps does: a thread's step that may go several ways.
+    fn join(self, other: Dep) -> Dep {
+        Dep {
+            footprint: self.footprint.join(other.footprint),
+            call: self.call || other.call,
+            ret: self.ret || other.ret,
+            seq_cst: self.seq_cst || other.seq_cst,
+        }
+    }
+}
+
+/// Threads as a bit set.
+type Threads = u64;
+
+fn bit(thread: ThreadId) -> Threads {
+    1 << thread
+}
+
+/// Searches `program` for a failing run, taking one run of each class of equivalent runs
+/// (see the module docs); `fails` judges each leaf with a verdict, reading what `judging`
+/// says.
+///
+/// The options' limits (states, timeout, memory, interrupt, an operation's steps) stop it
+/// undecided. Under a preemption bound (`max_preemptions`) it takes no run with more
+/// preemptions, keeps no sleep sets, and adds the backtracking points bounded partial-order
+/// reduction needs (see the module docs); a run to take first (`first`) is not its business.
+pub fn search<P: Program>(
+    program: &P,
+    options: &ExploreOptions,
+    judging: Judging,
+    fails: &mut dyn FnMut(&Leaf) -> bool,
+) -> Result<Reduction, Fault> {
+    let threads = program.threads();
+    if threads > MAX_THREADS {
+        return Ok(Reduction::Undecided(Undecided::Threads(threads)));
+    }
+    let (initial, base) = program.initial_state()?;
+    let mut search = Search {
+        program,
+        options,
+        judging,
+        fails,
+        threads,
+        frames: Vec::new(),
+        clocks: Vec::new(),
+        on_path: HashMap::default(),
+        real: HistoryTree::new(base, false),
+        tree: TreeBuilder::new(),
+        runs: 0,
+        started: Instant::now(),
+        hasher: foldhash::fast::FixedState::default(),
+    };
+    let outcome = search.run(initial);
+    Ok(match outcome {
+        Ok(root) => {
+            let facts = Exploration {
+                partial: None,
+                distinct_states: search.tree.node_count() as u64,
+                elapsed: search.started.elapsed(),
+            };
+            let runs = search.runs;
+            let tree = search.tree.finish(root, facts);
+            Reduction::Passed { tree, runs }
+        }
+        Err(Stop::Failed(schedule)) => Reduction::Failed { schedule },
+        Err(Stop::Undecided(why)) => Reduction::Undecided(why),
+    })
+}
+
+/// Why a search stopped before its end.
+enum Stop {
+    Failed(Vec<Choice>),
+    Undecided(Undecided),
+}
+
+/// What asking a thread for its step at a state gave, kept until the step is taken.
+enum Asked<S> {
+    NotYet,
+    /// The thread has run all its operations.
+    Done,
+    /// It cannot move here.
+    Blocked,
+    /// Its step (way 0), not taken yet.
+    Ready(Step<S>),
+    /// Taken (or being taken) from this state.
+    Taken,
+}
+
+/// The step a frame's run goes on with.
+struct Taken {
+    thread: ThreadId,
+    way: u32,
+    ways: u32,
+    /// This way's event, for the edge to the child and the races with later steps.
+    event: Arc<Event>,
+    dep: Dep,
+    /// What the thread's step does in any of the ways taken so far.
+    all_ways: Dep,
+    /// Whether a way went back to a state on the path: it explored nothing, so the thread
+    /// must not sleep in its siblings (their runs are not covered by its).
+    looped: bool,
+}
+
+/// A state of the current run, with what the search still has to do from it.
+struct Frame<S> {
+    state: S,
+    history: HistoryId,
+    asked: Vec<Asked<S>>,
+    /// Threads to take from here: the one first taken, and those races added.
+    backtrack: Threads,
+    /// Threads whose every way was taken from here.
+    done: Threads,
+    /// Threads whose step from here needs no run: each was taken from an ancestor, with
+    /// everything since commuting with it.
+    sleep: Vec<(ThreadId, Dep)>,
+    /// Threads done here, with what their steps did: they sleep in the next children.
+    finished: Vec<(ThreadId, Dep)>,
+    taken: Option<Taken>,
+    /// Steps of each thread's current operation, along the run.
+    op_steps: Vec<u32>,
+    /// Edges to the children's nodes and leaves.
+    edges: Vec<(EventId, NodeId)>,
+    /// Whether some run went on from here to a leaf or a child.
+    progressed: bool,
+    /// The thread whose step led here, if it can go on from here: a step of another thread
+    /// preempts it.
+    preemptible: Option<ThreadId>,
+    /// Preemptions on the run up to here.
+    preemptions: u32,
+    /// Whether a run from here was cut: a preemption bound kept a thread from being taken
+    /// here, or a child's every run was cut or covered by a sleeping thread's.
+    pruned: bool,
+}
+
+impl<S> Frame<S> {
+    fn sleeping(&self) -> Threads {
+        self.sleep.iter().fold(0, |set, (t, _)| set | bit(*t))
+    }
+}
+
+struct Search<'a, P: Program> {
+    program: &'a P,
+    options: &'a ExploreOptions,
+    judging: Judging,
+    fails: &'a mut dyn FnMut(&Leaf) -> bool,
+    threads: usize,
+    /// The current run's states, root first.
+    frames: Vec<Frame<P::State>>,
+    /// The vector clock of the step taken from each frame (`threads` entries each): entry `t`
+    /// is one more than the position of the last step of thread `t` that happens before it.
+    clocks: Vec<u32>,
+    /// The frames' states by hash, to find a step back onto the run's path.
+    on_path: HashMap<u64, Vec<usize>>,
+    real: HistoryTree,
+    tree: TreeBuilder,
+    runs: u64,
+    started: Instant,
+    hasher: foldhash::fast::FixedState,
+}
+
+impl<P: Program> Search<'_, P> {
+    fn run(&mut self, initial: P::State) -> Result<NodeId, Stop> {
+        let root = Frame {
+            state: initial,
+            history: HistoryTree::ROOT,
+            asked: Vec::new(),
+            backtrack: 0,
+            done: 0,
+            sleep: Vec::new(),
+            finished: Vec::new(),
+            taken: None,
+            op_steps: vec![0; self.threads],
+            edges: Vec::new(),
+            progressed: false,
+            preemptible: None,
+            preemptions: 0,
+            pruned: false,
+        };
+        if let Some(leaf) = self.open(root, None)? {
+            return Ok(leaf);
+        }
+        loop {
+            if let Some(limit) = self.limit_hit() {
+                return Err(Stop::Undecided(Undecided::Limit(limit)));
+            }
+            let top = self.frames.len() - 1;
+            // The next way of the step being taken, if it has one.
+            let next_way = (self.frames[top].taken.as_ref())
+                .filter(|taken| taken.way + 1 < taken.ways)
+                .map(|taken| (taken.thread, taken.way + 1));
+            if let Some((thread, way)) = next_way {
+                let step = self.program.step_way(&self.frames[top].state, thread, way);
+                self.take(top, thread, way, step)?;
+                continue;
+            }
+            let frame = &mut self.frames[top];
+            if let Some(taken) = frame.taken.take() {
+                frame.done |= bit(taken.thread);
+                if !taken.looped {
+                    frame.finished.push((taken.thread, taken.all_ways));
+                }
+            }
+            let open = frame.backtrack & !frame.done & !frame.sleeping();
+            if open == 0 {
+                if let Some(node) = self.close()? {
+                    return Ok(node);
+                }
+                continue;
+            }
+            let thread = open.trailing_zeros() as ThreadId;
+            if self.over_bound(&self.frames[top], thread) {
+                let frame = &mut self.frames[top];
+                frame.done |= bit(thread);
+                frame.pruned = true;
+                continue;
+            }
+            let frame = &mut self.frames[top];
+            let asked = std::mem::replace(&mut frame.asked[thread], Asked::Taken);
+            let step = match asked {
+                Asked::Ready(step) => step,
+                Asked::NotYet => self.program.step(&frame.state, thread),
+                Asked::Done | Asked::Blocked | Asked::Taken => {
+                    frame.asked[thread] = asked;
+                    Step::Blocked
+                }
+            };
+            match step {
+                Step::Done | Step::Blocked => {
+                    // A race asked for a thread that cannot move here: any thread that can
+                    // may start the reversed order, so all those are taken.
+                    let frame = &mut self.frames[top];
+                    frame.asked[thread] = match step {
+                        Step::Done => Asked::Done,
+                        _ => Asked::Blocked,
+                    };
+                    frame.done |= bit(thread);
+                    self.want(top, self.able(top));
+                }
+                step => self.take(top, thread, 0, step)?,
+            }
+        }
+    }
+
+    /// Whether taking `thread` from `frame` would preempt more often than the options'
+    /// bound allows.
+    fn over_bound(&self, frame: &Frame<P::State>, thread: ThreadId) -> bool {
+        let Some(bound) = self.options.max_preemptions else {
+            return false;
+        };
+        let preempts = frame.preemptible.is_some_and(|last| last != thread);
+        frame.preemptions + u32::from(preempts) > bound
+    }
+
+    /// Makes the state at position `j` take `threads`. Under a preemption bound, so does the
+    /// state where the run last switched threads before it (Coons, Musuvathi and McKinley,
+    /// "Bounded partial-order reduction", OOPSLA 2013, as loom does): taking a thread at `j`
+    /// may preempt past the bound where taking it at the start of that thread's turn would
+    /// not.
+    fn want(&mut self, j: usize, threads: Threads) {
+        self.frames[j].backtrack |= threads;
+        if self.options.max_preemptions.is_none() || j == 0 {
+            return;
+        }
+        let switch = (1..j)
+            .rev()
+            .find(|&k| self.taken(k).thread != self.taken(k - 1).thread)
+            .unwrap_or(0);
+        self.frames[switch].backtrack |= threads;
+    }
+
+    /// The threads not known to be unable to move at position `j` (blocked or done there):
+    /// those that a race's reversal, or a run that cannot go on, may take.
+    fn able(&self, j: usize) -> Threads {
+        let frame = &self.frames[j];
+        (0..self.threads)
+            .filter(|&t| !matches!(frame.asked.get(t), Some(Asked::Blocked | Asked::Done)))
+            .fold(0, |set, t| set | bit(t))
+    }
+
+    fn all_threads(&self) -> Threads {
+        match self.threads {
+            MAX_THREADS => Threads::MAX,
+            n => (1 << n) - 1,
+        }
+    }
+
+    /// Takes `thread`'s step `way` from frame `at` (the top): a child frame, a leaf, or a step
+    /// back onto the path.
+    fn take(
+        &mut self,
+        at: usize,
+        thread: ThreadId,
+        way: u32,
+        step: Step<P::State>,
+    ) -> Result<(), Stop> {
+        match step {
+            Step::Done | Step::Blocked => unreachable!("a step that moves or ends the run"),
+            Step::Bounded { reason } => {
+                Err(Stop::Undecided(Undecided::Bounded(Bound::StepBudget {
+                    reason,
+                })))
+            }
+            Step::Cut { bound } => Err(Stop::Undecided(Undecided::Bounded(bound))),
+            Step::Fault { event, fault } => {
+                let event = match event {
+                    Some(event) => Arc::new(*event),
+                    None => Arc::new(Event::local(
+                        thread,
+                        fault.message.clone(),
+                        fault.span.unwrap_or_default(),
+                    )),
+                };
+                self.record(at, thread, way, 1, &event);
+                // The other threads' steps that the fault keeps from running.
+                let others = self.all_threads() & !bit(thread);
+                self.pending_races(at + 1, others);
+                let frame = &self.frames[at];
+                let leaf = Leaf::fault(self.real.history(frame.history), fault);
+                let node = self.leaf(leaf)?;
+                let step = self.tree.event_id((*event).clone());
+                let frame = &mut self.frames[at];
+                frame.edges.push((step, node));
+                frame.progressed = true;
+                Ok(())
+            }
+            Step::Moved { state, event } => {
+                let frame = &self.frames[at];
+                if let Some(max) = self.options.max_steps {
+                    if frame.op_steps[thread] as usize >= max && event.ret.is_none() {
+                        return Err(Stop::Undecided(Undecided::Bounded(Bound::MaxSteps {
+                            thread,
+                            op: event.op.clone(),
+                            max,
+                        })));
+                    }
+                }
+                let ways = if way == 0 {
+                    event.ways()
+                } else {
+                    frame.taken.as_ref().map_or(1, |t| t.ways)
+                };
+                let dep = self.record(at, thread, way, ways, &event);
+                let hash = self.hasher.hash_one(&state);
+                let back = (self.on_path.get(&hash))
+                    .is_some_and(|depths| depths.iter().any(|&d| self.frames[d].state == state));
+                if back {
+                    // A step that returns to a state on the path (a spin that saw nothing new)
+                    // leads nowhere new: the other threads must move for the run to.
+                    if let Some(taken) = self.frames[at].taken.as_mut() {
+                        taken.looped = true;
+                    }
+                    self.want(at, self.able(at));
+                    return Ok(());
+                }
+                let frame = &self.frames[at];
+                let mut op_steps = frame.op_steps.clone();
+                op_steps[thread] = if event.ret.is_some() {
+                    0
+                } else {
+                    op_steps[thread] + 1
+                };
+                // Sleep sets and a preemption bound do not go together: a run that a sleeping
+                // thread's exploration covers may be past the bound there.
+                let sleep = match self.options.max_preemptions {
+                    Some(_) => Vec::new(),
+                    None => (frame.sleep.iter().chain(&frame.finished))
+                        .filter(|(t, d)| *t != thread && !d.conflicts(dep))
+                        .copied()
+                        .collect(),
+                };
+                let preempts = frame.preemptible.is_some_and(|last| last != thread);
+                let preemptions = frame.preemptions + u32::from(preempts);
+                let history = self.real.after(frame.history, &event);
+                let child = Frame {
+                    state,
+                    history,
+                    asked: Vec::new(),
+                    backtrack: 0,
+                    done: 0,
+                    sleep,
+                    finished: Vec::new(),
+                    taken: None,
+                    op_steps,
+                    edges: Vec::new(),
+                    progressed: false,
+                    preemptible: None,
+                    preemptions,
+                    pruned: false,
+                };
+                if let Some(leaf) = self.open(child, Some(thread))? {
+                    let step = self.tree.step_id(&event);
+                    let frame = &mut self.frames[at];
+                    frame.edges.push((step, leaf));
+                    frame.progressed = true;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Notes that frame `at` takes `thread`'s step `way` (of `ways`), whose event is `event`:
+    /// its vector clock, and the races it ends. Returns its dependence.
+    fn record(
+        &mut self,
+        at: usize,
+        thread: ThreadId,
+        way: u32,
+        ways: u32,
+        event: &Arc<Event>,
+    ) -> Dep {
+        let dep = Dep::of(event, self.judging);
+        let frame = &mut self.frames[at];
+        let (all_ways, looped) = match &frame.taken {
+            Some(taken) if way > 0 => (taken.all_ways.join(dep), taken.looped),
+            _ => (dep, false),
+        };
+        frame.taken = Some(Taken {
+            thread,
+            way,
+            ways,
+            event: Arc::clone(event),
+            dep,
+            all_ways,
+            looped,
+        });
+        self.races(at, thread, dep);
+        dep
+    }
+
+    /// Notes the clock of the step taken at position `at` by `thread`, and the races it ends
+    /// (see [`Search::scan`]).
+    fn races(&mut self, at: usize, thread: ThreadId, dep: Dep) {
+        self.clocks.truncate(at * self.threads);
+        let mut clock = self.scan(at, thread, dep);
+        clock[thread] = at as u32 + 1;
+        self.clocks.extend_from_slice(&clock);
+    }
+
+    /// For a step of `thread` after the first `at` steps of the run, with dependence `dep`:
+    /// for each earlier step of another thread that does not commute with it and is not ordered
+    /// before it through other steps (a race), makes the state before that step take a thread
+    /// that starts the reversed order. Returns what happens before the step (its clock, but
+    /// for its own entry).
+    fn scan(&mut self, at: usize, thread: ThreadId, dep: Dep) -> Vec<u32> {
+        let n = self.threads;
+        // What happens before the step through its own thread: its previous step's clock.
+        let mut clock = match (0..at).rev().find(|&j| self.taken(j).thread == thread) {
+            Some(j) => self.clocks[j * n..(j + 1) * n].to_vec(),
+            None => vec![0; n],
+        };
+        for j in (0..at).rev() {
+            let earlier = self.taken(j);
+            let other = earlier.thread;
+            if other == thread || !earlier.dep.conflicts(dep) {
+                continue;
+            }
+            if clock[other] <= j as u32 {
+                self.reverse(j, at, thread, &clock);
+            }
+            for (c, d) in clock.iter_mut().zip(&self.clocks[j * n..(j + 1) * n]) {
+                *c = (*c).max(*d);
+            }
+        }
+        clock
+    }
+
+    /// The race of the step at `j` with `thread`'s step at `at`, whose clock (through the
+    /// steps after `j`) is `clock`: unless the state before `j` already takes one, adds a thread
+    /// that can start the steps between that do not happen after `j`, followed by the second.
+    fn reverse(&mut self, j: usize, at: usize, thread: ThreadId, clock: &[u32]) {
+        let n = self.threads;
+        let between = self.not_after(j, at);
+        let (mut initials, seen) = self.initials(&between);
+        let free = |m: &usize| clock[self.taken(*m).thread] <= *m as u32;
+        if seen & bit(thread) == 0 && between.iter().all(free) {
+            initials |= bit(thread);
+        }
+        debug_assert!(initials != 0 && n > 0, "a sequence has an initial");
+        if initials & self.frames[j].backtrack == 0 {
+            // Any initial starts the reversed order; one known to be unable to move at `j`
+            // (blocked, done) is no use, and when every initial is, any thread may start it.
+            let able = self.able(j);
+            let pick = match initials & able {
+                0 => able,
+                able if able & bit(thread) != 0 => bit(thread),
+                able => bit(able.trailing_zeros() as ThreadId),
+            };
+            self.want(j, pick);
+        }
+    }
+
+    /// The steps after `j` and before `at` that do not happen after step `j`, in order:
+    /// `notdep` of the paper.
+    fn not_after(&self, j: usize, at: usize) -> Vec<usize> {
+        let n = self.threads;
+        let first = self.taken(j).thread;
+        (j + 1..at)
+            .filter(|&k| self.clocks[k * n + first] <= j as u32)
+            .collect()
+    }
+
+    /// The threads whose first step in `steps` (positions, in order) has no step of `steps`
+    /// before it that happens before it, and every thread with a step in `steps`.
+    fn initials(&self, steps: &[usize]) -> (Threads, Threads) {
+        let n = self.threads;
+        let mut initials: Threads = 0;
+        let mut seen: Threads = 0;
+        for (index, &k) in steps.iter().enumerate() {
+            let t = self.taken(k).thread;
+            if seen & bit(t) != 0 {
+                continue;
+            }
+            seen |= bit(t);
+            let row = &self.clocks[k * n..(k + 1) * n];
+            if steps[..index]
+                .iter()
+                .all(|&m| row[self.taken(m).thread] <= m as u32)
+            {
+                initials |= bit(t);
+            }
+        }
+        (initials, seen)
+    }
+
+    /// The races of the steps that `threads` would take after the first `at` steps of the
+    /// run, which ends there (stuck, or at a fault) without taking them. Nothing is known of
+    /// what they touch, so every earlier step of another thread that is not ordered before
+    /// the thread's last may race with its step, and a race hidden behind another cannot be
+    /// told apart: the state before each such step takes the thread, and every thread that can
+    /// start the steps between.
+    fn pending_races(&mut self, at: usize, threads: Threads) {
+        let n = self.threads;
+        for thread in (0..n).filter(|&t| threads & bit(t) != 0) {
+            let clock = match (0..at).rev().find(|&j| self.taken(j).thread == thread) {
+                Some(j) => self.clocks[j * n..(j + 1) * n].to_vec(),
+                None => vec![0; n],
+            };
+            for j in 0..at {
+                let other = self.taken(j).thread;
+                if other == thread || clock[other] > j as u32 {
+                    continue;
+                }
+                let (initials, _) = self.initials(&self.not_after(j, at));
+                self.want(j, bit(thread) | initials);
+            }
+        }
+    }
+
+    fn taken(&self, j: usize) -> &Taken {
+        self.frames[j]
+            .taken
+            .as_ref()
+            .expect("every frame below the top has taken a step")
+    }
+
+    /// Opens `frame` below the current top (moved into by `from`'s step): finds a thread that
+    /// can move and is not asleep, and makes it the frame's first. Returns the node when the
+    /// frame is a leaf, or `None` when it stays open (or has nothing to explore: asleep).
+    fn open(
+        &mut self,
+        mut frame: Frame<P::State>,
+        from: Option<ThreadId>,
+    ) -> Result<Option<NodeId>, Stop> {
+        frame.asked.resize_with(self.threads, || Asked::NotYet);
+        let sleeping = frame.sleeping();
+        // The thread that moved last first: a program that re-executes goes on from there.
+        let order = from
+            .into_iter()
+            .chain((0..self.threads).filter(|&t| Some(t) != from));
+        // A blocked thread's step races with the steps that block it: every thread is asked
+        // what it can do, and the first that can move (and is not asleep) is taken.
+        let mut all_done = true;
+        let mut first = None;
+        let mut blocked = Vec::new();
+        for thread in order {
+            if sleeping & bit(thread) != 0 {
+                all_done = false;
+                continue;
+            }
+            match self.program.readiness(&frame.state, thread) {
+                Readiness::Done => {
+                    frame.asked[thread] = Asked::Done;
+                    continue;
+                }
+                Readiness::Blocked(footprint) => {
+                    all_done = false;
+                    blocked.push((thread, footprint));
+                    frame.asked[thread] = Asked::Blocked;
+                    continue;
+                }
+                Readiness::Ready => {}
+            }
+            if first.is_some() {
+                continue;
+            }
+            match self.program.step(&frame.state, thread) {
+                Step::Done => frame.asked[thread] = Asked::Done,
+                Step::Blocked => {
+                    all_done = false;
+                    blocked.push((thread, Footprint::Everything));
+                    frame.asked[thread] = Asked::Blocked;
+                }
+                step => {
+                    frame.asked[thread] = Asked::Ready(step);
+                    first = Some(thread);
+                }
+            }
+        }
+        let at = self.frames.len();
+        for (thread, footprint) in blocked {
+            match footprint {
+                Footprint::Everything => self.pending_races(at, bit(thread)),
+                footprint => {
+                    let dep = Dep {
+                        footprint,
+                        ..Dep::UNKNOWN
+                    };
+                    self.scan(at, thread, dep);
+                }
+            }
+        }
+        let Some(first) = first else {
+            if sleeping != 0 {
+                // Every thread that could move sleeps: its runs from here were taken before.
+                if let Some(parent) = self.frames.last_mut() {
+                    parent.pruned = true;
+                }
+                return Ok(None);
+            }
+            let leaf = if all_done {
+                self.complete_leaf(&frame)
+            } else {
+                self.stuck_leaf(&frame)
+            };
+            self.frames.push(frame);
+            let node = self.leaf(leaf);
+            self.frames.pop();
+            return node.map(Some);
+        };
+        // The thread that moved here can go on: another's step preempts it.
+        frame.preemptible = from.filter(|&t| matches!(frame.asked[t], Asked::Ready(_)));
+        frame.backtrack = bit(first);
+        let hash = self.hasher.hash_one(&frame.state);
+        self.on_path
+            .entry(hash)
+            .or_default()
+            .push(self.frames.len());
+        self.frames.push(frame);
+        Ok(None)
+    }
+
+    /// Closes the top frame, every thread it must take taken: its node becomes an edge of its
+    /// parent's, or, at the root, the tree's root (returned).
+    fn close(&mut self) -> Result<Option<NodeId>, Stop> {
+        let frame = self.frames.pop().expect("a frame to close");
+        let hash = self.hasher.hash_one(&frame.state);
+        if let Some(depths) = self.on_path.get_mut(&hash) {
+            depths.pop();
+            if depths.is_empty() {
+                self.on_path.remove(&hash);
+            }
+        }
+        if !frame.progressed {
+            if frame.sleep.is_empty() && !frame.pruned {
+                // Every step from here went back up the path: whether the run ends is a
+                // question of the state graph's components.
+                return Err(Stop::Undecided(Undecided::Livelock));
+            }
+            // Its runs were cut by the bound or covered by a sleeping thread's: its parent's
+            // are too, if it has no others.
+            return match self.frames.last_mut() {
+                Some(parent) => {
+                    parent.pruned = true;
+                    Ok(None)
+                }
+                // No run from the root came to a leaf.
+                None => Err(Stop::Undecided(Undecided::Livelock)),
+            };
+        }
+        let node = self.tree.node_of_steps(&frame.edges);
+        let Some(parent) = self.frames.last_mut() else {
+            return Ok(Some(node));
+        };
+        let taken = parent
+            .taken
+            .as_ref()
+            .expect("the parent took the step here");
+        let step = self.tree.step_id(&taken.event);
+        let parent = self.frames.last_mut().expect("checked above");
+        parent.edges.push((step, node));
+        parent.progressed = true;
+        Ok(None)
+    }
+
+    /// A leaf of the current run, whose steps are those the frames took (a fault's too): its
+    /// node, or the stop when it fails.
+    fn leaf(&mut self, leaf: Leaf) -> Result<NodeId, Stop> {
+        self.runs += 1;
+        if (self.fails)(&leaf) {
+            let schedule = (self.frames.iter())
+                .filter_map(|f| f.taken.as_ref())
+                .map(|t| Choice::new(t.thread, t.way))
+                .collect();
+            return Err(Stop::Failed(schedule));
+        }
+        Ok(self.tree.leaf(leaf))
+    }
+
+    /// The leaf where every operation returned (see [`crate::explore`]'s).
+    fn complete_leaf(&self, frame: &Frame<P::State>) -> Leaf {
+        let path = self.real.history(frame.history);
+        crate::explore::complete_leaf(self.program, &frame.state, path)
+    }
+
+    /// The leaf where no thread can move (see [`crate::explore`]'s).
+    fn stuck_leaf(&self, frame: &Frame<P::State>) -> Leaf {
+        let path = self.real.history(frame.history);
+        crate::explore::stuck_leaf(self.program, &frame.state, path)
+    }
+
+    fn limit_hit(&self) -> Option<Limit> {
+        if (self.options.max_states).is_some_and(|max| self.tree.node_count() >= max)
+            || self.tree.edge_count() >= crate::graph::MAX_EDGES
+        {
+            return Some(Limit::MaxStates);
+        }
+        self.options.outer_limit(self.started)
+    }
+}
