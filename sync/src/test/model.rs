@@ -10,6 +10,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use fgvt_tree::reduced::Judging;
 use fgvt_tree::{Call, MemoryBudget, Value, DEFAULT_REPORT_BUDGET};
 
 use super::{
@@ -257,10 +258,12 @@ impl Model {
             max_memory: self.max_memory,
             reproduce: crate::cargo_test::command(&self.name, self.caller.file()),
             replay_program: None,
-            spec: SpecChoice::Sequential(SpecType::endings::<Assertions>()),
+            spec: SpecChoice::Sequential(SpecType::of::<Assertions>()),
             max_stale: self.max_stale,
             races: false,
             cut_spins: true,
+            // Every history is accepted: the reduction orders no call and return.
+            reduce: Some(Judging::Endings),
             memory,
             sites: Learned::default(),
             jobs: self.jobs,

@@ -195,8 +195,9 @@ impl Object for Litmus {
 }
 
 /// Whether some run of `p` under fgvt-sync met a data race, and the outcomes of every complete
-/// run.
-fn outcomes(p: &Program) -> (bool, BTreeSet<Outcome>) {
+/// run: of every run, or with `reduce`, of the runs of the partial-order reduced search
+/// (`Test::partial_order_reduction`), which must reach every outcome too.
+fn outcomes(p: &Program, reduce: bool) -> (bool, BTreeSet<Outcome>) {
     PROGRAM.with(|program| *program.borrow_mut() = p.clone());
     // Every access of the interpreted program is made at one line of `Litmus`: straight-line
     // loads that see one value would look like a bare spin's turns.
@@ -205,7 +206,8 @@ fn outcomes(p: &Program) -> (bool, BTreeSet<Outcome>) {
         .jobs(1)
         .finally(&["memory()"])
         .max_stale(16)
-        .cut_bare_spins(false);
+        .cut_bare_spins(false)
+        .partial_order_reduction(reduce);
     for t in 0..p.threads.len() {
         test = test.thread(&[&format!("run({t})")]);
     }
@@ -271,12 +273,17 @@ fn axioms(p: &Program) -> (bool, BTreeSet<Outcome>) {
     }
 }
 
+/// fgvt-sync's outcomes of `p`, explored in full and with the partial-order reduction, are
+/// the axioms'.
 fn agree(p: &Program) {
-    assert_eq!(
-        outcomes(p),
-        axioms(p),
-        "fgvt-sync and the axioms disagree on\n{p}"
-    );
+    let axioms = axioms(p);
+    for reduce in [false, true] {
+        assert_eq!(
+            outcomes(p, reduce),
+            axioms,
+            "fgvt-sync and the axioms disagree on\n{p}(reduced: {reduce})"
+        );
+    }
 }
 
 const LOADS: [Order; 3] = [Relaxed, Acquire, SeqCst];
@@ -442,7 +449,9 @@ proptest! {
         threads in prop::collection::vec(prop::collection::vec(instr(), 1..4), 2..4)
     ) {
         let p = Program { locations: vec![0, 0], threads };
-        prop_assert_eq!(outcomes(&p), axioms(&p), "on\n{}", p);
+        let axioms = axioms(&p);
+        prop_assert_eq!(outcomes(&p, false), axioms.clone(), "on\n{}", p);
+        prop_assert_eq!(outcomes(&p, true), axioms, "reduced, on\n{}", p);
     }
 
     /// Random programs with plain memory (location 0) and branches: the same races, and the
@@ -452,7 +461,9 @@ proptest! {
         threads in prop::collection::vec(prop::collection::vec(plain_instr(), 1..5), 2..4)
     ) {
         let p = Program { locations: vec![0, 0], threads };
-        prop_assert_eq!(outcomes(&p), axioms(&p), "on\n{}", p);
+        let axioms = axioms(&p);
+        prop_assert_eq!(outcomes(&p, false), axioms.clone(), "on\n{}", p);
+        prop_assert_eq!(outcomes(&p, true), axioms, "reduced, on\n{}", p);
     }
 }
 
@@ -548,11 +559,14 @@ fn until(reg: usize, value: u64) -> Instr {
 }
 
 fn agree_waiting(p: &Program) {
-    assert_eq!(
-        outcomes(p),
-        axioms_waiting(p),
-        "fgvt-sync's waiting loops and the axioms disagree on\n{p}"
-    );
+    let axioms = axioms_waiting(p);
+    for reduce in [false, true] {
+        assert_eq!(
+            outcomes(p, reduce),
+            axioms,
+            "fgvt-sync's waiting loops and the axioms disagree on\n{p}(reduced: {reduce})"
+        );
+    }
 }
 
 /// Message passing whose reader spins on the flag: a turn that saw the old flag is a loop
@@ -695,6 +709,8 @@ proptest! {
         let mut threads = vec![waiting];
         threads.extend(others);
         let p = Program { locations: vec![0, 0], threads };
-        prop_assert_eq!(outcomes(&p), axioms_waiting(&p), "on\n{}", p);
+        let axioms = axioms_waiting(&p);
+        prop_assert_eq!(outcomes(&p, false), axioms.clone(), "on\n{}", p);
+        prop_assert_eq!(outcomes(&p, true), axioms, "reduced, on\n{}", p);
     }
 }
