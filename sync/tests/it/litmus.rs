@@ -274,16 +274,19 @@ fn axioms(p: &Program) -> (bool, BTreeSet<Outcome>) {
 }
 
 /// fgvt-sync's outcomes of `p`, explored in full and with the partial-order reduction, are
-/// the axioms'.
-fn agree(p: &Program) {
-    let axioms = axioms(p);
+/// `axioms` (`what` names the two in the message).
+fn agree_with(p: &Program, axioms: (bool, BTreeSet<Outcome>), what: &str) {
     for reduce in [false, true] {
         assert_eq!(
             outcomes(p, reduce),
             axioms,
-            "fgvt-sync and the axioms disagree on\n{p}(reduced: {reduce})"
+            "{what} disagree on\n{p}(reduced: {reduce})"
         );
     }
+}
+
+fn agree(p: &Program) {
+    agree_with(p, axioms(p), "fgvt-sync and the axioms");
 }
 
 const LOADS: [Order; 3] = [Relaxed, Acquire, SeqCst];
@@ -559,14 +562,11 @@ fn until(reg: usize, value: u64) -> Instr {
 }
 
 fn agree_waiting(p: &Program) {
-    let axioms = axioms_waiting(p);
-    for reduce in [false, true] {
-        assert_eq!(
-            outcomes(p, reduce),
-            axioms,
-            "fgvt-sync's waiting loops and the axioms disagree on\n{p}(reduced: {reduce})"
-        );
-    }
+    agree_with(
+        p,
+        axioms_waiting(p),
+        "fgvt-sync's waiting loops and the axioms",
+    );
 }
 
 /// Message passing whose reader spins on the flag: a turn that saw the old flag is a loop
