@@ -57,13 +57,11 @@ use crate::program::{Fault, Program, Readiness, Step};
 
 /// What a reduced search decided.
 pub enum Reduction {
-    /// Every run passes: the tree of the runs taken, one per class of equivalent runs, with
-    /// how many runs that was.
+    /// Every run passes: the tree of the runs taken, one per class of equivalent runs (a
+    /// leaf each), every leaf passing.
     Passed {
-        /// The runs taken, as a tree: every leaf passed.
+        /// The runs taken, as a tree.
         tree: Tree,
-        /// How many runs (leaves) the search took.
-        runs: u64,
     },
     /// A run fails: the one found, as thread choices from the root.
     Failed {
@@ -196,7 +194,6 @@ pub fn search<P: Program>(
         on_path: HashMap::default(),
         real: HistoryTree::new(base, false),
         tree: TreeBuilder::new(),
-        runs: 0,
         started: Instant::now(),
         hasher: foldhash::fast::FixedState::default(),
     };
@@ -208,9 +205,8 @@ pub fn search<P: Program>(
                 distinct_states: search.tree.node_count() as u64,
                 elapsed: search.started.elapsed(),
             };
-            let runs = search.runs;
             let tree = search.tree.finish(root, facts);
-            Reduction::Passed { tree, runs }
+            Reduction::Passed { tree }
         }
         Err(Stop::Failed(schedule)) => Reduction::Failed { schedule },
         Err(Stop::Undecided(why)) => Reduction::Undecided(why),
@@ -303,7 +299,6 @@ struct Search<'a, P: Program> {
     on_path: HashMap<u64, Vec<usize>>,
     real: HistoryTree,
     tree: TreeBuilder,
-    runs: u64,
     started: Instant,
     hasher: foldhash::fast::FixedState,
 }
@@ -593,11 +588,7 @@ impl<P: Program> Search<'_, P> {
     /// for its own entry).
     fn scan(&mut self, at: usize, thread: ThreadId, dep: Dep) -> Vec<u32> {
         let n = self.threads;
-        // What happens before the step through its own thread: its previous step's clock.
-        let mut clock = match (0..at).rev().find(|&j| self.taken(j).thread == thread) {
-            Some(j) => self.clocks[j * n..(j + 1) * n].to_vec(),
-            None => vec![0; n],
-        };
+        let mut clock = self.thread_clock(at, thread);
         for j in (0..at).rev() {
             let earlier = self.taken(j);
             let other = earlier.thread;
@@ -618,14 +609,13 @@ impl<P: Program> Search<'_, P> {
     /// steps after `j`) is `clock`: unless the state before `j` already takes one, adds a thread
     /// that can start the steps between that do not happen after `j`, followed by the second.
     fn reverse(&mut self, j: usize, at: usize, thread: ThreadId, clock: &[u32]) {
-        let n = self.threads;
         let between = self.not_after(j, at);
         let (mut initials, seen) = self.initials(&between);
         let free = |m: &usize| clock[self.taken(*m).thread] <= *m as u32;
         if seen & bit(thread) == 0 && between.iter().all(free) {
             initials |= bit(thread);
         }
-        debug_assert!(initials != 0 && n > 0, "a sequence has an initial");
+        debug_assert!(initials != 0, "a sequence has an initial");
         if initials & self.frames[j].backtrack == 0 {
             // Any initial starts the reversed order; one known to be unable to move at `j`
             // (blocked, done) is no use, and when every initial is, any thread may start it.
@@ -679,12 +669,8 @@ impl<P: Program> Search<'_, P> {
     /// told apart: the state before each such step takes the thread, and every thread that can
     /// start the steps between.
     fn pending_races(&mut self, at: usize, threads: Threads) {
-        let n = self.threads;
-        for thread in (0..n).filter(|&t| threads & bit(t) != 0) {
-            let clock = match (0..at).rev().find(|&j| self.taken(j).thread == thread) {
-                Some(j) => self.clocks[j * n..(j + 1) * n].to_vec(),
-                None => vec![0; n],
-            };
+        for thread in (0..self.threads).filter(|&t| threads & bit(t) != 0) {
+            let clock = self.thread_clock(at, thread);
             for j in 0..at {
                 let other = self.taken(j).thread;
                 if other == thread || clock[other] > j as u32 {
@@ -693,6 +679,16 @@ impl<P: Program> Search<'_, P> {
                 let (initials, _) = self.initials(&self.not_after(j, at));
                 self.want(j, bit(thread) | initials);
             }
+        }
+    }
+
+    /// What happens before `thread`'s step after the first `at` steps of the run through its
+    /// own thread: the clock of its previous step, or nothing.
+    fn thread_clock(&self, at: usize, thread: ThreadId) -> Vec<u32> {
+        let n = self.threads;
+        match (0..at).rev().find(|&j| self.taken(j).thread == thread) {
+            Some(j) => self.clocks[j * n..(j + 1) * n].to_vec(),
+            None => vec![0; n],
         }
     }
 
@@ -845,7 +841,6 @@ impl<P: Program> Search<'_, P> {
     /// A leaf of the current run, whose steps are those the frames took (a fault's too): its
     /// node, or the stop when it fails.
     fn leaf(&mut self, leaf: Leaf) -> Result<NodeId, Stop> {
-        self.runs += 1;
         if (self.fails)(&leaf) {
             let schedule = (self.frames.iter())
                 .filter_map(|f| f.taken.as_ref())
