@@ -11,9 +11,12 @@
 //! depth-first from each (a worker goes on from the execution it paused, as the search does),
 //! storing every thread's step of every way. When the search opens a state, its steps are
 //! usually there already; when they are not, the search takes them itself (or, if a worker is
-//! taking them right now, waits for it). Either way the answers are the program's own, so the
-//! tree is the one-job tree, byte for byte, whatever the number of workers or their timing:
-//! the program must be deterministic, which every [`Program`] already is.
+//! taking them right now, waits for it, spinning a moment before it sleeps; that worker then
+//! leaves the state's children to the search and goes back to older states, so that the two
+//! do not go on in lockstep, one waiting for the other at every state). Either way the answers
+//! are the program's own, so the tree is the one-job tree, byte for byte, whatever the number
+//! of workers or their timing: the program must be deterministic, which every [`Program`]
+//! already is.
 //!
 //! The table tells states apart as the search does: by the program's state and the path's
 //! history in canonical form (a program's steps may depend on which calls are pending, which
@@ -33,7 +36,7 @@
 
 use std::collections::VecDeque;
 use std::hash::Hash;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use crate::event::Event;
@@ -84,6 +87,15 @@ const TAKEN_AT_ONCE: usize = 8;
 
 /// How long a starving worker spins before it sleeps, in spin-loop hints.
 const SPINS: usize = 1 << 12;
+
+/// How many times the search looks again at a state a worker is taking before it sleeps
+/// until the worker is done, and how long it spins between two looks, in spin-loop hints
+/// (together, tens of microseconds: about what a state's steps take).
+const LOOKS_BEFORE_SLEEP: u32 = 64;
+const SPINS_PER_LOOK: u32 = 64;
+
+/// No state: what [`Shared::awaited`] holds while the search waits for none.
+const NO_STATE: u32 = u32::MAX;
 
 /// Every thread's steps from a state, each way of each: `steps[thread][way]`.
 type Steps = Arc<[Box<[Step<Pooled>]>]>;
@@ -191,6 +203,9 @@ struct Shared<S> {
     limits: WorkerLimits,
     /// States in the table.
     len: AtomicUsize,
+    /// The last state the search found a worker taking (its number, or [`NO_STATE`]): that
+    /// worker leaves the state's children to the search, see [`work`].
+    awaited: AtomicU32,
 }
 
 /// The search's limits, as the workers heed them: past one, a worker stops taking steps
@@ -229,6 +244,7 @@ impl<S: Hash + Eq + Clone> Shared<S> {
                 interrupt: options.interrupt,
             },
             len: AtomicUsize::new(0),
+            awaited: AtomicU32::new(NO_STATE),
         }
     }
 
@@ -387,12 +403,26 @@ impl<S: Hash + Eq + Clone> Shared<S> {
     fn steps_or_claim(&self, id: Pooled) -> Result<Steps, Claimed<S>> {
         let (shard, index) = Self::split(id);
         let mut guard = lock(&self.shards[shard]);
+        let mut looks = LOOKS_BEFORE_SLEEP;
         loop {
             match &guard.value(index).taken {
                 Taken::Yes(steps) => return Ok(Arc::clone(steps)),
                 // The search never asks a retired state again; were it to, the program
                 // would say so when asked for the steps.
                 Taken::No | Taken::Retired => return Err(Self::claimed(&mut guard, index)),
+                // The worker is about done, as a rule: spinning a moment costs less than a
+                // sleep and a wake (tens of microseconds each, on a futex).
+                Taken::Now if looks > 0 => {
+                    if looks == LOOKS_BEFORE_SLEEP {
+                        self.awaited.store(id.0, Ordering::Relaxed);
+                    }
+                    looks -= 1;
+                    drop(guard);
+                    for _ in 0..SPINS_PER_LOOK {
+                        std::hint::spin_loop();
+                    }
+                    guard = lock(&self.shards[shard]);
+                }
                 Taken::Now => {
                     self.waiting.fetch_add(1, Ordering::SeqCst);
                     guard = self.stored[shard]
@@ -528,6 +558,13 @@ fn work<P: Parallel>(shared: &Shared<P::State>, recipe: &P::Recipe) -> P::Learne
             }
         };
         shared.store(id, &claimed, rows, &mut fresh);
+        if shared.awaited.load(Ordering::Relaxed) == id.0 {
+            // The search has caught up with this worker: going on to the state's children,
+            // the worker would be taking each state the search asks for next while the search
+            // waits for it, in lockstep. The search takes them itself; the worker goes back to
+            // the states it met before, which the search reaches later.
+            fresh.clear();
+        }
         // The first thread's child on top: where the paused execution most often is.
         mine.extend(fresh.drain(..).rev());
         if shared.hungry.load(Ordering::Relaxed) > 0 && mine.len() > 1 {
