@@ -63,7 +63,10 @@ const SCOUT_SHARE: f64 = 0.9;
 /// whenever a short one exists, though the depth-first search would have spent its whole budget
 /// below the first threads' first choices. With a timeout, the whole stays within it, and
 /// leaves are judged as they are made, so that every one reached before the time ran out has
-/// its verdict. An interrupt stops it all, the scout included.
+/// its verdict. An interrupt stops it all, the scout included. All three explore one
+/// program, whose steps taken are kept from one to the next: the scout and the second
+/// exploration step through states the first met without interpreting them again, and hold
+/// no second copy of their parts.
 pub fn explore_and_judge(
     test: &TestCase,
     limits: &Limits,
@@ -83,7 +86,8 @@ pub fn explore_and_judge(
         timeout: left(FIRST_SHARE),
         ..options.clone()
     };
-    let (tree, judgement) = explore_and_judge_once(test, &first, progress)?;
+    let program = test.program();
+    let (tree, judgement) = explore_and_judge_once(test, &program, &first, progress)?;
     let failing = judgement.not_linearizable.saturating_add(judgement.faults);
     if tree.partial.is_none()
         || failing > 0
@@ -102,6 +106,7 @@ pub fn explore_and_judge(
     };
     let run = super::judge::scout(
         test,
+        &program,
         &scouting,
         scouting.timeout.map(|t| Instant::now() + t),
     )
@@ -121,7 +126,7 @@ pub fn explore_and_judge(
     };
     // The first tree is let go before the second is built: the peak is one tree.
     drop((tree, judgement));
-    let (tree, judgement) = explore_and_judge_once(test, &again, progress)?;
+    let (tree, judgement) = explore_and_judge_once(test, &program, &again, progress)?;
     Ok(Judged {
         tree,
         judgement,
@@ -129,12 +134,14 @@ pub fn explore_and_judge(
     })
 }
 
-/// One exploration of `test` with `options`, every leaf judged: as the tree grows when a
+/// One exploration of `test` (as `program`) with `options`, every leaf judged: as the tree
+/// grows when a
 /// timeout could otherwise cut judging short; else as it grows until the first failing leaf
 /// (which `progress` is told at once, [`Progress::failing_run`]), the rest after it, in
 /// parallel.
 fn explore_and_judge_once(
     test: &TestCase,
+    program: &fgvt_lang::TestProgram,
     options: &ExploreOptions,
     progress: &mut dyn Progress,
 ) -> Result<(Tree, Judgement), PipelineError> {
@@ -143,7 +150,7 @@ fn explore_and_judge_once(
     } else {
         Inline::UntilFailure
     };
-    explore_judged(test, options, progress, inline)
+    explore_judged(test, program, options, progress, inline)
         .map_err(|source| spec_error(test, source))?
         .map_err(|fault| init_fault(test, fault))
 }

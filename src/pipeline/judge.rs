@@ -122,14 +122,17 @@ pub enum Inline {
     UntilFailure,
 }
 
-/// Explores `test` with `options`, judging leaves as they are made (each distinct history
-/// once): the first failing leaf is told to `progress` as soon as it is made, and with
+/// Explores `test` (as `program`, one of [`TestCase::program`]'s, which may have explored it
+/// before: it keeps the steps it has taken) with `options`, judging leaves as they are made
+/// (each distinct history once): the first failing leaf is told to `progress` as soon as it is
+/// made, and with
 /// [`Inline::Every`] a limit that stops exploration leaves no leaf it reached unjudged: checks
 /// end with the exploration's timeout (a check cut there is the only unknown verdict of a
 /// leaf reached) and stop at its interrupt. The inner error is a fault of the serial `init`
 /// part.
 pub fn explore_judged(
     test: &TestCase,
+    program: &fgvt_lang::TestProgram,
     options: &ExploreOptions,
     progress: &mut dyn Progress,
     inline: Inline,
@@ -139,13 +142,12 @@ pub fn explore_judged(
         interrupt: options.interrupt,
     };
     let synthesized = matches!(test.spec, SpecChoice::SelfSpec);
-    let program = test.program();
     match test.spec_source() {
         SpecSource::Serial(model) => {
             let spec = test.self_spec(model);
             judge_inline(
                 spec,
-                &program,
+                program,
                 options,
                 progress,
                 budget,
@@ -155,7 +157,7 @@ pub fn explore_judged(
         }
         SpecSource::Builtin(name) => {
             let spec = builtin(name);
-            judge_inline(spec, &program, options, progress, budget, false, inline)
+            judge_inline(spec, program, options, progress, budget, false, inline)
         }
     }
 }
@@ -253,20 +255,25 @@ pub fn search(
     deadline: Option<Instant>,
     violations_only: bool,
 ) -> Result<Result<Search, Fault>, CheckError> {
-    with_failing(test, deadline, violations_only, |program, fails| {
-        fgvt_tree::search_failing(program, explore, fails)
-    })
+    with_failing(
+        test,
+        &test.program(),
+        deadline,
+        violations_only,
+        |program, fails| fgvt_tree::search_failing(program, explore, fails),
+    )
 }
 
-/// Looks for a failing run of `test` with few preemptions ([`fgvt_tree::scout`]), judging
-/// leaves as [`search`] does: its thread choices, if there is one. The inner error is a fault
-/// of the serial `init` part.
+/// Looks for a failing run of `test` (as `program`, see [`explore_judged`]) with few
+/// preemptions ([`fgvt_tree::scout`]), judging leaves as [`search`] does: its thread choices,
+/// if there is one. The inner error is a fault of the serial `init` part.
 pub fn scout(
     test: &TestCase,
+    program: &fgvt_lang::TestProgram,
     explore: &ExploreOptions,
     deadline: Option<Instant>,
 ) -> Result<Result<Option<Vec<fgvt_tree::Choice>>, Fault>, CheckError> {
-    with_failing(test, deadline, false, |program, fails| {
+    with_failing(test, program, deadline, false, |program, fails| {
         fgvt_tree::scout(program, explore, fails)
     })
 }
@@ -277,6 +284,7 @@ pub fn scout(
 /// and is the error.
 fn with_failing<R>(
     test: &TestCase,
+    program: &fgvt_lang::TestProgram,
     deadline: Option<Instant>,
     violations_only: bool,
     search: impl FnOnce(&fgvt_lang::TestProgram, &mut dyn FnMut(&Leaf) -> bool) -> R,
@@ -285,15 +293,14 @@ fn with_failing<R>(
         deadline,
         ..CheckOptions::default()
     };
-    let program = test.program();
     match test.spec_source() {
         SpecSource::Serial(model) => {
             let checker = VerdictCache::new(test.self_spec(model), options);
-            with_checker(&program, &checker, violations_only, search)
+            with_checker(program, &checker, violations_only, search)
         }
         SpecSource::Builtin(name) => {
             let checker = VerdictCache::new(builtin(name), options);
-            with_checker(&program, &checker, violations_only, search)
+            with_checker(program, &checker, violations_only, search)
         }
     }
 }
