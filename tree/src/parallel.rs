@@ -94,7 +94,7 @@ const SPINS: usize = 1 << 12;
 const LOOKS_BEFORE_SLEEP: u32 = 64;
 const SPINS_PER_LOOK: u32 = 64;
 
-/// No state: what [`Shared::awaited`] holds while the search waits for none.
+/// No state: what [`Shared::awaited`] holds until the search first waits for one.
 const NO_STATE: u32 = u32::MAX;
 
 /// Every thread's steps from a state, each way of each: `steps[thread][way]`.
