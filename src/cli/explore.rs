@@ -1,13 +1,13 @@
 //! `fgvt explore`: the interleaving tree of a test, as counts or as one path.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 
 use fgvt_reports::{
     count_text, render_sorted_json, ExplorePath, ExploreSummary, PathLeaf, TreeCounts,
     VerdictCounts, EXPLORE_SCHEMA_ID, FAILING_LEAVES_LISTED,
 };
-use fgvt_tree::{CoarseEvent, Limit, NodeId, Tree};
+use fgvt_tree::{CoarseEvent, History, Limit, NodeId, Tree};
 
 use super::output::{emit, Exit, Progress};
 use super::{pipeline_error, ExploreArgs, Format};
@@ -88,12 +88,23 @@ enum Path<'a> {
 /// Results of every operation over the unfolded tree's leaves: `"T1 read()" -> {"(1, 2)": 3}`.
 /// The serial parts are named `init` and `final` rather than by the thread that runs them.
 fn results(test: &TestCase, tree: &Tree) -> BTreeMap<String, BTreeMap<String, u64>> {
+    // Many leaves share a history (the tree keeps one `Arc` of each, so its address tells it):
+    // their multiplicities are added up first, and each history's operations are named once,
+    // not once per leaf.
+    let mut histories: HashMap<usize, (&History, u64), foldhash::fast::RandomState> =
+        HashMap::default();
+    for (_, leaf, multiplicity) in tree.leaves() {
+        let at = std::sync::Arc::as_ptr(&leaf.history) as usize;
+        let (_, slot) = histories.entry(at).or_insert((&leaf.history, 0));
+        // Saturating, as every count of the unfolded tree.
+        *slot = slot.saturating_add(multiplicity);
+    }
     let mut out: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
     let concurrent: usize = test.threads.iter().map(Vec::len).sum();
-    for (_, leaf, multiplicity) in tree.leaves() {
+    for (history, multiplicity) in histories.into_values() {
         let mut pending: BTreeMap<usize, String> = BTreeMap::new();
         let mut calls = 0;
-        for event in &leaf.history.events {
+        for event in &history.events {
             match event {
                 CoarseEvent::Call { thread, call, .. } => {
                     let who = if calls < test.init.len() {

@@ -8,7 +8,7 @@
 //! timeout then cuts exploration, not judging, and every distinct history reached before the
 //! cut has its verdict, unless the cut fell inside the checker's search for it.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -19,6 +19,19 @@ use fgvt_tree::{
 use rayon::prelude::*;
 
 use crate::testcase::{SpecChoice, SpecSource, TestCase};
+
+/// A leaf's history as a map key, by the address of its `Arc`. A tree shares one `Arc` among
+/// its leaves with equal histories, and shows each leaf to its judge with it
+/// ([`fgvt_tree::TreeBuilder::leaf_judged`]), so judging looks a verdict up per leaf by one
+/// word: hashing every event of the history instead was a seventh of a model's whole
+/// exploration. Equal histories under two `Arc`s would be two keys, judged twice alike.
+fn address(history: &Arc<History>) -> usize {
+    Arc::as_ptr(history) as usize
+}
+
+/// Verdicts by [`address`] of history, each with its history: holding the `Arc`, the map keeps
+/// any other history from taking the address while it is a key.
+type ByAddress<T> = HashMap<usize, (Arc<History>, T), foldhash::fast::RandomState>;
 
 /// The verdict on one leaf.
 #[derive(Clone, Debug)]
@@ -106,9 +119,11 @@ pub fn judge(test: &TestCase, tree: &Tree, budget: CheckBudget) -> Result<Judgem
             tree,
             budget,
             synthesized,
-            HashMap::new(),
+            ByAddress::default(),
         ),
-        SpecSource::Builtin(name) => judge_with(builtin(name), tree, budget, false, HashMap::new()),
+        SpecSource::Builtin(name) => {
+            judge_with(builtin(name), tree, budget, false, ByAddress::default())
+        }
     }
 }
 
@@ -179,7 +194,7 @@ where
         deadline: budget.deadline,
         ..CheckOptions::default()
     };
-    let mut outcomes: HashMap<Arc<History>, Option<Arc<Outcome>>> = HashMap::new();
+    let mut outcomes: ByAddress<Option<Arc<Outcome>>> = ByAddress::default();
     let mut error = None;
     let mut interrupted = false;
     let mut failed = false;
@@ -195,7 +210,7 @@ where
         if !judged || error.is_some() {
             return false;
         }
-        if let Some(outcome) = outcomes.get(&leaf.history) {
+        if let Some((_, outcome)) = outcomes.get(&address(&leaf.history)) {
             return outcome.as_ref().is_some_and(|o| o.verdict.is_violation());
         }
         // Past the deadline the history still goes to the checker, which gives up at once on
@@ -216,7 +231,7 @@ where
         };
         let violation = outcome.as_ref().is_some_and(|o| o.verdict.is_violation());
         failed |= violation;
-        outcomes.insert(leaf.history.clone(), outcome);
+        outcomes.insert(address(&leaf.history), (leaf.history.clone(), outcome));
         violation
     };
     let tree = match fgvt_tree::explore_judging(program, options, progress, &mut fails) {
@@ -233,7 +248,7 @@ where
         return Ok(Ok((tree, judgement)));
     }
     let mut judgement = tally(&tree, spec.name(), synthesized, |h| {
-        outcomes.get(h).cloned().flatten()
+        outcomes.get(&address(h)).and_then(|(_, o)| o.clone())
     });
     judgement.distinct_histories = outcomes.len();
     judgement.interrupted = interrupted;
@@ -340,7 +355,7 @@ fn judge_with<S: Spec + Sync>(
     tree: &Tree,
     budget: CheckBudget,
     synthesized: bool,
-    known: HashMap<Arc<History>, Option<Arc<Outcome>>>,
+    known: ByAddress<Option<Arc<Outcome>>>,
 ) -> Result<Judgement, CheckError>
 where
     S::State: Send + Sync,
@@ -350,27 +365,28 @@ where
         ..CheckOptions::default()
     };
     // Check each distinct history once, in parallel; leaves then look their verdict up.
-    let histories: HashSet<&History> = tree
+    let histories: HashMap<usize, &Arc<History>, foldhash::fast::RandomState> = tree
         .leaves()
         .filter(|(_, leaf, _)| matches!(leaf.kind, LeafKind::Complete | LeafKind::Stuck))
-        .map(|(_, leaf, _)| &*leaf.history)
+        .map(|(_, leaf, _)| (address(&leaf.history), &leaf.history))
         .collect();
     // Once the budget is spent, a history is not even handed to the checker (whose setup
     // alone costs time on a large tree): it has no verdict. `None` is that missing verdict.
-    let outcomes: HashMap<&History, Option<Arc<Outcome>>> = histories
+    // The tree holds every history while this map lives: its keys' addresses stay theirs.
+    let outcomes: HashMap<usize, Option<Arc<Outcome>>, foldhash::fast::RandomState> = histories
         .par_iter()
-        .map(|&h| {
-            if let Some(outcome) = known.get(h) {
-                return Ok((h, outcome.clone()));
+        .map(|(&at, &h)| {
+            if let Some((_, outcome)) = known.get(&at) {
+                return Ok((at, outcome.clone()));
             }
             if budget.exhausted() {
-                return Ok((h, None));
+                return Ok((at, None));
             }
-            check(&spec, h, &options).map(|o| (h, Some(Arc::new(o))))
+            check(&spec, h, &options).map(|o| (at, Some(Arc::new(o))))
         })
         .collect::<Result<_, CheckError>>()?;
     let mut judgement = tally(tree, spec.name(), synthesized, |h| {
-        outcomes.get(h).cloned().flatten()
+        outcomes.get(&address(h)).cloned().flatten()
     });
     judgement.distinct_histories = outcomes.len();
     judgement.interrupted = judgement.unchecked > 0 && budget.interrupted();
@@ -383,7 +399,7 @@ fn tally(
     tree: &Tree,
     spec: String,
     synthesized: bool,
-    outcome: impl Fn(&History) -> Option<Arc<Outcome>>,
+    outcome: impl Fn(&Arc<History>) -> Option<Arc<Outcome>>,
 ) -> Judgement {
     let leaves: Vec<_> = tree.leaves().collect();
     let mut judgement = Judgement {

@@ -619,11 +619,10 @@ impl Watch<'_> {
         path: &[Choice],
         last: Option<Choice>,
     ) -> NodeId {
-        let fails = match &mut self.fails {
-            Some(fails) => fails(&leaf),
+        let (node, fails) = tree.leaf_judged(leaf, |leaf| match &mut self.fails {
+            Some(fails) => fails(leaf),
             None => false,
-        };
-        let node = tree.leaf(leaf);
+        });
         if fails && self.found.is_none() && self.failed_at.is_none() {
             let schedule: Vec<Choice> = path.iter().copied().chain(last).collect();
             match self.at_failure {

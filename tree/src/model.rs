@@ -278,9 +278,21 @@ impl TreeBuilder {
     }
 
     /// Adds a leaf; its history is shared with the leaves that have the same one.
-    pub fn leaf(&mut self, mut leaf: Leaf) -> NodeId {
+    pub fn leaf(&mut self, leaf: Leaf) -> NodeId {
+        self.leaf_judged(leaf, |_| ()).0
+    }
+
+    /// Adds a leaf as [`TreeBuilder::leaf`] does, showing it to `judge` first with its history
+    /// shared: leaves with equal histories come to `judge` with one `Arc`, which it may key
+    /// its verdicts by.
+    pub fn leaf_judged<R>(
+        &mut self,
+        mut leaf: Leaf,
+        judge: impl FnOnce(&Leaf) -> R,
+    ) -> (NodeId, R) {
         leaf.history = self.leaf_histories.share(leaf.history);
-        self.graph.add_leaf(leaf)
+        let judged = judge(&leaf);
+        (self.graph.add_leaf(leaf), judged)
     }
 
     /// Adds an inner node with an edge per `(step, child)`, in the order given; every child

@@ -841,14 +841,15 @@ impl<P: Program> Search<'_, P> {
     /// A leaf of the current run, whose steps are those the frames took (a fault's too): its
     /// node, or the stop when it fails.
     fn leaf(&mut self, leaf: Leaf) -> Result<NodeId, Stop> {
-        if (self.fails)(&leaf) {
+        let (node, fails) = self.tree.leaf_judged(leaf, |leaf| (self.fails)(leaf));
+        if fails {
             let schedule = (self.frames.iter())
                 .filter_map(|f| f.taken.as_ref())
                 .map(|t| Choice::new(t.thread, t.way))
                 .collect();
             return Err(Stop::Failed(schedule));
         }
-        Ok(self.tree.leaf(leaf))
+        Ok(node)
     }
 
     /// The leaf where every operation returned (see [`crate::explore`]'s).

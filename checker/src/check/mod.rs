@@ -435,9 +435,13 @@ fn merge_witnesses(witnesses: &[Vec<OpView<'_>>]) -> Vec<usize> {
 pub struct VerdictCache<S: Spec> {
     spec: S,
     options: CheckOptions,
-    verdicts: Mutex<HashMap<Arc<History>, Arc<Outcome>>>,
+    verdicts: Mutex<Verdicts>,
     hits: std::sync::atomic::AtomicU64,
 }
+
+/// What a [`VerdictCache`] remembers. Hashed with foldhash: a search looks a history up per
+/// leaf, and SipHash over every event of it costs several times more.
+type Verdicts = HashMap<Arc<History>, Arc<Outcome>, foldhash::fast::RandomState>;
 
 impl<S: Spec> VerdictCache<S> {
     /// An empty cache for checks against `spec` with `options`.
@@ -497,7 +501,7 @@ impl<S: Spec> VerdictCache<S> {
         self.hits.load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<Arc<History>, Arc<Outcome>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Verdicts> {
         // A panic while holding the lock cannot leave the map inconsistent (single inserts).
         lock(&self.verdicts)
     }

@@ -285,6 +285,36 @@ proptest! {
 }
 
 proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// A judge of leaves sees every leaf with the history the tree keeps for it, one `Arc` per
+    /// distinct history: what lets a judge key its verdicts by the `Arc`'s address.
+    #[test]
+    fn a_judge_sees_one_shared_history_per_distinct_history(
+        toy in toy_program(),
+        memoize in any::<bool>(),
+    ) {
+        let options = ExploreOptions { memoize, max_states: Some(20_000), ..ExploreOptions::default() };
+        let mut judged: Vec<std::sync::Arc<History>> = Vec::new();
+        let tree = fgvt_tree::explore_judging(&toy, &options, &mut (), &mut |leaf| {
+            judged.push(leaf.history.clone());
+            false
+        })
+        .unwrap();
+        let mut by_history: BTreeMap<String, usize> = BTreeMap::new();
+        for history in &judged {
+            let address = std::sync::Arc::as_ptr(history) as usize;
+            let first = *by_history.entry(history.to_string()).or_insert(address);
+            prop_assert_eq!(first, address, "two Arcs for {}", history);
+        }
+        for (_, leaf, _) in tree.leaves().filter(|(_, leaf, _)| leaf.kind != LeafKind::Bounded) {
+            let address = std::sync::Arc::as_ptr(&leaf.history) as usize;
+            prop_assert_eq!(by_history.get(&leaf.history.to_string()), Some(&address));
+        }
+    }
+}
+
+proptest! {
     #![proptest_config(ProptestConfig::with_cases(128))]
 
     /// The verdict-only search finds a failing leaf exactly when the whole tree has one, and
