@@ -135,10 +135,9 @@ pub fn explore_and_judge(
 }
 
 /// One exploration of `test` (as `program`) with `options`, every leaf judged: as the tree
-/// grows when a
-/// timeout could otherwise cut judging short; else as it grows until the first failing leaf
-/// (which `progress` is told at once, [`Progress::failing_run`]), the rest after it, in
-/// parallel.
+/// grows when a timeout could otherwise cut judging short; else as it grows until the first
+/// failing leaf (which `progress` is told at once, [`Progress::failing_run`]), the rest after
+/// it, in parallel.
 fn explore_and_judge_once(
     test: &TestCase,
     program: &fgvt_lang::TestProgram,

@@ -140,11 +140,10 @@ pub enum Inline {
 /// Explores `test` (as `program`, one of [`TestCase::program`]'s, which may have explored it
 /// before: it keeps the steps it has taken) with `options`, judging leaves as they are made
 /// (each distinct history once): the first failing leaf is told to `progress` as soon as it is
-/// made, and with
-/// [`Inline::Every`] a limit that stops exploration leaves no leaf it reached unjudged: checks
-/// end with the exploration's timeout (a check cut there is the only unknown verdict of a
-/// leaf reached) and stop at its interrupt. The inner error is a fault of the serial `init`
-/// part.
+/// made, and with [`Inline::Every`] a limit that stops exploration leaves no leaf it reached
+/// unjudged: checks end with the exploration's timeout (a check cut there is the only unknown
+/// verdict of a leaf reached) and stop at its interrupt. The inner error is a fault of the
+/// serial `init` part.
 pub fn explore_judged(
     test: &TestCase,
     program: &fgvt_lang::TestProgram,
