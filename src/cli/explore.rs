@@ -1,6 +1,6 @@
 //! `fgvt explore`: the interleaving tree of a test, as counts or as one path.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use fgvt_reports::{
@@ -11,6 +11,7 @@ use fgvt_tree::{CoarseEvent, History, Limit, NodeId, Tree};
 
 use super::output::{emit, Exit, Progress};
 use super::{pipeline_error, ExploreArgs, Format};
+use crate::pipeline::judge::{address, ByAddress};
 use crate::pipeline::{self, Judgement, LeafVerdict};
 use crate::testcase::TestCase;
 
@@ -91,11 +92,11 @@ fn results(test: &TestCase, tree: &Tree) -> BTreeMap<String, BTreeMap<String, u6
     // Many leaves share a history (the tree keeps one `Arc` of each, so its address tells it):
     // their multiplicities are added up first, and each history's operations are named once,
     // not once per leaf.
-    let mut histories: HashMap<usize, (&History, u64), foldhash::fast::RandomState> =
-        HashMap::default();
+    let mut histories: ByAddress<(&History, u64)> = ByAddress::default();
     for (_, leaf, multiplicity) in tree.leaves() {
-        let at = std::sync::Arc::as_ptr(&leaf.history) as usize;
-        let (_, slot) = histories.entry(at).or_insert((&leaf.history, 0));
+        let (_, slot) = histories
+            .entry(address(&leaf.history))
+            .or_insert((&leaf.history, 0));
         // Saturating, as every count of the unfolded tree.
         *slot = slot.saturating_add(multiplicity);
     }

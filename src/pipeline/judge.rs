@@ -22,16 +22,19 @@ use crate::testcase::{SpecChoice, SpecSource, TestCase};
 
 /// A leaf's history as a map key, by the address of its `Arc`. A tree shares one `Arc` among
 /// its leaves with equal histories, and shows each leaf to its judge with it
-/// ([`fgvt_tree::TreeBuilder::leaf_judged`]), so judging looks a verdict up per leaf by one
-/// word: hashing every event of the history instead was a seventh of a model's whole
-/// exploration. Equal histories under two `Arc`s would be two keys, judged twice alike.
-fn address(history: &Arc<History>) -> usize {
+/// ([`fgvt_tree::TreeBuilder::leaf_judged`]), so a lookup per leaf hashes one word: hashing
+/// every event of the history instead was a seventh of a model's whole exploration. Equal
+/// histories under two `Arc`s would be two keys, judged twice alike. A key stays its history's
+/// only while something holds that `Arc`: the tree, or the map's value.
+pub(crate) fn address(history: &Arc<History>) -> usize {
     Arc::as_ptr(history) as usize
 }
 
-/// Verdicts by [`address`] of history, each with its history: holding the `Arc`, the map keeps
-/// any other history from taking the address while it is a key.
-type ByAddress<T> = HashMap<usize, (Arc<History>, T), foldhash::fast::RandomState>;
+/// A map keyed by [`address`] of history.
+pub(crate) type ByAddress<V> = HashMap<usize, V, foldhash::fast::RandomState>;
+
+/// Verdicts known so far, each with the history it is of (holding the `Arc` keeps its address).
+type Known = ByAddress<(Arc<History>, Option<Arc<Outcome>>)>;
 
 /// The verdict on one leaf.
 #[derive(Clone, Debug)]
@@ -119,10 +122,10 @@ pub fn judge(test: &TestCase, tree: &Tree, budget: CheckBudget) -> Result<Judgem
             tree,
             budget,
             synthesized,
-            ByAddress::default(),
+            Known::default(),
         ),
         SpecSource::Builtin(name) => {
-            judge_with(builtin(name), tree, budget, false, ByAddress::default())
+            judge_with(builtin(name), tree, budget, false, Known::default())
         }
     }
 }
@@ -193,7 +196,7 @@ where
         deadline: budget.deadline,
         ..CheckOptions::default()
     };
-    let mut outcomes: ByAddress<Option<Arc<Outcome>>> = ByAddress::default();
+    let mut outcomes = Known::default();
     let mut error = None;
     let mut interrupted = false;
     let mut failed = false;
@@ -354,7 +357,7 @@ fn judge_with<S: Spec + Sync>(
     tree: &Tree,
     budget: CheckBudget,
     synthesized: bool,
-    known: ByAddress<Option<Arc<Outcome>>>,
+    known: Known,
 ) -> Result<Judgement, CheckError>
 where
     S::State: Send + Sync,
@@ -364,7 +367,7 @@ where
         ..CheckOptions::default()
     };
     // Check each distinct history once, in parallel; leaves then look their verdict up.
-    let histories: HashMap<usize, &Arc<History>, foldhash::fast::RandomState> = tree
+    let histories: ByAddress<&Arc<History>> = tree
         .leaves()
         .filter(|(_, leaf, _)| matches!(leaf.kind, LeafKind::Complete | LeafKind::Stuck))
         .map(|(_, leaf, _)| (address(&leaf.history), &leaf.history))
@@ -372,7 +375,7 @@ where
     // Once the budget is spent, a history is not even handed to the checker (whose setup
     // alone costs time on a large tree): it has no verdict. `None` is that missing verdict.
     // The tree holds every history while this map lives: its keys' addresses stay theirs.
-    let outcomes: HashMap<usize, Option<Arc<Outcome>>, foldhash::fast::RandomState> = histories
+    let outcomes: ByAddress<Option<Arc<Outcome>>> = histories
         .par_iter()
         .map(|(&at, &h)| {
             if let Some((_, outcome)) = known.get(&at) {
