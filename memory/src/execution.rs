@@ -359,6 +359,18 @@ impl Execution {
         crate::bits::contains(&self.horizon(thread), event.0 as usize)
     }
 
+    /// Whether `event` happens before `thread`'s event number `index` (in program order,
+    /// from 0), or is that event: what the thread knew once it had made it.
+    ///
+    /// # Panics
+    ///
+    /// If the thread does not exist or has made no event number `index`.
+    pub fn happens_before_nth(&self, event: EventRef, thread: ThreadId, index: usize) -> bool {
+        self.expect(self.check_thread(thread));
+        let e = self.threads[thread].po[index];
+        e == event.0 as usize || crate::bits::contains(self.hb.row(e), event.0 as usize)
+    }
+
     /// The value `store` wrote (the initial value for an initial store).
     ///
     /// # Panics

@@ -129,6 +129,27 @@ struct Logged {
     hash: u64,
     /// Whether the access wrote (a store, a read-modify-write that took effect).
     wrote: bool,
+    /// When the access was made.
+    stamp: Stamp,
+}
+
+/// When an access was made, as the runtime counts: what a [`DroppedTurn`] hands back of its
+/// first access.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Stamp {
+    /// How many steps its thread had taken in its operation before it.
+    pub(crate) step: u32,
+    /// Under weak memory, how many events of the graph its thread had made before it (else 0).
+    pub(crate) events: u32,
+}
+
+/// An iteration of a retry loop that a hint took out of the log, and that wrote nothing: what
+/// [`Observations::before_access`] tells, so that a search may treat the run through it as
+/// one that the run without it stands for (see `fgvt_tree::QuietTurn`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct DroppedTurn {
+    /// When the iteration's first access was made.
+    pub(crate) start: Stamp,
 }
 
 /// A thread's observations in its current operation (see the module docs).
@@ -171,16 +192,25 @@ impl Observations {
         self.log.last().map_or(EMPTY_LOG, |l| l.hash)
     }
 
-    /// Appends one access: its `entry` (what it was and saw), `shape` (what it was) and
-    /// whether it `wrote`.
-    pub(crate) fn push(&mut self, entry: u64, shape: u64, wrote: bool) {
+    /// Appends one access: its `entry` (what it was and saw), `shape` (what it was), whether
+    /// it `wrote`, and when it was made (`stamp`, which a [`DroppedTurn`] hands back).
+    pub(crate) fn push(&mut self, entry: u64, shape: u64, wrote: bool, stamp: Stamp) {
         let hash = combine(self.hash(), entry);
         self.log.push(Logged {
             shape,
             entry,
             hash,
             wrote,
+            stamp,
         });
+    }
+
+    /// The log from `from` on, about to be dropped, as a [`DroppedTurn`] if no access of it
+    /// wrote.
+    fn dropping(&self, from: usize) -> Option<DroppedTurn> {
+        let turn = &self.log[from..];
+        let first = turn.first()?;
+        (!turn.iter().any(|l| l.wrote)).then_some(DroppedTurn { start: first.stamp })
     }
 
     /// Whether the log ends with the same iteration [`REPEATS`] times in a row: its last `k`
@@ -231,10 +261,10 @@ impl Observations {
     /// access made between the hint and the head (bookkeeping in a `Silent`) means the head is
     /// not where the iteration began: both fall back to the path rule for the rest of the
     /// operation, since a later cut could then remove the start of a running loop.
-    pub(crate) fn before_access(&mut self, shape: u64) {
-        let Some(at_hint) = self.hinted.take() else {
-            return;
-        };
+    ///
+    /// Returns the iteration dropped, if one was and it wrote nothing.
+    pub(crate) fn before_access(&mut self, shape: u64) -> Option<DroppedTurn> {
+        let at_hint = self.hinted.take()?;
         if self.heads_found && self.log.len() == at_hint {
             let mut found = self
                 .log
@@ -242,12 +272,13 @@ impl Observations {
                 .enumerate()
                 .filter(|(_, l)| l.shape == shape);
             if let (Some((head, _)), None) = (found.next(), found.next()) {
+                let dropped = self.dropping(head);
                 self.log.truncate(head);
-                return;
+                return dropped;
             }
         }
         self.heads_found = false;
-        self.path_retry(at_hint);
+        self.path_retry(at_hint)
     }
 
     /// The path rule, for a hint given when the log had `at_hint` entries: if the iteration
@@ -262,32 +293,37 @@ impl Observations {
     /// is in memory, which the fingerprint has). Comparing paths, not just counting hints,
     /// keeps apart the iterations of two loops that share a hint (a `lock` helper taken twice
     /// in one operation): the segment between them is not an iteration of either.
-    fn path_retry(&mut self, at_hint: usize) {
+    fn path_retry(&mut self, at_hint: usize) -> Option<DroppedTurn> {
         // Bookkeeping made between the hint and the head belongs to the next iteration.
         let tail: Vec<Logged> = self.log.split_off(at_hint);
-        self.path_rule();
+        let dropped = self.path_rule();
         let mut hash = self.hash();
         for mut logged in tail {
             hash = combine(hash, logged.entry);
             logged.hash = hash;
             self.log.push(logged);
         }
+        dropped
     }
 
-    /// The path rule on the log as it is (see [`Observations::path_retry`]).
-    fn path_rule(&mut self) {
+    /// The path rule on the log as it is (see [`Observations::path_retry`]): the iteration
+    /// dropped, if one was and it wrote nothing.
+    fn path_rule(&mut self) -> Option<DroppedTurn> {
         let now = self.log.len();
         let Some(&last) = self.hints.last() else {
             self.hints.push(now);
-            return;
+            return None;
         };
         let before = self.hints.len().checked_sub(2).map_or(0, |i| self.hints[i]);
         let shapes = |from: usize, to: usize| self.log[from..to].iter().map(|l| l.shape);
         if now > last && shapes(before, last).eq(shapes(last, now)) {
+            let dropped = self.dropping(last);
             self.log.truncate(last);
+            return dropped;
         } else if now > last {
             self.hints.push(now);
         }
+        None
     }
 }
 
@@ -414,7 +450,7 @@ mod tests {
     /// Logs a read of `object` at `at` that saw `seen`.
     fn log(obs: &mut Observations, object: u64, at: &'static Location<'static>, seen: u64) {
         let shape = shape(1, object, at);
-        obs.push(entry(shape, seen), shape, false);
+        obs.push(entry(shape, seen), shape, false, Stamp::default());
     }
 
     /// The kind of a bookkeeping access in a log (as `runtime.rs` has it).
@@ -513,7 +549,7 @@ mod tests {
         log(&mut obs, 1, at, 1);
         obs.retry();
         let silent = shape(SILENT_KIND, 7, at);
-        obs.push(entry(silent, 4), silent, false);
+        obs.push(entry(silent, 4), silent, false, Stamp::default());
         obs.before_access(shape(1, 1, at));
         assert!(!obs.heads_found);
         assert_eq!(obs.log.len(), 2, "the bookkeeping stays in the log");

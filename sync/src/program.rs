@@ -92,6 +92,8 @@ struct Live {
     blocked: Box<[(ThreadId, fgvt_tree::Footprint)]>,
     /// What a state without a next step holds for its leaf.
     end: Option<Ending>,
+    /// The retry loop's turn that the step here ended, if it wrote nothing.
+    turn: Option<fgvt_tree::QuietTurn>,
 }
 
 impl State {
@@ -333,6 +335,7 @@ impl Reexecuted {
                 statuses: Statuses::new(&point.statuses),
                 blocked: point.blocked.into_boxed_slice(),
                 end,
+                turn: point.turn,
             })),
         }
     }
@@ -359,6 +362,7 @@ impl Reexecuted {
             fingerprint: 0,
             statuses: vec![Status::Done; self.recipe.threads],
             blocked: Vec::new(),
+            turn: None,
         });
         let end = match run.end {
             RunEnd::Abandoned => None,
@@ -506,6 +510,10 @@ impl Program for Reexecuted {
             Some(Ending::Stuck { calls, .. }) => calls.clone(),
             _ => Vec::new(),
         }
+    }
+
+    fn turn_ended(&self, state: &State) -> Option<fgvt_tree::QuietTurn> {
+        state.live().turn
     }
 
     fn why_blocked(&self, state: &State, thread: ThreadId) -> Option<Wait> {

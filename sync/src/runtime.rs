@@ -34,11 +34,12 @@ use std::panic::Location;
 use std::sync::{Arc, Once};
 
 use fgvt_tree::replay::{Run, RunEnd};
-use fgvt_tree::{Call, Event, EventKind, Fault, History, ThreadId, Value, Wait};
+use fgvt_tree::{Call, Event, EventKind, Fault, History, QuietTurn, ThreadId, Value, Wait};
 
 use crate::engine::{self, Decision, Stop, TaskId, Tasks};
 use crate::fingerprint::{
-    self, combine, hash_of, summand, Effect, Fingerprint, Memory, Observations, Word,
+    self, combine, hash_of, summand, DroppedTurn, Effect, Fingerprint, Memory, Observations, Stamp,
+    Word,
 };
 use crate::object_id::ObjectId;
 use crate::races::{Checked, Clocks, HappensBefore, Making, Races, Touch};
@@ -394,6 +395,16 @@ struct Lane {
     /// A spawned thread that has returned and that nobody has joined yet: the hash of what it
     /// observed, which decides what it returned (see `runtime/spawned.rs`).
     result: Option<u64>,
+    /// Under weak memory, how many events of the graph it had made when it registered its
+    /// pending step (see [`Stamp`]).
+    events_before: u32,
+}
+
+impl Lane {
+    /// How many steps it has taken in its current operation.
+    fn op_steps(&self) -> u32 {
+        (self.op.as_ref()).map_or(0, |op| u32::try_from(op.steps).unwrap_or(u32::MAX))
+    }
 }
 
 /// A thread waiting on a condition variable.
@@ -457,6 +468,8 @@ pub(crate) struct Point {
     pub statuses: Vec<Status>,
     /// What each blocked thread's step would touch (see [`fgvt_tree::Footprint`]), by thread.
     pub blocked: Vec<(ThreadId, fgvt_tree::Footprint)>,
+    /// The retry loop's turn that the last step ended, if it wrote nothing.
+    pub turn: Option<QuietTurn>,
 }
 
 /// An operation being run by a thread.
@@ -560,6 +573,10 @@ struct Recorder {
     /// Turns a destructor has waited (at a retry hint) in a thread that unwinds from the
     /// ended run (see [`retry`]).
     cleanup_waits: u32,
+    /// The retry loop's turn that the step being taken ended, if it wrote nothing (see
+    /// [`fgvt_tree::QuietTurn`]): set when the thread registers its next access, the loop's
+    /// head, and cleared when a step begins.
+    turn_ended: Option<QuietTurn>,
     /// The execution's number among those started on this OS thread (see [`execution`]).
     number: u64,
     /// The `Arc` allocations made and not yet freed, by address, with where each was made
@@ -756,6 +773,7 @@ pub(crate) fn execute(
         next_lane: threads,
         spawned_ops: true,
         cleanup_waits: 0,
+        turn_ended: None,
         freed: HashMap::default(),
         lazy_made: HashMap::default(),
         arcs: HashMap::default(),
@@ -1249,9 +1267,28 @@ impl Recorder {
         match who {
             Some(thread) => {
                 let entry = fingerprint::entry(shape, seen);
-                self.lanes[thread].observed.push(entry, shape, wrote);
+                let lane = &mut self.lanes[thread];
+                let stamp = Stamp {
+                    step: lane.op_steps(),
+                    events: lane.events_before,
+                };
+                lane.observed.push(entry, shape, wrote, stamp);
             }
             None => self.serial.accesses += 1,
+        }
+    }
+
+    /// What the step being taken by `thread` tells of the retry loop's turn it ended, which
+    /// wrote nothing and began with the access stamped `turn.start`.
+    fn quiet_turn(&self, thread: ThreadId, turn: DroppedTurn) -> QuietTurn {
+        // The operation's steps already count this one.
+        let steps = self.lanes[thread]
+            .op_steps()
+            .saturating_sub(turn.start.step);
+        QuietTurn {
+            steps,
+            synchronized: (self.weak.as_ref())
+                .is_some_and(|w| w.learned_returns_since(thread, turn.start.events)),
         }
     }
 
@@ -1349,6 +1386,7 @@ impl Recorder {
             fingerprint,
             statuses,
             blocked,
+            turn: self.turn_ended,
         }
     }
 
@@ -1737,8 +1775,11 @@ fn step<R>(
         if rec.end.is_some() {
             return rec.at_end(&pending);
         }
+        let events = rec.weak.as_ref().map_or(0, |w| w.events_of(thread));
+        let dropped = rec.lanes[thread].observed.before_access(shape);
+        rec.turn_ended = dropped.map(|turn| rec.quiet_turn(thread, turn));
         let lane = &mut rec.lanes[thread];
-        lane.observed.before_access(shape);
+        lane.events_before = events;
         lane.pending = Some(pending);
         Registered::Step(thread)
     });
@@ -1763,7 +1804,11 @@ fn step<R>(
     };
     engine::switch();
     // The execution may have ended while this thread waited for its turn.
-    match with_recorder(|rec| rec.end.is_some().then(|| rec.at_end(&pending))).flatten() {
+    let ended = with_recorder(|rec| {
+        rec.turn_ended = None;
+        rec.end.is_some().then(|| rec.at_end(&pending))
+    });
+    match ended.flatten() {
         Some(Registered::Drain) => return act(),
         Some(_) => cancel(),
         None => {}

@@ -320,6 +320,26 @@ impl WeakMemory {
         clock.into()
     }
 
+    /// How many events of the graph test thread `thread` has made.
+    pub(crate) fn events_of(&self, thread: ThreadId) -> u32 {
+        u32::try_from(self.x.thread_len(thread)).unwrap_or(u32::MAX)
+    }
+
+    /// Whether test thread `thread` now happens after some other test thread's operation's
+    /// return that it did not happen after once it had made `events` events of the graph:
+    /// what makes a retry loop's turn since then `synchronized` ([`fgvt_tree::QuietTurn`]).
+    pub(crate) fn learned_returns_since(&self, thread: ThreadId, events: u32) -> bool {
+        let known_then = |r| {
+            (events as usize)
+                .checked_sub(1)
+                .is_some_and(|last| self.x.happens_before_nth(r, thread, last))
+        };
+        (0..self.test_threads)
+            .filter(|&u| u != thread)
+            .flat_map(|u| self.returns[u].iter().map_while(|r| *r))
+            .any(|r| self.x.happens_before_next(r, thread) && !known_then(r))
+    }
+
     /// Whether the object `key` is an atomic of the graph (its values are in the future key).
     pub(crate) fn covers(&self, key: u64) -> bool {
         self.locations.contains_key(&key)

@@ -212,4 +212,37 @@ pub trait Program {
     fn why_blocked(&self, _state: &Self::State, _thread: ThreadId) -> Option<Wait> {
         None
     }
+
+    /// Whether the step that reached `state` ended a turn of a retry loop that wrote nothing,
+    /// its thread back at the loop's head as if the turn had not been (see [`QuietTurn`]).
+    /// The partial-order reduction of [`crate::reduced`] ends a run there: the run that skips
+    /// the turn stands for it. `None` (the default) for every other step, and for a program
+    /// that cannot tell.
+    fn turn_ended(&self, _state: &Self::State) -> Option<QuietTurn> {
+        None
+    }
+}
+
+/// A turn of a retry loop that wrote nothing and left its thread back at the loop's head
+/// (`fgvt_sync::hint::spin_loop()`, whose promise is that a turn carries nothing into the next
+/// but what it wrote): what [`Program::turn_ended`] tells of it.
+///
+/// Take such a turn out of a run: every other thread reads what it read before (the turn wrote
+/// nothing), its own thread goes on from the head as it did after the turn, and the run is
+/// still a run of the program, consistent under weak memory too (the turn's reads only added
+/// edges to the graph). Its outcome is the same but for two things, both in the direction that
+/// keeps a failure: an operation whose call the turn carried is called later (so more
+/// operations precede it, and a history that failed still fails), and fewer accesses happen
+/// before later ones (a data race stays one). The one thing that may go the other way is
+/// under weak memory, where operations are ordered by happens-before: a turn whose reads
+/// made its thread happen after another operation's return ordered that operation before the
+/// thread's later ones, which the run without it may not (`synchronized`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct QuietTurn {
+    /// How many steps its thread took in the turn, the last one included.
+    pub steps: u32,
+    /// Whether, under weak memory, the turn's reads made its thread happen after another
+    /// thread's operation's return that it did not happen after before: then only an outcome
+    /// that reads endings, not histories, is the same without it.
+    pub synchronized: bool,
 }

@@ -274,8 +274,12 @@ struct Frame<S> {
     /// Preemptions on the run up to here.
     preemptions: u32,
     /// Whether a run from here was cut: a preemption bound kept a thread from being taken
-    /// here, or a child's every run was cut or covered by a sleeping thread's.
+    /// here, or a child's every run was cut or covered by a sleeping thread's, or by a run
+    /// without a retry loop's turn.
     pruned: bool,
+    /// Whether a retry loop's turn that began here, alone, was skipped (see
+    /// [`Search::skip_turn`]).
+    spun: bool,
 }
 
 impl<S> Frame<S> {
@@ -320,6 +324,7 @@ impl<P: Program> Search<'_, P> {
             preemptible: None,
             preemptions: 0,
             pruned: false,
+            spun: false,
         };
         if let Some(leaf) = self.open(root, None)? {
             return Ok(leaf);
@@ -497,6 +502,10 @@ impl<P: Program> Search<'_, P> {
                     self.want(at, self.able(at));
                     return Ok(());
                 }
+                if let Some(steps) = self.skipped_turn(&state) {
+                    self.skip_turn(at, thread, steps);
+                    return Ok(());
+                }
                 let frame = &self.frames[at];
                 let mut op_steps = frame.op_steps.clone();
                 op_steps[thread] = if event.ret.is_some() {
@@ -531,6 +540,7 @@ impl<P: Program> Search<'_, P> {
                     preemptible: None,
                     preemptions,
                     pruned: false,
+                    spun: false,
                 };
                 if let Some(leaf) = self.open(child, Some(thread))? {
                     let step = self.tree.step_id(&event);
@@ -541,6 +551,49 @@ impl<P: Program> Search<'_, P> {
                 Ok(())
             }
         }
+    }
+
+    /// Whether the step that reached `state` ended a retry loop's turn that the run without
+    /// it stands for, as far as what leaves are judged on can tell (see
+    /// [`crate::QuietTurn`]): how many steps its thread took in the turn.
+    fn skipped_turn(&self, state: &P::State) -> Option<u32> {
+        let turn = self.program.turn_ended(state)?;
+        let stands_for = !turn.synchronized || self.judging == Judging::Endings;
+        stands_for.then_some(turn.steps)
+    }
+
+    /// Ends the run at `thread`'s step from frame `at`, the last of the `steps` it took in a
+    /// retry loop's turn that the run without the turn stands for (see
+    /// [`crate::QuietTurn`]): the other threads must move for a run to go on from here.
+    ///
+    /// One thing the run without the turn cannot stand for: a thread that spins forever, so
+    /// that the run never ends. Then no thread but the spinning one moves from where its turn
+    /// began: the turn had the run to itself. An ordinary spin comes back to that state (a
+    /// step back onto the path), but under weak memory a turn may read a newer store than the
+    /// last one did and come back with a newer view. So a turn alone marks the frame where it
+    /// began: if no run goes anywhere from there, the search cannot tell, as for a spin back
+    /// onto the path.
+    fn skip_turn(&mut self, at: usize, thread: ThreadId, steps: u32) {
+        let mut start = at;
+        let mut alone = true;
+        let mut left = steps.saturating_sub(1);
+        while left > 0 && start > 0 {
+            start -= 1;
+            if self.taken(start).thread == thread {
+                left -= 1;
+            } else {
+                alone = false;
+            }
+        }
+        if alone {
+            self.frames[start].spun = true;
+        }
+        let frame = &mut self.frames[at];
+        if let Some(taken) = frame.taken.as_mut() {
+            taken.looped = true;
+        }
+        frame.pruned = true;
+        self.want(at, self.able(at));
     }
 
     /// Notes that frame `at` takes `thread`'s step `way` (of `ways`), whose event is `event`:
@@ -807,7 +860,7 @@ impl<P: Program> Search<'_, P> {
             }
         }
         if !frame.progressed {
-            if frame.sleep.is_empty() && !frame.pruned {
+            if frame.spun || (frame.sleep.is_empty() && !frame.pruned) {
                 // Every step from here went back up the path: whether the run ends is a
                 // question of the state graph's components.
                 return Err(Stop::Undecided(Undecided::Livelock));

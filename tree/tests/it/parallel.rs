@@ -316,7 +316,9 @@ impl PartialEq for Forgetful {
                 .map(|(op, pc, reads, _)| (*op, *pc, reads.clone()))
                 .collect()
         };
-        self.0.vars == other.0.vars && pcs(&self.0) == pcs(&other.0)
+        self.0.vars == other.0.vars
+            && pcs(&self.0) == pcs(&other.0)
+            && self.0.turns == other.0.turns
     }
 }
 
@@ -328,6 +330,7 @@ impl std::hash::Hash for Forgetful {
         for (op, pc, reads, _) in &self.0.pcs {
             (op, pc, reads).hash(state);
         }
+        self.0.turns.hash(state);
     }
 }
 

@@ -4,10 +4,12 @@
 use std::collections::BTreeSet;
 
 use fgvt_tree::reduced::{self, Judging, Reduction, Undecided};
-use fgvt_tree::{explore, CoarseEvent, ExploreOptions, Leaf, LeafKind, Tree};
+use fgvt_tree::{
+    explore, CoarseEvent, ExploreOptions, Fault, History, Leaf, LeafKind, Program, Step, Tree,
+};
 use proptest::prelude::*;
 
-use crate::toy::{self, loop_free_toy_program, toy_program, Toy};
+use crate::toy::{self, loop_free_toy_program, retrying_toy_program, toy_program, Toy};
 
 /// Every leaf's kind and history, histories in canonical form (calls that follow each other
 /// sorted by thread, and returns): the outcomes a verdict can tell apart.
@@ -22,20 +24,66 @@ fn outcomes(tree: &Tree) -> BTreeSet<(String, String)> {
 
 /// Every leaf's kind and what its operations returned, by thread and in each thread's order:
 /// the outcomes a verdict that reads no order between threads can tell apart.
-fn endings(tree: &Tree) -> BTreeSet<(String, Vec<(usize, String)>)> {
-    tree.leaves()
-        .map(|(_, leaf, _)| {
-            let mut returns: Vec<(usize, String)> = (leaf.history.events.iter())
-                .filter_map(|e| match e {
-                    CoarseEvent::Return { thread, value } => Some((*thread, format!("{value:?}"))),
-                    CoarseEvent::Call { .. } => None,
-                })
-                .collect();
-            // Stable: each thread's returns stay in its order.
-            returns.sort_by_key(|(thread, _)| *thread);
-            (format!("{:?}", leaf.kind), returns)
+fn endings(tree: &Tree) -> BTreeSet<Ending> {
+    tree.leaves().map(|(_, leaf, _)| ending(leaf)).collect()
+}
+
+/// A leaf's kind and what its operations returned (see [`endings`]).
+type Ending = (String, Vec<(usize, String)>);
+
+/// [`endings`] of one leaf.
+fn ending(leaf: &Leaf) -> Ending {
+    let mut returns: Vec<(usize, String)> = (leaf.history.events.iter())
+        .filter_map(|e| match e {
+            CoarseEvent::Return { thread, value } => Some((*thread, format!("{value:?}"))),
+            CoarseEvent::Call { .. } => None,
         })
-        .collect()
+        .collect();
+    // Stable: each thread's returns stay in its order.
+    returns.sort_by_key(|(thread, _)| *thread);
+    (format!("{:?}", leaf.kind), returns)
+}
+
+/// An operation, by its thread and its place among the thread's operations.
+type Op = (usize, usize);
+
+/// Which operations precede which in `history`: one returned before the other was called.
+fn precedences(history: &History) -> BTreeSet<(Op, Op)> {
+    let mut calls: Vec<usize> = Vec::new();
+    let mut returns: Vec<usize> = Vec::new();
+    let mut returned: Vec<Op> = Vec::new();
+    let mut pairs = BTreeSet::new();
+    for event in &history.events {
+        match event {
+            CoarseEvent::Call { thread, .. } => {
+                calls.resize(calls.len().max(thread + 1), 0);
+                let op = (*thread, calls[*thread]);
+                calls[*thread] += 1;
+                pairs.extend(returned.iter().map(|&before| (before, op)));
+            }
+            CoarseEvent::Return { thread, .. } => {
+                returns.resize(returns.len().max(thread + 1), 0);
+                returned.push((*thread, returns[*thread]));
+                returns[*thread] += 1;
+            }
+        }
+    }
+    pairs
+}
+
+/// Checks that for every leaf of `full`, the runs of `reduced` have one with the same ending
+/// (kind, and every thread's results) whose operations are ordered at least as much: what a
+/// run without a failed retry turn keeps of the run with it (see `fgvt_tree::QuietTurn`).
+fn stands_for_every_leaf(reduced: &Tree, full: &Tree) -> Result<(), TestCaseError> {
+    let taken: Vec<(Ending, BTreeSet<(Op, Op)>)> = (reduced.leaves())
+        .map(|(_, leaf, _)| (ending(leaf), precedences(&leaf.history)))
+        .collect();
+    for (_, leaf, _) in full.leaves() {
+        let (end, order) = (ending(leaf), precedences(&leaf.history));
+        let covered = (taken.iter()).any(|(e, o)| *e == end && o.is_superset(&order));
+        prop_assert!(covered, "no run taken stands for {:?}", leaf.history);
+    }
+    Ok(())
 }
 
 /// The toys' verdict of a leaf: a complete run by [`toy::passes`], a stuck one fails.
@@ -89,6 +137,35 @@ proptest! {
         prop_assert_eq!(endings(&reduced), endings(&full));
         let histories = reduced_tree(&toy, Judging::Histories).unwrap();
         prop_assert!(reduced.stats().leaves <= histories.stats().leaves);
+    }
+
+    /// With retry loops, a run through a turn that failed is left to the run without it: the
+    /// runs taken are runs of the full tree, come to every ending of it, and stand for each of
+    /// its leaves with one whose operations are ordered at least as much.
+    #[test]
+    fn runs_without_failed_turns_stand_for_those_with(toy in retrying_toy_program()) {
+        let full = explore(&toy, &ExploreOptions::default()).unwrap();
+        let reduced = reduced_tree(&toy, Judging::Histories).expect("a toy without spins is decided");
+        prop_assert!(outcomes(&reduced).is_subset(&outcomes(&full)));
+        prop_assert_eq!(endings(&reduced), endings(&full));
+        stands_for_every_leaf(&reduced, &full)?;
+        let on_endings = reduced_tree(&toy, Judging::Endings).expect("decided on endings too");
+        prop_assert_eq!(endings(&on_endings), endings(&full));
+    }
+
+    /// With retry loops, a failing run is found exactly when the full tree has one.
+    #[test]
+    fn finds_a_failing_run_past_retry_loops_exactly_when_one_exists(toy in retrying_toy_program()) {
+        let full = explore(&toy, &ExploreOptions::default()).unwrap();
+        let some_fails = full.leaves().any(|(_, leaf, _)| fails(leaf));
+        match reduced::search(&toy, &ExploreOptions::default(), Judging::Histories, &mut fails).unwrap() {
+            Reduction::Passed { .. } => prop_assert!(!some_fails),
+            Reduction::Failed { schedule } => {
+                let (_, node) = full.follow(&schedule).expect("the schedule is a run of the tree");
+                prop_assert!(fails(full.leaf(node).expect("the schedule ends at a leaf")));
+            }
+            Reduction::Undecided(why) => prop_assert!(false, "undecided: {:?}", why),
+        }
     }
 
     /// Under a preemption bound, the runs it takes come to every outcome of the bounded full
@@ -147,5 +224,67 @@ fn independent_writers_take_one_run() {
     assert_eq!(
         reduced_tree(&toy, Judging::Endings).unwrap().stats().leaves,
         1
+    );
+}
+
+/// A toy that hides which steps end a failed retry turn: the reduced search then takes every
+/// run through one.
+struct Unaware(Toy);
+
+impl Program for Unaware {
+    type State = toy::State;
+
+    fn threads(&self) -> usize {
+        self.0.threads()
+    }
+
+    fn initial_state(&self) -> Result<(toy::State, History), Fault> {
+        self.0.initial_state()
+    }
+
+    fn step(&self, state: &toy::State, thread: usize) -> Step<toy::State> {
+        self.0.step(state, thread)
+    }
+
+    fn finish(&self, state: &toy::State) -> Result<History, Fault> {
+        self.0.finish(state)
+    }
+
+    fn blocked_calls(&self, state: &toy::State) -> Vec<(usize, fgvt_tree::Call)> {
+        self.0.blocked_calls(state)
+    }
+}
+
+/// Three threads that each add 1 to one variable by a compare-and-swap loop: told which turns
+/// failed, the search leaves the runs through them to the runs without, and takes one run per
+/// order of the three successful compare-and-swaps and the reads before them.
+#[test]
+fn failed_turns_are_left_to_the_runs_without_them() {
+    let toy = Toy {
+        threads: vec![vec![vec![toy::Instr::CasAdd(0)]]; 3],
+        vars: 1,
+    };
+    let full = explore(&toy, &ExploreOptions::default()).unwrap();
+    let aware = reduced_tree(&toy, Judging::Endings).unwrap();
+    let unaware = match reduced::search(
+        &Unaware(toy.clone()),
+        &ExploreOptions::default(),
+        Judging::Endings,
+        &mut |_| false,
+    )
+    .unwrap()
+    {
+        Reduction::Passed { tree } => tree,
+        _ => unreachable!("no leaf fails, and the toy has no spin"),
+    };
+    assert_eq!(endings(&aware), endings(&full));
+    assert_eq!(endings(&unaware), endings(&full));
+    // Each thread's compare-and-swap replaced 0, 1 or 2: the six orders of the three.
+    assert_eq!(endings(&full).len(), 6);
+    assert!(
+        aware.stats().leaves < unaware.stats().leaves,
+        "{} runs told of failed turns, {} not",
+        aware.stats().leaves,
+        unaware.stats().leaves
     );
 }

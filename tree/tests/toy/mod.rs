@@ -20,6 +20,11 @@ pub enum Instr {
     Release(usize),
     /// Loops forever incrementing a local counter: never touches shared memory again.
     LocalLoop,
+    /// Adds 1 to the variable by a retry loop of two steps (a compare-and-swap loop): a read,
+    /// then a write if the variable still holds what was read, else back to the read. Each
+    /// turn that fails writes nothing and leaves the thread where the turn began
+    /// ([`Program::turn_ended`]). The operation's results get the value replaced.
+    CasAdd(usize),
 }
 
 /// Threads, each a list of operations, each a list of instructions.
@@ -36,6 +41,10 @@ pub struct State {
     pub vars: Vec<i64>,
     /// Per thread: (operation, instruction, values read so far in the operation, started).
     pub pcs: Vec<(usize, usize, Vec<i64>, bool)>,
+    /// Per thread, in a [`Instr::CasAdd`] turn: the value its read saw.
+    pub turns: Vec<Option<i64>>,
+    /// Whether the step here ended a [`Instr::CasAdd`] turn that failed.
+    pub failed_turn: bool,
 }
 
 impl Program for Toy {
@@ -49,6 +58,8 @@ impl Program for Toy {
         let state = State {
             vars: vec![0; self.vars],
             pcs: vec![(0, 0, vec![], false); self.threads.len()],
+            turns: vec![None; self.threads.len()],
+            failed_turn: false,
         };
         Ok((state, History::new()))
     }
@@ -59,6 +70,7 @@ impl Program for Toy {
             return Step::Done;
         };
         let mut next = s.clone();
+        next.failed_turn = false;
         let call = (!started).then(|| Call::new(format!("op{op}"), vec![]));
         let mut reads = reads.clone();
         let mut new_pc = pc + 1;
@@ -109,6 +121,34 @@ impl Program for Toy {
                     Footprint::Writes(*v as u64),
                 )
             }
+            Some(Instr::CasAdd(v)) => match s.turns[t] {
+                None => {
+                    next.turns[t] = Some(s.vars[*v]);
+                    new_pc = *pc;
+                    (
+                        EventKind::Read,
+                        format!("v{v}"),
+                        Footprint::Reads(*v as u64),
+                    )
+                }
+                Some(seen) => {
+                    next.turns[t] = None;
+                    let success = s.vars[*v] == seen;
+                    if success {
+                        next.vars[*v] = seen + 1;
+                        reads.push(seen);
+                    } else {
+                        new_pc = *pc;
+                        next.failed_turn = true;
+                    }
+                    let footprint = if success {
+                        Footprint::Writes(*v as u64)
+                    } else {
+                        Footprint::Reads(*v as u64)
+                    };
+                    (EventKind::Cas { success }, format!("v{v}"), footprint)
+                }
+            },
             Some(Instr::LocalLoop) => {
                 return Step::Bounded {
                     reason: "local loop".into(),
@@ -154,6 +194,13 @@ impl Program for Toy {
             }
             _ => Readiness::Ready,
         }
+    }
+
+    fn turn_ended(&self, s: &State) -> Option<fgvt_tree::QuietTurn> {
+        s.failed_turn.then_some(fgvt_tree::QuietTurn {
+            steps: 2,
+            synchronized: false,
+        })
     }
 
     fn finish(&self, _: &State) -> Result<History, Fault> {
@@ -202,6 +249,23 @@ pub fn toy_program() -> impl Strategy<Value = Toy> {
     prop::collection::vec(
         prop::collection::vec(prop::collection::vec(instr(), 0..3), 1..3),
         1..=3,
+    )
+    .prop_map(|threads| Toy { threads, vars: 3 })
+}
+
+/// Toys with compare-and-swap retry loops ([`Instr::CasAdd`]) beside reads, writes and a
+/// lock: their state graph has no cycle (a turn fails only after another thread's write).
+pub fn retrying_toy_program() -> impl Strategy<Value = Toy> {
+    let instr = prop_oneof![
+        2 => (0..2usize).prop_map(Instr::CasAdd),
+        1 => (0..2usize).prop_map(Instr::Read),
+        1 => (0..2usize, 0..2i64).prop_map(|(v, x)| Instr::Write(v, x)),
+        1 => Just(Instr::Acquire(2)),
+        1 => Just(Instr::Release(2)),
+    ];
+    prop::collection::vec(
+        prop::collection::vec(prop::collection::vec(instr, 1..3), 1..3),
+        2..=3,
     )
     .prop_map(|threads| Toy { threads, vars: 3 })
 }
