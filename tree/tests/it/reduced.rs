@@ -86,6 +86,27 @@ fn stands_for_every_leaf(reduced: &Tree, full: &Tree) -> Result<(), TestCaseErro
     Ok(())
 }
 
+/// Checks that the reduced search finds a failing run of `toy` exactly when the full tree has
+/// one, and that its schedule leads to a failing leaf of the full tree. Returns whether the
+/// search decided.
+fn finds_a_failing_run_when_one_exists(toy: &Toy) -> Result<bool, TestCaseError> {
+    let full = explore(toy, &ExploreOptions::default()).unwrap();
+    let some_fails = full.leaves().any(|(_, leaf, _)| fails(leaf));
+    let options = ExploreOptions::default();
+    match reduced::search(toy, &options, Judging::Histories, &mut fails).unwrap() {
+        Reduction::Passed { .. } => prop_assert!(!some_fails),
+        Reduction::Failed { schedule } => {
+            let (_, node) = full
+                .follow(&schedule)
+                .expect("the schedule is a run of the tree");
+            let leaf = full.leaf(node).expect("the schedule ends at a leaf");
+            prop_assert!(fails(leaf));
+        }
+        Reduction::Undecided(_) => return Ok(false),
+    }
+    Ok(true)
+}
+
 /// The toys' verdict of a leaf: a complete run by [`toy::passes`], a stuck one fails.
 fn fails(leaf: &Leaf) -> bool {
     match leaf.kind {
@@ -156,16 +177,8 @@ proptest! {
     /// With retry loops, a failing run is found exactly when the full tree has one.
     #[test]
     fn finds_a_failing_run_past_retry_loops_exactly_when_one_exists(toy in retrying_toy_program()) {
-        let full = explore(&toy, &ExploreOptions::default()).unwrap();
-        let some_fails = full.leaves().any(|(_, leaf, _)| fails(leaf));
-        match reduced::search(&toy, &ExploreOptions::default(), Judging::Histories, &mut fails).unwrap() {
-            Reduction::Passed { .. } => prop_assert!(!some_fails),
-            Reduction::Failed { schedule } => {
-                let (_, node) = full.follow(&schedule).expect("the schedule is a run of the tree");
-                prop_assert!(fails(full.leaf(node).expect("the schedule ends at a leaf")));
-            }
-            Reduction::Undecided(why) => prop_assert!(false, "undecided: {:?}", why),
-        }
+        let decided = finds_a_failing_run_when_one_exists(&toy)?;
+        prop_assert!(decided, "a toy without spins is decided");
     }
 
     /// Under a preemption bound, the runs it takes come to every outcome of the bounded full
@@ -190,17 +203,7 @@ proptest! {
     /// failing leaf of the full tree.
     #[test]
     fn finds_a_failing_run_exactly_when_one_exists(toy in toy_program()) {
-        let full = explore(&toy, &ExploreOptions::default()).unwrap();
-        let some_fails = full.leaves().any(|(_, leaf, _)| fails(leaf));
-        match reduced::search(&toy, &ExploreOptions::default(), Judging::Histories, &mut fails).unwrap() {
-            Reduction::Passed { .. } => prop_assert!(!some_fails),
-            Reduction::Failed { schedule } => {
-                let (_, node) = full.follow(&schedule).expect("the schedule is a run of the tree");
-                let leaf = full.leaf(node).expect("the schedule ends at a leaf");
-                prop_assert!(fails(leaf));
-            }
-            Reduction::Undecided(_) => {}
-        }
+        finds_a_failing_run_when_one_exists(&toy)?;
     }
 }
 
