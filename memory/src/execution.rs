@@ -371,6 +371,23 @@ impl Execution {
         e == event.0 as usize || crate::bits::contains(self.hb.row(e), event.0 as usize)
     }
 
+    /// Whether `thread`'s next acquire fence would synchronize with `event`: one of the
+    /// thread's relaxed reads read a store whose release view holds it.
+    ///
+    /// # Panics
+    ///
+    /// If the thread does not exist.
+    pub fn fence_would_acquire(&self, event: EventRef, thread: ThreadId) -> bool {
+        self.expect(self.check_thread(thread));
+        crate::bits::contains(self.acquired.row(thread), event.0 as usize)
+    }
+
+    /// Whether an acquire read of `store` happens after `event` by reading it: `event` is in
+    /// the store's release view.
+    pub fn releases(&self, store: StoreId, event: EventRef) -> bool {
+        crate::bits::contains(self.release.row(store.0 as usize), event.0 as usize)
+    }
+
     /// The value `store` wrote (the initial value for an initial store).
     ///
     /// # Panics

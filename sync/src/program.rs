@@ -94,6 +94,8 @@ struct Live {
     end: Option<Ending>,
     /// The retry loop's turn that the step here ended, if it wrote nothing.
     turn: Option<fgvt_tree::QuietTurn>,
+    /// Under weak memory, what the step here did with stores.
+    store_access: fgvt_tree::StoreAccess,
 }
 
 impl State {
@@ -336,6 +338,7 @@ impl Reexecuted {
                 blocked: point.blocked.into_boxed_slice(),
                 end,
                 turn: point.turn,
+                store_access: point.store_access,
             })),
         }
     }
@@ -363,6 +366,7 @@ impl Reexecuted {
             statuses: vec![Status::Done; self.recipe.threads],
             blocked: Vec::new(),
             turn: None,
+            store_access: fgvt_tree::StoreAccess::default(),
         });
         let end = match run.end {
             RunEnd::Abandoned => None,
@@ -514,6 +518,10 @@ impl Program for Reexecuted {
 
     fn turn_ended(&self, state: &State) -> Option<fgvt_tree::QuietTurn> {
         state.live().turn
+    }
+
+    fn store_access(&self, state: &State) -> fgvt_tree::StoreAccess {
+        state.live().store_access
     }
 
     fn why_blocked(&self, state: &State, thread: ThreadId) -> Option<Wait> {

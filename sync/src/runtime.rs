@@ -398,13 +398,21 @@ struct Lane {
     /// Under weak memory, how many events of the graph it had made when it registered its
     /// pending step (see [`Stamp`]).
     events_before: u32,
+    /// The retry loop's turn it just ended, which wrote nothing but learned of other
+    /// operations' returns, until its next access tells whether it learns them again.
+    learned_turn: Option<LearnedTurn>,
 }
 
-impl Lane {
-    /// How many steps it has taken in its current operation.
-    fn op_steps(&self) -> u32 {
-        (self.op.as_ref()).map_or(0, |op| u32::try_from(op.steps).unwrap_or(u32::MAX))
-    }
+/// A retry loop's turn that wrote nothing but made its thread happen after other operations'
+/// returns (a [`QuietTurn`] that is `synchronized`). If the thread's next access, the head of
+/// its next turn, is an acquire read of a store whose release view holds them all, the thread
+/// happens after them from there on with or without the turn: that access's step then ends
+/// the turn for the partial-order reduction, as quiet and not synchronized.
+struct LearnedTurn {
+    /// Its thread's steps in it.
+    steps: u32,
+    /// The returns it learned of.
+    learned: Vec<fgvt_memory::EventRef>,
 }
 
 /// A thread waiting on a condition variable.
@@ -444,6 +452,13 @@ impl Lane {
         self.wait = None;
         self.plain_run = 0;
         self.result = None;
+        self.events_before = 0;
+        self.learned_turn = None;
+    }
+
+    /// How many steps it has taken in its current operation.
+    fn op_steps(&self) -> u32 {
+        (self.op.as_ref()).map_or(0, |op| u32::try_from(op.steps).unwrap_or(u32::MAX))
     }
 }
 
@@ -470,6 +485,8 @@ pub(crate) struct Point {
     pub blocked: Vec<(ThreadId, fgvt_tree::Footprint)>,
     /// The retry loop's turn that the last step ended, if it wrote nothing.
     pub turn: Option<QuietTurn>,
+    /// Under weak memory, what the last step did with stores.
+    pub store_access: fgvt_tree::StoreAccess,
 }
 
 /// An operation being run by a thread.
@@ -577,6 +594,9 @@ struct Recorder {
     /// [`fgvt_tree::QuietTurn`]): set when the thread registers its next access, the loop's
     /// head, and cleared when a step begins.
     turn_ended: Option<QuietTurn>,
+    /// Under weak memory, what the step being taken did with stores (set by its access,
+    /// cleared when a step begins).
+    store_access: fgvt_tree::StoreAccess,
     /// The execution's number among those started on this OS thread (see [`execution`]).
     number: u64,
     /// The `Arc` allocations made and not yet freed, by address, with where each was made
@@ -774,6 +794,7 @@ pub(crate) fn execute(
         spawned_ops: true,
         cleanup_waits: 0,
         turn_ended: None,
+        store_access: fgvt_tree::StoreAccess::default(),
         freed: HashMap::default(),
         lazy_made: HashMap::default(),
         arcs: HashMap::default(),
@@ -1280,15 +1301,38 @@ impl Recorder {
 
     /// What the step being taken by `thread` tells of the retry loop's turn it ended, which
     /// wrote nothing and began with the access stamped `turn.start`.
-    fn quiet_turn(&self, thread: ThreadId, turn: DroppedTurn) -> QuietTurn {
+    fn quiet_turn(&mut self, thread: ThreadId, turn: DroppedTurn) -> QuietTurn {
         // The operation's steps already count this one.
         let steps = self.lanes[thread]
             .op_steps()
             .saturating_sub(turn.start.step);
+        let learned = (self.weak.as_ref())
+            .map(|w| w.learned_returns_since(thread, turn.start.events))
+            .unwrap_or_default();
+        let synchronized = !learned.is_empty();
+        if synchronized {
+            self.lanes[thread].learned_turn = Some(LearnedTurn { steps, learned });
+        }
         QuietTurn {
             steps,
-            synchronized: (self.weak.as_ref())
-                .is_some_and(|w| w.learned_returns_since(thread, turn.start.events)),
+            synchronized,
+        }
+    }
+
+    /// At `thread`'s access after a turn that learned of returns ([`LearnedTurn`]), which
+    /// chose `chosen`: if it learns them all again, its step ends the turn as a quiet one.
+    fn relearn(&mut self, thread: ThreadId, chosen: Option<&weak::Chosen>) {
+        let Some(turn) = self.lanes[thread].learned_turn.take() else {
+            return;
+        };
+        let relearned = chosen
+            .zip(self.weak.as_deref())
+            .is_some_and(|(chosen, weak)| weak.relearns(chosen, &turn.learned));
+        if relearned {
+            self.turn_ended = Some(QuietTurn {
+                steps: turn.steps + 1,
+                synchronized: false,
+            });
         }
     }
 
@@ -1387,6 +1431,7 @@ impl Recorder {
             statuses,
             blocked,
             turn: self.turn_ended,
+            store_access: self.store_access,
         }
     }
 
@@ -1777,7 +1822,9 @@ fn step<R>(
         }
         let events = rec.weak.as_ref().map_or(0, |w| w.events_of(thread));
         let dropped = rec.lanes[thread].observed.before_access(shape);
-        rec.turn_ended = dropped.map(|turn| rec.quiet_turn(thread, turn));
+        if let Some(turn) = dropped {
+            rec.turn_ended = Some(rec.quiet_turn(thread, turn));
+        }
         let lane = &mut rec.lanes[thread];
         lane.events_before = events;
         lane.pending = Some(pending);
@@ -1806,6 +1853,7 @@ fn step<R>(
     // The execution may have ended while this thread waited for its turn.
     let ended = with_recorder(|rec| {
         rec.turn_ended = None;
+        rec.store_access = fgvt_tree::StoreAccess::default();
         rec.end.is_some().then(|| rec.at_end(&pending))
     });
     match ended.flatten() {
@@ -1839,6 +1887,10 @@ fn step<R>(
         // What this access chose under weak memory (taken here, by the step that made it,
         // whether or not its event is built: a later step of another kind must not find it).
         let chosen = rec.weak.as_mut().and_then(|w| w.chosen.take());
+        if let Some(chosen) = &chosen {
+            rec.store_access = chosen.store_access();
+        }
+        rec.relearn(thread, chosen.as_ref());
         let pending = rec.lanes[thread].pending.take().expect("registered");
         if let Some(lock) = pending.lock() {
             match acted.kind {

@@ -193,6 +193,19 @@ pub(crate) struct Chosen {
     read: Option<StoreId>,
     latest: Option<StoreId>,
     before: Option<StoreId>,
+    /// The store the access made.
+    made: Option<StoreId>,
+}
+
+impl Chosen {
+    /// What the access did with stores, for the partial-order reduction.
+    pub(crate) fn store_access(&self) -> fgvt_tree::StoreAccess {
+        let number = |store: StoreId| u32::try_from(store.index()).unwrap_or(u32::MAX);
+        fgvt_tree::StoreAccess {
+            stale_read: self.latest.and(self.read).map(number),
+            made: self.made.map(number),
+        }
+    }
 }
 
 /// One execution's weak memory: its execution graph and what names its parts.
@@ -325,19 +338,37 @@ impl WeakMemory {
         u32::try_from(self.x.thread_len(thread)).unwrap_or(u32::MAX)
     }
 
-    /// Whether test thread `thread` now happens after some other test thread's operation's
-    /// return that it did not happen after once it had made `events` events of the graph:
-    /// what makes a retry loop's turn since then `synchronized` ([`fgvt_tree::QuietTurn`]).
-    pub(crate) fn learned_returns_since(&self, thread: ThreadId, events: u32) -> bool {
+    /// The returns of other test threads' operations that test thread `thread` now happens
+    /// after, or that its next acquire fence would make it happen after, and that it did not
+    /// happen after once it had made `events` events of the graph: what a retry loop's turn
+    /// since then learned, which makes it `synchronized` ([`fgvt_tree::QuietTurn`]).
+    pub(crate) fn learned_returns_since(&self, thread: ThreadId, events: u32) -> Vec<EventRef> {
         let known_then = |r| {
             (events as usize)
                 .checked_sub(1)
                 .is_some_and(|last| self.x.happens_before_nth(r, thread, last))
         };
+        let known_now =
+            |r| self.x.happens_before_next(r, thread) || self.x.fence_would_acquire(r, thread);
         (0..self.test_threads)
             .filter(|&u| u != thread)
             .flat_map(|u| self.returns[u].iter().map_while(|r| *r))
-            .any(|r| self.x.happens_before_next(r, thread) && !known_then(r))
+            .filter(|&r| known_now(r) && !known_then(r))
+            .collect()
+    }
+
+    /// Whether the access that chose `chosen` is an acquire read of a store whose release
+    /// view holds every return of `learned`: the thread happens after them by this read
+    /// alone, with or without the turn before it that learned them.
+    pub(crate) fn relearns(&self, chosen: &Chosen, learned: &[EventRef]) -> bool {
+        let acquires = matches!(
+            chosen.order,
+            MemoryOrder::Acquire | MemoryOrder::AcqRel | MemoryOrder::SeqCst
+        );
+        let Some(store) = chosen.read.filter(|_| acquires) else {
+            return false;
+        };
+        learned.iter().all(|&r| self.x.releases(store, r))
     }
 
     /// Whether the object `key` is an atomic of the graph (its values are in the future key).
@@ -469,6 +500,7 @@ impl WeakMemory {
             read: None,
             latest: None,
             before: None,
+            made: None,
         };
         let mut done = Done {
             read: 0,
@@ -491,7 +523,7 @@ impl WeakMemory {
                 chosen.before = mo.get(after + 1).copied();
                 let store = self.x.store(t, loc, value, order, after);
                 self.note_writer(store, who, Some(at));
-                (chosen.ways, chosen.cut) = (ways, cut);
+                (chosen.ways, chosen.cut, chosen.made) = (ways, cut, Some(store));
             }
             Request::Rmw(f) => {
                 let candidates = self.x.rmw_candidates(t, loc, order);
@@ -501,6 +533,7 @@ impl WeakMemory {
                 self.note_writer(store, who, Some(at));
                 done.read = old;
                 (chosen.ways, chosen.cut, chosen.read) = (ways, cut, Some(from));
+                chosen.made = Some(store);
             }
             Request::Cas {
                 expected,
@@ -515,6 +548,7 @@ impl WeakMemory {
                     let (old, store) = self.x.rmw(t, loc, order, choice.from, |_| new);
                     self.note_writer(store, who, Some(at));
                     done.read = old;
+                    chosen.made = Some(store);
                 } else {
                     done.read = self.x.load(t, loc, failure, choice.from);
                     chosen.order = memory_order(failure);

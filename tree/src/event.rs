@@ -147,6 +147,14 @@ pub enum Footprint {
 impl Footprint {
     /// The objects touched (at most two; none for `Everything` and `Nothing`), and whether
     /// the step may write them.
+    /// The one object it reads or writes, if it touches exactly one.
+    pub fn object(self) -> Option<u64> {
+        match self {
+            Footprint::Reads(a) | Footprint::Writes(a) => Some(a),
+            _ => None,
+        }
+    }
+
     fn objects(self) -> ([u64; 2], usize, bool) {
         match self {
             Footprint::Reads(a) => ([a, a], 1, false),

@@ -129,7 +129,7 @@ pub use history::{
 pub use leaf::{Leaf, LeafKind};
 pub use limit::{Bound, Limit};
 pub use model::{Exploration, LoopEdge, Stats, Tree, TreeBuilder};
-pub use program::{Fault, Program, QuietTurn, Readiness, Step, Wait};
+pub use program::{Fault, Program, QuietTurn, Readiness, Step, StoreAccess, Wait};
 pub use race::{DataRace, RacingAccess};
 pub use source::{Location, SourceMap, Span};
 pub use value::Value;

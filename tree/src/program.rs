@@ -221,6 +221,30 @@ pub trait Program {
     fn turn_ended(&self, _state: &Self::State) -> Option<QuietTurn> {
         None
     }
+
+    /// Under weak memory, what the step that reached `state` read and stored (see
+    /// [`StoreAccess`]). The partial-order reduction of [`crate::reduced`] leaves a stale read
+    /// to the order in which it comes before the newer store it missed. Nothing (the default)
+    /// for a program that cannot tell.
+    fn store_access(&self, _state: &Self::State) -> StoreAccess {
+        StoreAccess::default()
+    }
+}
+
+/// What a step under weak memory did with stores: the stale store it read and the store it
+/// made, each named by its place in the order the run made its stores (initial values first),
+/// which is how [`crate::reduced`] tells that a store was there before another one.
+///
+/// A load that reads a store `s` older than the latest, in a run where another thread's store
+/// `w` made after `s` came before the load and races with it (nothing between orders them),
+/// reads what it would read if it came before `w`: the run in that order, which the
+/// partial-order reduction takes anyway to reverse the race, has the same graph.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct StoreAccess {
+    /// The store it read, when an older one than the latest of its location.
+    pub stale_read: Option<u32>,
+    /// The store it made.
+    pub made: Option<u32>,
 }
 
 /// A turn of a retry loop that wrote nothing and left its thread back at the loop's head

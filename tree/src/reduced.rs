@@ -192,6 +192,7 @@ pub fn search<P: Program>(
         frames: Vec::new(),
         clocks: Vec::new(),
         on_path: HashMap::default(),
+        raced: Vec::new(),
         real: HistoryTree::new(base, false),
         tree: TreeBuilder::new(),
         started: Instant::now(),
@@ -245,6 +246,8 @@ struct Taken {
     /// Whether a way went back to a state on the path: it explored nothing, so the thread
     /// must not sleep in its siblings (their runs are not covered by its).
     looped: bool,
+    /// Under weak memory, the store this way made (see [`crate::StoreAccess`]).
+    made: Option<u32>,
 }
 
 /// A state of the current run, with what the search still has to do from it.
@@ -301,6 +304,9 @@ struct Search<'a, P: Program> {
     clocks: Vec<u32>,
     /// The frames' states by hash, to find a step back onto the run's path.
     on_path: HashMap<u64, Vec<usize>>,
+    /// The positions of the steps that race with the step last recorded (see
+    /// [`Search::scan`]).
+    raced: Vec<usize>,
     real: HistoryTree,
     tree: TreeBuilder,
     started: Instant,
@@ -490,6 +496,19 @@ impl<P: Program> Search<'_, P> {
                     frame.taken.as_ref().map_or(1, |t| t.ways)
                 };
                 let dep = self.record(at, thread, way, ways, &event);
+                let access = self.program.store_access(&state);
+                if let Some(taken) = self.frames[at].taken.as_mut() {
+                    taken.made = access.made;
+                }
+                if access
+                    .stale_read
+                    .is_some_and(|s| self.read_before_race(at, s))
+                {
+                    // The run where the read comes before the store it missed stands for this
+                    // one (see `StoreAccess`).
+                    self.frames[at].pruned = true;
+                    return Ok(());
+                }
                 let hash = self.hasher.hash_one(&state);
                 let back = (self.on_path.get(&hash))
                     .is_some_and(|depths| depths.iter().any(|&d| self.frames[d].state == state));
@@ -551,6 +570,27 @@ impl<P: Program> Search<'_, P> {
                 Ok(())
             }
         }
+    }
+
+    /// Whether the step taken at `at` (a read, not `SeqCst`), which read `stale`, an older
+    /// store than the latest of its location, missed a newer store made after `stale` by a
+    /// step of another thread that races with it: then the run with the read moved before
+    /// that store, which reverses the race, reads `stale` with the same graph (see
+    /// [`crate::StoreAccess`]).
+    fn read_before_race(&self, at: usize, stale: u32) -> bool {
+        let read = self.taken(at);
+        let Some(location) = read.dep.footprint.object() else {
+            return false;
+        };
+        if read.dep.seq_cst {
+            return false;
+        }
+        self.raced.iter().any(|&j| {
+            let store = self.taken(j);
+            store.made.is_some_and(|made| made > stale)
+                && store.dep.footprint == Footprint::Writes(location)
+                && !store.dep.seq_cst
+        })
     }
 
     /// Whether the step that reached `state` ended a retry loop's turn that the run without
@@ -620,6 +660,7 @@ impl<P: Program> Search<'_, P> {
             dep,
             all_ways,
             looped,
+            made: None,
         });
         self.races(at, thread, dep);
         dep
@@ -629,6 +670,7 @@ impl<P: Program> Search<'_, P> {
     /// (see [`Search::scan`]).
     fn races(&mut self, at: usize, thread: ThreadId, dep: Dep) {
         self.clocks.truncate(at * self.threads);
+        self.raced.clear();
         let mut clock = self.scan(at, thread, dep);
         clock[thread] = at as u32 + 1;
         self.clocks.extend_from_slice(&clock);
@@ -650,6 +692,7 @@ impl<P: Program> Search<'_, P> {
             }
             if clock[other] <= j as u32 {
                 self.reverse(j, at, thread, &clock);
+                self.raced.push(j);
             }
             for (c, d) in clock.iter_mut().zip(&self.clocks[j * n..(j + 1) * n]) {
                 *c = (*c).max(*d);

@@ -19,6 +19,7 @@ mod operations;
 mod races;
 mod readme;
 mod readme_counter;
+mod reduced_weak;
 mod retry;
 mod rwlock;
 mod spawning;

@@ -1,0 +1,166 @@
+//! The partial-order reduced search under weak memory, against the full tree: on Treiber stacks
+//! whose compare-and-swap loops retry with the hint, under every mix of the orderings Rust code
+//! declares, the runs it takes stand for every run of the full tree.
+//!
+//! The search leaves a run through a retry turn that failed to the run without the turn, and a
+//! read of an older store than the latest to the order where it comes before the store it
+//! missed. Under weak memory, operations are ordered by happens-before, and a failed turn's
+//! reads may order operations (its compare-and-swap read another thread's newer top, made
+//! after that thread's push returned): such a turn is left only when the thread's next access
+//! orders them again. Each leaf of the full tree must have a run taken with the same ending
+//! (kind, every operation's result) whose operations are ordered at least as much: a history
+//! that fails fails there too.
+
+use std::collections::BTreeSet;
+use std::ptr;
+
+use fgvt_sync::atomic::{AtomicPtr, Ordering};
+use fgvt_sync::cell::UnsafeCell;
+use fgvt_sync::hint::spin_loop;
+use fgvt_sync::report::{CoarseEvent, Leaf, Tree};
+use fgvt_sync::{Memory, Test};
+
+/// A Treiber stack node, published by the push's compare-and-swap.
+struct Node {
+    item: UnsafeCell<i64>,
+    next: UnsafeCell<*mut Node>,
+}
+
+/// A Treiber stack whose loads of the top use `LOAD`, and whose compare-and-swaps use
+/// `SUCCESS` and `FAILURE` (0 `Relaxed`, 1 `Acquire`, 2 `Release`, 3 `AcqRel`).
+struct Treiber<const LOAD: u8, const SUCCESS: u8, const FAILURE: u8> {
+    top: AtomicPtr<Node>,
+}
+
+// SAFETY: nodes are shared by pointer; the tests check plain accesses for data races.
+unsafe impl<const L: u8, const S: u8, const F: u8> Sync for Treiber<L, S, F> {}
+
+fn order(code: u8) -> Ordering {
+    match code {
+        0 => Ordering::Relaxed,
+        1 => Ordering::Acquire,
+        2 => Ordering::Release,
+        _ => Ordering::AcqRel,
+    }
+}
+
+#[fgvt_sync::operations]
+impl<const LOAD: u8, const SUCCESS: u8, const FAILURE: u8> Treiber<LOAD, SUCCESS, FAILURE> {
+    fn new() -> Self {
+        Treiber {
+            top: AtomicPtr::new(ptr::null_mut()),
+        }
+    }
+
+    pub fn push(&self, v: i64) {
+        // Never freed: no reuse, no ABA.
+        let n = Box::leak(Box::new(Node {
+            item: UnsafeCell::new(v),
+            next: UnsafeCell::new(ptr::null_mut()),
+        }));
+        loop {
+            let top = self.top.load(order(LOAD));
+            // SAFETY: the node is not published yet.
+            n.next.with_mut(|p| unsafe { *p = top });
+            let cas = self
+                .top
+                .compare_exchange(top, n, order(SUCCESS), order(FAILURE));
+            if cas.is_ok() {
+                return;
+            }
+            spin_loop();
+        }
+    }
+
+    pub fn pop(&self) -> Option<i64> {
+        loop {
+            let top = self.top.load(order(LOAD));
+            if top.is_null() {
+                return None;
+            }
+            // SAFETY: nodes are never freed.
+            let node = unsafe { &*top };
+            let next = node.next.with(|p| unsafe { *p });
+            let cas = self
+                .top
+                .compare_exchange(top, next, order(SUCCESS), order(FAILURE));
+            if cas.is_ok() {
+                return Some(node.item.with(|p| unsafe { *p }));
+            }
+            spin_loop();
+        }
+    }
+}
+
+/// A leaf's kind and what its operations returned, by thread and in each thread's order.
+type Ending = (String, Vec<(usize, String)>);
+
+/// An operation, by its thread and its place among the thread's operations.
+type Op = (usize, usize);
+
+/// What a leaf tells a verdict: its ending, and which operations precede which.
+fn outcome(leaf: &Leaf) -> (Ending, BTreeSet<(Op, Op)>) {
+    let mut returns: Vec<(usize, String)> = (leaf.history.events.iter())
+        .filter_map(|e| match e {
+            CoarseEvent::Return { thread, value } => Some((*thread, format!("{value:?}"))),
+            CoarseEvent::Call { .. } => None,
+        })
+        .collect();
+    returns.sort_by_key(|(thread, _)| *thread);
+    let ops = leaf.history.operations().expect("a well-formed history");
+    let order = (ops.iter())
+        .flat_map(|a| ops.iter().map(move |b| (a, b)))
+        .filter(|(a, b)| a.precedes(b))
+        .map(|(a, b)| ((a.thread, a.nth), (b.thread, b.nth)))
+        .collect();
+    ((format!("{:?}", leaf.kind), returns), order)
+}
+
+/// The test: two threads that each push and pop, and a final pop, under weak memory.
+fn test<const L: u8, const S: u8, const F: u8>(reduce: bool) -> Tree {
+    Test::<Treiber<L, S, F>>::new("treiber")
+        .jobs(1)
+        .memory(Memory::Weak)
+        .thread(&["push(1)", "pop()"])
+        .thread(&["push(2)", "pop()"])
+        .finally(&["pop()"])
+        .partial_order_reduction(reduce)
+        .explore()
+        .expect("replays")
+}
+
+/// Checks that the reduced search's runs stand for every leaf of the full tree, with fewer
+/// runs.
+fn stands_for_the_full_tree<const L: u8, const S: u8, const F: u8>() {
+    let full = test::<L, S, F>(false);
+    let reduced = test::<L, S, F>(true);
+    let taken: Vec<_> = reduced.leaves().map(|(_, leaf, _)| outcome(leaf)).collect();
+    for (_, leaf, _) in full.leaves() {
+        let (ending, order) = outcome(leaf);
+        assert!(
+            (taken.iter()).any(|(e, o)| *e == ending && o.is_superset(&order)),
+            "orders {L}/{S}/{F}: no run taken stands for {ending:?} ordered {order:?}"
+        );
+    }
+    assert!(reduced.stats().leaves < full.stats().leaves);
+}
+
+#[test]
+fn acquire_loads_and_acq_rel_compare_and_swaps() {
+    stands_for_the_full_tree::<1, 3, 1>();
+}
+
+#[test]
+fn relaxed_loads_and_release_compare_and_swaps() {
+    stands_for_the_full_tree::<0, 2, 0>();
+}
+
+#[test]
+fn acquire_loads_and_release_compare_and_swaps_that_fail_relaxed() {
+    stands_for_the_full_tree::<1, 2, 0>();
+}
+
+#[test]
+fn relaxed_loads_and_acq_rel_compare_and_swaps() {
+    stands_for_the_full_tree::<0, 3, 1>();
+}
