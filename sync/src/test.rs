@@ -293,7 +293,7 @@ impl<O: Object> Test<O> {
             max_stale: DEFAULT_MAX_STALE,
             races: false,
             cut_spins: true,
-            reduce: None,
+            reduce: Some(Judging::Histories),
             memory: Learned::default(),
             sites: Learned::default(),
             object: ObjectFns::of::<O>(),
@@ -437,11 +437,14 @@ impl<O: Object> Test<O> {
     /// retry loop's turn that failed (one ended by [`crate::hint::spin_loop`] that wrote
     /// nothing) is left to the run without the turn ([`fgvt_tree::QuietTurn`]): the correct
     /// 3-thread Treiber stack of `benches/genmc`, sequentially consistent, takes 4,812 runs in
-    /// 0.22 s where the full exploration stores 130,973 states in 1.3 s. Off by default: a
-    /// passing test's report then draws the runs taken, not every interleaving, and under weak
-    /// memory the search seldom ends within its share (that stack with its `Acquire`/`AcqRel`
-    /// orderings: undecided past 900,000 nodes). Models ([`crate::Model`]) use it when
-    /// unbounded.
+    /// 0.22 s where the full exploration stores 130,973 states in 1.3 s. Under weak memory a
+    /// read of an older store is left to the order where it comes before the newer store it
+    /// missed ([`fgvt_tree::StoreAccess`]): that stack with its `Acquire`/`AcqRel` orderings
+    /// takes the same 4,812 runs, in about a second, where the full exploration does not end
+    /// in a minute. On by default (a preemption-bounded test, or one that replays a schedule,
+    /// is explored in full all the same); `false` explores every interleaving from the start,
+    /// and a passing test's report then draws them all, not the runs taken. Models
+    /// ([`crate::Model`]) use it when unbounded.
     pub fn partial_order_reduction(mut self, on: bool) -> Self {
         self.core.reduce = on.then_some(Judging::Histories);
         self

@@ -21,8 +21,15 @@
 //! that carries a call (whether one operation precedes the other), and two `SeqCst` accesses
 //! under weak memory are ordered (conservatively: their order may decide what later accesses
 //! can read). Under weak memory a step's ways (the stores a load could read) are all taken, as
-//! [`explore`](crate::explore()) takes them. A blocked thread's step races with the steps that
-//! block it: [`Program::readiness`] says what it would touch.
+//! [`explore`](crate::explore()) takes them, but for a read of an older store than the latest
+//! that a newer store racing with it missed: the run with the read before that store stands
+//! for it ([`crate::StoreAccess`]). A blocked thread's step races with the steps that block it:
+//! [`Program::readiness`] says what it would touch.
+//!
+//! Two runs need not both be taken when one is the other without a retry loop's turn that
+//! failed and wrote nothing ([`crate::QuietTurn`], told by [`Program::turn_ended`]): the run
+//! ends at such a turn's last step, as GenMC blocks an execution whose spin loop's turn read
+//! nothing new, and the other threads move instead.
 //!
 //! Under a preemption bound ([`ExploreOptions::max_preemptions`]) the search is bounded
 //! partial-order reduction (Coons, Musuvathi and McKinley, OOPSLA 2013): no run past the bound,
@@ -182,6 +189,8 @@ pub fn search<P: Program>(
     if threads > MAX_THREADS {
         return Ok(Reduction::Undecided(Undecided::Threads(threads)));
     }
+    let probe = options.max_memory.map(|budget| budget.used);
+    let memory_before = probe.map(|used| used());
     let (initial, base) = program.initial_state()?;
     let mut search = Search {
         program,
@@ -206,7 +215,13 @@ pub fn search<P: Program>(
                 distinct_states: search.tree.node_count() as u64,
                 elapsed: search.started.elapsed(),
             };
-            let tree = search.tree.finish(root, facts);
+            let held = probe.map(|used| used());
+            let mut tree = search.tree.finish(root, facts);
+            // Measured as the full exploration measures its peak.
+            tree.memory = probe
+                .zip(held)
+                .zip(memory_before)
+                .map(|((used, held), before)| held.max(used()).saturating_sub(before));
             Reduction::Passed { tree }
         }
         Err(Stop::Failed(schedule)) => Reduction::Failed { schedule },

@@ -277,9 +277,13 @@ fn same_merged_and_unfolded_on<O: Object>(
     verdict: Verdict,
     what: impl std::fmt::Debug,
 ) -> (u64, u64) {
-    // The whole tree both ways, however long the unfolded one takes to explore.
-    let merged = make().merge(true).report_budget(None).localize().unwrap();
-    let unfolded = make().merge(false).report_budget(None).localize().unwrap();
+    // The whole tree both ways, however long the unfolded one takes to explore, and every
+    // interleaving: merging is what this compares.
+    let whole = |merge: bool| {
+        let test = make().merge(merge).partial_order_reduction(false);
+        test.report_budget(None).localize().unwrap()
+    };
+    let (merged, unfolded) = (whole(true), whole(false));
     assert_eq!(merged.report.verdict, verdict, "{what:?}");
     assert_eq!(
         summary(&merged.report),
