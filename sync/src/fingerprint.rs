@@ -129,6 +129,9 @@ struct Logged {
     hash: u64,
     /// Whether the access wrote (a store, a read-modify-write that took effect).
     wrote: bool,
+    /// Whether what it wrote no other thread can see: an object its thread made in this
+    /// operation and has not published (see [`Observations::push`]).
+    private: bool,
     /// When the access was made.
     stamp: Stamp,
 }
@@ -141,6 +144,19 @@ pub(crate) struct Stamp {
     pub(crate) step: u32,
     /// Under weak memory, how many events of the graph its thread had made before it (else 0).
     pub(crate) events: u32,
+}
+
+/// What an access wrote, as a retry loop's turn counts it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Wrote {
+    /// Nothing.
+    Nothing,
+    /// An object its thread made in the current operation and has not published: no other
+    /// thread can reach it before the thread writes something else (a compare-and-swap
+    /// loop's new node, its next pointer written anew at every turn).
+    Private,
+    /// What other threads may see.
+    Shared,
 }
 
 /// An iteration of a retry loop that a hint took out of the log, and that wrote nothing: what
@@ -193,14 +209,15 @@ impl Observations {
     }
 
     /// Appends one access: its `entry` (what it was and saw), `shape` (what it was), whether
-    /// it `wrote`, and when it was made (`stamp`, which a [`DroppedTurn`] hands back).
-    pub(crate) fn push(&mut self, entry: u64, shape: u64, wrote: bool, stamp: Stamp) {
+    /// it wrote (`Wrote`), and when it was made (`stamp`, which a [`DroppedTurn`] hands back).
+    pub(crate) fn push(&mut self, entry: u64, shape: u64, wrote: Wrote, stamp: Stamp) {
         let hash = combine(self.hash(), entry);
         self.log.push(Logged {
             shape,
             entry,
             hash,
-            wrote,
+            wrote: wrote != Wrote::Nothing,
+            private: wrote == Wrote::Private,
             stamp,
         });
     }
@@ -210,7 +227,8 @@ impl Observations {
     fn dropping(&self, from: usize) -> Option<DroppedTurn> {
         let turn = &self.log[from..];
         let first = turn.first()?;
-        (!turn.iter().any(|l| l.wrote)).then_some(DroppedTurn { start: first.stamp })
+        let seen = |l: &Logged| l.wrote && !l.private;
+        (!turn.iter().any(seen)).then_some(DroppedTurn { start: first.stamp })
     }
 
     /// Whether the log ends with the same iteration [`REPEATS`] times in a row: its last `k`
@@ -450,7 +468,7 @@ mod tests {
     /// Logs a read of `object` at `at` that saw `seen`.
     fn log(obs: &mut Observations, object: u64, at: &'static Location<'static>, seen: u64) {
         let shape = shape(1, object, at);
-        obs.push(entry(shape, seen), shape, false, Stamp::default());
+        obs.push(entry(shape, seen), shape, Wrote::Nothing, Stamp::default());
     }
 
     /// The kind of a bookkeeping access in a log (as `runtime.rs` has it).
@@ -549,7 +567,7 @@ mod tests {
         log(&mut obs, 1, at, 1);
         obs.retry();
         let silent = shape(SILENT_KIND, 7, at);
-        obs.push(entry(silent, 4), silent, false, Stamp::default());
+        obs.push(entry(silent, 4), silent, Wrote::Nothing, Stamp::default());
         obs.before_access(shape(1, 1, at));
         assert!(!obs.heads_found);
         assert_eq!(obs.log.len(), 2, "the bookkeeping stays in the log");

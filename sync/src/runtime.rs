@@ -39,7 +39,7 @@ use fgvt_tree::{Call, Event, EventKind, Fault, History, QuietTurn, ThreadId, Val
 use crate::engine::{self, Decision, Stop, TaskId, Tasks};
 use crate::fingerprint::{
     self, combine, hash_of, summand, DroppedTurn, Effect, Fingerprint, Memory, Observations, Stamp,
-    Word,
+    Word, Wrote,
 };
 use crate::object_id::ObjectId;
 use crate::races::{Checked, Clocks, HappensBefore, Making, Races, Touch};
@@ -401,6 +401,9 @@ struct Lane {
     /// The retry loop's turn it just ended, which wrote nothing but learned of other
     /// operations' returns, until its next access tells whether it learns them again.
     learned_turn: Option<LearnedTurn>,
+    /// The objects it made in its current operation since it last wrote anything else: no
+    /// other thread can reach them yet (see [`Wrote::Private`]).
+    private: Vec<u64>,
 }
 
 /// A retry loop's turn that wrote nothing but made its thread happen after other operations'
@@ -454,6 +457,7 @@ impl Lane {
         self.result = None;
         self.events_before = 0;
         self.learned_turn = None;
+        self.private.clear();
     }
 
     /// How many steps it has taken in its current operation.
@@ -1077,6 +1081,9 @@ impl Recorder {
         let made = made_by(&mut self.lanes, &mut self.serial, who);
         made.objects += 1;
         let key = hash_of(&[OBJECT, context, made.objects]);
+        if let Some(thread) = who {
+            self.lanes[thread].private.push(key);
+        }
         let value = match initial {
             Initial::Value(word) => self.word(who, word),
             Initial::Version => combine(context, key),
@@ -1237,10 +1244,16 @@ impl Recorder {
     /// object and what it learned.
     fn apply(&mut self, who: Option<ThreadId>, pending: &Pending, shape: u64, effect: Effect) {
         let key = pending.object.map_or(0, |o| o.key());
-        let wrote = matches!(
+        let wrote = if !matches!(
             effect,
-            Effect::Write(_) | Effect::Update { .. } | Effect::WriteVersion
-        );
+            Effect::Write(_) | Effect::Update { .. } | Effect::WriteVersion | Effect::UpdateVersion
+        ) {
+            Wrote::Nothing
+        } else if who.is_some_and(|t| self.lanes[t].private.contains(&key)) {
+            Wrote::Private
+        } else {
+            Wrote::Shared
+        };
         let seen = match effect {
             Effect::Read(word) => self.word(who, word),
             Effect::Write(word) => {
@@ -1263,7 +1276,7 @@ impl Recorder {
             Effect::UpdateVersion => {
                 // What is written may depend on what was there: the writer's context after it
                 // has seen the old version names the new one.
-                self.observe(who, shape, self.memory.get(key), true);
+                self.observe(who, shape, self.memory.get(key), wrote);
                 let context = self.context(who);
                 self.memory.set(key, combine(context, key));
                 return;
@@ -1284,11 +1297,15 @@ impl Recorder {
 
     /// `who` made an access of `shape` that saw `seen` (and `wrote`, or not): a thread logs
     /// it, the serial part counts it.
-    fn observe(&mut self, who: Option<ThreadId>, shape: u64, seen: u64, wrote: bool) {
+    fn observe(&mut self, who: Option<ThreadId>, shape: u64, seen: u64, wrote: Wrote) {
         match who {
             Some(thread) => {
                 let entry = fingerprint::entry(shape, seen);
                 let lane = &mut self.lanes[thread];
+                if wrote == Wrote::Shared {
+                    // What it made may be published by this write.
+                    lane.private.clear();
+                }
                 let stamp = Stamp {
                     step: lane.op_steps(),
                     events: lane.events_before,
@@ -2126,6 +2143,7 @@ pub(crate) fn begin_op(thread: ThreadId, index: usize, call: &Call) {
             });
             lane.observed.clear();
             lane.made = Made::default();
+            lane.private.clear();
             if let Some(weak) = &mut rec.weak {
                 weak.op_began(thread);
             }
@@ -2210,12 +2228,12 @@ pub(crate) fn silent(id: ObjectId, at: &'static Location<'static>, before: u64, 
         let who = rec.who();
         rec.memory.set(id.key(), after);
         // Bookkeeping that changed wrote: a loop whose turns keep changing it is not idle.
-        rec.observe(
-            who,
-            fingerprint::shape(SILENT, id.key(), at),
-            before,
-            before != after,
-        );
+        let wrote = if before != after {
+            Wrote::Shared
+        } else {
+            Wrote::Nothing
+        };
+        rec.observe(who, fingerprint::shape(SILENT, id.key(), at), before, wrote);
     });
 }
 

@@ -435,13 +435,12 @@ impl<O: Object> Test<O> {
     /// the tree of those runs; when one fails, or it cannot tell within half the timeout and
     /// 50,000 states of its runs, the test is explored in full as without it. A run through a
     /// retry loop's turn that failed (one ended by [`crate::hint::spin_loop`] that wrote
-    /// nothing) is left to the run without the turn ([`fgvt_tree::QuietTurn`]): the correct
-    /// 3-thread Treiber stack of `benches/genmc`, sequentially consistent, takes 4,812 runs in
-    /// 0.22 s where the full exploration stores 130,973 states in 1.3 s. Under weak memory a
-    /// read of an older store is left to the order where it comes before the newer store it
-    /// missed ([`fgvt_tree::StoreAccess`]): that stack with its `Acquire`/`AcqRel` orderings
-    /// takes the same 4,812 runs, in about a second, where the full exploration does not end
-    /// in a minute. On by default (a preemption-bounded test, or one that replays a schedule,
+    /// nothing, or only to what its thread made and has not published) is left to the run
+    /// without the turn ([`fgvt_tree::QuietTurn`]), and under weak memory a read of an older
+    /// store to the order where it comes before the newer store it missed
+    /// ([`fgvt_tree::StoreAccess`]): the correct 3-thread Treiber stack of `benches/genmc`,
+    /// with its `Acquire`/`AcqRel` orderings, takes 270 runs in 0.12 s (GenMC's 270 consistent
+    /// executions), where the full exploration does not end in a minute. On by default (a preemption-bounded test, or one that replays a schedule,
     /// is explored in full all the same); `false` explores every interleaving from the start,
     /// and a passing test's report then draws them all, not the runs taken. Models
     /// ([`crate::Model`]) use it when unbounded.

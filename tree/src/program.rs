@@ -249,7 +249,10 @@ pub struct StoreAccess {
 
 /// A turn of a retry loop that wrote nothing and left its thread back at the loop's head
 /// (`fgvt_sync::hint::spin_loop()`, whose promise is that a turn carries nothing into the next
-/// but what it wrote): what [`Program::turn_ended`] tells of it.
+/// but what it wrote): what [`Program::turn_ended`] tells of it. Writing only to what its
+/// thread made in the operation and has not published yet (a compare-and-swap loop's new
+/// node, its next pointer set anew at every turn) counts as nothing: no other thread can read
+/// it, and the next turn writes it again.
 ///
 /// Take such a turn out of a run: every other thread reads what it read before (the turn wrote
 /// nothing), its own thread goes on from the head as it did after the turn, and the run is

@@ -29,7 +29,7 @@ use crate::engine::{self, TaskId};
 
 use super::{
     combine, hash_of, with_recorder, with_thread, Acted, Effect, Held, Initial, Making, ObjectId,
-    Pending, Role, Stamp, Word,
+    Pending, Role, Stamp, Word, Wrote,
 };
 
 /// The tag of a spawned thread's first observation.
@@ -131,7 +131,7 @@ pub(crate) fn enter(spawned: Spawned, call: &Call) {
     with_recorder(|rec| {
         let lane = &mut rec.lanes[spawned.thread];
         lane.observed
-            .push(spawned.seed, SPAWNED, false, Stamp::default());
+            .push(spawned.seed, SPAWNED, Wrote::Nothing, Stamp::default());
     });
 }
 
