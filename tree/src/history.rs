@@ -138,6 +138,20 @@ impl History {
         History::default()
     }
 
+    /// What its operations returned, by thread and, within a thread, in the order they
+    /// returned: what a verdict that reads no order between threads compares.
+    pub fn returns_by_thread(&self) -> Vec<(ThreadId, Option<&Value>)> {
+        let mut returns: Vec<(ThreadId, Option<&Value>)> = (self.events.iter())
+            .filter_map(|e| match e {
+                CoarseEvent::Return { thread, value } => Some((*thread, value.as_ref())),
+                CoarseEvent::Call { .. } => None,
+            })
+            .collect();
+        // Stable: each thread's returns stay in its order.
+        returns.sort_by_key(|(thread, _)| *thread);
+        returns
+    }
+
     /// Appends a call of `call` by `thread`.
     pub fn call(&mut self, thread: ThreadId, call: impl Into<Arc<Call>>) {
         self.events.push(CoarseEvent::Call {

@@ -17,7 +17,7 @@ use std::ptr;
 use fgvt_sync::atomic::{AtomicPtr, Ordering};
 use fgvt_sync::cell::UnsafeCell;
 use fgvt_sync::hint::spin_loop;
-use fgvt_sync::report::{CoarseEvent, Leaf, Tree};
+use fgvt_sync::report::{Leaf, Tree};
 use fgvt_sync::{Memory, Test};
 
 /// A Treiber stack node, published by the push's compare-and-swap.
@@ -100,13 +100,7 @@ type Op = (usize, usize);
 
 /// What a leaf tells a verdict: its ending, and which operations precede which.
 fn outcome(leaf: &Leaf) -> (Ending, BTreeSet<(Op, Op)>) {
-    let mut returns: Vec<(usize, String)> = (leaf.history.events.iter())
-        .filter_map(|e| match e {
-            CoarseEvent::Return { thread, value } => Some((*thread, format!("{value:?}"))),
-            CoarseEvent::Call { .. } => None,
-        })
-        .collect();
-    returns.sort_by_key(|(thread, _)| *thread);
+    let returns = crate::common::returns(&leaf.history);
     let ops = leaf.history.operations().expect("a well-formed history");
     let order = (ops.iter())
         .flat_map(|a| ops.iter().map(move |b| (a, b)))

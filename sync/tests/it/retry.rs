@@ -166,16 +166,7 @@ fn canonical(events: &[CoarseEvent]) -> Vec<String> {
 fn endings(tree: &Tree) -> BTreeSet<Vec<(usize, String)>> {
     (tree.leaves())
         .filter(|(_, leaf, _)| leaf.kind == LeafKind::Complete)
-        .map(|(_, leaf, _)| {
-            let mut returns: Vec<(usize, String)> = (leaf.history.events.iter())
-                .filter_map(|e| match e {
-                    CoarseEvent::Return { thread, value } => Some((*thread, format!("{value:?}"))),
-                    CoarseEvent::Call { .. } => None,
-                })
-                .collect();
-            returns.sort_by_key(|(thread, _)| *thread);
-            returns
-        })
+        .map(|(_, leaf, _)| crate::common::returns(&leaf.history))
         .collect()
 }
 

@@ -33,14 +33,9 @@ type Ending = (String, Vec<(usize, String)>);
 
 /// [`endings`] of one leaf.
 fn ending(leaf: &Leaf) -> Ending {
-    let mut returns: Vec<(usize, String)> = (leaf.history.events.iter())
-        .filter_map(|e| match e {
-            CoarseEvent::Return { thread, value } => Some((*thread, format!("{value:?}"))),
-            CoarseEvent::Call { .. } => None,
-        })
+    let returns = (leaf.history.returns_by_thread().into_iter())
+        .map(|(thread, value)| (thread, format!("{value:?}")))
         .collect();
-    // Stable: each thread's returns stay in its order.
-    returns.sort_by_key(|(thread, _)| *thread);
     (format!("{:?}", leaf.kind), returns)
 }
 

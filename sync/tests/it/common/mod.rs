@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use fgvt_sync::atomic::{AtomicI64, Ordering::SeqCst};
-use fgvt_sync::report::{CoarseEvent, Tree};
+use fgvt_sync::report::{History, Tree};
 use fgvt_sync::{unknown, Call, IntoValue, LocalizeReport, Object, Test, Value};
 
 /// The report on `O`, a counter, incremented once by each of two threads and then read.
@@ -46,20 +46,16 @@ impl Object for LossyCounter {
 pub fn results(tree: &Tree) -> BTreeMap<Vec<(usize, String)>, u64> {
     let mut runs = BTreeMap::new();
     for (_, leaf, paths) in tree.leaves() {
-        let mut returns: Vec<(usize, String)> = leaf
-            .history
-            .events
-            .iter()
-            .filter_map(|e| match e {
-                CoarseEvent::Return { thread, value } => Some((*thread, format!("{value:?}"))),
-                CoarseEvent::Call { .. } => None,
-            })
-            .collect();
-        // Per thread, in the order they returned.
-        returns.sort_by_key(|(thread, _)| *thread);
-        *runs.entry(returns).or_insert(0) += paths;
+        *runs.entry(returns(&leaf.history)).or_insert(0) += paths;
     }
     runs
+}
+
+/// What `history`'s operations returned, by thread and in each thread's order, as text.
+pub fn returns(history: &History) -> Vec<(usize, String)> {
+    (history.returns_by_thread().into_iter())
+        .map(|(thread, value)| (thread, format!("{value:?}")))
+        .collect()
 }
 
 /// The verdict of a model of `body` named `name`, and its report as text.
