@@ -919,8 +919,9 @@ impl<P: Program> Search<'_, P> {
         }
         if !frame.progressed {
             if frame.spun || (frame.sleep.is_empty() && !frame.pruned) {
-                // Every step from here went back up the path: whether the run ends is a
-                // question of the state graph's components.
+                // Every step from here went back up the path, or a turn that began here alone
+                // was skipped: whether the run ends is a question of the state graph's
+                // components.
                 return Err(Stop::Undecided(Undecided::Livelock));
             }
             // Its runs were cut by the bound or covered by a sleeping thread's: its parent's
