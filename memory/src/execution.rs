@@ -355,8 +355,18 @@ impl Execution {
     ///
     /// If the thread does not exist.
     pub fn happens_before_next(&self, event: EventRef, thread: ThreadId) -> bool {
+        self.before_next(thread)(event)
+    }
+
+    /// [`Execution::happens_before_next`] for many events: the set is worked out once.
+    ///
+    /// # Panics
+    ///
+    /// If the thread does not exist.
+    pub fn before_next(&self, thread: ThreadId) -> impl Fn(EventRef) -> bool + '_ {
         self.expect(self.check_thread(thread));
-        crate::bits::contains(&self.horizon(thread), event.0 as usize)
+        let horizon = self.horizon(thread);
+        move |event| crate::bits::contains(&horizon, event.0 as usize)
     }
 
     /// Whether `event` happens before `thread`'s event number `index` (in program order,

@@ -127,11 +127,9 @@ struct Logged {
     entry: u64,
     /// The hash of the log up to and with this access.
     hash: u64,
-    /// Whether the access wrote (a store, a read-modify-write that took effect).
-    wrote: bool,
-    /// Whether what it wrote no other thread can see: an object its thread made in this
-    /// operation and has not published (see [`Observations::push`]).
-    private: bool,
+    /// What the access wrote (a store, a read-modify-write that took effect), and whether
+    /// another thread can see it.
+    wrote: Wrote,
     /// When the access was made.
     stamp: Stamp,
 }
@@ -216,8 +214,7 @@ impl Observations {
             shape,
             entry,
             hash,
-            wrote: wrote != Wrote::Nothing,
-            private: wrote == Wrote::Private,
+            wrote,
             stamp,
         });
     }
@@ -227,7 +224,7 @@ impl Observations {
     fn dropping(&self, from: usize) -> Option<DroppedTurn> {
         let turn = &self.log[from..];
         let first = turn.first()?;
-        let seen = |l: &Logged| l.wrote && !l.private;
+        let seen = |l: &Logged| l.wrote == Wrote::Shared;
         (!turn.iter().any(seen)).then_some(DroppedTurn { start: first.stamp })
     }
 
@@ -245,7 +242,7 @@ impl Observations {
             let last = &tail[tail.len() - k..];
             let same =
                 (tail.chunks(k)).all(|turn| turn.iter().zip(last).all(|(a, b)| a.entry == b.entry));
-            same && !tail.iter().any(|l| l.wrote)
+            same && tail.iter().all(|l| l.wrote == Wrote::Nothing)
         })
     }
 

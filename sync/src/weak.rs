@@ -317,6 +317,7 @@ impl WeakMemory {
     /// earlier ones all did). An operation that made no event of the graph, and those after
     /// it, count as not returned for other threads: nothing orders them.
     pub(crate) fn clock(&self, thread: ThreadId, nth: usize) -> fgvt_tree::Clock {
+        let before_next = self.x.before_next(thread);
         let clock: Vec<u32> = (0..self.test_threads)
             .map(|u| {
                 let count = if u == thread {
@@ -324,7 +325,7 @@ impl WeakMemory {
                 } else {
                     self.returns[u]
                         .iter()
-                        .take_while(|r| r.is_some_and(|r| self.x.happens_before_next(r, thread)))
+                        .take_while(|r| r.is_some_and(&before_next))
                         .count()
                 };
                 u32::try_from(count).unwrap_or(u32::MAX)
@@ -348,8 +349,8 @@ impl WeakMemory {
                 .checked_sub(1)
                 .is_some_and(|last| self.x.happens_before_nth(r, thread, last))
         };
-        let known_now =
-            |r| self.x.happens_before_next(r, thread) || self.x.fence_would_acquire(r, thread);
+        let before_next = self.x.before_next(thread);
+        let known_now = |r| before_next(r) || self.x.fence_would_acquire(r, thread);
         (0..self.test_threads)
             .filter(|&u| u != thread)
             .flat_map(|u| self.returns[u].iter().map_while(|r| *r))
