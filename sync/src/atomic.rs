@@ -306,7 +306,12 @@ macro_rules! common {
                 success: Ordering,
                 failure: Ordering,
             ) -> Result<$t, $t> {
-                let pending = self.pending(EventKind::Cas { success: true });
+                let pending = crate::runtime::Pending {
+                    // A loop that carries what a failed CAS read into the next one's
+                    // expected value gives it other arguments each turn.
+                    args: crate::fingerprint::hash_of(&[current.bits(), new.bits()]),
+                    ..self.pending(EventKind::Cas { success: true })
+                };
                 let request = Request::Cas {
                     expected: current.bits(),
                     new: new.bits(),

@@ -117,12 +117,44 @@ pub(crate) enum Effect {
     Nothing,
 }
 
+/// How executions treat the loops that call no retry hint fgvt sees.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Loops {
+    /// Whether a turn of a `loop` or `while` of the source that wrote nothing ends as if the
+    /// hint had ended it ([`Observations::before_access`]).
+    pub implied_hints: bool,
+    /// Whether a path ends where an operation repeats the same turn [`REPEATS`] times
+    /// ([`Observations::repeats`], `fgvt_tree::Bound::Spin`).
+    pub cut_bare: bool,
+}
+
+impl Default for Loops {
+    fn default() -> Self {
+        Loops {
+            implied_hints: true,
+            cut_bare: true,
+        }
+    }
+}
+
+/// An access as a thread's log tells it apart, without what it saw.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Access {
+    /// Its kind, object and source position ([`shape`]): iterations of one loop that took
+    /// the same path have the same shapes.
+    pub(crate) shape: u64,
+    /// Where in the source.
+    pub(crate) at: &'static Location<'static>,
+    /// What it was given, where a turn may carry it from the turn before: a
+    /// compare-and-swap's expected and new values (0 for every other access).
+    pub(crate) args: u64,
+}
+
 /// One access in a thread's log.
 #[derive(Clone, Copy, Debug)]
 struct Logged {
-    /// What the access was, without what it saw: iterations of one loop that took the same
-    /// path have the same shapes.
-    shape: u64,
+    /// What the access was.
+    access: Access,
     /// What the access was and saw.
     entry: u64,
     /// The hash of the log up to and with this access.
@@ -206,12 +238,13 @@ impl Observations {
         self.log.last().map_or(EMPTY_LOG, |l| l.hash)
     }
 
-    /// Appends one access: its `entry` (what it was and saw), `shape` (what it was), whether
-    /// it wrote (`Wrote`), and when it was made (`stamp`, which a [`DroppedTurn`] hands back).
-    pub(crate) fn push(&mut self, entry: u64, shape: u64, wrote: Wrote, stamp: Stamp) {
+    /// Appends one access: `access` (what it was), its `entry` (what it was and saw),
+    /// whether it wrote (`Wrote`), and when it was made (`stamp`, which a [`DroppedTurn`]
+    /// hands back).
+    pub(crate) fn push(&mut self, access: Access, entry: u64, wrote: Wrote, stamp: Stamp) {
         let hash = combine(self.hash(), entry);
         self.log.push(Logged {
-            shape,
+            access,
             entry,
             hash,
             wrote,
@@ -254,8 +287,8 @@ impl Observations {
         self.hinted.get_or_insert(self.log.len());
     }
 
-    /// The thread is about to make an access of `shape`. After a retry hint, that access is
-    /// the head of the loop, and the hint is resolved here:
+    /// The thread is about to make `access`. After a retry hint, that access is the head of
+    /// the loop, and the hint is resolved here:
     ///
     /// * **The head rule.** While every earlier hint of the operation was resolved this way,
     ///   and `shape` occurs exactly once in the log, at `i`, the iteration that just ended
@@ -277,15 +310,21 @@ impl Observations {
     /// not where the iteration began: both fall back to the path rule for the rest of the
     /// operation, since a later cut could then remove the start of a running loop.
     ///
+    /// Without a hint, and with `implied`, the access may still end a turn of a loop that
+    /// calls no hint fgvt sees ([`Observations::implied_retry`]).
+    ///
     /// Returns the iteration dropped, if one was and it wrote nothing.
-    pub(crate) fn before_access(&mut self, shape: u64) -> Option<DroppedTurn> {
-        let at_hint = self.hinted.take()?;
+    pub(crate) fn before_access(&mut self, access: Access, implied: bool) -> Option<DroppedTurn> {
+        let Some(at_hint) = self.hinted.take() else {
+            return implied.then(|| self.implied_retry(access)).flatten();
+        };
+        let shape = access.shape;
         if self.heads_found && self.log.len() == at_hint {
             let mut found = self
                 .log
                 .iter()
                 .enumerate()
-                .filter(|(_, l)| l.shape == shape);
+                .filter(|(_, l)| l.access.shape == shape);
             if let (Some((head, _)), None) = (found.next(), found.next()) {
                 let dropped = self.dropping(head);
                 self.log.truncate(head);
@@ -294,6 +333,43 @@ impl Observations {
         }
         self.heads_found = false;
         self.path_retry(at_hint)
+    }
+
+    /// The head rule without a hint, for a loop of the source that calls none fgvt sees (a
+    /// bare `while flag.load(Acquire) {}`, a compare-and-swap loop around
+    /// `std::hint::spin_loop()`): `access`, about to be made, was made once before in the
+    /// operation and given the same (a compare-and-swap's expected value), every access since
+    /// then wrote nothing, and one `loop` or `while` of the source holds them all with a turn
+    /// that may begin at `access` ([`crate::sources::turn_in_a_loop`]). The thread is then
+    /// back at the head of that loop after a turn that wrote nothing, and the turn is dropped
+    /// as a hint would drop it.
+    ///
+    /// This takes such a loop at the hint's promise, that a turn carries nothing into the
+    /// next but what it reads anew. What breaks it is mostly told apart: a loop that carries
+    /// what its compare-and-swap read into the next one's expected value (`while let Err(now)
+    /// = x.compare_exchange(seen, …) { seen = now }`) gives its head other arguments; a `for`
+    /// loop, which carries its iterator, and a `while` whose condition reads nothing shared
+    /// (`while i < n`) are never taken (see [`crate::loops`]). A `loop` that counts its
+    /// failed turns and gives up after some is not told apart (`Test::implied_hints`).
+    fn implied_retry(&mut self, access: Access) -> Option<DroppedTurn> {
+        if !self.heads_found {
+            return None;
+        }
+        let mut found =
+            (self.log.iter().enumerate()).filter(|(_, l)| l.access.shape == access.shape);
+        let (Some((head, first)), None) = (found.next(), found.next()) else {
+            return None;
+        };
+        if first.access.args != access.args {
+            return None;
+        }
+        let dropped = self.dropping(head)?;
+        let turn = self.log[head..].iter().map(|l| &l.access.at);
+        if !crate::sources::turn_in_a_loop(access.at, turn) {
+            return None;
+        }
+        self.log.truncate(head);
+        Some(dropped)
     }
 
     /// The path rule, for a hint given when the log had `at_hint` entries: if the iteration
@@ -330,7 +406,7 @@ impl Observations {
             return None;
         };
         let before = self.hints.len().checked_sub(2).map_or(0, |i| self.hints[i]);
-        let shapes = |from: usize, to: usize| self.log[from..to].iter().map(|l| l.shape);
+        let shapes = |from: usize, to: usize| self.log[from..to].iter().map(|l| l.access.shape);
         if now > last && shapes(before, last).eq(shapes(last, now)) {
             let dropped = self.dropping(last);
             self.log.truncate(last);
@@ -464,8 +540,22 @@ mod tests {
 
     /// Logs a read of `object` at `at` that saw `seen`.
     fn log(obs: &mut Observations, object: u64, at: &'static Location<'static>, seen: u64) {
-        let shape = shape(1, object, at);
-        obs.push(entry(shape, seen), shape, Wrote::Nothing, Stamp::default());
+        let access = read(object, at);
+        obs.push(
+            access,
+            entry(access.shape, seen),
+            Wrote::Nothing,
+            Stamp::default(),
+        );
+    }
+
+    /// A read of `object` at `at`.
+    fn read(object: u64, at: &'static Location<'static>) -> Access {
+        Access {
+            shape: shape(1, object, at),
+            at,
+            args: 0,
+        }
     }
 
     /// The kind of a bookkeeping access in a log (as `runtime.rs` has it).
@@ -474,7 +564,7 @@ mod tests {
     /// A retry hint, resolved by the next access: one to `object` at `at`.
     fn hint(obs: &mut Observations, object: u64, at: &'static Location<'static>) {
         obs.retry();
-        obs.before_access(shape(1, object, at));
+        obs.before_access(read(object, at), false);
     }
 
     #[test]
@@ -564,8 +654,18 @@ mod tests {
         log(&mut obs, 1, at, 1);
         obs.retry();
         let silent = shape(SILENT_KIND, 7, at);
-        obs.push(entry(silent, 4), silent, Wrote::Nothing, Stamp::default());
-        obs.before_access(shape(1, 1, at));
+        let silent = Access {
+            shape: silent,
+            at,
+            args: 0,
+        };
+        obs.push(
+            silent,
+            entry(silent.shape, 4),
+            Wrote::Nothing,
+            Stamp::default(),
+        );
+        obs.before_access(read(1, at), false);
         assert!(!obs.heads_found);
         assert_eq!(obs.log.len(), 2, "the bookkeeping stays in the log");
         assert_eq!(obs.hints, vec![1], "the hint is where it was given");
@@ -607,7 +707,7 @@ mod tests {
         let h = obs.hash();
         obs.retry();
         obs.retry();
-        obs.before_access(shape(1, 1, at));
+        obs.before_access(read(1, at), false);
         assert_eq!(obs.hash(), h);
     }
 

@@ -35,9 +35,12 @@
 //! ```
 //!
 //! Outside fgvt's scheduler (a serial run, or code built against `std`) both do what `std`'s
-//! do. A loop without the hint is cut where an operation repeats the same turn four times in a
-//! row (the same accesses, seeing the same values, writing nothing): the path ends in a bounded
-//! leaf, and the report names the loop's line and says to add the hint
+//! do. A `loop` or `while` of the source without the hint (around `std::hint::spin_loop`, or
+//! bare) is taken for a retry loop all the same where fgvt can tell its turn carries nothing
+//! ([`Test::implied_hints`](crate::Test::implied_hints)). Any other loop without the hint is
+//! cut where an operation repeats the same turn four times in a row (the same accesses, seeing
+//! the same values, writing nothing): the path ends in a bounded leaf, and the report names the
+//! loop's line and says to add the hint
 //! ([`Test::cut_bare_spins`](crate::Test::cut_bare_spins)).
 
 /// Marks one iteration of a waiting loop (see the [module docs](self)); `std::hint::spin_loop`

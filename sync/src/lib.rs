@@ -311,9 +311,11 @@
 //! A panic in the object is a *fault* leaf (unless the object catches it: a
 //! lock held by the panicking thread is then poisoned, as with `std`); all threads blocked on
 //! locks or condition variables is a *stuck* leaf, which says where each holder took its lock
-//! and which condition variable each waiter waits on; an operation that spins without
-//! [`hint::spin_loop`] (the same turn four times, seeing the same values) is a *bounded* leaf,
-//! whose note names the loop's line ([`Test::cut_bare_spins`]).
+//! and which condition variable each waiter waits on. A `loop` or `while` that calls no hint
+//! fgvt sees (`std::hint::spin_loop`, or none) is taken for a retry loop when its turn writes
+//! nothing ([`Test::implied_hints`]); an operation that spins in a loop not taken (the same
+//! turn four times, seeing the same values) is a *bounded* leaf, whose note names the loop's
+//! line ([`Test::cut_bare_spins`]).
 //!
 //! `atomic::fence` and `compiler_fence` are not steps (a fence has no choice to make);
 //! [`Condvar::notify_one`] wakes the thread that has waited longest, and no wait wakes up
@@ -334,6 +336,7 @@ pub mod hint;
 mod identity;
 mod localized;
 mod lock;
+mod loops;
 #[cfg(feature = "cli")]
 #[doc(hidden)]
 pub mod main_entry;

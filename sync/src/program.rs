@@ -48,8 +48,7 @@ pub(crate) struct Reexecuted {
 /// What a [`Reexecuted`] is made from: the executions of `body` (the test's plan on a fresh
 /// object) with `threads` threads, told apart by fingerprint alone when `merge` is set, their
 /// atomics treating orderings as `mode` says, `Shared` cells checked for data races when
-/// `shared_races` is set, and a loop without the spin hint cut at its repeated iteration when
-/// `cut_spins` is. A worker of a parallel exploration makes its own from it, on its thread.
+/// `shared_races` is set, and loops without the spin hint treated as `loops` says. A worker of a parallel exploration makes its own from it, on its thread.
 #[derive(Clone)]
 pub(crate) struct Recipe {
     pub threads: usize,
@@ -57,7 +56,7 @@ pub(crate) struct Recipe {
     pub merge: bool,
     pub mode: Mode,
     pub shared_races: bool,
-    pub cut_spins: bool,
+    pub loops: crate::fingerprint::Loops,
 }
 
 /// What a worker's executions learned that the search's must know when it ends.
@@ -253,7 +252,7 @@ impl Reexecuted {
             engine: RefCell::new(Engine::new(
                 recipe.mode.clone(),
                 recipe.shared_races,
-                recipe.cut_spins,
+                recipe.loops,
             )),
             error: RefCell::new(None),
             saw_weak: std::cell::Cell::new(false),

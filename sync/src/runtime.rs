@@ -38,8 +38,8 @@ use fgvt_tree::{Call, Event, EventKind, Fault, History, QuietTurn, ThreadId, Val
 
 use crate::engine::{self, Decision, Stop, TaskId, Tasks};
 use crate::fingerprint::{
-    self, combine, hash_of, summand, DroppedTurn, Effect, Fingerprint, Memory, Observations, Stamp,
-    Word, Wrote,
+    self, combine, hash_of, summand, Access, DroppedTurn, Effect, Fingerprint, Loops, Memory,
+    Observations, Stamp, Word, Wrote,
 };
 use crate::object_id::ObjectId;
 use crate::races::{Checked, Clocks, HappensBefore, Making, Races, Touch};
@@ -201,6 +201,9 @@ pub(crate) struct Pending {
     pub role: Role,
     /// Where the object's identity lives (`Identity::address`); 0 for none.
     pub address: usize,
+    /// What the access is given, where a loop's turn may carry it from the turn before (see
+    /// [`fingerprint::Access::args`]): a compare-and-swap's expected and new values, else 0.
+    pub args: u64,
 }
 
 /// What a lock or condition-variable step does besides its kind: the scheduler reads it to
@@ -253,6 +256,15 @@ impl Pending {
     fn shape(&self) -> u64 {
         let object = self.object.map_or(0, |o| o.key());
         fingerprint::shape(kind_code(self.kind), object, self.caller)
+    }
+
+    /// The access as an observation log keeps it.
+    fn access(&self) -> Access {
+        Access {
+            shape: self.shape(),
+            at: self.caller,
+            args: self.args,
+        }
     }
 
     /// What the pending step is, for a fingerprint: its shape, and how it takes a lock.
@@ -339,6 +351,7 @@ impl ObjectId {
             role: Role::Plain,
             // Set by the object, which knows where it is (`Identity::pending_at`).
             address: 0,
+            args: 0,
         }
     }
 }
@@ -568,8 +581,8 @@ struct Recorder {
     races: Option<Box<Races>>,
     /// Whether accesses to `Shared` cells are checked for data races too.
     shared_races: bool,
-    /// Whether a repeated iteration without the spin hint ends the path ([`Engine::new`]).
-    cut_spins: bool,
+    /// What becomes of loops without the spin hint ([`Engine::new`]).
+    loops: Loops,
     /// Under [`Mode::Sc`] with `watch`: whether an access declared a weaker ordering.
     saw_weak: bool,
     /// Set when the step asked for was a way past the bound on ways (see [`Execution::cut`]).
@@ -785,7 +798,7 @@ pub(crate) fn execute(
         },
         races: matches!(engine.mode, Mode::Weak(_)).then(|| Box::new(Races::weak())),
         shared_races: engine.shared_races,
-        cut_spins: engine.cut_spins,
+        loops: engine.loops,
         mode: engine.mode.clone(),
         saw_weak: false,
         cut: None,
@@ -892,9 +905,8 @@ pub(crate) struct Engine {
     pub(crate) sites: weak::Sites,
     /// Whether accesses to `Shared` cells are checked for data races too.
     shared_races: bool,
-    /// Whether a path ends where an operation repeats an iteration of a loop without the spin
-    /// hint ([`fgvt_tree::Bound::Spin`]).
-    cut_spins: bool,
+    /// What becomes of loops without the spin hint.
+    loops: Loops,
 }
 
 /// The collections a recorder fills, kept empty between executions with their room: an
@@ -940,9 +952,8 @@ impl Scratch {
 impl Engine {
     /// An engine whose executions treat orderings as `mode` says, check accesses to
     /// `Shared` cells for data races when `shared_races` is set (those to `UnsafeCell` and
-    /// `Cell` always), and, with `cut_spins`, end a path where an operation repeats an
-    /// iteration of a loop that has no spin hint.
-    pub(crate) fn new(mode: Mode, shared_races: bool, cut_spins: bool) -> Engine {
+    /// `Cell` always), and treat loops without the spin hint as `loops` says.
+    pub(crate) fn new(mode: Mode, shared_races: bool, loops: Loops) -> Engine {
         Engine {
             tasks: Tasks::default(),
             scratch: Scratch::default(),
@@ -950,7 +961,7 @@ impl Engine {
             mode,
             sites: weak::Sites::default(),
             shared_races,
-            cut_spins,
+            loops,
         }
     }
 
@@ -1240,9 +1251,9 @@ impl Recorder {
         })
     }
 
-    /// Records what an access by `who`, of log shape `shape` (`Pending::shape`), did to its
+    /// Records what an access by `who`, logged as `access` (`Pending::access`), did to its
     /// object and what it learned.
-    fn apply(&mut self, who: Option<ThreadId>, pending: &Pending, shape: u64, effect: Effect) {
+    fn apply(&mut self, who: Option<ThreadId>, pending: &Pending, access: Access, effect: Effect) {
         let key = pending.object.map_or(0, |o| o.key());
         let wrote = if !matches!(
             effect,
@@ -1276,14 +1287,14 @@ impl Recorder {
             Effect::UpdateVersion => {
                 // What is written may depend on what was there: the writer's context after it
                 // has seen the old version names the new one.
-                self.observe(who, shape, self.memory.get(key), wrote);
+                self.observe(who, access, self.memory.get(key), wrote);
                 let context = self.context(who);
                 self.memory.set(key, combine(context, key));
                 return;
             }
             Effect::Nothing => 0,
         };
-        self.observe(who, shape, seen, wrote);
+        self.observe(who, access, seen, wrote);
     }
 
     /// Sets an object's value for fingerprints, unless weak memory keeps it: an atomic's values
@@ -1295,12 +1306,12 @@ impl Recorder {
         }
     }
 
-    /// `who` made an access of `shape` that saw `seen` (and `wrote`, or not): a thread logs
-    /// it, the serial part counts it.
-    fn observe(&mut self, who: Option<ThreadId>, shape: u64, seen: u64, wrote: Wrote) {
+    /// `who` made `access`, which saw `seen` (and `wrote`, or not): a thread logs it, the
+    /// serial part counts it.
+    fn observe(&mut self, who: Option<ThreadId>, access: Access, seen: u64, wrote: Wrote) {
         match who {
             Some(thread) => {
-                let entry = fingerprint::entry(shape, seen);
+                let entry = fingerprint::entry(access.shape, seen);
                 let lane = &mut self.lanes[thread];
                 if wrote == Wrote::Shared {
                     // What it made may be published by this write.
@@ -1310,7 +1321,7 @@ impl Recorder {
                     step: lane.op_steps(),
                     events: lane.events_before,
                 };
-                lane.observed.push(entry, shape, wrote, stamp);
+                lane.observed.push(access, entry, wrote, stamp);
             }
             None => self.serial.accesses += 1,
         }
@@ -1372,7 +1383,7 @@ impl Recorder {
             return;
         }
         let who = self.who();
-        self.apply(who, pending, pending.shape(), effect);
+        self.apply(who, pending, pending.access(), effect);
         if let (Some(thread), Some(lock)) = (who, pending.lock()) {
             self.unlock(lock, thread);
             if let Some(weak) = &mut self.weak {
@@ -1829,7 +1840,7 @@ fn step<R>(
         return result;
     }
     // What the thread's observation log calls the access, asked twice below.
-    let shape = pending.shape();
+    let access = pending.access();
     let registered = with_recorder(|rec| {
         let Some(thread) = rec.who() else {
             return Registered::Serial;
@@ -1838,7 +1849,8 @@ fn step<R>(
             return rec.at_end(&pending);
         }
         let events = rec.weak.as_ref().map_or(0, |w| w.events_of(thread));
-        let dropped = rec.lanes[thread].observed.before_access(shape);
+        let implied = rec.loops.implied_hints;
+        let dropped = (rec.lanes[thread].observed).before_access(access, implied);
         if let Some(turn) = dropped {
             rec.turn_ended = Some(rec.quiet_turn(thread, turn));
         }
@@ -1856,7 +1868,7 @@ fn step<R>(
             let result = act();
             let effect = effect(&result);
             with_recorder(|rec| {
-                rec.apply(None, &pending, shape, effect);
+                rec.apply(None, &pending, access, effect);
                 // What a serial access chose is no step's.
                 rec.weak.as_mut().map(|w| w.chosen.take());
             });
@@ -1900,7 +1912,7 @@ fn step<R>(
         // Numbered even where no event is built: the addresses of an execution are numbered
         // in the order its steps show them, shown or not.
         acted.value.number(&mut rec.pointers);
-        rec.apply(Some(thread), &pending, shape, effect);
+        rec.apply(Some(thread), &pending, access, effect);
         // What this access chose under weak memory (taken here, by the step that made it,
         // whether or not its event is built: a later step of another kind must not find it).
         let chosen = rec.weak.as_mut().and_then(|w| w.chosen.take());
@@ -1965,7 +1977,7 @@ fn step<R>(
             op.last = Some(position);
         }
         rec.steps.extend(event);
-        if rec.cut_spins && rec.end.is_none() && rec.lanes[thread].observed.repeats() {
+        if rec.loops.cut_bare && rec.end.is_none() && rec.lanes[thread].observed.repeats() {
             // Another turn of this loop could only spin: the path ends here, a bounded leaf
             // whose note says to mark the loop.
             let op = (rec.lanes[thread].op.as_ref()).map_or(String::new(), |op| op.call.op.clone());
@@ -2174,7 +2186,7 @@ pub(crate) fn plain(
     let pending = object.pending_at(plain_kind(touch), at);
     let go_on = with_recorder(|rec| {
         let Some(thread) = rec.who() else {
-            rec.apply(None, &pending, pending.shape(), effect);
+            rec.apply(None, &pending, pending.access(), effect);
             return true;
         };
         if rec.end.is_some() {
@@ -2197,7 +2209,7 @@ pub(crate) fn plain(
         }
         match rec.race_check(thread, object, Checked::Plain, touch, at) {
             Ok(()) => {
-                rec.apply(Some(thread), &pending, pending.shape(), effect);
+                rec.apply(Some(thread), &pending, pending.access(), effect);
                 true
             }
             Err(fault) => {
@@ -2233,7 +2245,12 @@ pub(crate) fn silent(id: ObjectId, at: &'static Location<'static>, before: u64, 
         } else {
             Wrote::Nothing
         };
-        rec.observe(who, fingerprint::shape(SILENT, id.key(), at), before, wrote);
+        let access = Access {
+            shape: fingerprint::shape(SILENT, id.key(), at),
+            at,
+            args: 0,
+        };
+        rec.observe(who, access, before, wrote);
     });
 }
 
@@ -2399,6 +2416,7 @@ pub(crate) fn end_op(value: &Value) {
             shared: false,
             role: Role::Plain,
             address: 0,
+            args: 0,
         };
         access(
             pending,

@@ -19,6 +19,8 @@ use std::sync::{Mutex, OnceLock};
 
 use fgvt_tree::{SourceMap, Span};
 
+use crate::loops::SourceLoop;
+
 /// Every source file met, with its number in the map, and the spans of positions met.
 #[derive(Default)]
 struct Sources {
@@ -34,6 +36,8 @@ struct Sources {
     spans: ByPosition<Span>,
     /// The names objects created at a position get ([`name_at`]), keyed as `spans`.
     names: ByPosition<Option<&'static str>>,
+    /// The `loop`s and `while`s of each file read, by number ([`loops_of`]).
+    loops: HashMap<u32, &'static [SourceLoop]>,
 }
 
 fn sources() -> &'static Mutex<Sources> {
@@ -50,6 +54,48 @@ thread_local! {
     /// lock is taken only the first time a thread meets a position.
     static SEEN: RefCell<(ByPosition<Span>, ByPosition<Option<&'static str>>)> =
         RefCell::new(Default::default());
+    /// The loops of the files this thread has looked up, as [`SEEN`] keeps spans.
+    static LOOPS: RefCell<HashMap<u32, &'static [SourceLoop]>> = RefCell::new(HashMap::new());
+}
+
+/// Whether the accesses made at `turn` since one made at `head` (which the thread is about to
+/// make again) are one turn of a `loop` or `while` of the source: one loop's text holds them
+/// all, and a turn of it may begin at `head` (see [`crate::loops`]). `false` where a file
+/// cannot be read.
+pub(crate) fn turn_in_a_loop<'a>(
+    head: &'static Location<'static>,
+    turn: impl IntoIterator<Item = &'a &'static Location<'static>>,
+) -> bool {
+    let head = span_at(head);
+    let mut offsets = Vec::new();
+    for at in turn {
+        let span = span_at(at);
+        if span.file != head.file {
+            return false;
+        }
+        offsets.push(span.start);
+    }
+    crate::loops::turn_within(loops_of(head.file), head.start, &offsets)
+}
+
+/// The loops of file `number` of the map, scanned once.
+fn loops_of(number: u32) -> &'static [SourceLoop] {
+    if let Some(loops) = LOOPS.with_borrow(|l| l.get(&number).copied()) {
+        return loops;
+    }
+    let mut sources = sources().lock().unwrap_or_else(|e| e.into_inner());
+    let loops = match sources.loops.get(&number) {
+        Some(&loops) => loops,
+        None => {
+            let text = sources.map.file(number).map_or("", |(_, text)| text);
+            // One list per source file of the program: a bounded set, kept for good.
+            let loops: &'static [SourceLoop] = Box::leak(crate::loops::scan(text).into());
+            sources.loops.insert(number, loops);
+            loops
+        }
+    };
+    LOOPS.with_borrow_mut(|l| l.insert(number, loops));
+    loops
 }
 
 /// The span of the expression at a caller's position ([`span`]), worked out once per position.

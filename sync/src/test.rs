@@ -27,6 +27,7 @@ use fgvt_tree::{
 };
 
 use crate::engine;
+use crate::fingerprint::Loops;
 use crate::fix::{self, Change};
 use crate::localized::Localized;
 use crate::object::Object;
@@ -189,9 +190,9 @@ struct TestCore {
     max_stale: u32,
     /// Whether `Shared` cells are checked for data races too ([`Test::races`]).
     races: bool,
-    /// Whether a loop without the spin hint is cut at its repeated iteration
-    /// ([`Test::cut_bare_spins`]).
-    cut_spins: bool,
+    /// What becomes of loops without the spin hint ([`Test::implied_hints`],
+    /// [`Test::cut_bare_spins`]).
+    loops: Loops,
     /// Whether a partial-order reduced search runs first, and what its leaves' verdicts read
     /// (see [`Test::partial_order_reduction`]; a model's: [`Judging::Endings`]).
     reduce: Option<Judging>,
@@ -292,7 +293,7 @@ impl<O: Object> Test<O> {
             spec: SpecChoice::Serial,
             max_stale: DEFAULT_MAX_STALE,
             races: false,
-            cut_spins: true,
+            loops: Loops::default(),
             reduce: Some(Judging::Histories),
             memory: Learned::default(),
             sites: Learned::default(),
@@ -394,6 +395,54 @@ impl<O: Object> Test<O> {
         self
     }
 
+    /// Whether a turn of a `loop` or `while` of the object's source that calls no hint fgvt
+    /// sees (`std::hint::spin_loop`, or none at all) ends as if
+    /// [`hint::spin_loop`](crate::hint::spin_loop) had ended it, when it wrote nothing to
+    /// shared memory and its accesses all lie in the loop's text (on by default). A waiting
+    /// loop is then one state, as with the hint, and a retry loop's failed turn is left to the
+    /// run without it by the partial-order reduction: a compare-and-swap loop around
+    /// `std::hint::spin_loop()` costs what it costs with fgvt's hint.
+    ///
+    /// It takes the loop at the hint's promise: a turn carries nothing into the next but what
+    /// it reads. A `for` loop carries its iterator and is never taken, nor a `while` whose
+    /// condition reads no shared memory (`while i < n`); a `loop` that counts its failed turns
+    /// and gives up after some (`if tries == 3 { return false }`) breaks the promise, and a
+    /// test of one says `implied_hints(false)`. A loop whose accesses are in a helper it calls
+    /// is not taken either: there, as with the setting off, a loop that spins is cut where its
+    /// turns repeat ([`Test::cut_bare_spins`]).
+    ///
+    /// The example is `no_run` for one reason: rustdoc gives a doctest's code the lines of the
+    /// doctest, not those of its file, so fgvt finds no loop there. In a test of `tests/` or
+    /// `src/` it passes as written (`sync/tests/it/implied.rs` has it).
+    ///
+    /// ```no_run
+    /// use fgvt_sync::atomic::{AtomicBool, Ordering::{Acquire, Relaxed, Release}};
+    /// use fgvt_sync::{Test, Verdict};
+    ///
+    /// /// A spin lock whose loop calls `std`'s hint, which fgvt cannot see.
+    /// #[derive(Default)]
+    /// struct Lock(AtomicBool);
+    ///
+    /// #[fgvt_sync::operations]
+    /// impl Lock {
+    ///     pub fn lock_unlock(&self) {
+    ///         while self.0.compare_exchange(false, true, Acquire, Relaxed).is_err() {
+    ///             std::hint::spin_loop();
+    ///         }
+    ///         self.0.store(false, Release);
+    ///     }
+    /// }
+    ///
+    /// let test = Test::<Lock>::new("lock").thread(&["lock_unlock()"]).thread(&["lock_unlock()"]);
+    /// let report = test.localize().unwrap().report;
+    /// assert_eq!(report.verdict, Verdict::Linearizable);
+    /// assert_eq!(report.partial, None);
+    /// ```
+    pub fn implied_hints(mut self, on: bool) -> Self {
+        self.core.loops.implied_hints = on;
+        self
+    }
+
     /// Whether a path ends where an operation repeats an iteration of a loop that has no
     /// spin hint (on by default): the same accesses at the same places saw the same values
     /// and wrote nothing, so another turn could only spin. The path is then a bounded leaf,
@@ -407,14 +456,21 @@ impl<O: Object> Test<O> {
     /// use fgvt_sync::atomic::{AtomicBool, Ordering::{Acquire, Relaxed, Release}};
     /// use fgvt_sync::{report::Limit, Test, Verdict};
     ///
-    /// /// A spin lock whose loop has no hint (`std::hint::spin_loop` is invisible to fgvt).
+    /// /// A spin lock whose loop has no hint, its compare-and-swap in a helper: a loop fgvt
+    /// /// does not take for a retry by itself (see `Test::implied_hints`).
     /// #[derive(Default)]
     /// struct Bare(AtomicBool);
+    ///
+    /// impl Bare {
+    ///     fn try_lock(&self) -> bool {
+    ///         self.0.compare_exchange(false, true, Acquire, Relaxed).is_ok()
+    ///     }
+    /// }
     ///
     /// #[fgvt_sync::operations]
     /// impl Bare {
     ///     pub fn lock_unlock(&self) {
-    ///         while self.0.compare_exchange(false, true, Acquire, Relaxed).is_err() {}
+    ///         while !self.try_lock() {}
     ///         self.0.store(false, Release);
     ///     }
     /// }
@@ -425,7 +481,7 @@ impl<O: Object> Test<O> {
     /// assert_eq!(report.partial.as_deref(), Some(Limit::Spin.name()));
     /// ```
     pub fn cut_bare_spins(mut self, cut: bool) -> Self {
-        self.core.cut_spins = cut;
+        self.core.loops.cut_bare = cut;
         self
     }
 
@@ -754,7 +810,7 @@ impl TestCore {
             merge: self.merge,
             mode,
             shared_races: self.races,
-            cut_spins: self.cut_spins,
+            loops: self.loops,
         })
     }
 
@@ -1088,7 +1144,10 @@ impl TestCore {
             report.notes.insert(0, note);
         }
         let unseen = unseen::in_tree(&tree, &sources);
-        if let Some(note) = unseen::note(&unseen) {
+        for note in unseen::notes(&unseen, self.loops.implied_hints)
+            .into_iter()
+            .rev()
+        {
             report.notes.insert(0, note);
         }
         if scouted {

@@ -322,9 +322,30 @@ pub(crate) fn in_tree(tree: &Tree, sources: &SourceMap) -> Vec<Use> {
         .collect()
 }
 
-/// The report's warning for `uses` (none when there are none): each use with its line, and
-/// what to import instead.
-pub(crate) fn note(uses: &[Use]) -> Option<String> {
+/// The report's notes on `uses`: a warning naming each use with its line and what to import
+/// instead, and with `implied_hints` (`Test::implied_hints`), spin hints apart, in a note of
+/// their own: the loops around them are taken for retry loops all the same.
+pub(crate) fn notes(uses: &[Use], implied_hints: bool) -> Vec<String> {
+    let (hints, others): (Vec<Use>, Vec<Use>) =
+        (uses.iter().cloned()).partition(|u| implied_hints && u.kind == Kind::Hint);
+    let mut notes: Vec<String> = warning(&others).into_iter().collect();
+    if !hints.is_empty() {
+        let listed: Vec<String> = (hints.iter())
+            .map(|u| format!("`{}` at {}:{}", u.path, u.file, u.line))
+            .collect();
+        notes.push(format!(
+            "note: fgvt cannot see std's spin hints ({}); it takes a `loop` or `while` whose \
+             turn writes nothing for a retry loop all the same (Test::implied_hints), and \
+             fgvt_sync::hint::spin_loop says so of any loop",
+            listed.join(", ")
+        ));
+    }
+    notes
+}
+
+/// The warning for `uses` (none when there are none): each use with its line, and what to
+/// import instead.
+fn warning(uses: &[Use]) -> Option<String> {
     if uses.is_empty() {
         return None;
     }
@@ -483,7 +504,7 @@ fn f() {
     #[test]
     fn the_note_names_each_use_and_what_to_use_instead() {
         let uses = scan("src/seqlock.rs", "use std::sync::atomic::fence;\n");
-        let said = note(&uses).unwrap();
+        let said = warning(&uses).unwrap();
         assert!(
             said.contains("`std::sync::atomic::fence` at src/seqlock.rs:1"),
             "{said}"
@@ -492,9 +513,30 @@ fn f() {
             said.contains("use fgvt_sync::atomic::fence instead"),
             "{said}"
         );
-        assert!(note(&[]).is_none());
+        assert!(warning(&[]).is_none());
         assert!(fence_near(&uses, "src/seqlock.rs", 3));
         assert!(!fence_near(&uses, "src/seqlock.rs", 4));
         assert!(!fence_near(&uses, "src/other.rs", 1));
+    }
+
+    #[test]
+    fn spin_hints_have_a_note_of_their_own_when_their_loops_are_taken_for_retries() {
+        let text = "use std::sync::atomic::fence;\nfn f() { std::hint::spin_loop(); }\n";
+        let uses = scan("src/lock.rs", text);
+        let apart = notes(&uses, true);
+        assert_eq!(apart.len(), 2, "{apart:?}");
+        assert!(!apart[0].contains("spin_loop"), "{apart:?}");
+        assert!(
+            apart[1].contains("`std::hint::spin_loop` at src/lock.rs:2"),
+            "{apart:?}"
+        );
+        assert!(apart[1].contains("Test::implied_hints"), "{apart:?}");
+        let together = notes(&uses, false);
+        assert_eq!(together.len(), 1, "{together:?}");
+        assert!(together[0].contains("`std::hint::spin_loop` at src/lock.rs:2"));
+        assert!(
+            together[0].contains("fgvt_sync::hint instead"),
+            "{together:?}"
+        );
     }
 }

@@ -28,8 +28,8 @@ use fgvt_tree::{Call, EventKind, ThreadId};
 use crate::engine::{self, TaskId};
 
 use super::{
-    combine, hash_of, with_recorder, with_thread, Acted, Effect, Held, Initial, Making, ObjectId,
-    Pending, Role, Stamp, Word, Wrote,
+    combine, hash_of, with_recorder, with_thread, Access, Acted, Effect, Held, Initial, Making,
+    ObjectId, Pending, Role, Stamp, Word, Wrote,
 };
 
 /// The tag of a spawned thread's first observation.
@@ -130,8 +130,13 @@ pub(crate) fn enter(spawned: Spawned, call: &Call) {
     }
     with_recorder(|rec| {
         let lane = &mut rec.lanes[spawned.thread];
-        lane.observed
-            .push(spawned.seed, SPAWNED, Wrote::Nothing, Stamp::default());
+        // The seed is no access: no loop of the source holds it.
+        let seed = Access {
+            shape: SPAWNED,
+            at: std::panic::Location::caller(),
+            args: 0,
+        };
+        (lane.observed).push(seed, spawned.seed, Wrote::Nothing, Stamp::default());
     });
 }
 

@@ -261,7 +261,7 @@ impl Model {
             spec: SpecChoice::Sequential(SpecType::of::<Assertions>()),
             max_stale: self.max_stale,
             races: false,
-            cut_spins: true,
+            loops: crate::fingerprint::Loops::default(),
             // Every history is accepted: the reduction orders no call and return.
             reduce: Some(Judging::Endings),
             memory,

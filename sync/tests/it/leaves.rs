@@ -145,6 +145,7 @@ fn an_endless_spin_is_bounded_by_the_step_limit() {
     let tree = Test::<Spinner>::new("spinner")
         .thread(&["wait()"])
         .max_steps(5)
+        .implied_hints(false)
         .cut_bare_spins(false)
         .explore()
         .unwrap();
@@ -166,12 +167,14 @@ fn an_endless_spin_is_bounded_by_the_step_limit() {
     assert_eq!(tree.stats().max_depth, 6);
 }
 
-/// Issue 42: a loop without the hint is cut at its fourth identical turn (the same load seeing
-/// the same value, nothing written), long before the step limit.
+/// Issue 42: a loop without the hint that fgvt does not take for a retry is cut at its fourth
+/// identical turn (the same load seeing the same value, nothing written), long before the step
+/// limit.
 #[test]
 fn a_loop_without_the_hint_is_cut_where_its_turns_repeat() {
     let tree = Test::<Spinner>::new("spinner")
         .thread(&["wait()"])
+        .implied_hints(false)
         .explore()
         .unwrap();
     let leaves: Vec<_> = tree.leaves().collect();
@@ -189,6 +192,7 @@ fn a_loop_without_the_hint_is_cut_where_its_turns_repeat() {
 fn the_report_names_the_line_that_spins_and_how_to_mark_it() {
     let found = Test::<Spinner>::new("spinner")
         .thread(&["wait()"])
+        .implied_hints(false)
         .localize()
         .unwrap();
     let note = found
@@ -215,13 +219,15 @@ fn bare_lock_line() -> usize {
         .0
 }
 
-/// Issue 42: the same lock with the default limits is judged at once: its loop is cut where
-/// its turns repeat, the result is partial, and the note names the compare-exchange's line.
+/// Issue 42: the same lock, its loop not taken for a retry, is judged at once: its loop is cut
+/// where its turns repeat, the result is partial, and the note names the compare-exchange's
+/// line.
 #[test]
 fn a_spin_lock_without_the_hint_is_named_with_its_line_at_once() {
     let found = Test::<BareLock>::new("bare_lock")
         .thread(&["inc()"])
         .thread(&["inc()"])
+        .implied_hints(false)
         .localize()
         .unwrap();
     assert_eq!(found.report.verdict, fgvt_reports::Verdict::Inconclusive);
@@ -473,6 +479,7 @@ fn the_note_on_a_spinning_lock_names_the_line_its_loop_repeats() {
         .thread(&["inc()"])
         .thread(&["inc()"])
         .max_steps(40)
+        .implied_hints(false)
         .cut_bare_spins(false)
         .localize()
         .unwrap();
@@ -525,6 +532,7 @@ fn a_buggy_lock_without_the_hint_still_fails_with_its_loop_named() {
         .thread(&["inc()"])
         .thread(&["inc()"])
         .finally(&["get()"])
+        .implied_hints(false)
         .localize()
         .unwrap();
     assert_eq!(found.report.verdict, fgvt_reports::Verdict::NotLinearizable);

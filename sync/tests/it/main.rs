@@ -8,6 +8,7 @@ mod common;
 mod condvar;
 mod consumer;
 mod exclusion;
+mod implied;
 mod jobs;
 mod leaves;
 mod litmus;

@@ -1,0 +1,386 @@
+//! The retry loops of the user's source: where each `loop` and `while` begins, where the
+//! access that starts a turn may be, and where it ends.
+//!
+//! A turn of a waiting loop that calls neither `fgvt_sync::hint::spin_loop` nor anything fgvt
+//! sees (a bare `while flag.load(Acquire) {}`, or a loop around `std::hint::spin_loop()`) is
+//! still a turn: its thread comes back to the access the turn began with. The runtime asks
+//! [`turn_within`] whether the accesses since that access's last occurrence all lie in one
+//! such loop of the text, and if the turn wrote nothing, takes it as if the hint had ended
+//! it (see `Observations::before_access`).
+//!
+//! The scan reads the text as Rust's lexer would for what matters here: comments (nested
+//! block comments too), string, byte-string and raw-string literals, character literals told
+//! from lifetimes and loop labels, and brackets. A `for` loop is no retry loop: it carries its
+//! iterator from one turn to the next, so it is not listed. A `while` loop's turn starts in
+//! its condition (`while lock.compare_exchange(…).is_err() {}`): one whose condition reads no
+//! shared memory counts something (`while i < n`), and is not taken.
+
+/// One `loop` or `while` of a source text, as byte offsets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct SourceLoop {
+    /// Its keyword (or label, as written first) to its closing brace, inclusive.
+    pub start: u32,
+    pub end: u32,
+    /// Where the access a turn begins with may be: a `while`'s condition, a `loop`'s body.
+    pub heads: (u32, u32),
+}
+
+impl SourceLoop {
+    /// Whether byte `at` is in the loop.
+    pub(crate) fn contains(&self, at: u32) -> bool {
+        (self.start..self.end).contains(&at)
+    }
+
+    /// Whether a turn may begin with an access at byte `at`.
+    pub(crate) fn may_begin_at(&self, at: u32) -> bool {
+        (self.heads.0..self.heads.1).contains(&at)
+    }
+}
+
+/// Whether an access at byte `head` and the accesses of a turn since it, at `turn` (byte
+/// offsets in the same text, whose loops are `loops`), are one turn of one of those loops: a
+/// loop holds them all, and the turn may begin at `head`.
+pub(crate) fn turn_within(loops: &[SourceLoop], head: u32, turn: &[u32]) -> bool {
+    loops
+        .iter()
+        .any(|l| l.may_begin_at(head) && turn.iter().all(|&at| l.contains(at)))
+}
+
+/// A bracket still open in [`scan`], and the loop whose body it opens, if one does.
+struct Open {
+    bracket: u8,
+    /// Where it is.
+    at: usize,
+    body_of: Option<Pending>,
+}
+
+/// A `loop` or `while` keyword whose body's `{` has not come yet.
+#[derive(Clone, Copy)]
+struct Pending {
+    kind: Keyword,
+    start: usize,
+    /// How many brackets were open at the keyword: its body's brace opens at that depth.
+    depth: usize,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Keyword {
+    Loop,
+    While,
+}
+
+/// Every `loop` and `while` of `text`, in the order their bodies close (inner loops first).
+pub(crate) fn scan(text: &str) -> Vec<SourceLoop> {
+    let bytes = text.as_bytes();
+    let mut found = Vec::new();
+    let mut open: Vec<Open> = Vec::new();
+    let mut pending: Vec<Pending> = Vec::new();
+    // The label a keyword may follow (`'outer: loop`), where it began.
+    let mut label: Option<usize> = None;
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        let next = bytes.get(i + 1).copied();
+        match b {
+            b'/' if next == Some(b'/') => {
+                i = line_end(bytes, i);
+                continue;
+            }
+            b'/' if next == Some(b'*') => {
+                i = block_comment_end(bytes, i);
+                continue;
+            }
+            b'"' => {
+                i = string_end(bytes, i + 1);
+                continue;
+            }
+            b'\'' => {
+                match char_literal_end(bytes, i) {
+                    Some(end) => i = end,
+                    None => {
+                        // A lifetime or a label: `'outer: loop` starts the loop at the label.
+                        let end = ident_end(bytes, i + 1);
+                        let colon = skip_spaces(bytes, end);
+                        label = (bytes.get(colon) == Some(&b':')
+                            && bytes.get(colon + 1) != Some(&b':'))
+                        .then_some(i);
+                        i = if label.is_some() { colon + 1 } else { end };
+                    }
+                }
+                continue;
+            }
+            b'(' | b'[' => open.push(Open {
+                bracket: b,
+                at: i,
+                body_of: None,
+            }),
+            b'{' => {
+                let body_of = pending.last().filter(|p| p.depth == open.len()).copied();
+                if body_of.is_some() {
+                    pending.pop();
+                }
+                open.push(Open {
+                    bracket: b,
+                    at: i,
+                    body_of,
+                });
+            }
+            b')' | b']' | b'}' => {
+                // Unbalanced text (a file that does not compile) closes nothing.
+                let Some(closed) = open.pop() else {
+                    i += 1;
+                    continue;
+                };
+                // A keyword left pending inside a closed bracket had no body there.
+                pending.retain(|p| p.depth <= open.len());
+                if let (b'}', b'{', Some(p)) = (b, closed.bracket, closed.body_of) {
+                    let body = closed.at as u32 + 1;
+                    let end = i as u32 + 1;
+                    let heads = match p.kind {
+                        Keyword::Loop => (body, end),
+                        Keyword::While => (p.start as u32, body),
+                    };
+                    found.push(SourceLoop {
+                        start: p.start as u32,
+                        end,
+                        heads,
+                    });
+                }
+            }
+            _ if b == b'r' || b == b'b' => {
+                if let Some(end) = prefixed_literal_end(bytes, i) {
+                    i = end;
+                    continue;
+                }
+                i = word(bytes, i, &mut pending, &mut label, open.len());
+                continue;
+            }
+            _ if b.is_ascii_alphabetic() || b == b'_' => {
+                i = word(bytes, i, &mut pending, &mut label, open.len());
+                continue;
+            }
+            _ => {}
+        }
+        if !b.is_ascii_whitespace() {
+            label = None;
+        }
+        i += 1;
+    }
+    found
+}
+
+/// The identifier at `i`: a `loop` or `while` becomes pending; returns where it ends.
+fn word(
+    bytes: &[u8],
+    i: usize,
+    pending: &mut Vec<Pending>,
+    label: &mut Option<usize>,
+    depth: usize,
+) -> usize {
+    let end = ident_end(bytes, i);
+    let kind = match &bytes[i..end] {
+        b"loop" => Some(Keyword::Loop),
+        b"while" => Some(Keyword::While),
+        _ => None,
+    };
+    // `r#loop` is an identifier, not the keyword.
+    let raw = i >= 2 && &bytes[i - 2..i] == b"r#";
+    if let (Some(kind), false) = (kind, raw) {
+        pending.push(Pending {
+            kind,
+            start: label.unwrap_or(i),
+            depth,
+        });
+    }
+    *label = None;
+    end
+}
+
+fn ident_end(bytes: &[u8], i: usize) -> usize {
+    let len = bytes[i..]
+        .iter()
+        .position(|&b| !(b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80))
+        .unwrap_or(bytes.len() - i);
+    i + len
+}
+
+fn skip_spaces(bytes: &[u8], mut i: usize) -> usize {
+    while bytes.get(i).is_some_and(u8::is_ascii_whitespace) {
+        i += 1;
+    }
+    i
+}
+
+fn line_end(bytes: &[u8], i: usize) -> usize {
+    bytes[i..]
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(bytes.len(), |n| i + n)
+}
+
+/// Past the block comment opening at `i` (block comments nest in Rust).
+fn block_comment_end(bytes: &[u8], mut i: usize) -> usize {
+    let mut depth = 0usize;
+    while i < bytes.len() {
+        match (bytes[i], bytes.get(i + 1).copied()) {
+            (b'/', Some(b'*')) => {
+                depth += 1;
+                i += 2;
+            }
+            (b'*', Some(b'/')) => {
+                depth -= 1;
+                i += 2;
+                if depth == 0 {
+                    return i;
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    bytes.len()
+}
+
+/// Past the closing quote of a string whose text starts at `i`.
+fn string_end(bytes: &[u8], mut i: usize) -> usize {
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' => i += 2,
+            b'"' => return i + 1,
+            _ => i += 1,
+        }
+    }
+    bytes.len()
+}
+
+/// Past a character literal opening at `i` (`'a'`, `'\n'`, `'\u{1F600}'`, `'é'`), or `None`
+/// where the quote begins a lifetime or a label.
+fn char_literal_end(bytes: &[u8], i: usize) -> Option<usize> {
+    match bytes.get(i + 1)? {
+        b'\\' => {
+            // The escaped character is never the closing quote (`'\''`).
+            let close = bytes.get(i + 3..)?.iter().position(|&b| b == b'\'')?;
+            Some(i + 3 + close + 1)
+        }
+        _ => {
+            // One character, however many bytes it takes in UTF-8, then the closing quote.
+            let first = bytes[i + 1];
+            let width = match first {
+                0x00..=0x7f => 1,
+                0xc0..=0xdf => 2,
+                0xe0..=0xef => 3,
+                _ => 4,
+            };
+            (bytes.get(i + 1 + width) == Some(&b'\'')).then_some(i + 2 + width)
+        }
+    }
+}
+
+/// Past a literal with a prefix at `i`: `b'x'`, `b"…"`, `r"…"`, `r#"…"#`, `br#"…"#`; `None`
+/// where the `r` or `b` begins an identifier.
+fn prefixed_literal_end(bytes: &[u8], i: usize) -> Option<usize> {
+    // A letter inside an identifier (`for_each`'s `r`) begins nothing.
+    if i > 0 && (bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_') {
+        return None;
+    }
+    let mut j = i;
+    if bytes[j] == b'b' {
+        j += 1;
+        match bytes.get(j) {
+            Some(b'\'') => return char_literal_end(bytes, j),
+            Some(b'"') => return Some(string_end(bytes, j + 1)),
+            Some(b'r') => {}
+            _ => return None,
+        }
+    }
+    if bytes.get(j) != Some(&b'r') {
+        return None;
+    }
+    j += 1;
+    let hashes = bytes[j..].iter().take_while(|&&b| b == b'#').count();
+    if bytes.get(j + hashes) != Some(&b'"') {
+        return None;
+    }
+    let text = j + hashes + 1;
+    let closing: Vec<u8> = std::iter::once(b'"')
+        .chain(std::iter::repeat_n(b'#', hashes))
+        .collect();
+    let close = bytes[text..]
+        .windows(closing.len())
+        .position(|w| w == closing.as_slice())?;
+    Some(text + close + closing.len())
+}
+
+/// The byte range of `needle`'s `n`th occurrence in `text` (for the tests).
+#[cfg(test)]
+fn nth(text: &str, needle: &str, n: usize) -> std::ops::Range<u32> {
+    let at = text.match_indices(needle).nth(n).expect("in the text").0;
+    at as u32..(at + needle.len()) as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The loops of `text` as the text of their keyword-to-brace span and of their heads.
+    fn shown(text: &str) -> Vec<(&str, &str)> {
+        let at = |r: std::ops::Range<u32>| &text[r.start as usize..r.end as usize];
+        scan(text)
+            .into_iter()
+            .map(|l| (at(l.start..l.end), at(l.heads.0..l.heads.1)))
+            .collect()
+    }
+
+    #[test]
+    fn a_while_begins_its_turns_in_its_condition_and_a_loop_in_its_body() {
+        let text = "fn f() {\n    while a.load(X) { b(); }\n    loop { c.cas(); }\n}";
+        assert_eq!(
+            shown(text),
+            vec![
+                ("while a.load(X) { b(); }", "while a.load(X) {"),
+                ("loop { c.cas(); }", " c.cas(); }"),
+            ]
+        );
+    }
+
+    #[test]
+    fn nested_loops_close_inner_first_and_for_loops_are_not_listed() {
+        let text = "loop { for x in v { while f(|| { g() }) {} } h(); }";
+        let loops = shown(text);
+        assert_eq!(loops.len(), 2, "{loops:?}");
+        assert_eq!(loops[0].0, "while f(|| { g() }) {}");
+        assert_eq!(loops[1].0, text);
+    }
+
+    #[test]
+    fn comments_strings_chars_and_raw_identifiers_hide_nothing_and_add_nothing() {
+        let text = r####"fn f() {
+    // loop { in a comment
+    /* while { /* nested */ loop { */
+    let s = "loop { \" }";
+    let r = r#"while { "#;
+    let c = '{'; let d = '\''; let e = b'}';
+    let r#loop = 1;
+    'outer: loop { x.load(); }
+    fn g<'a>(v: &'a u8) { while_not_a_keyword(); }
+}"####;
+        let loops = shown(text);
+        assert_eq!(loops, vec![("'outer: loop { x.load(); }", " x.load(); }")]);
+    }
+
+    #[test]
+    fn a_turn_is_within_the_loop_that_holds_it_and_may_begin_at_its_head() {
+        let text = "loop { while a.load() {} b.cas(); } c.load();";
+        let loops = scan(text);
+        let a = nth(text, "a.load", 0).start;
+        let b = nth(text, "b.cas", 0).start;
+        let c = nth(text, "c.load", 0).start;
+        // The inner while's turn, then the outer loop's, which its head begins too.
+        assert!(turn_within(&loops, a, &[a]));
+        assert!(turn_within(&loops, a, &[a, b]));
+        // An access outside every loop is in no turn; a `while` body is no head.
+        assert!(!turn_within(&loops, a, &[a, b, c]));
+        let body = "while x.load() { y.load(); }";
+        let y = nth(body, "y.load", 0).start;
+        assert!(!turn_within(&scan(body), y, &[y]));
+    }
+}
