@@ -345,12 +345,12 @@ impl Observations {
     /// as a hint would drop it.
     ///
     /// This takes such a loop at the hint's promise, that a turn carries nothing into the
-    /// next but what it reads anew. What breaks it is mostly told apart: a loop that carries
-    /// what its compare-and-swap read into the next one's expected value (`while let Err(now)
-    /// = x.compare_exchange(seen, …) { seen = now }`) gives its head other arguments; a `for`
-    /// loop, which carries its iterator, and a `while` whose condition reads nothing shared
-    /// (`while i < n`) are never taken (see [`crate::loops`]). A `loop` that counts its
-    /// failed turns and gives up after some is not told apart (`Test::implied_hints`).
+    /// next but what it reads anew. What breaks it is mostly told apart: a loop that assigns
+    /// a `mut` variable declared before it (`seen = now`, `tries += 1`), a `for` loop, which
+    /// carries its iterator, and a `while` whose condition reads nothing shared (`while i <
+    /// n`) are never taken (see [`crate::loops`]), and a head carried another way (a `Cell`)
+    /// is given other arguments. State carried where the source shows no assignment is not
+    /// told apart (`Test::implied_hints`).
     fn implied_retry(&mut self, access: Access) -> Option<DroppedTurn> {
         if !self.heads_found {
             return None;

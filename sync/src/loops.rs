@@ -10,10 +10,15 @@
 //!
 //! The scan reads the text as Rust's lexer would for what matters here: comments (nested
 //! block comments too), string, byte-string and raw-string literals, character literals told
-//! from lifetimes and loop labels, and brackets. A `for` loop is no retry loop: it carries its
-//! iterator from one turn to the next, so it is not listed. A `while` loop's turn starts in
-//! its condition (`while lock.compare_exchange(…).is_err() {}`): one whose condition reads no
-//! shared memory counts something (`while i < n`), and is not taken.
+//! from lifetimes and loop labels, and brackets. A loop that carries a variable from one turn
+//! into the next is no retry loop, and is not listed:
+//!
+//! * a `for` loop carries its iterator;
+//! * a loop that assigns a variable its function declared `mut` before it (`tail = t` after a
+//!   failed compare-and-swap, `tries += 1`) carries that variable;
+//! * a `while` loop's turn starts in its condition (`while lock.compare_exchange(…).is_err()
+//!   {}`): one whose condition reads no shared memory counts something (`while i < n`), and
+//!   its turns are not taken.
 
 /// One `loop` or `while` of a source text, as byte offsets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,6 +51,50 @@ pub(crate) fn turn_within(loops: &[SourceLoop], head: u32, turn: &[u32]) -> bool
         .any(|l| l.may_begin_at(head) && turn.iter().all(|&at| l.contains(at)))
 }
 
+/// What [`scan`] gathers of the words it meets, to tell a loop that carries a variable.
+#[derive(Default)]
+struct Bindings<'a> {
+    /// Where each `fn` keyword is.
+    fns: Vec<usize>,
+    /// Each name bound `mut` (`let mut x`, a parameter `mut x: T`), and where.
+    mutable: Vec<(&'a [u8], usize)>,
+    /// Each name assigned to (`x = …`, `x += …`, not a field's `s.x = …`), and where.
+    assigned: Vec<(&'a [u8], usize)>,
+    /// The word before the current one, where it decides: `let` and `mut` make the next name
+    /// a binding, not an assignment.
+    previous: &'a [u8],
+}
+
+impl Bindings<'_> {
+    /// Whether the loop at `start..end` assigns a variable its function bound `mut` before it.
+    fn carried(&self, start: usize, end: usize) -> bool {
+        let function = self
+            .fns
+            .iter()
+            .rev()
+            .find(|&&f| f < start)
+            .copied()
+            .unwrap_or(0);
+        let outer = |name: &[u8]| {
+            (self.mutable.iter()).any(|&(m, at)| m == name && (function..start).contains(&at))
+        };
+        (self.assigned.iter()).any(|&(name, at)| (start..end).contains(&at) && outer(name))
+    }
+}
+
+/// Whether an assignment operator begins at `at`: `=` (not `==` or `=>`), or `+=`, `-=`, `*=`,
+/// `/=`, `%=`, `^=`, `&=`, `|=`, `<<=`, `>>=`.
+fn assigns(bytes: &[u8], at: usize) -> bool {
+    let b = |k: usize| bytes.get(at + k).copied();
+    match b(0) {
+        Some(b'=') => !matches!(b(1), Some(b'=' | b'>')),
+        Some(b'+' | b'-' | b'*' | b'/' | b'%' | b'^' | b'&' | b'|') => b(1) == Some(b'='),
+        Some(b'<') => b(1) == Some(b'<') && b(2) == Some(b'='),
+        Some(b'>') => b(1) == Some(b'>') && b(2) == Some(b'='),
+        _ => false,
+    }
+}
+
 /// A bracket still open in [`scan`], and the loop whose body it opens, if one does.
 struct Open {
     bracket: u8,
@@ -75,6 +124,7 @@ pub(crate) fn scan(text: &str) -> Vec<SourceLoop> {
     let mut found = Vec::new();
     let mut open: Vec<Open> = Vec::new();
     let mut pending: Vec<Pending> = Vec::new();
+    let mut bindings = Bindings::default();
     // The label a keyword may follow (`'outer: loop`), where it began.
     let mut label: Option<usize> = None;
     let mut i = 0;
@@ -140,11 +190,13 @@ pub(crate) fn scan(text: &str) -> Vec<SourceLoop> {
                         Keyword::Loop => (body, end),
                         Keyword::While => (p.start as u32, body),
                     };
-                    found.push(SourceLoop {
-                        start: p.start as u32,
-                        end,
-                        heads,
-                    });
+                    if !bindings.carried(p.start, i) {
+                        found.push(SourceLoop {
+                            start: p.start as u32,
+                            end,
+                            heads,
+                        });
+                    }
                 }
             }
             _ if b == b'r' || b == b'b' => {
@@ -152,33 +204,65 @@ pub(crate) fn scan(text: &str) -> Vec<SourceLoop> {
                     i = end;
                     continue;
                 }
-                i = word(bytes, i, &mut pending, &mut label, open.len());
+                i = word(
+                    bytes,
+                    i,
+                    &mut pending,
+                    &mut bindings,
+                    &mut label,
+                    open.len(),
+                );
                 continue;
             }
             _ if b.is_ascii_alphabetic() || b == b'_' => {
-                i = word(bytes, i, &mut pending, &mut label, open.len());
+                i = word(
+                    bytes,
+                    i,
+                    &mut pending,
+                    &mut bindings,
+                    &mut label,
+                    open.len(),
+                );
                 continue;
             }
             _ => {}
         }
         if !b.is_ascii_whitespace() {
             label = None;
+            bindings.previous = b"";
         }
         i += 1;
     }
     found
 }
 
-/// The identifier at `i`: a `loop` or `while` becomes pending; returns where it ends.
-fn word(
-    bytes: &[u8],
+/// The identifier at `i`: a `loop` or `while` becomes pending, a binding or an assignment is
+/// noted in `bindings`; returns where it ends.
+fn word<'a>(
+    bytes: &'a [u8],
     i: usize,
     pending: &mut Vec<Pending>,
+    bindings: &mut Bindings<'a>,
     label: &mut Option<usize>,
     depth: usize,
 ) -> usize {
     let end = ident_end(bytes, i);
-    let kind = match &bytes[i..end] {
+    let name = &bytes[i..end];
+    match bindings.previous {
+        b"mut" => bindings.mutable.push((name, i)),
+        b"let" => {}
+        _ => {
+            let field = i > 0 && matches!(bytes[i - 1], b'.' | b':');
+            if !field && assigns(bytes, skip_spaces(bytes, end)) {
+                bindings.assigned.push((name, i));
+            }
+        }
+    }
+    if name == b"fn" {
+        bindings.fns.push(i);
+    }
+    bindings.previous = name;
+    let kind = match name {
         b"loop" => Some(Keyword::Loop),
         b"while" => Some(Keyword::While),
         _ => None,
@@ -365,6 +449,30 @@ mod tests {
 }"####;
         let loops = shown(text);
         assert_eq!(loops, vec![("'outer: loop { x.load(); }", " x.load(); }")]);
+    }
+
+    #[test]
+    fn a_loop_that_assigns_a_variable_bound_mut_before_it_carries_it_and_is_not_listed() {
+        let carrying = [
+            "fn f() { let mut seen = x.load(); while let Err(now) = x.cas(seen) { seen = now; } }",
+            "fn f(mut tries: u8) { loop { if x.cas().is_ok() { break } tries += 1; } }",
+            "fn f() { let mut tail = 0; loop { tail <<= 1; } }",
+        ];
+        for text in carrying {
+            assert_eq!(shown(text), vec![], "{text}");
+        }
+        let fresh = [
+            // Bound inside the loop, a closure's parameter, a field, a comparison.
+            "fn f() { loop { let mut top = x.load(); top = 1; } }",
+            "fn f() { let mut n = 0; loop { c.with(|p| { *p = n }); } }",
+            "fn f() { let mut s = S::new(); loop { s.count = 2; } }",
+            "fn f() { let mut a = 0; loop { if a == 1 || a <= 2 || a != 3 { break } } }",
+            // A `mut` binding of another function, above this one.
+            "fn g() { let mut k = 0; k = 1; } fn f() { loop { k = 2; } }",
+        ];
+        for text in fresh {
+            assert_eq!(shown(text).len(), 1, "{text}");
+        }
     }
 
     #[test]

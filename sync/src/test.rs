@@ -405,11 +405,13 @@ impl<O: Object> Test<O> {
     ///
     /// It takes the loop at the hint's promise: a turn carries nothing into the next but what
     /// it reads. A `for` loop carries its iterator and is never taken, nor a `while` whose
-    /// condition reads no shared memory (`while i < n`); a `loop` that counts its failed turns
-    /// and gives up after some (`if tries == 3 { return false }`) breaks the promise, and a
-    /// test of one says `implied_hints(false)`. A loop whose accesses are in a helper it calls
-    /// is not taken either: there, as with the setting off, a loop that spins is cut where its
-    /// turns repeat ([`Test::cut_bare_spins`]).
+    /// condition reads no shared memory (`while i < n`), nor a loop that assigns a `mut`
+    /// variable its function declared before it (`seen = now`, `tries += 1`); a turn that
+    /// comes back to a compare-and-swap given other arguments is not dropped. State carried
+    /// where the source shows no assignment (a `&mut` the loop writes through, a `Cell` field)
+    /// breaks the promise unseen: a test of such a loop says `implied_hints(false)`. A loop
+    /// whose accesses are in a helper it calls is not taken either: there, as with the setting
+    /// off, a loop that spins is cut where its turns repeat ([`Test::cut_bare_spins`]).
     ///
     /// The example is `no_run` for one reason: rustdoc gives a doctest's code the lines of the
     /// doctest, not those of its file, so fgvt finds no loop there. In a test of `tests/` or

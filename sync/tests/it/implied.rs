@@ -5,8 +5,9 @@
 //! began with, given the same arguments, ends as fgvt's hint would end it. Each object here
 //! comes in two forms, `Waits<true>` with fgvt's hint and `Waits<false>` with `std`'s: the two
 //! must give the same tree, state for state. And a loop that carries what it read into its
-//! next turn (a compare-and-swap loop whose failure gives the next expected value) must not be
-//! taken for one: its merged runs must end as the unfolded runs do.
+//! next turn (a compare-and-swap loop whose failure gives the next expected value, in a `mut`
+//! variable or a `Cell`) must not be taken for one: its merged runs must end as the unfolded
+//! runs do.
 
 use std::collections::BTreeSet;
 use std::ptr;
@@ -52,13 +53,40 @@ impl<const HINTED: bool> Waits<HINTED> {
     }
 
     /// Adds one to `x[i]` by a compare-and-swap loop that carries what a failure read into
-    /// the next turn: no retry loop (neither form calls a hint).
+    /// the next turn, in a `mut` variable: no retry loop (neither form calls a hint).
     fn bump(&self, i: usize) -> i64 {
         let mut seen = self.x[i].load(SeqCst);
         while let Err(now) = self.x[i].compare_exchange(seen, seen + 1, SeqCst, SeqCst) {
             seen = now;
         }
         seen
+    }
+
+    /// Claims `x[i]`'s value by guessing it, 0, 1, 2, …: a loop that begins with the same
+    /// load every turn and carries its guess, in a `mut` variable, to its compare-and-swap.
+    fn claim(&self, i: usize) -> i64 {
+        let mut guess = 0;
+        loop {
+            let seen = self.x[i].load(SeqCst);
+            if (self.x[i])
+                .compare_exchange(guess, guess + 1, SeqCst, SeqCst)
+                .is_ok()
+            {
+                return seen;
+            }
+            guess += 1;
+        }
+    }
+
+    /// `bump` carrying the value in a `Cell`, which the source shows no assignment to: the
+    /// compare-and-swap's arguments tell the turns apart.
+    fn bump_cell(&self, i: usize) -> i64 {
+        let seen = std::cell::Cell::new(self.x[i].load(SeqCst));
+        while let Err(now) = self.x[i].compare_exchange(seen.get(), seen.get() + 1, SeqCst, SeqCst)
+        {
+            seen.set(now);
+        }
+        seen.get()
     }
 }
 
@@ -86,6 +114,8 @@ impl<const HINTED: bool> Object for Waits<HINTED> {
             }
             "take" => Ok(self.take(i()?).into_value()),
             "bump" => Ok(self.bump(i()?).into_value()),
+            "bump_cell" => Ok(self.bump_cell(i()?).into_value()),
+            "claim" => Ok(self.claim(i()?).into_value()),
             _ => Err(unknown(call)),
         }
     }
@@ -129,6 +159,8 @@ fn call() -> impl Strategy<Value = Call> {
         (0..2i64, 0..2i64).prop_map(move |(i, c)| Call::new("wait", vec![int(i), int(c)])),
         (0..2i64).prop_map(move |i| Call::new("take", vec![int(i)])),
         (0..2i64).prop_map(move |i| Call::new("bump", vec![int(i)])),
+        (0..2i64).prop_map(move |i| Call::new("bump_cell", vec![int(i)])),
+        (0..2i64).prop_map(move |i| Call::new("claim", vec![int(i)])),
     ]
 }
 
@@ -179,19 +211,21 @@ proptest! {
     }
 }
 
-/// The carrying loop alone: merged as a retry loop, the second thread's increment would be
+/// The carrying loops alone: merged as a retry loop, the second thread's increment would be
 /// taken back to its first compare-and-swap and the counter would lose it.
 #[test]
 fn a_loop_that_carries_what_it_read_is_no_retry_loop() {
-    let bump = || Call::new("bump", vec![Value::Int(0)]);
-    let calls = vec![vec![bump(), bump()], vec![bump()]];
-    let found = Test::<Waits<false>>::new("bump")
-        .with_calls(&[], &calls, &[Call::new("add", vec![Value::Int(0)])])
-        .partial_order_reduction(false)
-        .localize()
-        .unwrap();
-    assert_eq!(found.report.verdict, Verdict::Linearizable);
-    assert_eq!(found.report.partial, None);
+    for op in ["bump", "bump_cell", "claim"] {
+        let bump = || Call::new(op, vec![Value::Int(0)]);
+        let calls = vec![vec![bump(), bump()], vec![bump()]];
+        let found = Test::<Waits<false>>::new(op)
+            .with_calls(&[], &calls, &[Call::new("add", vec![Value::Int(0)])])
+            .partial_order_reduction(false)
+            .localize()
+            .unwrap();
+        assert_eq!(found.report.verdict, Verdict::Linearizable, "{op}");
+        assert_eq!(found.report.partial, None, "{op}");
+    }
 }
 
 /// A Treiber stack with the orderings Rust code declares, whose loops call `std`'s hint or
