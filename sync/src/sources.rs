@@ -56,6 +56,9 @@ thread_local! {
         RefCell::new(Default::default());
     /// The loops of the files this thread has looked up, as [`SEEN`] keeps spans.
     static LOOPS: RefCell<HashMap<u32, &'static [SourceLoop]>> = RefCell::new(HashMap::new());
+    /// Whether the text at each position this thread has looked up names a call
+    /// ([`names_a_call`]).
+    static CALLS: RefCell<ByPosition<bool>> = RefCell::new(Default::default());
 }
 
 /// Whether the accesses made at `turn` since one made at `head` (which the thread is about to
@@ -66,6 +69,9 @@ pub(crate) fn turn_in_a_loop<'a>(
     head: &'static Location<'static>,
     turn: impl IntoIterator<Item = &'a &'static Location<'static>>,
 ) -> bool {
+    if !names_a_call(head) {
+        return false;
+    }
     let head = span_at(head);
     let mut offsets = Vec::new();
     for at in turn {
@@ -76,6 +82,35 @@ pub(crate) fn turn_in_a_loop<'a>(
         offsets.push(span.start);
     }
     crate::loops::turn_within(loops_of(head.file), head.start, &offsets)
+}
+
+/// Whether the text at `caller`'s line and column names a call (`load` in `x.load(…)`, a
+/// path's `fence(…)`, a macro's `name!`), as `#[track_caller]` positions do in the file they
+/// name. A doctest's positions are lines of the doctest, not of its file: there the text is
+/// something else, and no loop of the file is taken for one of the doctest's.
+fn names_a_call(caller: &'static Location<'static>) -> bool {
+    let key = std::ptr::from_ref(caller) as usize;
+    if let Some(call) = CALLS.with_borrow(|calls| calls.get(&key).copied()) {
+        return call;
+    }
+    let file = span_at(caller).file;
+    let call = {
+        let sources = sources().lock().unwrap_or_else(|e| e.into_inner());
+        (sources.map.file(file))
+            .is_some_and(|(_, text)| call_at(text, caller.line(), caller.column()))
+    };
+    CALLS.with_borrow_mut(|calls| calls.insert(key, call));
+    call
+}
+
+/// Whether `text` names a call at `line`:`column`: a name, then `(`, `::` or `!`.
+fn call_at(text: &str, line: u32, column: u32) -> bool {
+    let rest = &text[offset(text, line, column)..];
+    let name = rest
+        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .unwrap_or(rest.len());
+    let after = rest[name..].trim_start();
+    name > 0 && (after.starts_with('(') || after.starts_with("::") || after.starts_with('!'))
 }
 
 /// The loops of file `number` of the map, scanned once.
@@ -436,6 +471,22 @@ mod tests {
         for (prefix, name) in cases {
             assert_eq!(binding_name(prefix), name, "{prefix:?}");
         }
+    }
+
+    #[test]
+    fn a_position_names_a_call_where_the_file_has_one() {
+        let text = "//! docs\nfn f() {\n    x.load(SeqCst);\n    fence(Acquire); m!(1);\n}";
+        assert!(call_at(text, 3, 7), "`load(`");
+        assert!(
+            call_at(text, 4, 5) && call_at(text, 4, 21),
+            "`fence(`, `m!`"
+        );
+        // A doctest's line and column land elsewhere in its file.
+        assert!(!call_at(text, 1, 5) && !call_at(text, 2, 1) && !call_at(text, 3, 6));
+        assert!(
+            names_a_call(Location::caller()),
+            "this very call, `caller()`"
+        );
     }
 
     #[test]
