@@ -32,6 +32,10 @@ where
 /// | `location` (`LOOM_LOCATION`) | ignored: fgvt always records each access's line |
 /// | `log` (`LOOM_LOG`) | ignored: the report shows a failing run step by step |
 ///
+/// One variable is fgvt's own: `FGVT_IMPLIED_HINTS=false` keeps fgvt from taking a `loop` or
+/// `while` without a hint for a retry loop (`fgvt_sync::Model::implied_hints`), for code whose
+/// turns carry state fgvt cannot see (its guide's "Waiting loops" chapter says which).
+///
 /// A limit that cuts the exploration fails the test with the partial report (loom's limits
 /// stop silently or panic): a verdict on part of the runs is no verdict.
 #[derive(Debug)]
@@ -58,6 +62,9 @@ pub struct Builder {
     /// Ignored (see the table above).
     pub log: bool,
 }
+
+/// The variable that turns fgvt's implied retry hints off (`false`) or on (see [`Builder`]).
+const IMPLIED_HINTS: &str = "FGVT_IMPLIED_HINTS";
 
 /// The value of the environment variable `name`, parsed; a value that does not parse panics
 /// naming the variable, as loom's `Builder::new` does.
@@ -115,6 +122,9 @@ impl Builder {
         }
         if let Some(bound) = self.preemption_bound {
             model = model.preemption_bound(u32::try_from(bound).unwrap_or(u32::MAX));
+        }
+        if let Some(implied) = from_env::<bool>(IMPLIED_HINTS) {
+            model = model.implied_hints(implied);
         }
         model
     }

@@ -318,14 +318,8 @@ impl Observations {
         let Some(at_hint) = self.hinted.take() else {
             return implied.then(|| self.implied_retry(access)).flatten();
         };
-        let shape = access.shape;
         if self.heads_found && self.log.len() == at_hint {
-            let mut found = self
-                .log
-                .iter()
-                .enumerate()
-                .filter(|(_, l)| l.access.shape == shape);
-            if let (Some((head, _)), None) = (found.next(), found.next()) {
+            if let Some(head) = self.only(access.shape) {
                 let dropped = self.dropping(head);
                 self.log.truncate(head);
                 return dropped;
@@ -355,12 +349,8 @@ impl Observations {
         if !self.heads_found {
             return None;
         }
-        let mut found =
-            (self.log.iter().enumerate()).filter(|(_, l)| l.access.shape == access.shape);
-        let (Some((head, first)), None) = (found.next(), found.next()) else {
-            return None;
-        };
-        if first.access.args != access.args {
+        let head = self.only(access.shape)?;
+        if self.log[head].access.args != access.args {
             return None;
         }
         let dropped = self.dropping(head)?;
@@ -370,6 +360,15 @@ impl Observations {
         }
         self.log.truncate(head);
         Some(dropped)
+    }
+
+    /// Where the log has an access of `shape`, if it has exactly one.
+    fn only(&self, shape: u64) -> Option<usize> {
+        let mut found = (self.log.iter().enumerate()).filter(|(_, l)| l.access.shape == shape);
+        match (found.next(), found.next()) {
+            (Some((at, _)), None) => Some(at),
+            _ => None,
+        }
     }
 
     /// The path rule, for a hint given when the log had `at_hint` entries: if the iteration

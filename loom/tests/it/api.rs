@@ -166,6 +166,33 @@ fn the_builder_reads_loom_s_variables_and_checks_with_its_limits() {
     });
 }
 
+/// A bare wait loop, as loom tests do not write them (loom needs a yield) but code does: a
+/// retry loop for fgvt, unless `FGVT_IMPLIED_HINTS=false` says otherwise, and then the loop is
+/// cut where its turns repeat and the model fails as partial.
+#[test]
+fn a_bare_wait_is_a_retry_loop_unless_the_variable_says_otherwise() {
+    let model = || {
+        loom::model(|| {
+            let flag = Arc::new(loom::sync::atomic::AtomicBool::new(false));
+            let setter = {
+                let flag = Arc::clone(&flag);
+                thread::spawn(move || flag.store(true, Release))
+            };
+            while !flag.load(Acquire) {}
+            setter.join().unwrap();
+        })
+    };
+    model();
+    // No other test of this file reads the variable: each model without a bare loop is the
+    // same either way.
+    std::env::set_var("FGVT_IMPLIED_HINTS", "false");
+    let cut = std::panic::catch_unwind(model);
+    std::env::remove_var("FGVT_IMPLIED_HINTS");
+    let message = cut.expect_err("a cut exploration fails the model");
+    let message = (message.downcast_ref::<String>()).expect("fgvt's report");
+    assert!(message.contains("without a spin hint"), "{message}");
+}
+
 #[cfg(feature = "futures")]
 #[test]
 fn block_on_waits_for_the_waker() {

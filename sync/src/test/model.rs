@@ -74,6 +74,7 @@ pub struct Model {
     max_preemptions: Option<u32>,
     merge: bool,
     jobs: usize,
+    implied_hints: bool,
 }
 
 impl Model {
@@ -99,6 +100,7 @@ impl Model {
             max_preemptions: None,
             merge: true,
             jobs: super::default_jobs(),
+            implied_hints: true,
         }
     }
 
@@ -168,6 +170,14 @@ impl Model {
     /// verdict is only theirs. Every run by default.
     pub fn preemption_bound(mut self, bound: u32) -> Model {
         self.max_preemptions = Some(bound);
+        self
+    }
+
+    /// Whether a `loop` or `while` without fgvt's hint is taken for a retry loop where fgvt can
+    /// tell its turns carry nothing, as [`Test::implied_hints`](crate::Test::implied_hints) (on
+    /// by default).
+    pub fn implied_hints(mut self, on: bool) -> Model {
+        self.implied_hints = on;
         self
     }
 
@@ -261,7 +271,10 @@ impl Model {
             spec: SpecChoice::Sequential(SpecType::of::<Assertions>()),
             max_stale: self.max_stale,
             races: false,
-            loops: crate::fingerprint::Loops::default(),
+            loops: crate::fingerprint::Loops {
+                implied_hints: self.implied_hints,
+                ..Default::default()
+            },
             // Every history is accepted: the reduction orders no call and return.
             reduce: Some(Judging::Endings),
             memory,

@@ -349,3 +349,28 @@ fn the_spin_lock_of_the_docs_passes_as_written() {
     assert_eq!(report.verdict, Verdict::Linearizable);
     assert_eq!(report.partial, None);
 }
+
+/// A model (loom's kind of test) that waits in a bare loop for a flag another thread sets:
+/// with the implied hint the loop is one state and the model passes complete; without it the
+/// loop is cut where its turns repeat, and the result is partial.
+#[test]
+fn a_model_waits_in_a_bare_loop() {
+    use fgvt_sync::{thread, Model};
+    use std::sync::Arc;
+    let body = || {
+        let flag = Arc::new(fgvt_sync::atomic::AtomicBool::new(false));
+        let setter = {
+            let flag = Arc::clone(&flag);
+            thread::spawn(move || flag.store(true, Release))
+        };
+        while !flag.load(Acquire) {}
+        setter.join().unwrap();
+    };
+    let found = Model::new().name("bare_wait").localize(body).unwrap();
+    assert_eq!(found.report.verdict, Verdict::Linearizable);
+    assert_eq!(found.report.partial, None);
+    let cut = (Model::new().name("bare_wait").implied_hints(false))
+        .localize(body)
+        .unwrap();
+    assert_eq!(cut.report.partial.as_deref(), Some(Limit::Spin.name()));
+}
