@@ -311,6 +311,17 @@ fn a_treiber_stack_around_std_hints_takes_the_runs_fgvt_hints_take() {
         .find(|n| n.contains("std::hint::spin_loop"))
         .unwrap_or_else(|| panic!("{:#?}", unseen.notes));
     assert!(note.contains("Test::implied_hints"), "{note}");
+    // Every interleaving, merged: the same graph of states with either hint.
+    let all_hinted = treiber::<true>()
+        .partial_order_reduction(false)
+        .explore()
+        .unwrap();
+    let all_unseen = treiber::<false>()
+        .partial_order_reduction(false)
+        .explore()
+        .unwrap();
+    assert_eq!(all_hinted.partial, None);
+    assert_eq!(shape(&all_unseen), shape(&all_hinted));
     // Told not to, fgvt keeps every failed turn: many more runs.
     let kept = treiber::<false>()
         .implied_hints(false)
