@@ -488,20 +488,21 @@ impl<O: Object> Test<O> {
     }
 
     /// Searches with a partial-order reduction first ([`fgvt_tree::reduced`]): one run of each
-    /// class of runs that differ only in the order of steps that commute. When every run it
-    /// takes passes, that is the verdict, and [`Test::explore`] and [`Test::localize`] give
-    /// the tree of those runs; when one fails, or it cannot tell within half the timeout and
-    /// 100,000 states of its runs, the test is explored in full as without it. A run through a
-    /// retry loop's turn that failed (one ended by [`crate::hint::spin_loop`] that wrote
-    /// nothing, or only to what its thread made and has not published) is left to the run
-    /// without the turn ([`fgvt_tree::QuietTurn`]), and under weak memory a read of an older
-    /// store to the order where it comes before the newer store it missed
-    /// ([`fgvt_tree::StoreAccess`]): the correct 3-thread Treiber stack of `benches/genmc`,
-    /// with its `Acquire`/`AcqRel` orderings, takes 270 runs in 0.12 s (GenMC's 270 consistent
-    /// executions), where the full exploration does not end in a minute. On by default (a preemption-bounded test, or one that replays a schedule,
-    /// is explored in full all the same); `false` explores every interleaving from the start,
-    /// and a passing test's report then draws them all, not the runs taken. Models
-    /// ([`crate::Model`]) use it when unbounded.
+    /// class of runs that differ only in the order of steps that commute. When every run it takes
+    /// passes, that is the verdict, and [`Test::explore`] and [`Test::localize`] give the tree of
+    /// those runs; when one fails, or it cannot tell within half the timeout and 100,000 states of
+    /// its runs, the test is explored in full as without it. A run through a retry loop's turn that
+    /// failed (one ended by [`crate::hint::spin_loop`], or by a loop taken for a retry without it,
+    /// [`Test::implied_hints`], that wrote nothing, or only to what its thread made and has not
+    /// published) is left to the run without the turn
+    /// ([`fgvt_tree::QuietTurn`]), and under weak memory a read of an older store to the order
+    /// where it comes before the newer store it missed ([`fgvt_tree::StoreAccess`]): the correct
+    /// 3-thread Treiber stack of `benches/genmc`, with its `Acquire`/`AcqRel` orderings, takes 270
+    /// runs in 0.12 s (GenMC's 270 consistent executions), where the full exploration does not end
+    /// in a minute. On by default (a preemption-bounded test, or one that replays a schedule, is
+    /// explored in full all the same); `false` explores every interleaving from the start, and a
+    /// passing test's report then draws them all, not the runs taken. Models ([`crate::Model`]) use
+    /// it when unbounded.
     pub fn partial_order_reduction(mut self, on: bool) -> Self {
         self.core.reduce = on.then_some(Judging::Histories);
         self
