@@ -11,7 +11,7 @@
 //! The scan reads the text as Rust's lexer would for what matters here: comments (nested
 //! block comments too), string, byte-string and raw-string literals, character literals told
 //! from lifetimes and loop labels, and brackets. A loop that carries a variable from one turn
-//! into the next is no retry loop, and is not listed:
+//! into the next is no retry loop (`SourceLoop::carries`):
 //!
 //! * a `for` loop carries its iterator;
 //! * a loop that assigns a variable its function declared `mut` before it (`tail = t` after a
@@ -19,15 +19,47 @@
 //! * a `while` loop's turn starts in its condition (`while lock.compare_exchange(…).is_err()
 //!   {}`): one whose condition reads no shared memory counts something (`while i < n`), and
 //!   its turns are not taken.
+//!
+//! A loop whose turn begins in a helper it calls (`while !self.try_lock() {}`, `try_lock`'s
+//! compare-and-swap in the same file) is one too: the head is in a function no loop of which
+//! holds it, the loop's head calls a function of that name, and the turn's accesses are in the
+//! loop or in that function.
+
+/// What [`scan`] finds in a source text.
+#[derive(Debug, Default)]
+pub(crate) struct Source {
+    /// Every `loop` and `while`, in the order their bodies close (inner loops first).
+    pub loops: Vec<SourceLoop>,
+    /// Every function with a body.
+    pub functions: Vec<Function>,
+}
 
 /// One `loop` or `while` of a source text, as byte offsets.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct SourceLoop {
     /// Its keyword (or label, as written first) to its closing brace, inclusive.
     pub start: u32,
     pub end: u32,
     /// Where the access a turn begins with may be: a `while`'s condition, a `loop`'s body.
     pub heads: (u32, u32),
+    /// Whether it carries a variable from turn to turn (see the module docs): no retry loop.
+    pub carries: bool,
+    /// The names it calls where a turn may begin (`try_lock` in `while !self.try_lock() {}`),
+    /// each with where.
+    pub calls: Vec<(String, u32)>,
+}
+
+/// A function of a source text: its name and its body, as byte offsets.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Function {
+    pub name: String,
+    pub body: (u32, u32),
+}
+
+impl Function {
+    fn contains(&self, at: u32) -> bool {
+        (self.body.0..self.body.1).contains(&at)
+    }
 }
 
 impl SourceLoop {
@@ -43,12 +75,66 @@ impl SourceLoop {
 }
 
 /// Whether an access at byte `head` and the accesses of a turn since it, at `turn` (byte
-/// offsets in the same text, whose loops are `loops`), are one turn of one of those loops: a
-/// loop holds them all, and the turn may begin at `head`.
-pub(crate) fn turn_within(loops: &[SourceLoop], head: u32, turn: &[u32]) -> bool {
-    loops
-        .iter()
-        .any(|l| l.may_begin_at(head) && turn.iter().all(|&at| l.contains(at)))
+/// offsets in the text `source` was scanned from), are one turn of a retry loop: a loop that
+/// carries nothing holds them all and the turn may begin at `head`, or the turn begins in a
+/// helper that loop calls (see the module docs).
+pub(crate) fn turn_within(source: &Source, head: u32, turn: &[u32]) -> bool {
+    let retry_loops = || source.loops.iter().filter(|l| !l.carries);
+    // A loop inside `l` around `at` that carries (a `for`) runs it more than once per turn of
+    // `l`: the second time would look like the next turn's head.
+    let once_per_turn = |l: &SourceLoop, at: u32| {
+        (source.loops.iter())
+            .filter(|m| *m != l && m.contains(at) && l.contains(m.start))
+            .all(|m| !m.carries)
+    };
+    let direct = |l: &SourceLoop| {
+        l.may_begin_at(head) && once_per_turn(l, head) && turn.iter().all(|&at| l.contains(at))
+    };
+    if retry_loops().any(direct) {
+        return true;
+    }
+    // The innermost function that holds the head, where no loop holds it.
+    let helper = (source.functions.iter())
+        .filter(|f| f.contains(head))
+        .min_by_key(|f| f.body.1 - f.body.0);
+    let Some(helper) = helper else {
+        return false;
+    };
+    if (source.loops.iter()).any(|l| l.contains(head) && helper.contains(l.start)) {
+        return false;
+    }
+    // One call of the helper, not in a loop inside it that carries (a `for` that calls it
+    // once per element): two calls would make the same access twice in a turn.
+    let calls_it = |l: &SourceLoop| {
+        let mut calls = l.calls.iter().filter(|(name, _)| *name == helper.name);
+        let once = match (calls.next(), calls.next()) {
+            (Some(&(_, at)), None) => once_per_turn(l, at),
+            _ => false,
+        };
+        once && turn.iter().all(|&at| l.contains(at) || helper.contains(at))
+    };
+    retry_loops().any(calls_it)
+}
+
+/// The names called in `text` (a name, then `(`, or `::<…>(`, after spaces), each with where,
+/// counted from `from`.
+fn calls_in(text: &[u8], from: u32) -> Vec<(String, u32)> {
+    let mut calls = Vec::new();
+    let mut i = 0;
+    while i < text.len() {
+        if !(text[i].is_ascii_alphabetic() || text[i] == b'_') {
+            i += 1;
+            continue;
+        }
+        let end = ident_end(text, i);
+        let next = skip_spaces(text, end);
+        if text.get(next) == Some(&b'(') || text[next..].starts_with(b"::<") {
+            let name = String::from_utf8_lossy(&text[i..end]).into_owned();
+            calls.push((name, from + i as u32));
+        }
+        i = end;
+    }
+    calls
 }
 
 /// What [`scan`] gathers of the words it meets, to tell a loop that carries a variable.
@@ -103,7 +189,7 @@ struct Open {
     body_of: Option<Pending>,
 }
 
-/// A `loop` or `while` keyword whose body's `{` has not come yet.
+/// A `loop`, `while` or `fn` keyword whose body's `{` has not come yet.
 #[derive(Clone, Copy)]
 struct Pending {
     kind: Keyword,
@@ -116,12 +202,20 @@ struct Pending {
 enum Keyword {
     Loop,
     While,
+    /// A function, with where its name is.
+    Fn {
+        name: (usize, usize),
+    },
+    /// A `for`: a loop once its `in` has come (else `impl Trait for Type`).
+    For {
+        looping: bool,
+    },
 }
 
-/// Every `loop` and `while` of `text`, in the order their bodies close (inner loops first).
-pub(crate) fn scan(text: &str) -> Vec<SourceLoop> {
+/// The loops and functions of `text`.
+pub(crate) fn scan(text: &str) -> Source {
     let bytes = text.as_bytes();
-    let mut found = Vec::new();
+    let mut found = Source::default();
     let mut open: Vec<Open> = Vec::new();
     let mut pending: Vec<Pending> = Vec::new();
     let mut bindings = Bindings::default();
@@ -169,6 +263,9 @@ pub(crate) fn scan(text: &str) -> Vec<SourceLoop> {
                 if body_of.is_some() {
                     pending.pop();
                 }
+                // `impl Trait for Type {` opens no loop.
+                let body_of =
+                    body_of.filter(|p| !matches!(p.kind, Keyword::For { looping: false }));
                 open.push(Open {
                     bracket: b,
                     at: i,
@@ -189,15 +286,31 @@ pub(crate) fn scan(text: &str) -> Vec<SourceLoop> {
                     let heads = match p.kind {
                         Keyword::Loop => (body, end),
                         Keyword::While => (p.start as u32, body),
+                        Keyword::For { .. } => (body, end),
+                        Keyword::Fn { name } => {
+                            found.functions.push(Function {
+                                name: String::from_utf8_lossy(&bytes[name.0..name.1]).into(),
+                                body: (body, end),
+                            });
+                            i += 1;
+                            continue;
+                        }
                     };
-                    if !bindings.carried(p.start, i) {
-                        found.push(SourceLoop {
-                            start: p.start as u32,
-                            end,
-                            heads,
-                        });
-                    }
+                    let carries =
+                        matches!(p.kind, Keyword::For { .. }) || bindings.carried(p.start, i);
+                    found.loops.push(SourceLoop {
+                        start: p.start as u32,
+                        end,
+                        heads,
+                        carries,
+                        calls: calls_in(&bytes[heads.0 as usize..heads.1 as usize], heads.0),
+                    });
                 }
+            }
+            b';' => {
+                // A function declared without a body (in a trait) has none to come.
+                let depth = open.len();
+                pending.retain(|p| !(matches!(p.kind, Keyword::Fn { .. }) && p.depth == depth));
             }
             _ if b == b'r' || b == b'b' => {
                 if let Some(end) = prefixed_literal_end(bytes, i) {
@@ -265,6 +378,25 @@ fn word<'a>(
     let kind = match name {
         b"loop" => Some(Keyword::Loop),
         b"while" => Some(Keyword::While),
+        // `for<'a>` binds lifetimes, and opens no loop.
+        b"for" if bytes.get(skip_spaces(bytes, end)) != Some(&b'<') => {
+            Some(Keyword::For { looping: false })
+        }
+        b"in" => {
+            let looping = (pending.iter_mut().rev())
+                .find(|p| p.depth == depth && matches!(p.kind, Keyword::For { .. }));
+            if let Some(p) = looping {
+                p.kind = Keyword::For { looping: true };
+            }
+            None
+        }
+        b"fn" => {
+            let at = skip_spaces(bytes, end);
+            let name_end = ident_end(bytes, at);
+            (name_end > at).then_some(Keyword::Fn {
+                name: (at, name_end),
+            })
+        }
         _ => None,
     };
     // `r#loop` is an identifier, not the keyword.
@@ -408,8 +540,8 @@ mod tests {
     /// The loops of `text` as the text of their keyword-to-brace span and of their heads.
     fn shown(text: &str) -> Vec<(&str, &str)> {
         let at = |r: std::ops::Range<u32>| &text[r.start as usize..r.end as usize];
-        scan(text)
-            .into_iter()
+        (scan(text).loops.into_iter())
+            .filter(|l| !l.carries)
             .map(|l| (at(l.start..l.end), at(l.heads.0..l.heads.1)))
             .collect()
     }
@@ -424,6 +556,19 @@ mod tests {
                 ("loop { c.cas(); }", " c.cas(); }"),
             ]
         );
+    }
+
+    #[test]
+    fn a_for_loop_carries_its_iterator_and_an_impl_for_is_no_loop() {
+        let text =
+            "impl<T> Tr for S<T> { fn f(g: impl for<'a> Fn(&'a u8)) { for x in v { a(); } } }";
+        let source = scan(text);
+        let kinds: Vec<(bool, &str)> = (source.loops.iter())
+            .map(|l| (l.carries, &text[l.start as usize..l.end as usize]))
+            .collect();
+        assert_eq!(kinds, [(true, "for x in v { a(); }")]);
+        assert_eq!(source.functions.len(), 1);
+        assert_eq!(source.functions[0].name, "f");
     }
 
     #[test]
@@ -485,10 +630,45 @@ mod tests {
         // The inner while's turn, then the outer loop's, which its head begins too.
         assert!(turn_within(&loops, a, &[a]));
         assert!(turn_within(&loops, a, &[a, b]));
+        // An access a `for` inside the loop makes: more than once per turn.
+        let text = "loop { for x in v { a.load(); } }";
+        let a = nth(text, "a.load", 0).start;
+        assert!(!turn_within(&scan(text), a, &[a]));
         // An access outside every loop is in no turn; a `while` body is no head.
         assert!(!turn_within(&loops, a, &[a, b, c]));
         let body = "while x.load() { y.load(); }";
         let y = nth(body, "y.load", 0).start;
         assert!(!turn_within(&scan(body), y, &[y]));
+    }
+
+    #[test]
+    fn a_turn_may_begin_in_a_helper_the_loop_calls() {
+        let text = "impl L {\n    fn try_lock(&self) -> bool { self.0.cas().is_ok() }\n    \
+                    fn lock(&self) { while !self.try_lock() {} self.1.load(); }\n    \
+                    fn wait(&self) { loop { if self.ready() { break } } }\n    \
+                    fn ready(&self) -> bool { for _ in 0..2 { self.2.load(); } true }\n}";
+        let source = scan(text);
+        let names: Vec<&str> = source.functions.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["try_lock", "lock", "wait", "ready"]);
+        let cas = nth(text, "self.0.cas", 0).start;
+        let after = nth(text, "self.1.load", 0).start;
+        let load = nth(text, "self.2.load", 0).start;
+        assert!(
+            turn_within(&source, cas, &[cas]),
+            "`try_lock` called by the `while`"
+        );
+        assert!(!turn_within(&source, cas, &[cas, after]), "past the loop");
+        // `ready`'s access is in a `for` loop of its own: its turns are that loop's.
+        assert!(!turn_within(&source, load, &[load]));
+        // A helper called once per element by a `for` inside a `loop` is the `for`'s turn.
+        let text = "fn step(&self) { self.0.load(); }\n\
+                    fn run(&self) { loop { for _ in 0..2 { self.step(); } } }";
+        let load = nth(text, "self.0.load", 0).start;
+        assert!(!turn_within(&scan(text), load, &[load]));
+        // Called twice in a turn, the helper's access is made twice in it.
+        let text = "fn step(&self) { self.0.load(); }\n\
+                    fn run(&self) { loop { self.step(); self.step(); } }";
+        let load = nth(text, "self.0.load", 0).start;
+        assert!(!turn_within(&scan(text), load, &[load]));
     }
 }

@@ -19,7 +19,7 @@ use std::sync::{Mutex, OnceLock};
 
 use fgvt_tree::{SourceMap, Span};
 
-use crate::loops::SourceLoop;
+use crate::loops::Source;
 
 /// Every source file met, with its number in the map, and the spans of positions met.
 #[derive(Default)]
@@ -36,8 +36,8 @@ struct Sources {
     spans: ByPosition<Span>,
     /// The names objects created at a position get ([`name_at`]), keyed as `spans`.
     names: ByPosition<Option<&'static str>>,
-    /// The `loop`s and `while`s of each file read, by number ([`loops_of`]).
-    loops: HashMap<u32, &'static [SourceLoop]>,
+    /// The loops and functions of each file read, by number ([`loops_of`]).
+    loops: HashMap<u32, &'static Source>,
 }
 
 fn sources() -> &'static Mutex<Sources> {
@@ -55,7 +55,7 @@ thread_local! {
     static SEEN: RefCell<(ByPosition<Span>, ByPosition<Option<&'static str>>)> =
         RefCell::new(Default::default());
     /// The loops of the files this thread has looked up, as [`SEEN`] keeps spans.
-    static LOOPS: RefCell<HashMap<u32, &'static [SourceLoop]>> = RefCell::new(HashMap::new());
+    static LOOPS: RefCell<HashMap<u32, &'static Source>> = RefCell::new(HashMap::new());
     /// Whether the text at each position this thread has looked up names a call
     /// ([`names_a_call`]).
     static CALLS: RefCell<ByPosition<bool>> = RefCell::new(Default::default());
@@ -113,8 +113,8 @@ fn call_at(text: &str, line: u32, column: u32) -> bool {
     name > 0 && (after.starts_with('(') || after.starts_with("::") || after.starts_with('!'))
 }
 
-/// The loops of file `number` of the map, scanned once.
-fn loops_of(number: u32) -> &'static [SourceLoop] {
+/// The loops and functions of file `number` of the map, scanned once.
+fn loops_of(number: u32) -> &'static Source {
     if let Some(loops) = LOOPS.with_borrow(|l| l.get(&number).copied()) {
         return loops;
     }
@@ -123,8 +123,8 @@ fn loops_of(number: u32) -> &'static [SourceLoop] {
         Some(&loops) => loops,
         None => {
             let text = sources.map.file(number).map_or("", |(_, text)| text);
-            // One list per source file of the program: a bounded set, kept for good.
-            let loops: &'static [SourceLoop] = Box::leak(crate::loops::scan(text).into());
+            // One per source file of the program: a bounded set, kept for good.
+            let loops: &'static Source = Box::leak(Box::new(crate::loops::scan(text)));
             sources.loops.insert(number, loops);
             loops
         }

@@ -409,9 +409,11 @@ impl<O: Object> Test<O> {
     /// variable its function declared before it (`seen = now`, `tries += 1`); a turn that
     /// comes back to a compare-and-swap given other arguments is not dropped. State carried
     /// where the source shows no assignment (a `&mut` the loop writes through, a `Cell` field)
-    /// breaks the promise unseen: a test of such a loop says `implied_hints(false)`. A loop
-    /// whose accesses are in a helper it calls is not taken either: there, as with the setting
-    /// off, a loop that spins is cut where its turns repeat ([`Test::cut_bare_spins`]).
+    /// breaks the promise unseen: a test of such a loop says `implied_hints(false)`. A turn
+    /// may begin in a helper the loop calls (`while !self.try_lock() {}`) if the helper is in
+    /// the same file and no loop of its own holds the access; a loop that reaches into another
+    /// file is not taken, and there, as with the setting off, a loop that spins is cut where
+    /// its turns repeat ([`Test::cut_bare_spins`]).
     ///
     /// The example is `no_run` for one reason: rustdoc gives a doctest's code the lines of the
     /// doctest, not those of its file, so fgvt finds no loop there. In a test of `tests/` or
@@ -458,26 +460,21 @@ impl<O: Object> Test<O> {
     /// use fgvt_sync::atomic::{AtomicBool, Ordering::{Acquire, Relaxed, Release}};
     /// use fgvt_sync::{report::Limit, Test, Verdict};
     ///
-    /// /// A spin lock whose loop has no hint, its compare-and-swap in a helper: a loop fgvt
-    /// /// does not take for a retry by itself (see `Test::implied_hints`).
+    /// /// A spin lock whose loop has no hint, tested without implied hints (as a loop fgvt
+    /// /// does not take for a retry is: see `Test::implied_hints`).
     /// #[derive(Default)]
     /// struct Bare(AtomicBool);
-    ///
-    /// impl Bare {
-    ///     fn try_lock(&self) -> bool {
-    ///         self.0.compare_exchange(false, true, Acquire, Relaxed).is_ok()
-    ///     }
-    /// }
     ///
     /// #[fgvt_sync::operations]
     /// impl Bare {
     ///     pub fn lock_unlock(&self) {
-    ///         while !self.try_lock() {}
+    ///         while self.0.compare_exchange(false, true, Acquire, Relaxed).is_err() {}
     ///         self.0.store(false, Release);
     ///     }
     /// }
     ///
     /// let test = Test::<Bare>::new("bare").thread(&["lock_unlock()"]).thread(&["lock_unlock()"]);
+    /// let test = test.implied_hints(false);
     /// let report = test.localize().unwrap().report;
     /// assert_eq!(report.verdict, Verdict::Inconclusive);
     /// assert_eq!(report.partial.as_deref(), Some(Limit::Spin.name()));

@@ -52,6 +52,23 @@ impl<const HINTED: bool> Waits<HINTED> {
         }
     }
 
+    /// One try at taking one from `x[i]`, for [`Self::take_by_helper`].
+    fn try_take(&self, i: usize) -> Option<i64> {
+        let v = self.x[i].load(SeqCst);
+        let taken = v > 0 && self.x[i].compare_exchange(v, v - 1, SeqCst, SeqCst).is_ok();
+        taken.then_some(v)
+    }
+
+    /// `take` with its turn in a helper the loop calls.
+    fn take_by_helper(&self, i: usize) -> i64 {
+        loop {
+            if let Some(v) = self.try_take(i) {
+                return v;
+            }
+            hint::<HINTED>();
+        }
+    }
+
     /// Adds one to `x[i]` by a compare-and-swap loop that carries what a failure read into
     /// the next turn, in a `mut` variable: no retry loop (neither form calls a hint).
     fn bump(&self, i: usize) -> i64 {
@@ -113,6 +130,7 @@ impl<const HINTED: bool> Object for Waits<HINTED> {
                 Ok(Value::Unit)
             }
             "take" => Ok(self.take(i()?).into_value()),
+            "take_by_helper" => Ok(self.take_by_helper(i()?).into_value()),
             "bump" => Ok(self.bump(i()?).into_value()),
             "bump_cell" => Ok(self.bump_cell(i()?).into_value()),
             "claim" => Ok(self.claim(i()?).into_value()),
@@ -158,6 +176,7 @@ fn call() -> impl Strategy<Value = Call> {
         (0..2i64).prop_map(move |i| Call::new("add", vec![int(i)])),
         (0..2i64, 0..2i64).prop_map(move |(i, c)| Call::new("wait", vec![int(i), int(c)])),
         (0..2i64).prop_map(move |i| Call::new("take", vec![int(i)])),
+        (0..2i64).prop_map(move |i| Call::new("take_by_helper", vec![int(i)])),
         (0..2i64).prop_map(move |i| Call::new("bump", vec![int(i)])),
         (0..2i64).prop_map(move |i| Call::new("bump_cell", vec![int(i)])),
         (0..2i64).prop_map(move |i| Call::new("claim", vec![int(i)])),
