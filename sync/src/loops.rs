@@ -20,10 +20,10 @@
 //!   {}`): one whose condition reads no shared memory counts something (`while i < n`), and
 //!   its turns are not taken.
 //!
-//! A loop whose turn begins in a helper it calls (`while !self.try_lock() {}`, `try_lock`'s
-//! compare-and-swap in the same file) is one too: the head is in a function no loop of which
-//! holds it, the loop's head calls a function of that name, and the turn's accesses are in the
-//! loop or in that function.
+//! A turn's accesses may also be in the functions of the same file that the loop calls, and
+//! its first one in a helper the loop calls where a turn begins (`while !self.try_lock() {}`,
+//! `try_lock`'s compare-and-swap in the same file), if no loop of the helper holds it and the
+//! loop calls it once.
 
 /// What [`scan`] finds in a source text.
 #[derive(Debug, Default)]
@@ -44,8 +44,7 @@ pub(crate) struct SourceLoop {
     pub heads: (u32, u32),
     /// Whether it carries a variable from turn to turn (see the module docs): no retry loop.
     pub carries: bool,
-    /// The names it calls where a turn may begin (`try_lock` in `while !self.try_lock() {}`),
-    /// each with where.
+    /// The names it calls (`try_lock` in `while !self.try_lock() {}`), each with where.
     pub calls: Vec<(String, u32)>,
 }
 
@@ -79,7 +78,6 @@ impl SourceLoop {
 /// carries nothing holds them all and the turn may begin at `head`, or the turn begins in a
 /// helper that loop calls (see the module docs).
 pub(crate) fn turn_within(source: &Source, head: u32, turn: &[u32]) -> bool {
-    let retry_loops = || source.loops.iter().filter(|l| !l.carries);
     // A loop inside `l` around `at` that carries (a `for`) runs it more than once per turn of
     // `l`: the second time would look like the next turn's head.
     let once_per_turn = |l: &SourceLoop, at: u32| {
@@ -87,33 +85,31 @@ pub(crate) fn turn_within(source: &Source, head: u32, turn: &[u32]) -> bool {
             .filter(|m| *m != l && m.contains(at) && l.contains(m.start))
             .all(|m| !m.carries)
     };
-    let direct = |l: &SourceLoop| {
-        l.may_begin_at(head) && once_per_turn(l, head) && turn.iter().all(|&at| l.contains(at))
-    };
-    if retry_loops().any(direct) {
-        return true;
-    }
-    // The innermost function that holds the head, where no loop holds it.
+    // The innermost function that holds the head, if no loop of it holds the head.
     let helper = (source.functions.iter())
         .filter(|f| f.contains(head))
-        .min_by_key(|f| f.body.1 - f.body.0);
-    let Some(helper) = helper else {
-        return false;
-    };
-    if (source.loops.iter()).any(|l| l.contains(head) && helper.contains(l.start)) {
-        return false;
-    }
-    // One call of the helper, not in a loop inside it that carries (a `for` that calls it
-    // once per element): two calls would make the same access twice in a turn.
-    let calls_it = |l: &SourceLoop| {
-        let mut calls = l.calls.iter().filter(|(name, _)| *name == helper.name);
-        let once = match (calls.next(), calls.next()) {
-            (Some(&(_, at)), None) => once_per_turn(l, at),
-            _ => false,
+        .min_by_key(|f| f.body.1 - f.body.0)
+        .filter(|f| !(source.loops.iter()).any(|l| l.contains(head) && f.contains(l.start)));
+    let takes = |l: &SourceLoop| {
+        // The functions of this file the loop calls: their accesses are the turn's too.
+        let called = |at: u32| {
+            (source.functions.iter())
+                .any(|f| f.contains(at) && l.calls.iter().any(|(name, _)| *name == f.name))
         };
-        once && turn.iter().all(|&at| l.contains(at) || helper.contains(at))
+        // One call of the head's helper where a turn begins, not in a loop inside `l` that
+        // carries: two calls would make the same access twice in a turn.
+        let begins_in_helper = helper.is_some_and(|f| {
+            let mut calls =
+                (l.calls.iter()).filter(|(name, at)| *name == f.name && l.may_begin_at(*at));
+            match (calls.next(), calls.next()) {
+                (Some(&(_, at)), None) => once_per_turn(l, at) && !f.contains(l.start),
+                _ => false,
+            }
+        });
+        let begins = (l.may_begin_at(head) && once_per_turn(l, head)) || begins_in_helper;
+        begins && turn.iter().all(|&at| l.contains(at) || called(at))
     };
-    retry_loops().any(calls_it)
+    source.loops.iter().filter(|l| !l.carries).any(takes)
 }
 
 /// The names called in `text` (a name, then `(`, or `::<…>(`, after spaces), each with where,
@@ -298,12 +294,13 @@ pub(crate) fn scan(text: &str) -> Source {
                     };
                     let carries =
                         matches!(p.kind, Keyword::For { .. }) || bindings.carried(p.start, i);
+                    let text = &bytes[p.start..end as usize];
                     found.loops.push(SourceLoop {
                         start: p.start as u32,
                         end,
                         heads,
                         carries,
-                        calls: calls_in(&bytes[heads.0 as usize..heads.1 as usize], heads.0),
+                        calls: calls_in(text, p.start as u32),
                     });
                 }
             }
@@ -665,6 +662,14 @@ mod tests {
                     fn run(&self) { loop { for _ in 0..2 { self.step(); } } }";
         let load = nth(text, "self.0.load", 0).start;
         assert!(!turn_within(&scan(text), load, &[load]));
+        // A helper called after the head: its accesses are the turn's.
+        let text = "fn cas(&self) { self.0.cas(); }\n\
+                    fn write(&self) { loop { let old = self.0.load(); self.cas(); } }";
+        let (load, cas) = (
+            nth(text, "self.0.load", 0).start,
+            nth(text, "self.0.cas", 0).start,
+        );
+        assert!(turn_within(&scan(text), load, &[load, cas]));
         // Called twice in a turn, the helper's access is made twice in it.
         let text = "fn step(&self) { self.0.load(); }\n\
                     fn run(&self) { loop { self.step(); self.step(); } }";
