@@ -309,22 +309,13 @@ pub(crate) fn scan(text: &str) -> Source {
                 let depth = open.len();
                 pending.retain(|p| !(matches!(p.kind, Keyword::Fn { .. }) && p.depth == depth));
             }
-            _ if b == b'r' || b == b'b' => {
-                if let Some(end) = prefixed_literal_end(bytes, i) {
+            _ if b.is_ascii_alphabetic() || b == b'_' => {
+                // `r"…"`, `b'…'` and their kin are literals, not names.
+                let literal = matches!(b, b'r' | b'b').then(|| prefixed_literal_end(bytes, i));
+                if let Some(end) = literal.flatten() {
                     i = end;
                     continue;
                 }
-                i = word(
-                    bytes,
-                    i,
-                    &mut pending,
-                    &mut bindings,
-                    &mut label,
-                    open.len(),
-                );
-                continue;
-            }
-            _ if b.is_ascii_alphabetic() || b == b'_' => {
                 i = word(
                     bytes,
                     i,
