@@ -10,26 +10,17 @@
 //! runs do.
 
 use std::collections::BTreeSet;
-use std::ptr;
 
-use fgvt_sync::atomic::{AtomicI64, AtomicPtr, Ordering::*};
-use fgvt_sync::cell::UnsafeCell;
+use fgvt_sync::atomic::{AtomicI64, Ordering::*};
 use fgvt_sync::report::{LeafKind, Limit, Tree};
 use fgvt_sync::{unknown, Arg, Call, IntoValue, Memory, Object, Test, Value, Verdict};
 use proptest::prelude::*;
 
+use crate::common::treiber::{hint, Idiomatic};
+
 /// Two counters and ways to wait on them; `HINTED` says whose spin hint the loops call.
 struct Waits<const HINTED: bool> {
     x: [AtomicI64; 2],
-}
-
-/// One turn's hint: fgvt's, or `std`'s, which fgvt cannot see.
-fn hint<const HINTED: bool>() {
-    if HINTED {
-        fgvt_sync::hint::spin_loop();
-    } else {
-        std::hint::spin_loop();
-    }
 }
 
 impl<const HINTED: bool> Waits<HINTED> {
@@ -247,66 +238,10 @@ fn a_loop_that_carries_what_it_read_is_no_retry_loop() {
     }
 }
 
-/// A Treiber stack with the orderings Rust code declares, whose loops call `std`'s hint or
-/// fgvt's (`HINTED`).
-struct Treiber<const HINTED: bool> {
-    top: AtomicPtr<Node>,
-}
-
-struct Node {
-    item: UnsafeCell<i64>,
-    next: UnsafeCell<*mut Node>,
-}
-
-// SAFETY: nodes are shared by pointer; the tests check plain accesses for data races.
-unsafe impl<const H: bool> Sync for Treiber<H> {}
-
-#[fgvt_sync::operations]
-impl<const HINTED: bool> Treiber<HINTED> {
-    fn new() -> Self {
-        Treiber {
-            top: AtomicPtr::new(ptr::null_mut()),
-        }
-    }
-
-    pub fn push(&self, v: i64) {
-        // Never freed: no reuse, no ABA.
-        let n = Box::leak(Box::new(Node {
-            item: UnsafeCell::new(v),
-            next: UnsafeCell::new(ptr::null_mut()),
-        }));
-        loop {
-            let top = self.top.load(Acquire);
-            n.next.with_mut(|p| unsafe { *p = top });
-            if (self.top).compare_exchange(top, n, AcqRel, Acquire).is_ok() {
-                return;
-            }
-            hint::<HINTED>();
-        }
-    }
-
-    pub fn pop(&self) -> Option<i64> {
-        loop {
-            let top = self.top.load(Acquire);
-            if top.is_null() {
-                return None;
-            }
-            // SAFETY: nodes are never freed.
-            let node = unsafe { &*top };
-            let next = node.next.with(|p| unsafe { *p });
-            if (self.top)
-                .compare_exchange(top, next, AcqRel, Acquire)
-                .is_ok()
-            {
-                return Some(node.item.with(|p| unsafe { *p }));
-            }
-            hint::<HINTED>();
-        }
-    }
-}
-
-fn treiber<const HINTED: bool>() -> Test<Treiber<HINTED>> {
-    Test::<Treiber<HINTED>>::new("treiber")
+/// The Treiber stack with the orderings Rust code declares, its loops around `std`'s hint or
+/// fgvt's (`HINTED`): two threads × (push, pop), a final pop, under weak memory.
+fn treiber<const HINTED: bool>() -> Test<Idiomatic<HINTED>> {
+    Test::<Idiomatic<HINTED>>::new("treiber")
         .thread(&["push(1)", "pop()"])
         .thread(&["push(2)", "pop()"])
         .finally(&["pop()"])

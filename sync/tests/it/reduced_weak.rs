@@ -12,85 +12,13 @@
 //! that fails fails there too.
 
 use std::collections::BTreeSet;
-use std::ptr;
 
-use fgvt_sync::atomic::{AtomicPtr, Ordering};
-use fgvt_sync::cell::UnsafeCell;
-use fgvt_sync::hint::spin_loop;
 use fgvt_sync::report::{Leaf, Tree};
 use fgvt_sync::{Memory, Test};
 
-/// A Treiber stack node, published by the push's compare-and-swap.
-struct Node {
-    item: UnsafeCell<i64>,
-    next: UnsafeCell<*mut Node>,
-}
-
-/// A Treiber stack whose loads of the top use `LOAD`, and whose compare-and-swaps use
-/// `SUCCESS` and `FAILURE` (0 `Relaxed`, 1 `Acquire`, 2 `Release`, 3 `AcqRel`).
-struct Treiber<const LOAD: u8, const SUCCESS: u8, const FAILURE: u8> {
-    top: AtomicPtr<Node>,
-}
-
-// SAFETY: nodes are shared by pointer; the tests check plain accesses for data races.
-unsafe impl<const L: u8, const S: u8, const F: u8> Sync for Treiber<L, S, F> {}
-
-fn order(code: u8) -> Ordering {
-    match code {
-        0 => Ordering::Relaxed,
-        1 => Ordering::Acquire,
-        2 => Ordering::Release,
-        _ => Ordering::AcqRel,
-    }
-}
-
-#[fgvt_sync::operations]
-impl<const LOAD: u8, const SUCCESS: u8, const FAILURE: u8> Treiber<LOAD, SUCCESS, FAILURE> {
-    fn new() -> Self {
-        Treiber {
-            top: AtomicPtr::new(ptr::null_mut()),
-        }
-    }
-
-    pub fn push(&self, v: i64) {
-        // Never freed: no reuse, no ABA.
-        let n = Box::leak(Box::new(Node {
-            item: UnsafeCell::new(v),
-            next: UnsafeCell::new(ptr::null_mut()),
-        }));
-        loop {
-            let top = self.top.load(order(LOAD));
-            // SAFETY: the node is not published yet.
-            n.next.with_mut(|p| unsafe { *p = top });
-            let cas = self
-                .top
-                .compare_exchange(top, n, order(SUCCESS), order(FAILURE));
-            if cas.is_ok() {
-                return;
-            }
-            spin_loop();
-        }
-    }
-
-    pub fn pop(&self) -> Option<i64> {
-        loop {
-            let top = self.top.load(order(LOAD));
-            if top.is_null() {
-                return None;
-            }
-            // SAFETY: nodes are never freed.
-            let node = unsafe { &*top };
-            let next = node.next.with(|p| unsafe { *p });
-            let cas = self
-                .top
-                .compare_exchange(top, next, order(SUCCESS), order(FAILURE));
-            if cas.is_ok() {
-                return Some(node.item.with(|p| unsafe { *p }));
-            }
-            spin_loop();
-        }
-    }
-}
+/// The stack with fgvt's hint.
+type Treiber<const L: u8, const S: u8, const F: u8> =
+    crate::common::treiber::Treiber<L, S, F, true>;
 
 /// A leaf's kind and what its operations returned, by thread and in each thread's order.
 type Ending = (String, Vec<(usize, String)>);

@@ -2,6 +2,8 @@
 //! uses what it needs.
 #![allow(dead_code)]
 
+pub mod treiber;
+
 use std::collections::BTreeMap;
 
 use fgvt_sync::atomic::{AtomicI64, Ordering::SeqCst};
