@@ -352,12 +352,15 @@ fn word<'a>(
     match bindings.previous {
         b"mut" => bindings.mutable.push((name, i)),
         b"let" => {}
-        _ => {
-            let field = i > 0 && matches!(bytes[i - 1], b'.' | b':');
-            if !field && assigns(bytes, skip_spaces(bytes, end)) {
-                bindings.assigned.push((name, i));
+        _ if assigns(bytes, skip_spaces(bytes, end)) => {
+            // A field's assignment (`state.tries += 1`) assigns the variable it is a field
+            // of; a path's (`a::b = …`) names no local.
+            let path = i > 0 && bytes[i - 1] == b':';
+            if let Some(root) = (!path).then(|| root_of(bytes, i)).flatten() {
+                bindings.assigned.push(root);
             }
         }
+        _ => {}
     }
     if name == b"fn" {
         bindings.fns.push(i);
@@ -398,6 +401,26 @@ fn word<'a>(
     }
     *label = None;
     end
+}
+
+/// The variable a place at `i` belongs to (`state` for `state.count` there), with where it is;
+/// `None` for a field of `self`, which is the object's (reached through `&self`, a field
+/// is only written through what fgvt sees or a `Cell`).
+fn root_of(bytes: &[u8], i: usize) -> Option<(&[u8], usize)> {
+    let mut start = i;
+    while start > 0 && bytes[start - 1] == b'.' {
+        let before = start - 1;
+        let name_start = bytes[..before]
+            .iter()
+            .rposition(|&b| !(b.is_ascii_alphanumeric() || b == b'_'))
+            .map_or(0, |p| p + 1);
+        if name_start == before {
+            break;
+        }
+        start = name_start;
+    }
+    let root = &bytes[start..ident_end(bytes, start)];
+    (root != b"self").then_some((root, start))
 }
 
 fn ident_end(bytes: &[u8], i: usize) -> usize {
@@ -590,6 +613,7 @@ mod tests {
             "fn f() { let mut seen = x.load(); while let Err(now) = x.cas(seen) { seen = now; } }",
             "fn f(mut tries: u8) { loop { if x.cas().is_ok() { break } tries += 1; } }",
             "fn f() { let mut tail = 0; loop { tail <<= 1; } }",
+            "fn f() { let mut state = S::new(); loop { state.tries += 1; } }",
         ];
         for text in carrying {
             assert_eq!(shown(text), vec![], "{text}");
@@ -598,7 +622,7 @@ mod tests {
             // Bound inside the loop, a closure's parameter, a field, a comparison.
             "fn f() { loop { let mut top = x.load(); top = 1; } }",
             "fn f() { let mut n = 0; loop { c.with(|p| { *p = n }); } }",
-            "fn f() { let mut s = S::new(); loop { s.count = 2; } }",
+            "fn f() { let s = S::new(); loop { self.count = 2; s.count = 1; } }",
             "fn f() { let mut a = 0; loop { if a == 1 || a <= 2 || a != 3 { break } } }",
             // A `mut` binding of another function, above this one.
             "fn g() { let mut k = 0; k = 1; } fn f() { loop { k = 2; } }",
