@@ -14,11 +14,13 @@
 //! into the next is no retry loop (`SourceLoop::carries`):
 //!
 //! * a `for` loop carries its iterator;
-//! * a loop that assigns a variable its function declared `mut` before it (`tail = t` after a
-//!   failed compare-and-swap, `tries += 1`) carries that variable;
-//! * a `while` loop's turn starts in its condition (`while lock.compare_exchange(…).is_err()
-//!   {}`): one whose condition reads no shared memory counts something (`while i < n`), and
-//!   its turns are not taken.
+//! * a loop that assigns a variable its function declared `mut` before it, or a field of one
+//!   (`tail = t` after a failed compare-and-swap, `tries += 1`, `state.tries += 1`), carries
+//!   that variable.
+//!
+//! A `while` loop's turn starts in its condition (`while lock.compare_exchange(…).is_err()
+//! {}`): one whose condition reads no shared memory counts something (`while i < n`), and its
+//! turns are not taken.
 //!
 //! A turn's accesses may also be in the functions of the same file that the loop calls, and
 //! its first one in a helper the loop calls where a turn begins (`while !self.try_lock() {}`,
@@ -140,7 +142,7 @@ struct Bindings<'a> {
     fns: Vec<usize>,
     /// Each name bound `mut` (`let mut x`, a parameter `mut x: T`), and where.
     mutable: Vec<(&'a [u8], usize)>,
-    /// Each name assigned to (`x = …`, `x += …`, not a field's `s.x = …`), and where.
+    /// Each name assigned to (`x = …`, `x += …`, and `s` for a field's `s.x = …`), and where.
     assigned: Vec<(&'a [u8], usize)>,
     /// The word before the current one, where it decides: `let` and `mut` make the next name
     /// a binding, not an assignment.
@@ -277,31 +279,24 @@ pub(crate) fn scan(text: &str) -> Source {
                 // A keyword left pending inside a closed bracket had no body there.
                 pending.retain(|p| p.depth <= open.len());
                 if let (b'}', b'{', Some(p)) = (b, closed.bracket, closed.body_of) {
-                    let body = closed.at as u32 + 1;
-                    let end = i as u32 + 1;
-                    let heads = match p.kind {
-                        Keyword::Loop => (body, end),
-                        Keyword::While => (p.start as u32, body),
-                        Keyword::For { .. } => (body, end),
-                        Keyword::Fn { name } => {
-                            found.functions.push(Function {
-                                name: String::from_utf8_lossy(&bytes[name.0..name.1]).into(),
-                                body: (body, end),
-                            });
-                            i += 1;
-                            continue;
-                        }
-                    };
-                    let carries =
-                        matches!(p.kind, Keyword::For { .. }) || bindings.carried(p.start, i);
-                    let text = &bytes[p.start..end as usize];
-                    found.loops.push(SourceLoop {
-                        start: p.start as u32,
-                        end,
-                        heads,
-                        carries,
-                        calls: calls_in(text, p.start as u32),
-                    });
+                    let (body, end) = (closed.at + 1, i + 1);
+                    match p.kind {
+                        Keyword::Fn { name } => found.functions.push(Function {
+                            name: String::from_utf8_lossy(&bytes[name.0..name.1]).into(),
+                            body: (body as u32, end as u32),
+                        }),
+                        kind => found.loops.push(SourceLoop {
+                            start: p.start as u32,
+                            end: end as u32,
+                            heads: match kind {
+                                Keyword::While => (p.start as u32, body as u32),
+                                _ => (body as u32, end as u32),
+                            },
+                            carries: matches!(kind, Keyword::For { .. })
+                                || bindings.carried(p.start, i),
+                            calls: calls_in(&bytes[p.start..end], p.start as u32),
+                        }),
+                    }
                 }
             }
             b';' => {

@@ -1144,12 +1144,8 @@ impl TestCore {
             report.notes.insert(0, note);
         }
         let unseen = unseen::in_tree(&tree, &sources);
-        for note in unseen::notes(&unseen, self.loops.implied_hints)
-            .into_iter()
-            .rev()
-        {
-            report.notes.insert(0, note);
-        }
+        let warnings = unseen::notes(&unseen, self.loops.implied_hints);
+        report.notes.splice(0..0, warnings);
         if scouted {
             report
                 .notes
