@@ -1,7 +1,8 @@
 //! How much memory fgvt uses, for the `--max-memory` budget: a counting global allocator and
 //! the default budget from the machine's RAM.
 //!
-//! The binary installs [`Counting`] as its global allocator; [`allocated`] then reads the
+//! The binary installs [`Counting`] as its global allocator (a program may count another
+//! allocator with [`CountingOn`]); [`allocated`] then reads the
 //! bytes in use. Anywhere the allocator is not installed (a library user, a test), it reads 0
 //! and the budget never triggers.
 
@@ -40,13 +41,24 @@ fn note(delta: isize) {
     }
 }
 
-/// The system allocator, counting the bytes it hands out.
-pub struct Counting;
+/// Allocator `A`, counting the bytes it hands out: a global allocator whose bytes in use
+/// [`allocated`] reads. The binary counts the system's ([`Counting`]); `fgvt_sync::main!`
+/// counts `fgvt_sync::Allocator`.
+pub struct CountingOn<A>(pub A);
 
-// SAFETY: every method forwards to `System` unchanged; the counter is only arithmetic.
-unsafe impl GlobalAlloc for Counting {
+/// The system allocator, counting the bytes it hands out: the binary's global allocator
+/// (`static ALLOCATOR: Counting = Counting;`).
+pub type Counting = CountingOn<System>;
+
+/// The value of [`Counting`], named like it as a unit struct's value would be.
+#[allow(non_upper_case_globals)]
+pub const Counting: Counting = CountingOn(System);
+
+// SAFETY: every method forwards to `A` unchanged; the counter is only arithmetic, and the
+// huge-page advice changes no contents.
+unsafe impl<A: GlobalAlloc> GlobalAlloc for CountingOn<A> {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let p = System.alloc(layout);
+        let p = self.0.alloc(layout);
         if !p.is_null() {
             note(layout.size() as isize);
             advise_huge(p, layout.size());
@@ -55,7 +67,7 @@ unsafe impl GlobalAlloc for Counting {
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        let p = System.alloc_zeroed(layout);
+        let p = self.0.alloc_zeroed(layout);
         if !p.is_null() {
             note(layout.size() as isize);
             advise_huge(p, layout.size());
@@ -64,12 +76,12 @@ unsafe impl GlobalAlloc for Counting {
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        System.dealloc(ptr, layout);
+        self.0.dealloc(ptr, layout);
         note(-(layout.size() as isize));
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let p = System.realloc(ptr, layout, new_size);
+        let p = self.0.realloc(ptr, layout, new_size);
         if !p.is_null() {
             note(new_size as isize - layout.size() as isize);
             advise_huge(p, new_size);
@@ -105,7 +117,7 @@ fn advise_huge(p: *mut u8, size: usize) {
 }
 
 /// Bytes allocated and not yet freed, to within 64 KiB per thread (0 unless
-/// [`Counting`] is the global allocator).
+/// [`Counting`] or a [`CountingOn`] is the global allocator).
 pub fn allocated() -> usize {
     IN_USE.load(Ordering::Relaxed).max(0) as usize
 }

@@ -30,10 +30,14 @@ use crate::picture::{drawing, Format};
 use crate::test::{parse_all, Checked, Replayed, SpecChoice, SpecType, Test};
 use crate::MemoryBudget;
 
-/// The global allocator [`main!`](crate::main) installs: it counts the bytes in use, which the
-/// memory budget (`--max-memory`) reads.
+/// The global allocator [`main!`](crate::main) installs: [`crate::Allocator`], counting the
+/// bytes in use, which the memory budget (`--max-memory`) reads.
 #[doc(hidden)]
-pub use fgvt::memory::Counting;
+pub type Counting = fgvt::memory::CountingOn<crate::Allocator>;
+
+/// The value of [`Counting`].
+#[doc(hidden)]
+pub const COUNTING: Counting = fgvt::memory::CountingOn(crate::Allocator);
 
 /// The test `file` on `O`, named `name`; its `"spec"` may name one of the sequential `specs`.
 pub fn test_from_file<O: Object>(
@@ -721,14 +725,15 @@ fn load(
 ///
 /// The program stops exploring at a memory budget (`--max-memory`, by default 60% of the
 /// machine's RAM) with a partial result, exit 3: `main!` installs a global allocator that
-/// counts the bytes in use, so the program must not declare one of its own.
+/// counts the bytes in use ([`Allocator`](crate::Allocator), counted), so the program must not
+/// declare one of its own.
 #[macro_export]
 macro_rules! main {
     ($($object:ty),+ $(; specs: $($spec:ty),+)? $(,)?) => {
         // What `--max-memory` reads: the bytes the program holds.
         #[global_allocator]
         static FGVT_COUNTING_ALLOCATOR: $crate::main_entry::Counting =
-            $crate::main_entry::Counting;
+            $crate::main_entry::COUNTING;
 
         fn main() -> ::std::process::ExitCode {
             $crate::main_entry::run($crate::main_entry::Program {

@@ -82,7 +82,8 @@ pub struct ExploreOptions {
     pub report_budget: Option<Duration>,
     /// How many threads take steps: the search's own and `jobs - 1` workers taking steps
     /// ahead of it (see [`crate::parallel`]). Read by the entry points of that module, for
-    /// programs that can run on several threads; the tree is the same whatever the number. A
+    /// programs that can run on several threads; the tree is the same whatever the number.
+    /// At most one thread per core runs (more would only take turns on them), and a
     /// bounded-preemption search (`max_preemptions`) runs on one thread whatever it says.
     pub jobs: usize,
 }
