@@ -359,14 +359,17 @@ pub mod thread;
 mod unseen;
 mod weak;
 
+pub use arc::Arc;
+pub use condvar::Condvar;
+pub use fgvt_reports::{LocalizeReport, Verdict};
 /// A global allocator for test binaries that explore with several jobs ([`Test::jobs`]):
 /// mimalloc, which frees a block another thread allocated without taking a lock.
 ///
 /// With several jobs the workers make the steps of states (their schedules and events) and
 /// the search frees them once it is done with the states. glibc's allocator takes the lock of
 /// the worker's arena for each such free, and the two threads wait for each other: on 2
-/// cores, 2 jobs explored the 3-thread Treiber stack 1.53–1.59× as fast as 1 with the
-/// system's allocator and 1.67–1.76× with this one (`benches/jobs`, in fgvt's repository,
+/// cores, 2 jobs explored a 3-thread Treiber stack 1.43–1.59× as fast as 1 with the
+/// system's allocator and 1.63–1.81× with this one, over several runs (`benches/jobs`, in fgvt's repository,
 /// with the figures in its guide's performance chapter). `fgvt_sync::main!` installs it,
 /// counted for `--max-memory`; a test binary opts in with one static, in the file of its
 /// tests (a binary has one global allocator):
@@ -380,9 +383,6 @@ mod weak;
 /// # }
 /// ```
 pub use mimalloc::MiMalloc as Allocator;
-pub use arc::Arc;
-pub use condvar::Condvar;
-pub use fgvt_reports::{LocalizeReport, Verdict};
 // The attributes' documentation is here, on the re-exports, where users meet them: this crate's
 // doctests run its examples, which the proc-macro crate's own would do only by building
 // fgvt-sync a second time, as a dependency of a host crate.
