@@ -18,7 +18,8 @@
 //! What does not commute is decided by [`Dep`]: the steps' [`Footprint`]s, and two more rules
 //! that keep a verdict's inputs: when leaves are judged on their histories
 //! ([`Judging::Histories`]), a step that carries a return is ordered with another thread's step
-//! that carries a call (whether one operation precedes the other), and two `SeqCst` accesses
+//! that carries a call (whether one operation precedes the other), unless the call carries a
+//! clock (under weak memory, where happens-before orders operations), and two `SeqCst` accesses
 //! under weak memory are ordered (conservatively: their order may decide what later accesses
 //! can read). Under weak memory a step's ways (the stores a load could read) are all taken, as
 //! [`explore`](crate::explore()) takes them, but for a read of an older store than the latest
@@ -123,11 +124,17 @@ pub struct Dep {
 
 impl Dep {
     /// The dependence of `event`'s step, for leaves judged as `judging` says.
+    ///
+    /// A call with a clock (under weak memory, [`Event::seen`]) is ordered with no return:
+    /// the clock, not the interleaving, says which operations precede it
+    /// ([`crate::Operation::precedes`]), and the clock is made of happens-before, which the
+    /// steps' own conflicts already order. Two runs that differ only in where such a call falls
+    /// among other threads' returns give the same verdict.
     pub fn of(event: &Event, judging: Judging) -> Dep {
         let histories = judging == Judging::Histories;
         Dep {
             footprint: event.footprint,
-            call: histories && event.call.is_some(),
+            call: histories && event.call.is_some() && event.seen.is_none(),
             ret: histories && event.ret.is_some(),
             seq_cst: event.order == Some(MemoryOrder::SeqCst),
         }
@@ -627,7 +634,8 @@ impl<P: Program> Search<'_, P> {
     /// step back onto the path), but under weak memory a turn may read a newer store than the
     /// last one did and come back with a newer view. So a turn alone marks the frame where it
     /// began: if no run goes anywhere from there, the search cannot tell, as for a spin back
-    /// onto the path.
+    /// onto the path, unless a thread sleeps there (it can move, so the spin is no outcome,
+    /// and its runs from there were taken in another order).
     fn skip_turn(&mut self, at: usize, thread: ThreadId, steps: u32) {
         let mut start = at;
         let mut alone = true;
@@ -918,10 +926,12 @@ impl<P: Program> Search<'_, P> {
             }
         }
         if !frame.progressed {
-            if frame.spun || (frame.sleep.is_empty() && !frame.pruned) {
+            if frame.sleep.is_empty() && (frame.spun || !frame.pruned) {
                 // Every step from here went back up the path, or a turn that began here alone
                 // was skipped: whether the run ends is a question of the state graph's
-                // components.
+                // components. Not so while a thread sleeps here: it can move, and its runs
+                // from here were taken before (a spin whose turn was skipped stands for none
+                // of them, and one thread spinning while another can move is no outcome).
                 return Err(Stop::Undecided(Undecided::Livelock));
             }
             // Its runs were cut by the bound or covered by a sleeping thread's: its parent's
@@ -983,5 +993,55 @@ impl<P: Program> Search<'_, P> {
             return Some(Limit::MaxStates);
         }
         self.options.outer_limit(self.started)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Call, EventKind, Span, Value};
+
+    /// A step of `thread` touching its own variable, with a call (and a clock, if `seen`) or a
+    /// return.
+    fn step(thread: ThreadId, call: bool, seen: Option<&[u32]>, ret: bool) -> Event {
+        Event {
+            thread,
+            op_index: 0,
+            op: "op".to_string(),
+            kind: EventKind::Write,
+            location: format!("x{thread}"),
+            value: String::new(),
+            span: Span::default(),
+            call: call.then(|| Call::new("op", Vec::new())),
+            ret: ret.then_some(Value::Unit),
+            seen: seen.map(Into::into),
+            order: None,
+            memory: None,
+            footprint: Footprint::Writes(thread as u64),
+        }
+    }
+
+    /// Whether the two steps' order matters, judged on histories.
+    fn ordered(a: &Event, b: &Event) -> bool {
+        Dep::of(a, Judging::Histories).conflicts(Dep::of(b, Judging::Histories))
+    }
+
+    /// Real time orders a return before a call without a clock, so the two runs differ; a call
+    /// with a clock says itself what precedes it, so where it falls among returns does not.
+    #[test]
+    fn a_return_is_ordered_with_a_call_only_when_the_call_has_no_clock() {
+        let ret = step(0, false, None, true);
+        assert!(ordered(&ret, &step(1, true, None, false)));
+        assert!(ordered(&step(1, true, None, false), &ret));
+        assert!(!ordered(&ret, &step(1, true, Some(&[0, 0]), false)));
+        assert!(!ordered(&step(1, true, Some(&[1, 0]), false), &ret));
+        // Two calls, or two returns, are never ordered; judged on endings nothing is.
+        assert!(!ordered(
+            &step(1, true, None, false),
+            &step(0, true, None, false)
+        ));
+        assert!(!ordered(&ret, &step(1, false, None, true)));
+        let on_endings = |e: &Event| Dep::of(e, Judging::Endings);
+        assert!(!on_endings(&ret).conflicts(on_endings(&step(1, true, None, false))));
     }
 }
