@@ -368,8 +368,8 @@ pub use fgvt_reports::{LocalizeReport, Verdict};
 /// With several jobs the workers make the steps of states (their schedules and events) and
 /// the search frees them once it is done with the states. glibc's allocator takes the lock of
 /// the worker's arena for each such free, and the two threads wait for each other: on 2
-/// cores, 2 jobs explored a 3-thread Treiber stack 1.43–1.59× as fast as 1 with the system's
-/// allocator and 1.63–1.81× with this one, over several runs (`benches/jobs` in fgvt's
+/// cores, 2 jobs explored a 3-thread Treiber stack 1.28–1.59× as fast as 1 with the system's
+/// allocator and 1.59–1.85× with this one, over several runs (`benches/jobs` in fgvt's
 /// repository; the figures are in its guide's performance chapter). `fgvt_sync::main!`
 /// installs it, counted for `--max-memory`; a test binary opts in with one static, in the
 /// file of its tests (a binary has one global allocator):
