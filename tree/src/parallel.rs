@@ -560,7 +560,9 @@ fn work<P: Parallel>(shared: &Shared<P::State>, recipe: &P::Recipe) -> P::Learne
             // states the search just met, which it opens soon; a search cut by a limit (a
             // timeout, the report budget) never reaches most of a subtree the worker would
             // otherwise go on in.
-            shared.put_back(mine.drain(..));
+            if !mine.is_empty() {
+                shared.put_back(mine.drain(..));
+            }
             followed = fed;
         }
         if mine.is_empty() && !shared.take(&mut mine) {
