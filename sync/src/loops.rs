@@ -26,6 +26,11 @@
 //! its first one in a helper the loop calls where a turn begins (`while !self.try_lock() {}`,
 //! `try_lock`'s compare-and-swap in the same file), if no loop of the helper holds it and the
 //! loop calls it once.
+//!
+//! A loop whose function an operation may run twice is no retry loop either ([`entered_once`]:
+//! the text calls it twice from one function, or in a loop, or so calls a function that calls
+//! it): on its second entry the thread makes the access the first entry left the loop by, and
+//! with nothing written between, that looks like a turn.
 
 /// What [`scan`] finds in a source text.
 #[derive(Debug, Default)]
@@ -34,6 +39,9 @@ pub(crate) struct Source {
     pub loops: Vec<SourceLoop>,
     /// Every function with a body.
     pub functions: Vec<Function>,
+    /// Every name called in the text, outside comments and literals, each with where (a
+    /// definition's `fn name(` is none).
+    pub calls: Vec<(String, u32)>,
 }
 
 /// One `loop` or `while` of a source text, as byte offsets.
@@ -111,7 +119,52 @@ pub(crate) fn turn_within(source: &Source, head: u32, turn: &[u32]) -> bool {
         let begins = (l.may_begin_at(head) && once_per_turn(l, head)) || begins_in_helper;
         begins && turn.iter().all(|&at| l.contains(at) || called(at))
     };
-    source.loops.iter().filter(|l| !l.carries).any(takes)
+    (source.loops.iter())
+        .filter(|l| !l.carries && entered_once(source, l.start, ENTRIES_FOLLOWED))
+        .any(takes)
+}
+
+/// How many callers up [`entered_once`] follows a function before it gives up.
+const ENTRIES_FOLLOWED: u32 = 4;
+
+/// Whether the function that holds byte `at` runs at most once per operation, as far as the
+/// text tells: no call of it in a loop, none twice from one function, and each function
+/// calling it so too (followed `depth` callers up). A function the text never calls is an
+/// operation, or called from another file, which the text cannot tell of.
+///
+/// A loop whose function runs twice in one operation may repeat its first access on the
+/// second entry, after leaving the loop on the first, with nothing written between
+/// (`wait(x, 1); wait(x, 1)`): that is no turn of the loop, and taking it for one would send
+/// the thread back to the first entry forever.
+fn entered_once(source: &Source, at: u32, depth: u32) -> bool {
+    let Some(function) = (source.functions.iter())
+        .filter(|f| f.contains(at))
+        .min_by_key(|f| f.body.1 - f.body.0)
+    else {
+        return true;
+    };
+    let sites: Vec<u32> = (source.calls.iter())
+        .filter(|(name, _)| *name == function.name)
+        .map(|&(_, site)| site)
+        .collect();
+    if sites.is_empty() {
+        return true;
+    }
+    let in_a_loop = |site: u32| source.loops.iter().any(|l| l.contains(site));
+    let caller = |site: u32| {
+        (source.functions.iter())
+            .filter(|f| f.contains(site))
+            .min_by_key(|f| f.body.1 - f.body.0)
+    };
+    // Two calls from outside any function (a macro's arguments) are no function's.
+    let twice_from_one = sites.iter().enumerate().any(|(k, &a)| {
+        (sites[k + 1..].iter()).any(|&b| caller(a).is_some_and(|f| caller(b) == Some(f)))
+    });
+    depth > 0
+        && !twice_from_one
+        && sites
+            .iter()
+            .all(|&site| !in_a_loop(site) && entered_once(source, site, depth - 1))
 }
 
 /// The names called in `text` (a name, then `(`, or `::<…>(`, after spaces), each with where,
@@ -144,6 +197,8 @@ struct Bindings<'a> {
     mutable: Vec<(&'a [u8], usize)>,
     /// Each name assigned to (`x = …`, `x += …`, and `s` for a field's `s.x = …`), and where.
     assigned: Vec<(&'a [u8], usize)>,
+    /// Each name called (outside comments and literals), and where.
+    calls: Vec<(&'a [u8], usize)>,
     /// The word before the current one, where it decides: `let` and `mut` make the next name
     /// a binding, not an assignment.
     previous: &'a [u8],
@@ -329,6 +384,9 @@ pub(crate) fn scan(text: &str) -> Source {
         }
         i += 1;
     }
+    found.calls = (bindings.calls.iter())
+        .map(|&(name, at)| (String::from_utf8_lossy(name).into_owned(), at as u32))
+        .collect();
     found
 }
 
@@ -359,6 +417,13 @@ fn word<'a>(
     }
     if name == b"fn" {
         bindings.fns.push(i);
+    }
+    // A name before `(` (or `::<…>(`) is called, unless `fn` defines it.
+    let after = skip_spaces(bytes, end);
+    if bindings.previous != b"fn"
+        && (bytes.get(after) == Some(&b'(') || bytes[after..].starts_with(b"::<"))
+    {
+        bindings.calls.push((name, i));
     }
     bindings.previous = name;
     let kind = match name {
@@ -646,6 +711,44 @@ mod tests {
         let body = "while x.load() { y.load(); }";
         let y = nth(body, "y.load", 0).start;
         assert!(!turn_within(&scan(body), y, &[y]));
+    }
+
+    /// A loop whose function an operation may enter twice is no retry loop: leaving it on the
+    /// first entry and coming back on the second repeats its first access as a turn would.
+    #[test]
+    fn a_loop_whose_function_runs_twice_in_an_operation_is_no_retry_loop() {
+        let waits = |op: &str| {
+            let text = format!(
+                "fn wait(&self) {{ while self.0.load() != 1 {{}} }}\n\
+                 fn wait_twice(&self) {{ {op} }}\nfn other(&self) {{ self.wait(); }}"
+            );
+            let load = nth(&text, "self.0.load", 0).start;
+            turn_within(&scan(&text), load, &[load])
+        };
+        assert!(
+            !waits("self.wait(); self.wait();"),
+            "called twice by one function"
+        );
+        assert!(!waits("for _ in 0..2 { self.wait(); }"), "called in a loop");
+        assert!(!waits("loop { self.wait(); }"), "called in a loop");
+        // Called once by each of two operations: each entry is a new operation.
+        assert!(waits("self.wait();"));
+        // Called by a function that runs twice itself.
+        let text = "fn wait(&self) { while self.0.load() != 1 {} }\n\
+                    fn step(&self) { self.wait(); }\n\
+                    fn op(&self) { self.step(); self.step(); }";
+        let load = nth(text, "self.0.load", 0).start;
+        assert!(!turn_within(&scan(text), load, &[load]));
+        // Called from two macros' arguments, outside any function: no function runs it twice.
+        let macros = "fn wait(&self) { while self.0.load() != 1 {} }\n\
+                      fn op(&self) { self.wait(); }\nm!(a in op());\nm!(b in op());";
+        let load = nth(macros, "self.0.load", 0).start;
+        assert!(turn_within(&scan(macros), load, &[load]));
+        // A definition is no call, nor is a name in a string or a comment.
+        assert!(scan(text).calls.iter().all(|(name, _)| name != "op"));
+        let text = "fn wait(&self) { while self.0.load() != 1 {} }\n\
+                    fn test() { t.thread(&[\"wait()\"]).thread(&[\"wait()\"]); } // wait()";
+        assert!(scan(text).calls.iter().all(|(name, _)| name != "wait"));
     }
 
     #[test]
