@@ -54,8 +54,6 @@ pub(crate) struct SourceLoop {
     pub heads: (u32, u32),
     /// Whether it carries a variable from turn to turn (see the module docs): no retry loop.
     pub carries: bool,
-    /// The names it calls (`try_lock` in `while !self.try_lock() {}`), each with where.
-    pub calls: Vec<(String, u32)>,
 }
 
 /// A function of a source text: its name and its body, as byte offsets.
@@ -63,6 +61,20 @@ pub(crate) struct SourceLoop {
 pub(crate) struct Function {
     pub name: String,
     pub body: (u32, u32),
+}
+
+impl Source {
+    /// The innermost function whose body holds byte `at`.
+    fn function_at(&self, at: u32) -> Option<&Function> {
+        (self.functions.iter())
+            .filter(|f| f.contains(at))
+            .min_by_key(|f| f.body.1 - f.body.0)
+    }
+
+    /// The calls loop `l` makes (`try_lock` in `while !self.try_lock() {}`), each with where.
+    fn calls_in<'a>(&'a self, l: &'a SourceLoop) -> impl Iterator<Item = &'a (String, u32)> {
+        self.calls.iter().filter(|(_, at)| l.contains(*at))
+    }
 }
 
 impl Function {
@@ -96,21 +108,20 @@ pub(crate) fn turn_within(source: &Source, head: u32, turn: &[u32]) -> bool {
             .all(|m| !m.carries)
     };
     // The innermost function that holds the head, if no loop of it holds the head.
-    let helper = (source.functions.iter())
-        .filter(|f| f.contains(head))
-        .min_by_key(|f| f.body.1 - f.body.0)
+    let helper = source
+        .function_at(head)
         .filter(|f| !(source.loops.iter()).any(|l| l.contains(head) && f.contains(l.start)));
     let takes = |l: &SourceLoop| {
         // The functions of this file the loop calls: their accesses are the turn's too.
         let called = |at: u32| {
             (source.functions.iter())
-                .any(|f| f.contains(at) && l.calls.iter().any(|(name, _)| *name == f.name))
+                .any(|f| f.contains(at) && source.calls_in(l).any(|(name, _)| *name == f.name))
         };
         // One call of the head's helper where a turn begins, not in a loop inside `l` that
         // carries: two calls would make the same access twice in a turn.
         let begins_in_helper = helper.is_some_and(|f| {
             let mut calls =
-                (l.calls.iter()).filter(|(name, at)| *name == f.name && l.may_begin_at(*at));
+                (source.calls_in(l)).filter(|(name, at)| *name == f.name && l.may_begin_at(*at));
             match (calls.next(), calls.next()) {
                 (Some(&(_, at)), None) => once_per_turn(l, at) && !f.contains(l.start),
                 _ => false,
@@ -137,10 +148,7 @@ const ENTRIES_FOLLOWED: u32 = 4;
 /// (`wait(x, 1); wait(x, 1)`): that is no turn of the loop, and taking it for one would send
 /// the thread back to the first entry forever.
 fn entered_once(source: &Source, at: u32, depth: u32) -> bool {
-    let Some(function) = (source.functions.iter())
-        .filter(|f| f.contains(at))
-        .min_by_key(|f| f.body.1 - f.body.0)
-    else {
+    let Some(function) = source.function_at(at) else {
         return true;
     };
     let sites: Vec<u32> = (source.calls.iter())
@@ -151,11 +159,7 @@ fn entered_once(source: &Source, at: u32, depth: u32) -> bool {
         return true;
     }
     let in_a_loop = |site: u32| source.loops.iter().any(|l| l.contains(site));
-    let caller = |site: u32| {
-        (source.functions.iter())
-            .filter(|f| f.contains(site))
-            .min_by_key(|f| f.body.1 - f.body.0)
-    };
+    let caller = |site: u32| source.function_at(site);
     // Two calls from outside any function (a macro's arguments) are no function's.
     let twice_from_one = sites.iter().enumerate().any(|(k, &a)| {
         (sites[k + 1..].iter()).any(|&b| caller(a).is_some_and(|f| caller(b) == Some(f)))
@@ -165,27 +169,6 @@ fn entered_once(source: &Source, at: u32, depth: u32) -> bool {
         && sites
             .iter()
             .all(|&site| !in_a_loop(site) && entered_once(source, site, depth - 1))
-}
-
-/// The names called in `text` (a name, then `(`, or `::<…>(`, after spaces), each with where,
-/// counted from `from`.
-fn calls_in(text: &[u8], from: u32) -> Vec<(String, u32)> {
-    let mut calls = Vec::new();
-    let mut i = 0;
-    while i < text.len() {
-        if !(text[i].is_ascii_alphabetic() || text[i] == b'_') {
-            i += 1;
-            continue;
-        }
-        let end = ident_end(text, i);
-        let next = skip_spaces(text, end);
-        if text.get(next) == Some(&b'(') || text[next..].starts_with(b"::<") {
-            let name = String::from_utf8_lossy(&text[i..end]).into_owned();
-            calls.push((name, from + i as u32));
-        }
-        i = end;
-    }
-    calls
 }
 
 /// What [`scan`] gathers of the words it meets, to tell a loop that carries a variable.
@@ -349,7 +332,6 @@ pub(crate) fn scan(text: &str) -> Source {
                             },
                             carries: matches!(kind, Keyword::For { .. })
                                 || bindings.carried(p.start, i),
-                            calls: calls_in(&bytes[p.start..end], p.start as u32),
                         }),
                     }
                 }
