@@ -42,6 +42,8 @@ pub(crate) struct Source {
     /// Every name called in the text, outside comments and literals, each with where (a
     /// definition's `fn name(` is none).
     pub calls: Vec<(String, u32)>,
+    /// The arguments of every call of `spawn`, as byte offsets: code a new thread runs.
+    pub spawns: Vec<(u32, u32)>,
 }
 
 /// One `loop` or `while` of a source text, as byte offsets.
@@ -159,10 +161,15 @@ fn entered_once(source: &Source, at: u32, depth: u32) -> bool {
         return true;
     }
     let in_a_loop = |site: u32| source.loops.iter().any(|l| l.contains(site));
-    let caller = |site: u32| source.function_at(site);
+    // Who runs a call: its function, or the thread a `spawn` around it in that function
+    // starts (`thread::spawn(move || lock.inc()); lock.inc();` calls `inc` once per thread).
+    let runner = |site: u32| {
+        let spawned = (source.spawns.iter()).find(|&&(from, to)| (from..to).contains(&site));
+        source.function_at(site).map(|f| (f, spawned))
+    };
     // Two calls from outside any function (a macro's arguments) are no function's.
     let twice_from_one = sites.iter().enumerate().any(|(k, &a)| {
-        (sites[k + 1..].iter()).any(|&b| caller(a).is_some_and(|f| caller(b) == Some(f)))
+        (sites[k + 1..].iter()).any(|&b| runner(a).is_some_and(|r| runner(b) == Some(r)))
     });
     depth > 0
         && !twice_from_one
@@ -223,6 +230,8 @@ struct Open {
     /// Where it is.
     at: usize,
     body_of: Option<Pending>,
+    /// Whether it opens the arguments of a call of `spawn`.
+    spawns: bool,
 }
 
 /// A `loop`, `while` or `fn` keyword whose body's `{` has not come yet.
@@ -289,11 +298,17 @@ pub(crate) fn scan(text: &str) -> Source {
                 }
                 continue;
             }
-            b'(' | b'[' => open.push(Open {
-                bracket: b,
-                at: i,
-                body_of: None,
-            }),
+            b'(' | b'[' => {
+                let spawn = |&(name, at): &(&[u8], usize)| {
+                    name == b"spawn" && skip_spaces(bytes, at + name.len()) == i
+                };
+                open.push(Open {
+                    bracket: b,
+                    at: i,
+                    body_of: None,
+                    spawns: b == b'(' && bindings.calls.last().is_some_and(spawn),
+                })
+            }
             b'{' => {
                 let body_of = pending.last().filter(|p| p.depth == open.len()).copied();
                 if body_of.is_some() {
@@ -306,6 +321,7 @@ pub(crate) fn scan(text: &str) -> Source {
                     bracket: b,
                     at: i,
                     body_of,
+                    spawns: false,
                 });
             }
             b')' | b']' | b'}' => {
@@ -316,6 +332,9 @@ pub(crate) fn scan(text: &str) -> Source {
                 };
                 // A keyword left pending inside a closed bracket had no body there.
                 pending.retain(|p| p.depth <= open.len());
+                if closed.spawns && b == b')' {
+                    found.spawns.push((closed.at as u32, i as u32));
+                }
                 if let (b'}', b'{', Some(p)) = (b, closed.bracket, closed.body_of) {
                     let (body, end) = (closed.at + 1, i + 1);
                     match p.kind {
@@ -726,6 +745,11 @@ mod tests {
                       fn op(&self) { self.wait(); }\nm!(a in op());\nm!(b in op());";
         let load = nth(macros, "self.0.load", 0).start;
         assert!(turn_within(&scan(macros), load, &[load]));
+        // Called once by a thread a function spawns and once by the function's own thread.
+        let spawned = "fn inc(&self) { while self.0.load() != 1 {} }\n\
+                       fn model() { thread::spawn(move || l2.inc()); l.inc(); }";
+        let load = nth(spawned, "self.0.load", 0).start;
+        assert!(turn_within(&scan(spawned), load, &[load]));
         // A definition is no call, nor is a name in a string or a comment.
         assert!(scan(text).calls.iter().all(|(name, _)| name != "op"));
         let text = "fn wait(&self) { while self.0.load() != 1 {} }\n\
