@@ -15,7 +15,8 @@
 //! * a thread's **current view**, that of what happens before its next event (its own events,
 //!   what they synchronized with, the initial stores, [`Execution::synchronize`]);
 //! * its **acquired view**, that of what its next acquire fence will synchronize with (the
-//!   release rows of the stores its relaxed reads read);
+//!   release rows of the stores its relaxed reads read), where it is above the current view:
+//!   the fence joins it into the current view, which only grows, so the rest adds nothing;
 //! * its **release-fence view**, that of what happens before its last release fence (which its
 //!   later stores carry as a release head);
 //! * each store's **release view**, that of what an acquire reader of it synchronizes with.
@@ -59,8 +60,10 @@
 //!   nothing can be taken out of any consistent execution, which stays consistent with the
 //!   same outcome (GenMC's spin-assume argument). So a spin loop's turn that read what the
 //!   last one read leaves the key as it was, whatever orderings it mixes; other turns (an RMW
-//!   and its undoing) still grow it. `fgvt-sync`'s litmus tests check the outcomes against the
-//!   axioms on waiting loops of every order.
+//!   and its undoing) still grow it, but for the views key, which leaves out a turn of
+//!   read-modify-writes that puts back what it found ([module `turns`](crate::turns)).
+//!   `fgvt-sync`'s litmus tests check the outcomes against the axioms on waiting loops of every
+//!   order.
 //!
 //! Two things are left out because nothing later can tell them apart:
 //!
@@ -111,32 +114,42 @@ impl Execution {
     /// same choices as in the other. `live` says which threads may still act: only their next
     /// events decide which `SeqCst` events are settled.
     pub fn future_key(&self, naming: &impl Naming, live: impl Fn(ThreadId) -> bool) -> Vec<u64> {
-        self.future_key_and_carriers(naming, &live, false).0
+        self.future_key_and_carriers(naming, &live, false, &[]).0
     }
 
     /// The future key, and with `carriers` the sets that carry happens-before to later events,
     /// in the order the key lists them (see [`crate::plain`]): each kept store's release row,
     /// then each live thread's current, acquired and release-fence sets. `None` for the sets
-    /// when the key is the whole graph.
+    /// when the key is the whole graph. `plain` are the plain accesses the caller tracks: no
+    /// turn around one is left out ([module `turns`](crate::turns)).
     pub(crate) fn future_key_and_carriers(
         &self,
         naming: &impl Naming,
         live: &impl Fn(ThreadId) -> bool,
         carriers: bool,
+        plain: &[crate::PlainAt],
     ) -> (Vec<u64>, Option<Vec<Vec<u64>>>) {
         if self.has_unsettled_seq_cst(live) {
             return (self.graph_key(naming), None);
         }
         let mut sets = Vec::new();
-        let places = self.places();
         let live: Vec<ThreadId> = (0..self.threads.len()).filter(|&t| live(t)).collect();
+        // A retry loop's turns that wrote what they read are left out of modification order,
+        // and every view that saw one of their stores sees the kept store it stands for.
+        let left = self.left_out_turns(naming, plain);
+        let mut places = self.places();
+        if !left.is_empty() {
+            for (loc, place) in places.iter_mut().flatten() {
+                *place = left.place(*loc, *place);
+            }
+        }
         let horizons: Vec<Vec<u64>> = live.iter().map(|&t| self.horizon(t)).collect();
         let current: Vec<Vec<usize>> = horizons.iter().map(|h| self.view(h, &places)).collect();
         // Below every live thread's view a store can never be read again, nor a store go
         // before it: it is gone from the future. With no live thread, only the latest stays.
         let floor: Vec<usize> = (0..self.mo.len())
             .map(|l| {
-                let latest = self.mo[l].len() - 1;
+                let latest = left.kept(l as Loc, self.mo[l].len()) - 1;
                 current.iter().map(|v| v[l]).min().unwrap_or(latest)
             })
             .collect();
@@ -161,7 +174,7 @@ impl Execution {
         // Sized for what follows (each view at most two words a location, after its count),
         // so that the key, built for every step, is allocated once.
         let kept: usize = (0..self.mo.len())
-            .map(|l| self.mo[l].len() - floor[l])
+            .map(|l| left.kept(l as Loc, self.mo[l].len()) - floor[l])
             .sum();
         let view_words = 1 + 2 * self.mo.len();
         let mut key = Vec::with_capacity(
@@ -176,12 +189,15 @@ impl Execution {
             sets.reserve_exact(kept + 3 * live.len());
         }
         for &(name, loc) in &locations {
-            let stores = &self.mo[loc as usize][floor[loc as usize]..];
-            key.extend([name, stores.len() as u64]);
-            for &w in stores {
+            let mo = &self.mo[loc as usize];
+            let (from, kept) = (floor[loc as usize], left.kept(loc, mo.len()));
+            key.extend([name, (kept - from) as u64]);
+            for place in from..kept {
+                let (at, flag_at) = left.store_at(loc, place);
+                let w = mo[at];
                 key.push(naming.value(loc, self.events[w].written));
                 key.push(naming.store(StoreId::of(w)));
-                key.push(u64::from(self.read_by_rmw[w]));
+                key.push(u64::from(self.read_by_rmw[mo[flag_at]]));
                 self.view_into(self.release.row(w), &places, &mut scratch);
                 encode(&mut key, &scratch);
                 if carriers {
@@ -192,7 +208,15 @@ impl Execution {
         for (i, &t) in live.iter().enumerate() {
             key.push(t as u64);
             encode(&mut key, &current[i]);
+            // What the thread already has acquires nothing: only what its next acquire fence
+            // would add to its current view counts (a retry loop's read of its own turn's
+            // release store acquires its own past).
             self.view_into(self.acquired.row(t), &places, &mut scratch);
+            for (acquired, &now) in scratch.iter_mut().zip(&current[i]) {
+                if *acquired <= now {
+                    *acquired = 0;
+                }
+            }
             encode(&mut key, &scratch);
             let fence = crate::plain::release_fence_set(self, &self.threads[t]);
             match &fence {
@@ -204,7 +228,11 @@ impl Execution {
             }
             if carriers {
                 sets.push(horizons[i].clone());
-                sets.push(self.acquired.row(t).to_vec());
+                let mut acquired = self.acquired.row(t).to_vec();
+                for (a, &h) in acquired.iter_mut().zip(&horizons[i]) {
+                    *a &= !h;
+                }
+                sets.push(acquired);
                 sets.push(fence.unwrap_or_default());
             }
         }

@@ -123,6 +123,7 @@ pub mod litmus;
 pub mod order;
 pub mod plain;
 mod psc;
+mod turns;
 
 pub use candidates::CasChoice;
 pub use error::AccessError;

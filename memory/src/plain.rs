@@ -97,7 +97,7 @@ impl Execution {
             }
             return key;
         }
-        let (mut key, carriers) = self.future_key_and_carriers(naming, &live, true);
+        let (mut key, carriers) = self.future_key_and_carriers(naming, &live, true, plain);
         let carriers = carriers.expect("settled, the key lists the carriers");
         key.push(PLAIN);
         key.push(plain.len() as u64);

@@ -81,7 +81,7 @@ pub(crate) fn summand(key: u64, value: u64) -> Fingerprint {
 }
 
 /// A value as an access saw or left it, before pointers are given their identities.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Word {
     /// An integer or boolean, as its bits.
     Int(u64),
@@ -181,12 +181,61 @@ pub(crate) struct Stamp {
 pub(crate) enum Wrote {
     /// Nothing.
     Nothing,
+    /// The value it read, back (a read-modify-write that changed nothing: a test-and-set
+    /// lock's `swap(true)` that found the lock taken). Under sequential consistency memory is
+    /// as it was; under weak memory the store is in modification order, and the future key
+    /// leaves a turn of such stores out while no other thread has seen it (`fgvt_memory`'s
+    /// `turns`). A turn of them is taken for a retry loop's turn as one that wrote nothing is,
+    /// but it is not a quiet turn ([`DroppedTurn`]): other threads may have read its stores.
+    Same,
     /// An object its thread made in the current operation and has not published: no other
     /// thread can reach it before the thread writes something else (a compare-and-swap
     /// loop's new node, its next pointer written anew at every turn).
     Private,
     /// What other threads may see.
     Shared,
+    /// What other threads may see, by a read-modify-write that changed `object` from `before`
+    /// to `after` (values as fingerprints name them): a turn whose changes put every object it
+    /// changed back as it found it (a reader count added and taken back) is taken for a retry
+    /// loop's turn ([`Observations::before_access`]).
+    Changed {
+        /// The object's key.
+        object: u64,
+        /// The value the read-modify-write read.
+        before: u64,
+        /// The value it left.
+        after: u64,
+    },
+}
+
+impl Wrote {
+    /// Whether other threads may see what it wrote.
+    pub(crate) fn is_shared(self) -> bool {
+        matches!(self, Wrote::Shared | Wrote::Changed { .. })
+    }
+}
+
+/// Whether a turn's accesses leave memory as they found it: every write put back the value it
+/// read ([`Wrote::Same`]) or was one of a read-modify-write chain on an object that ends at the
+/// value its first link read ([`Wrote::Changed`]); a plain store does not.
+fn puts_back(turn: &[Logged]) -> bool {
+    // Per object changed: the value before the turn's first change, and after its last.
+    let mut changed: Vec<(u64, u64, u64)> = Vec::new();
+    for logged in turn {
+        match logged.wrote {
+            Wrote::Nothing | Wrote::Private | Wrote::Same => {}
+            Wrote::Shared => return false,
+            Wrote::Changed {
+                object,
+                before,
+                after,
+            } => match changed.iter_mut().find(|(o, ..)| *o == object) {
+                Some((_, _, last)) => *last = after,
+                None => changed.push((object, before, after)),
+            },
+        }
+    }
+    changed.iter().all(|&(_, first, last)| first == last)
 }
 
 /// An iteration of a retry loop that a hint took out of the log, and that wrote nothing: what
@@ -257,7 +306,7 @@ impl Observations {
     fn dropping(&self, from: usize) -> Option<DroppedTurn> {
         let turn = &self.log[from..];
         let first = turn.first()?;
-        let seen = |l: &Logged| l.wrote == Wrote::Shared;
+        let seen = |l: &Logged| l.wrote.is_shared() || l.wrote == Wrote::Same;
         (!turn.iter().any(seen)).then_some(DroppedTurn { start: first.stamp })
     }
 
@@ -275,7 +324,9 @@ impl Observations {
             let last = &tail[tail.len() - k..];
             let same =
                 (tail.chunks(k)).all(|turn| turn.iter().zip(last).all(|(a, b)| a.entry == b.entry));
-            same && tail.iter().all(|l| l.wrote == Wrote::Nothing)
+            same && tail
+                .iter()
+                .all(|l| matches!(l.wrote, Wrote::Nothing | Wrote::Same))
         })
     }
 
@@ -333,10 +384,10 @@ impl Observations {
     /// bare `while flag.load(Acquire) {}`, a compare-and-swap loop around
     /// `std::hint::spin_loop()`): `access`, about to be made, was made once before in the
     /// operation and given the same (a compare-and-swap's expected value), every access since
-    /// then wrote nothing, and one `loop` or `while` of the source holds them all with a turn
-    /// that may begin at `access` ([`crate::sources::turn_in_a_loop`]). The thread is then
-    /// back at the head of that loop after a turn that wrote nothing, and the turn is dropped
-    /// as a hint would drop it.
+    /// then wrote nothing or put back what it changed ([`puts_back`]), and one `loop` or
+    /// `while` of the source holds them all with a turn that may begin at `access`
+    /// ([`crate::sources::turn_in_a_loop`]). The thread is then back at the head of that loop
+    /// after a turn that changed no value, and the turn is dropped as a hint would drop it.
     ///
     /// This takes such a loop at the hint's promise, that a turn carries nothing into the
     /// next but what it reads anew. What breaks it is mostly told apart: a loop that assigns
@@ -353,13 +404,17 @@ impl Observations {
         if self.log[head].access.args != access.args {
             return None;
         }
-        let dropped = self.dropping(head)?;
+        // A turn that put back what it changed is taken too, but is no quiet turn.
+        if !puts_back(&self.log[head..]) {
+            return None;
+        }
         let turn = self.log[head..].iter().map(|l| &l.access.at);
         if !crate::sources::turn_in_a_loop(access.at, turn) {
             return None;
         }
+        let dropped = self.dropping(head);
         self.log.truncate(head);
-        Some(dropped)
+        dropped
     }
 
     /// Where the log has an access of `shape`, if it has exactly one.

@@ -1255,11 +1255,13 @@ impl Recorder {
     /// object and what it learned.
     fn apply(&mut self, who: Option<ThreadId>, pending: &Pending, access: Access, effect: Effect) {
         let key = pending.object.map_or(0, |o| o.key());
-        let wrote = if !matches!(
+        let mut wrote = if !matches!(
             effect,
             Effect::Write(_) | Effect::Update { .. } | Effect::WriteVersion | Effect::UpdateVersion
         ) {
             Wrote::Nothing
+        } else if matches!(effect, Effect::Update { seen, now } if seen == now) {
+            Wrote::Same
         } else if who.is_some_and(|t| self.lanes[t].private.contains(&key)) {
             Wrote::Private
         } else {
@@ -1276,6 +1278,13 @@ impl Recorder {
                 let seen = self.word(who, seen);
                 let now = self.word(who, now);
                 self.set_unless_weak(key, now);
+                if wrote == Wrote::Shared {
+                    wrote = Wrote::Changed {
+                        object: key,
+                        before: seen,
+                        after: now,
+                    };
+                }
                 seen
             }
             Effect::ReadVersion => self.memory.get(key),
@@ -1313,7 +1322,7 @@ impl Recorder {
             Some(thread) => {
                 let entry = fingerprint::entry(access.shape, seen);
                 let lane = &mut self.lanes[thread];
-                if wrote == Wrote::Shared {
+                if wrote.is_shared() {
                     // What it made may be published by this write.
                     lane.private.clear();
                 }

@@ -438,6 +438,55 @@ fn stores_every_live_thread_has_passed_are_forgotten() {
     assert_ne!(run(2, false).future_key(&Numbered, reader), once);
 }
 
+/// A reader-writer lock's reader, thread 0, turning while the writer, thread 1, holds the lock
+/// word (location 0) and has not looked at it since: `turns` turns of a `fetch_add(4)` and,
+/// with `undo`, the `fetch_sub(4)` that takes it back; with `look`, the writer then loads the
+/// word's newest store.
+fn reader_turns(turns: usize, undo: bool, look: bool) -> Execution {
+    let mut x = Execution::new(2);
+    let word = x.add_location(0);
+    let init = x.latest(word);
+    x.rmw(1, word, Acquire, init, |v| v + 1);
+    for _ in 0..turns {
+        let (_, added) = x.rmw(0, word, Acquire, x.latest(word), |v| v + 4);
+        if undo {
+            x.rmw(0, word, Release, added, |v| v - 4);
+        }
+    }
+    if look {
+        x.load(1, word, Relaxed, x.latest(word));
+    }
+    x
+}
+
+/// A turn that puts back what it changed, repeating the turn before it, is left out of the
+/// key (`turns`): the reader that turned once, twice or five times has one future. The writer
+/// may still read any turn's stores, each of which is one of the first turn's again.
+#[test]
+fn a_turn_that_takes_back_what_it_added_leaves_the_key_as_it_was() {
+    let key = |x: &Execution| x.future_key(&Numbered, |_| true);
+    let once = key(&reader_turns(1, true, false));
+    assert_ne!(key(&reader_turns(0, true, false)), once);
+    for turns in [2, 3, 5] {
+        assert_eq!(
+            key(&reader_turns(turns, true, false)),
+            once,
+            "{turns} turns"
+        );
+    }
+}
+
+/// A turn whose store leaves another value is no repeat (a counter that counts its turns):
+/// its key stays apart.
+#[test]
+fn a_turn_that_changes_the_value_is_kept() {
+    let key = |x: &Execution| x.future_key(&Numbered, |_| true);
+    assert_ne!(
+        key(&reader_turns(2, false, false)),
+        key(&reader_turns(1, false, false))
+    );
+}
+
 /// A program whose threads repeat each of their loads one to three times, as a spin loop's turns
 /// do: where a `SeqCst` event is unsettled the key is the graph with repeated loads left out.
 fn spinning_program() -> impl Strategy<Value = Program> {

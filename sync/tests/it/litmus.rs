@@ -5,7 +5,7 @@
 //! programs with plain memory: whether one races, and what the race-free ones give): the classic
 //! tests with every combination of orders, the race tests, and small random programs.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::BTreeSet;
 
 use fgvt_memory::litmus::{self, brute_force, brute_force_races, races, Instr, Outcome, Program};
@@ -20,6 +20,12 @@ thread_local! {
     /// The program the next [`Litmus`] runs: every execution of a test runs on the OS
     /// thread that explores it.
     static PROGRAM: RefCell<Program> = RefCell::new(Program { locations: Vec::new(), threads: Vec::new() });
+    /// Whether waiting loops' turns may add (see [`waits`]): a failed turn then takes its
+    /// additions back, the way a reader-writer lock's `read()` takes back its reader count.
+    static TAKE_BACK: Cell<bool> = const { Cell::new(false) };
+    /// With [`TAKE_BACK`], whether a waiting loop is made straight-line instead: this many
+    /// failed turns, then the one that ends it, with no hint (see [`take_back_outcomes`]).
+    static UNROLLED: Cell<Option<usize>> = const { Cell::new(None) };
 }
 
 /// A litmus program as an object: `run(t)` runs thread `t`'s instructions and returns its
@@ -78,26 +84,56 @@ impl Litmus {
         let mut registers = self.program.initial_registers()[thread].clone();
         let instrs = &self.program.threads[thread];
         let waits = waits(instrs);
+        let unrolled = UNROLLED.with(Cell::get);
+        // Whether every turn ended as an unrolled loop's must: only the last saw the value.
+        let mut as_unrolled = true;
         let mut next = 0;
         while let Some(&instr) = instrs.get(next) {
             if let Some(&(_, marker)) = waits.iter().find(|&&(start, _)| start == next) {
                 let Instr::SkipUnless { reg, value, .. } = instrs[marker] else {
                     unreachable!("a wait ends at its marker")
                 };
+                let mut failed = 0;
                 loop {
                     for &turn in &instrs[next..marker] {
                         self.step(turn, &mut registers);
                     }
-                    if registers[reg] == value {
-                        break;
+                    let seen = registers[reg] == value;
+                    match unrolled {
+                        None if seen => break,
+                        None => {}
+                        Some(turns) => {
+                            // A run whose turns did not end as the unrolled loop's is dropped:
+                            // it ends here.
+                            as_unrolled &= seen == (failed == turns);
+                            if failed == turns || !as_unrolled {
+                                break;
+                            }
+                        }
                     }
-                    fgvt_sync::hint::spin_loop();
+                    failed += 1;
+                    for &turn in instrs[next..marker].iter().rev() {
+                        if let Instr::FetchAdd {
+                            loc, add, order, ..
+                        } = turn
+                        {
+                            self.locations[loc as usize]
+                                .atomic()
+                                .fetch_add(add.wrapping_neg(), ordering(order));
+                        }
+                    }
+                    if unrolled.is_none() {
+                        fgvt_sync::hint::spin_loop();
+                    }
                 }
                 next = marker + 1;
                 continue;
             }
             next = self.program.next_instruction(thread, next, &registers);
             self.step(instr, &mut registers);
+        }
+        if TAKE_BACK.with(Cell::get) {
+            registers.push(u64::from(as_unrolled));
         }
         registers
     }
@@ -144,15 +180,22 @@ impl Litmus {
 /// holds its value, with a spin hint per turn. A run of the loop reaches the outcome of the
 /// run of the program with the loop's instructions made once and the register holding the
 /// value (a turn that failed wrote nothing and can be taken away: GenMC's spin-assume), so
-/// [`axioms_waiting`] is the reference.
+/// [`axioms_waiting`] is the reference. With [`TAKE_BACK`] a turn may also add
+/// (`FetchAdd`), and a failed turn takes its additions back before the next: a turn that
+/// stores, whose runs [`take_back_outcomes`] compares with the runs unfolded.
 fn waits(instrs: &[Instr]) -> Vec<(usize, usize)> {
+    let adds = TAKE_BACK.with(Cell::get);
     (instrs.iter().enumerate())
         .filter(|(_, i)| matches!(i, Instr::SkipUnless { skip: 0, .. }))
         .map(|(marker, _)| {
             let turn = instrs[..marker]
                 .iter()
                 .rev()
-                .take_while(|i| matches!(i, Instr::Load { .. } | Instr::Fence(_)))
+                .take_while(|i| match i {
+                    Instr::Load { .. } | Instr::Fence(_) => true,
+                    Instr::FetchAdd { .. } => adds,
+                    _ => false,
+                })
                 .count();
             (marker - turn, marker)
         })
@@ -198,16 +241,27 @@ impl Object for Litmus {
 /// run: of every run, or with `reduce`, of the runs of the partial-order reduced search
 /// (`Test::partial_order_reduction`), which must reach every outcome too.
 fn outcomes(p: &Program, reduce: bool) -> (bool, BTreeSet<Outcome>) {
+    explored_outcomes(p, |test| test.partial_order_reduction(reduce), false)
+}
+
+/// [`outcomes`] of the tree `configure` asks for; runs cut by a bound are left out where
+/// `cut` allows them, and fail the test where it does not.
+fn explored_outcomes(
+    p: &Program,
+    configure: impl FnOnce(Test<Litmus>) -> Test<Litmus>,
+    cut: bool,
+) -> (bool, BTreeSet<Outcome>) {
     PROGRAM.with(|program| *program.borrow_mut() = p.clone());
     // Every access of the interpreted program is made at one line of `Litmus`: straight-line
     // loads that see one value would look like a bare spin's turns.
     // The program is in this thread's `PROGRAM`: executions run here, none on workers.
-    let mut test = Test::<Litmus>::new("litmus")
-        .jobs(1)
-        .finally(&["memory()"])
-        .max_stale(16)
-        .cut_bare_spins(false)
-        .partial_order_reduction(reduce);
+    let mut test = configure(
+        Test::<Litmus>::new("litmus")
+            .jobs(1)
+            .finally(&["memory()"])
+            .max_stale(16)
+            .cut_bare_spins(false),
+    );
     for t in 0..p.threads.len() {
         test = test.thread(&[&format!("run({t})")]);
     }
@@ -235,7 +289,7 @@ fn outcomes(p: &Program, reduce: bool) -> (bool, BTreeSet<Outcome>) {
             continue;
         }
         // Threads that all wait for what none of them will write: a run that never ends.
-        if waiting && leaf.kind == LeafKind::Stuck {
+        if waiting && leaf.kind == LeafKind::Stuck || cut && leaf.kind == LeafKind::Bounded {
             continue;
         }
         assert_eq!(leaf.kind, LeafKind::Complete, "{p}\n{:?}", leaf.bound);
@@ -712,5 +766,179 @@ proptest! {
         let axioms = axioms_waiting(&p);
         prop_assert_eq!(outcomes(&p, false), axioms.clone(), "on\n{}", p);
         prop_assert_eq!(outcomes(&p, true), axioms, "reduced, on\n{}", p);
+    }
+}
+
+/// A waiting loop whose turn adds and, when it fails, takes the additions back (see
+/// [`waits`]), in a thread of random loads, stores and additions, beside threads of those: the
+/// outcomes of the runs with merged states (a turn that put back what it changed is left out of
+/// the future key, `fgvt_memory`'s `turns`), and the reference, the outcomes of the same
+/// program with the loop made straight-line: `failed` failed turns then the one that saw the
+/// value, for every `failed` up to `unrolled` (the runs whose turns did not end that way
+/// dropped). No `SeqCst`: with one not yet settled the key is the whole graph, which leaves no
+/// such turn out.
+fn take_back_outcomes(p: &Program, unrolled: usize) -> [(bool, BTreeSet<Outcome>); 2] {
+    TAKE_BACK.with(|t| t.set(true));
+    UNROLLED.with(|u| u.set(None));
+    // Every turn's stores stay in the graph, merged or not: a load may read any of them.
+    let merged = explored_outcomes(
+        p,
+        |test| test.partial_order_reduction(false).max_stale(u32::MAX),
+        false,
+    );
+    let mut reference = (false, BTreeSet::new());
+    for failed in 0..=unrolled {
+        UNROLLED.with(|u| u.set(Some(failed)));
+        let (racy, outcomes) = explored_outcomes(
+            p,
+            |test| {
+                test.partial_order_reduction(false)
+                    .implied_hints(false)
+                    .max_stale(u32::MAX)
+            },
+            false,
+        );
+        reference.0 |= racy;
+        reference.1.extend(
+            outcomes
+                .into_iter()
+                .filter(|o| o.registers.iter().all(|r| r.last() == Some(&1))),
+        );
+    }
+    UNROLLED.with(|u| u.set(None));
+    TAKE_BACK.with(|t| t.set(false));
+    [merged, reference]
+}
+
+/// Weaker than `SeqCst`, of every kind.
+const WEAK: [Order; 4] = [Relaxed, Acquire, Release, AcqRel];
+
+fn weak_instr() -> impl Strategy<Value = Instr> {
+    prop_oneof![
+        (0u32..2, prop::sample::select(vec![Relaxed, Acquire]))
+            .prop_map(|(loc, order)| Instr::Load { loc, order, reg: 0 }),
+        (
+            0u32..2,
+            1u64..3,
+            prop::sample::select(vec![Relaxed, Release])
+        )
+            .prop_map(|(loc, value, order)| Instr::Store { loc, value, order }),
+        (0u32..2, 0u64..3, prop::sample::select(WEAK.to_vec())).prop_map(|(loc, add, order)| {
+            Instr::FetchAdd {
+                loc,
+                add,
+                order,
+                reg: 1,
+            }
+        }),
+        prop::sample::select(vec![Acquire, Release]).prop_map(Instr::Fence),
+    ]
+}
+
+/// A thread whose waiting loop's turn adds (one or two additions, a load or fence between
+/// them or not) and waits for the value one of them read.
+fn taking_back_thread() -> impl Strategy<Value = Vec<Instr>> {
+    let add =
+        (0u32..2, 0u64..3, prop::sample::select(WEAK.to_vec())).prop_map(|(loc, add, order)| {
+            Instr::FetchAdd {
+                loc,
+                add,
+                order,
+                reg: 0,
+            }
+        });
+    (
+        prop::collection::vec(weak_instr(), 0..2),
+        add,
+        prop::option::of(prop_oneof![
+            (0u32..2, prop::sample::select(vec![Relaxed, Acquire]))
+                .prop_map(|(loc, order)| Instr::Load { loc, order, reg: 1 }),
+            prop::sample::select(vec![Acquire, Release]).prop_map(Instr::Fence),
+        ]),
+        0u64..3,
+        prop::collection::vec(weak_instr(), 0..2),
+    )
+        .prop_map(|(before, add, between, value, after)| {
+            let mut instrs = before;
+            instrs.push(add);
+            instrs.extend(between);
+            instrs.push(until(0, value));
+            // The register keeps what the loop waited for: the reference reads it at the end.
+            instrs.extend(after.into_iter().filter(|i| i.reg() != Some(0)));
+            instrs
+        })
+}
+
+/// A reader-writer lock's reader against a writer, the lock word's orders as spin 0.5.2's
+/// `RwLock` has them: the writer takes the lock (adds 1) and gives it back (adds 1 again, to
+/// 2 = unlocked for the reader's test); the reader adds 4 and takes it back while the low bit
+/// is set.
+#[test]
+fn a_readers_turns_that_take_back_their_count_merge_without_an_outcome_gained_or_lost() {
+    for (add, unlock) in [(Acquire, Release), (Relaxed, Relaxed), (AcqRel, Release)] {
+        let p = Program {
+            locations: vec![0, 0],
+            threads: vec![
+                vec![
+                    Instr::FetchAdd {
+                        loc: 0,
+                        add: 1,
+                        order: Acquire,
+                        reg: 0,
+                    },
+                    Instr::Store {
+                        loc: 1,
+                        value: 1,
+                        order: Relaxed,
+                    },
+                    Instr::FetchAdd {
+                        loc: 0,
+                        add: 1,
+                        order: unlock,
+                        reg: 1,
+                    },
+                ],
+                vec![
+                    Instr::FetchAdd {
+                        loc: 0,
+                        add: 4,
+                        order: add,
+                        reg: 0,
+                    },
+                    until(0, 2),
+                    Instr::Load {
+                        loc: 1,
+                        order: Relaxed,
+                        reg: 1,
+                    },
+                ],
+            ],
+        };
+        let [merged, unrolled] = take_back_outcomes(&p, 4);
+        assert_eq!(merged, unrolled, "on\n{p}");
+        // The reader waited: its load after the loop reads the writer's store in some run.
+        assert!(
+            merged.1.iter().any(|o| o.registers[1][1] == 1),
+            "{merged:?}"
+        );
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// Random programs of two or three threads, the first with a waiting loop whose failed
+    /// turns add and take back: merged, the runs end with exactly the outcomes of the loop
+    /// made straight-line with up to four failed turns.
+    #[test]
+    fn random_programs_whose_waiting_turns_take_back_what_they_add_merge_exactly(
+        waiting in taking_back_thread(),
+        others in prop::collection::vec(prop::collection::vec(weak_instr(), 1..3), 1..3),
+    ) {
+        let mut threads = vec![waiting];
+        threads.extend(others);
+        let p = Program { locations: vec![0, 0], threads };
+        let [merged, unrolled] = take_back_outcomes(&p, 4);
+        prop_assert_eq!(merged, unrolled, "on\n{}", p);
     }
 }

@@ -17,6 +17,7 @@ mod merging;
 mod models;
 mod names;
 mod operations;
+mod put_back;
 mod races;
 mod readme;
 mod readme_counter;
