@@ -10,9 +10,9 @@
 //!
 //! # Which turns are left out
 //!
-//! A block of a thread's events (read-modify-writes, loads and fences, at least one
+//! A block of a thread's last events (read-modify-writes, loads and fences, at least one
 //! read-modify-write, none `SeqCst`) is left out when it *repeats* the block right before it,
-//! event by event, and nothing but its own thread ever saw it:
+//! event by event, and nothing but its own thread saw it:
 //!
 //! * the same kind, order and location, and for a read-modify-write the same value read and
 //!   written, by the same source line ([`Naming::store`]);
@@ -22,42 +22,46 @@
 //!   a retry loop's read-modify-writes, each turn reading what the last one left); otherwise
 //!   the same store;
 //! * per location, the later block's stores come right after the earlier block's in
-//!   modification order (turns left out between them aside);
+//!   modification order;
 //! * no event of another thread reads a store of the later block, nothing is synchronized
 //!   into or out of it, and no plain access is made within either block.
 //!
-//! Blocks are found greedily as the thread's events are added, as [`Execution::graph_key`]
-//! folds repeated reads, so a loop that turned ten times keeps its first turn only, even when
-//! the thread went on after it (a turn that then read another thread's store, say).
+//! Then the block before is compared with the one before it, and so on, so a loop that turned
+//! ten times keeps its first turn only. Only the thread's *last* events are looked at: a turn
+//! the thread went on from stays (see below).
 //!
-//! # Why the future stays the same
+//! # Why the outcomes stay the same
 //!
-//! Let `S₁` be the execution with the earlier block `T₁` last, and `S₂` the same with the
-//! later block `T₂` after it. The key of `S₂` lists `T₁`'s stores where `T₂`'s stand (the
-//! places of `T₂`'s stores, in every view, are those of the corresponding stores of `T₁`, and
-//! the places above them move down), with the flag "read by a read-modify-write" of `T₂`'s
-//! stores (so `T₁`'s last store counts as unread, as in `S₁`). The two futures correspond:
+//! Let `S₂` be an execution whose thread `t` ends with the later block `T₂`, and `S₁` the same
+//! without `T₂`. `S₁` is an execution too: no other event read `T₂` or was synchronized by it,
+//! so taking it out leaves every other event as it was (a store of another thread placed after
+//! `T₂` stands after `T₁`). The key of `S₂` lists `T₁`'s stores where `T₂`'s stand: the places
+//! of `T₂`'s stores, in every view, are those of the corresponding stores of `T₁` (the places
+//! above them move down), and each kept store shows the flag "read by a read-modify-write" of
+//! the last store of the run left out after it (so `T₁`'s last store counts as unread, as in
+//! `S₁`). Both have the same outcomes:
 //!
-//! * *Values and views.* Corresponding stores hold the same values. Their release views
-//!   differ only at the blocks' own places: `T₂` read its own thread's stores or what `T₁`
-//!   read, so it acquired nothing its thread did not already have.
-//! * *Reads.* Another thread has seen neither block's later half: its view is below `T₂`, so
-//!   in `S₂` it may read `T₂`'s stores as well as `T₁`'s, which offer the same values and views
-//!   (a read of a `T₂` store corresponds to a read of `T₁`'s, with coherence after it
-//!   allowing the corresponding stores). A read-modify-write that read `T₁`'s last store in
-//!   `S₁` reads `T₂`'s last one in `S₂`: the only ones of the two that no read-modify-write
-//!   has read.
-//! * *Stores.* No store may go between a store and the read-modify-write that read it, so a
-//!   later store goes before both blocks or after them, in `S₁` and `S₂` alike.
+//! * *`S₂`'s are `S₁`'s.* `T₂` is a turn `t` can take from `S₁`: it is at the same point of
+//!   its loop (its caller's fingerprint says so), and `T₂`'s reads read what `T₁` left, the
+//!   stores `t` sees newest in `S₁`. So `S₂` is reached from `S₁`, and everything after it.
+//! * *`S₁`'s are `S₂`'s.* A continuation of `S₁` runs from `S₂` with each read of a `T₁` store
+//!   still reading it, but a read-modify-write that read `T₁`'s last store (the only one of
+//!   them no read-modify-write read), which reads `T₂`'s instead: the same value, and a
+//!   release view that differs only at the blocks' own places, since `T₂` read its own
+//!   thread's stores or what `T₁` read, so acquired nothing its thread did not already have.
+//!   A later store goes before both blocks or after them, in `S₁` and `S₂` alike (no store
+//!   goes between a store and the read-modify-write that read it).
 //!
-//! So every continuation of one has a continuation of the other with the same values read by
-//! every event after it, the same happens-before among those events, hence the same outcome.
-//! The thread's own later events (which read `T₂`'s last store where they would have read
-//! `T₁`'s) are such a continuation, which is why a left-out turn may be followed by more.
+//! A turn the thread went on from is not left out: with it gone, the state with one turn
+//! fewer would stand for it, and a thread that has not yet read `T₂` could, in `S₂`, read a
+//! store of `T₁` and then one of `T₂` below a store `t` went on to read, which nothing in
+//! `S₁` offers any more. The explorer meets such a state rarely (the loop's head after `T₂`
+//! already merged), and the key keeps it apart.
+//!
 //! That is the argument for outcomes, which is what merging needs (the explorer keys states by
 //! the history too): the number of ways a later read has is not the same in `S₁` and `S₂`,
 //! only what each way leads to. `fgvt-sync`'s litmus tests check the outcomes of retry loops
-//! whose failed turns write against the same programs explored without merging.
+//! whose failed turns write against the same programs with the loop made straight-line.
 
 use crate::event::Kind;
 use crate::{Execution, Loc, Naming, PlainAt, StoreId};
@@ -73,7 +77,7 @@ struct Run {
     start: usize,
     /// How many stores it has.
     len: usize,
-    /// How many places one turn takes at the location (its stores, left-out ones too).
+    /// How many stores one turn writes at the location.
     period: usize,
 }
 
@@ -141,22 +145,19 @@ impl LeftOut {
         (place, last)
     }
 
-    /// Leaves out `run` of `loc`: joined to a run it continues, the runs inside it dropped.
+    /// Leaves out `run` of `loc`, which overlaps no run left out already.
     fn add(&mut self, loc: Loc, run: Run) {
         let runs = &mut self.runs[loc as usize];
-        runs.retain(|r| r.start < run.start || r.end() > run.end());
         let at = runs.partition_point(|r| r.start < run.start);
         runs.insert(at, run);
     }
 }
 
-/// The blocks of one thread a fold compares: the events each keeps (in program order) and
-/// every event in its stretch of program order, left-out ones too.
+/// The blocks of one thread a fold compares, each a stretch of its program order, the first
+/// right before the second.
 struct Blocks<'a> {
     first: &'a [usize],
     second: &'a [usize],
-    first_all: &'a [usize],
-    second_all: &'a [usize],
 }
 
 impl Execution {
@@ -199,52 +200,48 @@ impl Execution {
                 .filter(|at| at.thread == t)
                 .map(|at| at.events)
                 .collect();
-            // The kept events (places in program order), in order.
-            let mut slots: Vec<usize> = Vec::with_capacity(po.len());
-            for i in 0..po.len() {
-                slots.push(i);
-                // Leaving out a turn may make the turn before it repeat the one before that.
-                'fold: loop {
-                    let n = slots.len();
-                    for k in 1..=MAX_TURN.min(n / 2) {
-                        let (from, mid) = (slots[n - 2 * k], slots[n - k]);
-                        // No plain access within the blocks.
-                        if plain_after.iter().any(|&a| a > from && a <= i) {
-                            continue;
-                        }
-                        let events = |places: &[usize]| -> Vec<usize> {
-                            places.iter().map(|&p| po[p]).collect()
-                        };
-                        let blocks = Blocks {
-                            first: &events(&slots[n - 2 * k..n - k]),
-                            second: &events(&slots[n - k..]),
-                            first_all: &po[from..mid],
-                            second_all: &po[mid..=i],
-                        };
-                        if let Some(runs) = self.repeats(&blocks, naming, &seen, &left) {
-                            for (loc, run) in runs {
-                                left.add(loc, run);
-                            }
-                            slots.truncate(n - k);
-                            continue 'fold;
-                        }
+            // The kept events (places in program order): the thread's events, less the turns
+            // left out from its end. Only the end: a turn the thread went on from (to read
+            // another thread's store, say) stays, for the argument needs the thread able to
+            // make the left-out turn again from where it is (see the module docs).
+            let mut slots: Vec<usize> = (0..po.len()).collect();
+            let last = po.len() - 1;
+            'fold: loop {
+                let n = slots.len();
+                // The longest turn first: a turn's own repeated accesses (a lock word
+                // taken back twice) are no turn of the loop.
+                for k in (1..=MAX_TURN.min(n / 2)).rev() {
+                    let (from, mid, to) = (slots[n - 2 * k], slots[n - k], slots[n - 1]);
+                    // No plain access within the blocks.
+                    if plain_after.iter().any(|&a| a > from && a <= last) {
+                        continue;
                     }
-                    break;
+                    let blocks = Blocks {
+                        first: &po[from..mid],
+                        second: &po[mid..=to],
+                    };
+                    if let Some(runs) = self.repeats(&blocks, naming, &seen) {
+                        for (loc, run) in runs {
+                            left.add(loc, run);
+                        }
+                        slots.truncate(n - k);
+                        continue 'fold;
+                    }
                 }
+                break;
             }
         }
         left
     }
 
     /// Whether the block `second` repeats the block `first` right before it as the
-    /// [module docs](self) say, with what is already `left` out: per location the blocks
-    /// write, the run that leaves out the second block's stores there.
+    /// [module docs](self) say: per location the blocks write, the run that leaves out the
+    /// second block's stores there.
     fn repeats(
         &self,
         blocks: &Blocks<'_>,
         naming: &impl Naming,
         seen: &[bool],
-        left: &LeftOut,
     ) -> Option<Vec<(Loc, Run)>> {
         let same = |e1: usize, e2: usize| {
             let (a, b) = (&self.events[e1], &self.events[e2]);
@@ -272,7 +269,7 @@ impl Execution {
                 }
             }
         }
-        if locations.is_empty() || blocks.second_all.iter().any(|&e| seen[e]) {
+        if locations.is_empty() || second.iter().any(|&e| seen[e]) {
             return None;
         }
         // Per location: where the first block's own stores begin, and where the second's.
@@ -287,44 +284,29 @@ impl Execution {
                 places.sort_unstable();
                 places
             };
-            let (ones, twos) = (places(blocks.first_all), places(blocks.second_all));
+            let (ones, twos) = (places(first), places(second));
             let contiguous = |p: &[usize]| p.windows(2).all(|w| w[1] == w[0] + 1);
             if !contiguous(&ones) || !contiguous(&twos) {
                 return None;
             }
             let (&one, &two) = (ones.first()?, twos.first()?);
             let period = twos.len();
-            // The first block's stretch may end with a run of its own repeats, which the
-            // second then extends.
-            let before = left.run_at(loc, two - 1).filter(|r| r.end() == two);
-            let run = match before {
-                Some(r) if r.period == period && r.start == one + period => Run {
-                    start: r.start,
-                    len: r.len + period,
-                    period,
-                },
-                _ if ones.len() == period => Run {
-                    start: two,
-                    len: period,
-                    period,
-                },
-                _ => return None,
-            };
-            if one + period > two || ones.last().map(|p| p + 1) != Some(two) {
+            if ones.len() != period || one + period != two {
                 return None;
             }
-            // Place by place, the second block's stores are the first's, left out alike.
+            // Place by place, the second block's stores are the first's.
             let corresponds = (0..period).all(|o| {
-                let (s1, s2) = (
-                    self.mo[loc as usize][one + o],
-                    self.mo[loc as usize][two + o],
-                );
-                same(s1, s2)
-                    && left.run_at(loc, one + o).is_some() == left.run_at(loc, two + o).is_some()
+                let mo = &self.mo[loc as usize];
+                same(mo[one + o], mo[two + o])
             });
             if !corresponds {
                 return None;
             }
+            let run = Run {
+                start: two,
+                len: period,
+                period,
+            };
             spans.push((loc, one, two));
             runs.push((loc, run));
         }

@@ -924,6 +924,42 @@ fn a_readers_turns_that_take_back_their_count_merge_without_an_outcome_gained_or
     }
 }
 
+/// A waiting thread whose turns add 4 and take it back, below a store of 2 another thread
+/// placed above them, and a third thread that reads three times: it may read the end of one
+/// turn (0), the next turn's 4, then the 2, which merging the turns must keep.
+#[test]
+fn a_reader_sees_the_turns_below_another_threads_store() {
+    let load = |reg| Instr::Load {
+        loc: 0,
+        order: Relaxed,
+        reg,
+    };
+    let p = Program {
+        locations: vec![0],
+        threads: vec![
+            vec![
+                Instr::FetchAdd {
+                    loc: 0,
+                    add: 4,
+                    order: Relaxed,
+                    reg: 0,
+                },
+                until(0, 2),
+            ],
+            vec![Instr::Store {
+                loc: 0,
+                value: 2,
+                order: Relaxed,
+            }],
+            vec![load(0), load(1), load(2)],
+        ],
+    };
+    let [merged, unrolled] = take_back_outcomes(&p, 4);
+    assert_eq!(merged, unrolled, "on\n{p}");
+    let sees = |reads: [u64; 3]| merged.1.iter().any(|o| o.registers[2][..3] == reads);
+    assert!(sees([0, 4, 2]), "{merged:?}");
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(128))]
 
