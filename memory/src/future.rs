@@ -61,7 +61,7 @@
 //!   same outcome (GenMC's spin-assume argument). So a spin loop's turn that read what the
 //!   last one read leaves the key as it was, whatever orderings it mixes; other turns (an RMW
 //!   and its undoing) still grow it, but for the views key, which leaves out a turn of
-//!   read-modify-writes that puts back what it found ([module `turns`](crate::turns)).
+//!   read-modify-writes that puts back what it found (the module `turns`).
 //!   `fgvt-sync`'s litmus tests check the outcomes against the axioms on waiting loops of every
 //!   order.
 //!

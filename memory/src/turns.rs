@@ -1,4 +1,4 @@
-//! Retry turns that write what they read: the turns a future key leaves out of modification
+//! Retry turns that put back what they found: the turns a future key leaves out of modification
 //! order, so that a retry loop whose failed turns store still comes back to its state.
 //!
 //! A spin loop's turn that only reads is folded by [`Execution::graph_key`] and leaves the
@@ -10,29 +10,33 @@
 //!
 //! # Which turns are left out
 //!
-//! A block of a thread's last events (read-modify-writes, loads and fences, at least one
-//! read-modify-write, none `SeqCst`) is left out when it *repeats* the block right before it,
-//! event by event, and nothing but its own thread saw it:
+//! A *round* is the last events of one or more threads (read-modify-writes, loads and fences,
+//! none `SeqCst`), whose stores at a location lie together in its modification order: one
+//! thread's turn, or the turns of threads that spin on one word at once, interleaved. A round
+//! is left out when it *repeats* the round right before it and nothing outside it saw it:
 //!
-//! * the same kind, order and location, and for a read-modify-write the same value read and
-//!   written, by the same source line ([`Naming::store`]);
-//! * each read reads the corresponding store of the later block where the earlier one read a
-//!   store of its own block; where the earlier one read the store right before its block's
+//! * store by store, the same thread, kind, order, value read and written, and source line
+//!   ([`Naming::store`]); per thread, its part of the round repeats its part of the round
+//!   before, event by event;
+//! * each read reads the corresponding store of the later round where the earlier one read a
+//!   store of its own round; where the earlier one read the store right before its round's
 //!   stores at the location, the later one reads the store right before its own (the chain of
 //!   a retry loop's read-modify-writes, each turn reading what the last one left); otherwise
 //!   the same store;
-//! * per location, the later block's stores come right after the earlier block's in
+//! * per location, the later round's stores come right after the earlier round's in
 //!   modification order;
-//! * no event of another thread reads a store of the later block, nothing is synchronized
-//!   into or out of it, and no plain access is made within either block.
+//! * no event outside the later round reads one of its stores, nothing is synchronized into
+//!   or out of it, and no plain access is made within either round.
 //!
-//! Then the block before is compared with the one before it, and so on, so a loop that turned
-//! ten times keeps its first turn only. Only the thread's *last* events are looked at: a turn
-//! the thread went on from stays (see below).
+//! Then the round before is compared with the one before it, and so on, so a loop that turned
+//! ten times keeps its first turn only. Only the threads' *last* events are looked at: a turn
+//! a thread went on from stays (see below). Rounds that do not repeat are not left out: two
+//! threads whose turns interleave differently every time (two readers of a reader-writer lock
+//! that each add and take back a count while a writer holds it) still grow the key.
 //!
 //! # Why the outcomes stay the same
 //!
-//! Let `S₂` be an execution whose thread `t` ends with the later block `T₂`, and `S₁` the same
+//! Let `S₂` be an execution whose threads end with the later round `T₂`, and `S₁` the same
 //! without `T₂`. `S₁` is an execution too: no other event read `T₂` or was synchronized by it,
 //! so taking it out leaves every other event as it was (a store of another thread placed after
 //! `T₂` stands after `T₁`). The key of `S₂` lists `T₁`'s stores where `T₂`'s stand: the places
@@ -41,33 +45,38 @@
 //! the last store of the run left out after it (so `T₁`'s last store counts as unread, as in
 //! `S₁`). Both have the same outcomes:
 //!
-//! * *`S₂`'s are `S₁`'s.* `T₂` is a turn `t` can take from `S₁`: it is at the same point of
-//!   its loop (its caller's fingerprint says so), and `T₂`'s reads read what `T₁` left, the
-//!   stores `t` sees newest in `S₁`. So `S₂` is reached from `S₁`, and everything after it.
+//! * *`S₂`'s are `S₁`'s.* `T₂` is a round its threads can take from `S₁`: each is at the same
+//!   point of its loop (the caller's fingerprint says so), and `T₂`'s reads read what `T₁`
+//!   left, the stores they see newest in `S₁`. So `S₂` is reached from `S₁`, and everything
+//!   after it.
 //! * *`S₁`'s are `S₂`'s.* A continuation of `S₁` runs from `S₂` with each read of a `T₁` store
 //!   still reading it, but a read-modify-write that read `T₁`'s last store (the only one of
 //!   them no read-modify-write read), which reads `T₂`'s instead: the same value, and a
-//!   release view that differs only at the blocks' own places, since `T₂` read its own
-//!   thread's stores or what `T₁` read, so acquired nothing its thread did not already have.
-//!   A later store goes before both blocks or after them, in `S₁` and `S₂` alike (no store
+//!   release view that differs only at the rounds' own places, since `T₂` read its own
+//!   round's stores or what `T₁` read, so acquired nothing its threads did not already have.
+//!   A later store goes before both rounds or after them, in `S₁` and `S₂` alike (no store
 //!   goes between a store and the read-modify-write that read it).
 //!
-//! A turn the thread went on from is not left out: with it gone, the state with one turn
-//! fewer would stand for it, and a thread that has not yet read `T₂` could, in `S₂`, read a
-//! store of `T₁` and then one of `T₂` below a store `t` went on to read, which nothing in
-//! `S₁` offers any more. The explorer meets such a state rarely (the loop's head after `T₂`
+//! A turn a thread went on from is not left out: with it gone, the state with one turn fewer
+//! would stand for it, and a thread that has not yet read `T₂` could, in `S₂`, read a store of
+//! `T₁` and then one of `T₂` below a store the spinning thread went on to read, which nothing
+//! in `S₁` offers any more. The explorer meets such a state rarely (the loop's head after `T₂`
 //! already merged), and the key keeps it apart.
 //!
 //! That is the argument for outcomes, which is what merging needs (the explorer keys states by
 //! the history too): the number of ways a later read has is not the same in `S₁` and `S₂`,
 //! only what each way leads to. `fgvt-sync`'s litmus tests check the outcomes of retry loops
-//! whose failed turns write against the same programs with the loop made straight-line.
+//! whose failed turns write (in one thread, and in two at once) against the same programs
+//! with the loops made straight-line.
 
 use crate::event::Kind;
-use crate::{Execution, Loc, Naming, PlainAt, StoreId};
+use crate::{Execution, Loc, Naming, PlainAt, StoreId, ThreadId};
 
-/// The longest turn looked for, in events.
+/// The longest turn looked for, in events of one thread.
 const MAX_TURN: usize = 8;
+
+/// The most stores a round of turns (of one thread or several) may write.
+const MAX_ROUND: usize = 16;
 
 /// A run of a location's modification order left out: the stores of turns that repeat the
 /// turn whose stores come right before it.
@@ -153,11 +162,18 @@ impl LeftOut {
     }
 }
 
-/// The blocks of one thread a fold compares, each a stretch of its program order, the first
-/// right before the second.
-struct Blocks<'a> {
-    first: &'a [usize],
-    second: &'a [usize],
+/// A round left out: per thread in it, where its part begins in its program order; per
+/// location it writes, the run of its stores.
+type Round = (Vec<(ThreadId, usize)>, Vec<(Loc, Run)>);
+
+/// What a round's check needs of the whole execution, found once per key.
+struct Context<'a, N> {
+    naming: &'a N,
+    plain: &'a [PlainAt],
+    /// Per store, the events that read it.
+    readers: Vec<Vec<usize>>,
+    /// Per event, whether it is an end of a synchronization (`sync`, or pending).
+    synced: Vec<bool>,
 }
 
 impl Execution {
@@ -167,161 +183,197 @@ impl Execution {
         let mut left = LeftOut {
             runs: vec![Vec::new(); self.mo.len()],
         };
-        // Only a read-modify-write that another one read can begin a turn worth looking at.
+        // Only a read-modify-write that another one read can begin a round worth looking at.
         if !self.read_by_rmw.iter().any(|&r| r) {
             return left;
         }
-        // Stores another thread read or that synchronize: a turn with one of them was seen.
-        let mut seen = vec![false; self.events.len()];
-        for event in &self.events {
+        let mut readers = vec![Vec::new(); self.events.len()];
+        for (e, event) in self.events.iter().enumerate() {
             if let Some(s) = event.rf {
-                if event.thread != self.events[s].thread {
-                    seen[s] = true;
-                }
+                readers[s].push(e);
             }
         }
+        let mut synced = vec![false; self.events.len()];
         for &(from, into) in &self.sync {
-            seen[from] = true;
-            seen[into] = true;
+            synced[from] = true;
+            synced[into] = true;
         }
         for thread in &self.threads {
             for &from in &thread.pending {
-                seen[from] = true;
+                synced[from] = true;
             }
         }
-        for (t, thread) in self.threads.iter().enumerate() {
-            let po = &thread.po;
-            if !po.iter().any(|&e| self.events[e].kind == Kind::Rmw) {
-                continue;
-            }
-            // After how many of its events the thread made a plain access.
-            let plain_after: Vec<usize> = plain
-                .iter()
-                .filter(|at| at.thread == t)
-                .map(|at| at.events)
-                .collect();
-            // The kept events (places in program order): the thread's events, less the turns
-            // left out from its end. Only the end: a turn the thread went on from (to read
-            // another thread's store, say) stays, for the argument needs the thread able to
-            // make the left-out turn again from where it is (see the module docs).
-            let mut slots: Vec<usize> = (0..po.len()).collect();
-            let last = po.len() - 1;
-            'fold: loop {
-                let n = slots.len();
-                // The longest turn first: a turn's own repeated accesses (a lock word
-                // taken back twice) are no turn of the loop.
-                for k in (1..=MAX_TURN.min(n / 2)).rev() {
-                    let (from, mid, to) = (slots[n - 2 * k], slots[n - k], slots[n - 1]);
-                    // No plain access within the blocks.
-                    if plain_after.iter().any(|&a| a > from && a <= last) {
+        let context = Context {
+            naming,
+            plain,
+            readers,
+            synced,
+        };
+        // Per thread, how many of its events are kept: rounds are left out from the end.
+        let mut ends: Vec<usize> = self.threads.iter().map(|t| t.po.len()).collect();
+        'fold: loop {
+            for loc in 0..self.mo.len() as Loc {
+                for t in 0..self.threads.len() {
+                    // The round ends with the last read-modify-write of `loc` some thread
+                    // made among its last events.
+                    let po = &self.threads[t].po[..ends[t]];
+                    let Some(&last) = po.iter().rev().take(MAX_TURN).find(|&&e| {
+                        let event = &self.events[e];
+                        event.kind == Kind::Rmw && event.loc == Some(loc)
+                    }) else {
                         continue;
-                    }
-                    let blocks = Blocks {
-                        first: &po[from..mid],
-                        second: &po[mid..=to],
                     };
-                    if let Some(runs) = self.repeats(&blocks, naming, &seen) {
-                        for (loc, run) in runs {
-                            left.add(loc, run);
+                    let end = self.mo_pos[last] + 1;
+                    // The longest round first: a turn's own repeated accesses (a count taken
+                    // back twice) are no round of the loop.
+                    for stores in (1..=MAX_ROUND.min(end / 2)).rev() {
+                        if let Some((starts, runs)) =
+                            self.round(loc, end - stores, stores, &ends, &context)
+                        {
+                            for (l, run) in runs {
+                                left.add(l, run);
+                            }
+                            for (thread, start) in starts {
+                                ends[thread] = start;
+                            }
+                            continue 'fold;
                         }
-                        slots.truncate(n - k);
-                        continue 'fold;
                     }
                 }
-                break;
             }
+            break;
         }
         left
     }
 
-    /// Whether the block `second` repeats the block `first` right before it as the
-    /// [module docs](self) say: per location the blocks write, the run that leaves out the
-    /// second block's stores there.
-    fn repeats(
+    /// Whether the `stores` stores of `loc` from place `two` on are a round that repeats the
+    /// round of as many stores right before it, as the [module docs](self) say, each thread's
+    /// part of it the end of its first `ends` events (the parts may write other locations
+    /// too, each of which then has its own two rounds of stores).
+    fn round<N: Naming>(
         &self,
-        blocks: &Blocks<'_>,
-        naming: &impl Naming,
-        seen: &[bool],
-    ) -> Option<Vec<(Loc, Run)>> {
+        loc: Loc,
+        two: usize,
+        stores: usize,
+        ends: &[usize],
+        context: &Context<'_, N>,
+    ) -> Option<Round> {
+        let mo = &self.mo[loc as usize];
+        let one = two - stores;
+        if two + stores > mo.len() {
+            return None;
+        }
         let same = |e1: usize, e2: usize| {
             let (a, b) = (&self.events[e1], &self.events[e2]);
             a.kind == b.kind
+                && a.thread == b.thread
                 && a.order == b.order
                 && a.loc == b.loc
                 && a.read == b.read
                 && a.written == b.written
+                && matches!(b.kind, Kind::Load | Kind::Rmw | Kind::Fence)
+                && b.order != crate::Order::SeqCst
                 && (b.kind != Kind::Rmw
-                    || naming.store(StoreId::of(e1)) == naming.store(StoreId::of(e2)))
+                    || context.naming.store(StoreId::of(e1))
+                        == context.naming.store(StoreId::of(e2)))
         };
-        let (first, second) = (blocks.first, blocks.second);
-        let mut locations: Vec<Loc> = Vec::new();
-        for (&e1, &e2) in first.iter().zip(second) {
-            let b = &self.events[e2];
-            if !same(e1, e2)
-                || !matches!(b.kind, Kind::Load | Kind::Rmw | Kind::Fence)
-                || b.order == crate::Order::SeqCst
+        // Store by store, the second round is the first again, by the same threads.
+        if !(0..stores)
+            .all(|o| same(mo[one + o], mo[two + o]) && self.events[mo[two + o]].kind == Kind::Rmw)
+        {
+            return None;
+        }
+        let mut threads: Vec<ThreadId> = (0..stores)
+            .filter_map(|o| self.events[mo[two + o]].thread)
+            .collect();
+        threads.sort_unstable();
+        threads.dedup();
+        // Per thread, where its part of the second round begins in its program order.
+        let starts: Vec<(ThreadId, usize)> = threads
+            .iter()
+            .map(|&t| {
+                let first = (0..stores)
+                    .map(|o| mo[two + o])
+                    .filter(|&s| self.events[s].thread == Some(t))
+                    .map(|s| self.events[s].index)
+                    .min()
+                    .expect("a thread of the round");
+                (t, first)
+            })
+            .collect();
+        let in_second = |e: usize| {
+            let event = &self.events[e];
+            starts
+                .iter()
+                .any(|&(t, start)| event.thread == Some(t) && event.index >= start)
+        };
+        // Each thread's two parts, and per location they write, the places of their stores.
+        let mut pairs: Vec<(usize, usize)> = Vec::new();
+        let mut spans: Vec<(Loc, Vec<usize>, Vec<usize>)> = Vec::new();
+        for &(t, start) in &starts {
+            let po = &self.threads[t].po;
+            let len = ends[t].checked_sub(start)?;
+            if len == 0 || len > MAX_TURN || start < len {
+                return None;
+            }
+            let (first, second) = (&po[start - len..start], &po[start..ends[t]]);
+            // No plain access within the thread's parts.
+            if (context.plain.iter()).any(|at| at.thread == t && at.events > start - len) {
+                return None;
+            }
+            for (&e1, &e2) in first.iter().zip(second) {
+                if !same(e1, e2) || context.synced[e2] {
+                    return None;
+                }
+                let b = &self.events[e2];
+                if b.is_write() {
+                    // A store of the second round is read by the second round only.
+                    if !context.readers[e2].iter().all(|&r| in_second(r)) {
+                        return None;
+                    }
+                    let l = b.loc.expect("a store has a location");
+                    let span = match spans.iter_mut().find(|(at, ..)| *at == l) {
+                        Some(span) => span,
+                        None => {
+                            spans.push((l, Vec::new(), Vec::new()));
+                            spans.last_mut().expect("just pushed")
+                        }
+                    };
+                    span.1.push(self.mo_pos[e1]);
+                    span.2.push(self.mo_pos[e2]);
+                }
+                pairs.push((e1, e2));
+            }
+        }
+        // Per location: the second round's stores right after the first's, place by place
+        // the same stores again. Where each round's stores begin.
+        let mut begins: Vec<(Loc, usize, usize)> = Vec::with_capacity(spans.len());
+        for (l, ones, twos) in &mut spans {
+            ones.sort_unstable();
+            twos.sort_unstable();
+            let contiguous = |p: &[usize]| p.windows(2).all(|w| w[1] == w[0] + 1);
+            let (n, mo) = (twos.len(), &self.mo[*l as usize]);
+            let (one, two) = (ones[0], twos[0]);
+            if !contiguous(ones)
+                || !contiguous(twos)
+                || one + n != two
+                || !(0..n).all(|o| same(mo[one + o], mo[two + o]))
             {
                 return None;
             }
-            if let (Kind::Rmw, Some(loc)) = (b.kind, b.loc) {
-                if !locations.contains(&loc) {
-                    locations.push(loc);
-                }
-            }
+            begins.push((*l, one, two));
         }
-        if locations.is_empty() || second.iter().any(|&e| seen[e]) {
-            return None;
-        }
-        // Per location: where the first block's own stores begin, and where the second's.
-        let mut spans: Vec<(Loc, usize, usize)> = Vec::with_capacity(locations.len());
-        let mut runs = Vec::with_capacity(locations.len());
-        for &loc in &locations {
-            let places = |events: &[usize]| -> Vec<usize> {
-                let mut places: Vec<usize> = (events.iter())
-                    .filter(|&&e| self.events[e].is_write() && self.events[e].loc == Some(loc))
-                    .map(|&e| self.mo_pos[e])
-                    .collect();
-                places.sort_unstable();
-                places
-            };
-            let (ones, twos) = (places(first), places(second));
-            let contiguous = |p: &[usize]| p.windows(2).all(|w| w[1] == w[0] + 1);
-            if !contiguous(&ones) || !contiguous(&twos) {
-                return None;
-            }
-            let (&one, &two) = (ones.first()?, twos.first()?);
-            let period = twos.len();
-            if ones.len() != period || one + period != two {
-                return None;
-            }
-            // Place by place, the second block's stores are the first's.
-            let corresponds = (0..period).all(|o| {
-                let mo = &self.mo[loc as usize];
-                same(mo[one + o], mo[two + o])
-            });
-            if !corresponds {
-                return None;
-            }
-            let run = Run {
-                start: two,
-                len: period,
-                period,
-            };
-            spans.push((loc, one, two));
-            runs.push((loc, run));
-        }
-        // The reads: where the first read a store of its own stretch, the corresponding one;
-        // where it read the store right before its stretch, the one right before the second's;
-        // else the same store.
-        for (&e1, &e2) in first.iter().zip(second) {
+        // The reads: where the first read a store of its round, the corresponding one; where
+        // it read the store right before its round, the one right before the second; else the
+        // same store.
+        for &(e1, e2) in &pairs {
             let (a, b) = (&self.events[e1], &self.events[e2]);
             let (Some(r1), Some(r2)) = (a.rf, b.rf) else {
                 continue;
             };
-            let span = spans.iter().find(|(l, ..)| Some(*l) == a.loc);
             let (p1, p2) = (self.mo_pos[r1], self.mo_pos[r2]);
-            let right = match span {
-                Some(&(_, one, two)) if p1 >= one && p1 < two => p2 == p1 - one + two,
+            let right = match begins.iter().find(|(l, ..)| a.loc == Some(*l)) {
+                Some(&(_, one, two)) if (one..two).contains(&p1) => p2 == p1 + (two - one),
                 Some(&(_, one, two)) if p1 + 1 == one => p2 + 1 == two,
                 _ => r2 == r1,
             };
@@ -329,6 +381,28 @@ impl Execution {
                 return None;
             }
         }
-        Some(runs)
+        // Every store of the round at `loc` is some thread's part's.
+        let at_loc = spans
+            .iter()
+            .find(|(l, ..)| *l == loc)
+            .map_or(0, |s| s.2.len());
+        if at_loc != stores {
+            return None;
+        }
+        let runs = begins
+            .iter()
+            .map(|&(l, one, two)| {
+                let n = two - one;
+                (
+                    l,
+                    Run {
+                        start: two,
+                        len: n,
+                        period: n,
+                    },
+                )
+            })
+            .collect();
+        Some((starts, runs))
     }
 }

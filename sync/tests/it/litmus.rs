@@ -23,9 +23,10 @@ thread_local! {
     /// Whether waiting loops' turns may add (see [`waits`]): a failed turn then takes its
     /// additions back, the way a reader-writer lock's `read()` takes back its reader count.
     static TAKE_BACK: Cell<bool> = const { Cell::new(false) };
-    /// With [`TAKE_BACK`], whether a waiting loop is made straight-line instead: this many
-    /// failed turns, then the one that ends it, with no hint (see [`take_back_outcomes`]).
-    static UNROLLED: Cell<Option<usize>> = const { Cell::new(None) };
+    /// With [`TAKE_BACK`], whether waiting loops are made straight-line instead: this many
+    /// failed turns, then the one that ends it, with no hint (see [`take_back_outcomes`]);
+    /// the first number for thread 0's loops, the second for the other threads'.
+    static UNROLLED: Cell<Option<(usize, usize)>> = const { Cell::new(None) };
 }
 
 /// A litmus program as an object: `run(t)` runs thread `t`'s instructions and returns its
@@ -84,7 +85,9 @@ impl Litmus {
         let mut registers = self.program.initial_registers()[thread].clone();
         let instrs = &self.program.threads[thread];
         let waits = waits(instrs);
-        let unrolled = UNROLLED.with(Cell::get);
+        let unrolled = UNROLLED
+            .with(Cell::get)
+            .map(|(first, rest)| if thread == 0 { first } else { rest });
         // Whether every turn ended as an unrolled loop's must: only the last saw the value.
         let mut as_unrolled = true;
         let mut next = 0;
@@ -251,6 +254,17 @@ fn explored_outcomes(
     configure: impl FnOnce(Test<Litmus>) -> Test<Litmus>,
     cut: bool,
 ) -> (bool, BTreeSet<Outcome>) {
+    let (racy, found, bounded) = explored(p, configure, cut);
+    assert!(cut || !bounded);
+    (racy, found)
+}
+
+/// [`explored_outcomes`], and whether some run was cut by a bound (which `cut` allows).
+fn explored(
+    p: &Program,
+    configure: impl FnOnce(Test<Litmus>) -> Test<Litmus>,
+    cut: bool,
+) -> (bool, BTreeSet<Outcome>, bool) {
     PROGRAM.with(|program| *program.borrow_mut() = p.clone());
     // Every access of the interpreted program is made at one line of `Litmus`: straight-line
     // loads that see one value would look like a bare spin's turns.
@@ -281,6 +295,7 @@ fn explored_outcomes(
     };
     let mut found = BTreeSet::new();
     let mut racy = false;
+    let mut bounded = false;
     let waiting = p.threads.iter().any(|instrs| !waits(instrs).is_empty());
     for (_, leaf, _) in tree.leaves() {
         if let Some(fault) = &leaf.fault {
@@ -289,7 +304,11 @@ fn explored_outcomes(
             continue;
         }
         // Threads that all wait for what none of them will write: a run that never ends.
-        if waiting && leaf.kind == LeafKind::Stuck || cut && leaf.kind == LeafKind::Bounded {
+        if waiting && leaf.kind == LeafKind::Stuck {
+            continue;
+        }
+        if cut && leaf.kind == LeafKind::Bounded {
+            bounded = true;
             continue;
         }
         assert_eq!(leaf.kind, LeafKind::Complete, "{p}\n{:?}", leaf.bound);
@@ -314,7 +333,7 @@ fn explored_outcomes(
         }
         found.insert(Outcome { registers, memory });
     }
-    (racy, found)
+    (racy, found, bounded)
 }
 
 /// What the axioms say of `p`: whether it races, and its race-free outcomes.
@@ -773,21 +792,47 @@ proptest! {
 /// [`waits`]), in a thread of random loads, stores and additions, beside threads of those: the
 /// outcomes of the runs with merged states (a turn that put back what it changed is left out of
 /// the future key, `fgvt_memory`'s `turns`), and the reference, the outcomes of the same
-/// program with the loop made straight-line: `failed` failed turns then the one that saw the
-/// value, for every `failed` up to `unrolled` (the runs whose turns did not end that way
-/// dropped). No `SeqCst`: with one not yet settled the key is the whole graph, which leaves no
-/// such turn out.
+/// program with the loops made straight-line: `failed` failed turns then the one that saw the
+/// value, for every `failed` up to `unrolled`, in thread 0 and (independently) in the others
+/// (the runs whose turns did not end that way dropped). No `SeqCst`: with one not yet settled
+/// the key is the whole graph, which leaves no such turn out.
 fn take_back_outcomes(p: &Program, unrolled: usize) -> [(bool, BTreeSet<Outcome>); 2] {
+    let merged = merged_take_back(p, false).expect("every run ends or merges");
+    [merged, unrolled_take_back(p, unrolled)]
+}
+
+/// The outcomes of `p`'s runs with merged states (see [`take_back_outcomes`]); `None` if some
+/// run was cut by a bound, which fails the test unless `cut` allows it.
+fn merged_take_back(p: &Program, cut: bool) -> Option<(bool, BTreeSet<Outcome>)> {
     TAKE_BACK.with(|t| t.set(true));
     UNROLLED.with(|u| u.set(None));
-    // Every turn's stores stay in the graph, merged or not: a load may read any of them.
-    let merged = explored_outcomes(
+    // Every turn's stores stay in the graph, merged or not: a load may read any of them. A
+    // program whose runs may be cut is cut early: these end in a few dozen steps or never.
+    let (racy, found, bounded) = explored(
         p,
-        |test| test.partial_order_reduction(false).max_stale(u32::MAX),
-        false,
+        |test| {
+            let test = test.partial_order_reduction(false).max_stale(u32::MAX);
+            if cut {
+                test.max_steps(64)
+            } else {
+                test
+            }
+        },
+        cut,
     );
+    TAKE_BACK.with(|t| t.set(false));
+    (!bounded).then_some((racy, found))
+}
+
+/// The reference of [`take_back_outcomes`]: `p` with its waiting loops made straight-line.
+fn unrolled_take_back(p: &Program, unrolled: usize) -> (bool, BTreeSet<Outcome>) {
+    TAKE_BACK.with(|t| t.set(true));
     let mut reference = (false, BTreeSet::new());
-    for failed in 0..=unrolled {
+    let others_wait = p.threads[1..]
+        .iter()
+        .any(|instrs| !waits(instrs).is_empty());
+    let rest = if others_wait { unrolled } else { 0 };
+    for failed in (0..=unrolled).flat_map(|first| (0..=rest).map(move |r| (first, r))) {
         UNROLLED.with(|u| u.set(Some(failed)));
         let (racy, outcomes) = explored_outcomes(
             p,
@@ -807,7 +852,7 @@ fn take_back_outcomes(p: &Program, unrolled: usize) -> [(bool, BTreeSet<Outcome>
     }
     UNROLLED.with(|u| u.set(None));
     TAKE_BACK.with(|t| t.set(false));
-    [merged, reference]
+    reference
 }
 
 /// Weaker than `SeqCst`, of every kind.
@@ -976,5 +1021,29 @@ proptest! {
         let p = Program { locations: vec![0, 0], threads };
         let [merged, unrolled] = take_back_outcomes(&p, 4);
         prop_assert_eq!(merged, unrolled, "on\n{}", p);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    /// Two threads with waiting loops whose failed turns add and take back, beside one or no
+    /// other thread: their turns interleave on a location (a round of both threads' turns
+    /// repeating the round before it is left out), and where every run ends or merges, the
+    /// runs end with exactly the outcomes of the loops made straight-line with up to three
+    /// failed turns each. (Two threads' turns need not come in rounds that repeat: where they
+    /// do not, the runs go on to the step limit, and the case says nothing.)
+    #[test]
+    fn random_programs_with_two_threads_taking_back_merge_exactly(
+        first in taking_back_thread(),
+        second in taking_back_thread(),
+        others in prop::collection::vec(prop::collection::vec(weak_instr(), 1..3), 0..2),
+    ) {
+        let mut threads = vec![first, second];
+        threads.extend(others);
+        let p = Program { locations: vec![0, 0], threads };
+        let merged = merged_take_back(&p, true);
+        prop_assume!(merged.is_some());
+        prop_assert_eq!(merged, Some(unrolled_take_back(&p, 3)), "on\n{}", p);
     }
 }

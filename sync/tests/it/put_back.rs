@@ -151,19 +151,23 @@ fn localize<O: Object>(name: &str, threads: &[&[&str]]) -> LocalizeReport {
     report
 }
 
+/// Localizes `threads` on `O` with the default limits: it passes, complete.
+fn passes<O: Object>(name: &str, threads: &[&[&str]]) -> LocalizeReport {
+    let report = localize::<O>(name, threads);
+    assert_eq!(
+        report.verdict,
+        Verdict::Linearizable,
+        "{:?}",
+        report.partial
+    );
+    assert_eq!(report.partial, None);
+    report
+}
+
 /// The correct lock passes, complete, with either hint; the buggy one fails.
 fn decided<Fgvt: Object, Std: Object, Bug: Object>(name: &str, threads: &[&[&str]]) {
-    let hinted = localize::<Fgvt>(&format!("{name} (fgvt hint)"), threads);
-    let plain = localize::<Std>(&format!("{name} (std hint)"), threads);
-    for report in [&hinted, &plain] {
-        assert_eq!(
-            report.verdict,
-            Verdict::Linearizable,
-            "{:?}",
-            report.partial
-        );
-        assert_eq!(report.partial, None);
-    }
+    let hinted = passes::<Fgvt>(&format!("{name} (fgvt hint)"), threads);
+    let plain = passes::<Std>(&format!("{name} (std hint)"), threads);
     // fgvt's hint cuts every turn; `std`'s is taken for it where the turn put back what it
     // changed: the same tree.
     assert_eq!(hinted.tree.distinct_states, plain.tree.distinct_states);
@@ -184,5 +188,15 @@ fn spin_0_5_2_rwlock_is_decided_with_either_hint() {
     decided::<SpinRwCounter<true, false>, SpinRwCounter<false, false>, SpinRwCounter<false, true>>(
         "spin 0.5.2 RwLock",
         &[&["inc()"], &["get()"]],
+    );
+}
+
+/// Three threads of a test-and-set lock: two spin at once, their turns interleaved on the lock
+/// word, and a round of both threads' turns repeats the round before it.
+#[test]
+fn three_threads_spinning_together_are_decided() {
+    let _ = passes::<TasCounter<false, false>>(
+        "test-and-set, three threads",
+        &[&["inc()"], &["inc()"], &["inc()", "get()"]],
     );
 }
