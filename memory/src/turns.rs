@@ -69,6 +69,8 @@
 //! whose failed turns write (in one thread, and in two at once) against the same programs
 //! with the loops made straight-line.
 
+use std::cell::OnceCell;
+
 use crate::event::Kind;
 use crate::{Execution, Loc, Naming, PlainAt, StoreId, ThreadId};
 
@@ -166,14 +168,39 @@ impl LeftOut {
 /// location it writes, the run of its stores.
 type Round = (Vec<(ThreadId, usize)>, Vec<(Loc, Run)>);
 
-/// What a round's check needs of the whole execution, found once per key.
+/// What a round's check needs of the whole execution: found once per key, and only when some
+/// round's stores repeat (the key is computed at every step).
 struct Context<'a, N> {
     naming: &'a N,
     plain: &'a [PlainAt],
-    /// Per store, the events that read it.
-    readers: Vec<Vec<usize>>,
-    /// Per event, whether it is an end of a synchronization (`sync`, or pending).
-    synced: Vec<bool>,
+    /// Per store, the events that read it; per event, whether it is an end of a
+    /// synchronization (`sync`, or pending).
+    found: OnceCell<(Vec<Vec<usize>>, Vec<bool>)>,
+}
+
+impl<N> Context<'_, N> {
+    /// The readers of each store and the synchronized events of `x`.
+    fn found(&self, x: &Execution) -> &(Vec<Vec<usize>>, Vec<bool>) {
+        self.found.get_or_init(|| {
+            let mut readers = vec![Vec::new(); x.events.len()];
+            for (e, event) in x.events.iter().enumerate() {
+                if let Some(s) = event.rf {
+                    readers[s].push(e);
+                }
+            }
+            let mut synced = vec![false; x.events.len()];
+            for &(from, into) in &x.sync {
+                synced[from] = true;
+                synced[into] = true;
+            }
+            for thread in &x.threads {
+                for &from in &thread.pending {
+                    synced[from] = true;
+                }
+            }
+            (readers, synced)
+        })
+    }
 }
 
 impl Execution {
@@ -187,27 +214,10 @@ impl Execution {
         if !self.read_by_rmw.iter().any(|&r| r) {
             return left;
         }
-        let mut readers = vec![Vec::new(); self.events.len()];
-        for (e, event) in self.events.iter().enumerate() {
-            if let Some(s) = event.rf {
-                readers[s].push(e);
-            }
-        }
-        let mut synced = vec![false; self.events.len()];
-        for &(from, into) in &self.sync {
-            synced[from] = true;
-            synced[into] = true;
-        }
-        for thread in &self.threads {
-            for &from in &thread.pending {
-                synced[from] = true;
-            }
-        }
         let context = Context {
             naming,
             plain,
-            readers,
-            synced,
+            found: OnceCell::new(),
         };
         // Per thread, how many of its events are kept: rounds are left out from the end.
         let mut ends: Vec<usize> = self.threads.iter().map(|t| t.po.len()).collect();
@@ -322,13 +332,14 @@ impl Execution {
                 return None;
             }
             for (&e1, &e2) in first.iter().zip(second) {
-                if !same(e1, e2) || context.synced[e2] {
+                let (readers, synced) = context.found(self);
+                if !same(e1, e2) || synced[e2] {
                     return None;
                 }
                 let b = &self.events[e2];
                 if b.is_write() {
                     // A store of the second round is read by the second round only.
-                    if !context.readers[e2].iter().all(|&r| in_second(r)) {
+                    if !readers[e2].iter().all(|&r| in_second(r)) {
                         return None;
                     }
                     let l = b.loc.expect("a store has a location");
