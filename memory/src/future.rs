@@ -134,7 +134,7 @@ impl Execution {
         }
         let mut sets = Vec::new();
         let live: Vec<ThreadId> = (0..self.threads.len()).filter(|&t| live(t)).collect();
-        // A retry loop's turns that wrote what they read are left out of modification order,
+        // A retry loop's turns that put back what they found are left out of modification order,
         // and every view that saw one of their stores sees the kept store it stands for.
         let left = self.left_out_turns(naming, plain);
         let mut places = self.places();
