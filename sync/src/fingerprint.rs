@@ -81,7 +81,7 @@ pub(crate) fn summand(key: u64, value: u64) -> Fingerprint {
 }
 
 /// A value as an access saw or left it, before pointers are given their identities.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug)]
 pub(crate) enum Word {
     /// An integer or boolean, as its bits.
     Int(u64),
@@ -181,13 +181,6 @@ pub(crate) struct Stamp {
 pub(crate) enum Wrote {
     /// Nothing.
     Nothing,
-    /// The value it read, back (a read-modify-write that changed nothing: a test-and-set
-    /// lock's `swap(true)` that found the lock taken). Under sequential consistency memory is
-    /// as it was; under weak memory the store is in modification order, and the future key
-    /// leaves a turn of such stores out while no other thread has seen it (`fgvt_memory`'s
-    /// `turns`). A turn of them is taken for a retry loop's turn as one that wrote nothing is,
-    /// but it is not a quiet turn ([`DroppedTurn`]): other threads may have read its stores.
-    Same,
     /// An object its thread made in the current operation and has not published: no other
     /// thread can reach it before the thread writes something else (a compare-and-swap
     /// loop's new node, its next pointer written anew at every turn).
@@ -195,9 +188,13 @@ pub(crate) enum Wrote {
     /// What other threads may see.
     Shared,
     /// What other threads may see, by a read-modify-write that changed `object` from `before`
-    /// to `after` (values as fingerprints name them): a turn whose changes put every object it
+    /// to `after` (values as fingerprints name them; the same, for a test-and-set lock's
+    /// `swap(true)` that found the lock taken): a turn whose changes put every object it
     /// changed back as it found it (a reader count added and taken back) is taken for a retry
-    /// loop's turn ([`Observations::before_access`]).
+    /// loop's turn ([`Observations::before_access`]). Under weak memory its stores are in
+    /// modification order all the same, and the future key leaves such turns out while no
+    /// other thread has seen them (`fgvt_memory`'s `turns`). It is no quiet turn
+    /// ([`DroppedTurn`]): other threads may have read its stores.
     Changed {
         /// The object's key.
         object: u64,
@@ -213,17 +210,27 @@ impl Wrote {
     pub(crate) fn is_shared(self) -> bool {
         matches!(self, Wrote::Shared | Wrote::Changed { .. })
     }
+
+    /// Whether it left every value as it found it: wrote nothing, or a read-modify-write put
+    /// back the value it read.
+    fn changed_nothing(self) -> bool {
+        match self {
+            Wrote::Nothing => true,
+            Wrote::Changed { before, after, .. } => before == after,
+            Wrote::Private | Wrote::Shared => false,
+        }
+    }
 }
 
-/// Whether a turn's accesses leave memory as they found it: every write put back the value it
-/// read ([`Wrote::Same`]) or was one of a read-modify-write chain on an object that ends at the
-/// value its first link read ([`Wrote::Changed`]); a plain store does not.
+/// Whether a turn's accesses leave memory as they found it: every write was one of a
+/// read-modify-write chain on an object that ends at the value its first link read
+/// ([`Wrote::Changed`]), or wrote what its thread alone can reach; a plain store does not.
 fn puts_back(turn: &[Logged]) -> bool {
     // Per object changed: the value before the turn's first change, and after its last.
     let mut changed: Vec<(u64, u64, u64)> = Vec::new();
     for logged in turn {
         match logged.wrote {
-            Wrote::Nothing | Wrote::Private | Wrote::Same => {}
+            Wrote::Nothing | Wrote::Private => {}
             Wrote::Shared => return false,
             Wrote::Changed {
                 object,
@@ -306,7 +313,7 @@ impl Observations {
     fn dropping(&self, from: usize) -> Option<DroppedTurn> {
         let turn = &self.log[from..];
         let first = turn.first()?;
-        let seen = |l: &Logged| l.wrote.is_shared() || l.wrote == Wrote::Same;
+        let seen = |l: &Logged| l.wrote.is_shared();
         (!turn.iter().any(seen)).then_some(DroppedTurn { start: first.stamp })
     }
 
@@ -324,9 +331,7 @@ impl Observations {
             let last = &tail[tail.len() - k..];
             let same =
                 (tail.chunks(k)).all(|turn| turn.iter().zip(last).all(|(a, b)| a.entry == b.entry));
-            same && tail
-                .iter()
-                .all(|l| matches!(l.wrote, Wrote::Nothing | Wrote::Same))
+            same && tail.iter().all(|l| l.wrote.changed_nothing())
         })
     }
 

@@ -1260,8 +1260,6 @@ impl Recorder {
             Effect::Write(_) | Effect::Update { .. } | Effect::WriteVersion | Effect::UpdateVersion
         ) {
             Wrote::Nothing
-        } else if matches!(effect, Effect::Update { seen, now } if seen == now) {
-            Wrote::Same
         } else if who.is_some_and(|t| self.lanes[t].private.contains(&key)) {
             Wrote::Private
         } else {

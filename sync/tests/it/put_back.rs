@@ -200,3 +200,32 @@ fn three_threads_spinning_together_are_decided() {
         &[&["inc()"], &["inc()"], &["inc()", "get()"]],
     );
 }
+
+/// A test-and-set lock whose every access is `SeqCst`, around `std`'s hint: explored
+/// sequentially consistent only, where a failed `swap(true)` leaves memory as it was, and is
+/// taken for a retry turn all the same.
+#[derive(Default)]
+pub struct SeqCstTas {
+    lock: AtomicBool,
+    data: UnsafeCell<i64>,
+}
+
+// SAFETY: `data` is only touched under `lock`, which the test checks.
+unsafe impl Sync for SeqCstTas {}
+
+#[fgvt_sync::operations]
+impl SeqCstTas {
+    pub fn inc(&self) {
+        while self.lock.swap(true, Ordering::SeqCst) {
+            std::hint::spin_loop();
+        }
+        // SAFETY: under the lock.
+        self.data.with_mut(|p| unsafe { *p += 1 });
+        self.lock.store(false, Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn a_seq_cst_test_and_set_lock_is_decided_with_std_hint() {
+    let _ = passes::<SeqCstTas>("test-and-set, SeqCst", &[&["inc()"], &["inc()"]]);
+}
