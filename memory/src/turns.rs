@@ -80,16 +80,14 @@ const MAX_TURN: usize = 8;
 /// The most stores a round of turns (of one thread or several) may write.
 const MAX_ROUND: usize = 16;
 
-/// A run of a location's modification order left out: the stores of turns that repeat the
-/// turn whose stores come right before it.
+/// A run of a location's modification order left out: the stores a round wrote there, which
+/// repeat, place by place, the `len` stores right before them.
 #[derive(Clone, Copy, Debug)]
 struct Run {
     /// The place of its first store.
     start: usize,
     /// How many stores it has.
     len: usize,
-    /// How many stores one turn writes at the location.
-    period: usize,
 }
 
 impl Run {
@@ -125,10 +123,10 @@ impl LeftOut {
     }
 
     /// The kept place of place `place` of `loc`: a left-out store stands at the place of the
-    /// store it corresponds to in the turn right before its run, and so on down to a kept one.
+    /// store it repeats, right before its run, and so on down to a kept one.
     pub(crate) fn place(&self, loc: Loc, mut place: usize) -> usize {
         while let Some(run) = self.run_at(loc, place) {
-            place = run.start - run.period + (place - run.start) % run.period;
+            place -= run.len;
         }
         let below: usize = self.runs[loc as usize]
             .iter()
@@ -317,6 +315,7 @@ impl Execution {
                 .iter()
                 .any(|&(t, start)| event.thread == Some(t) && event.index >= start)
         };
+        let (readers, synced) = context.found(self);
         // Each thread's two parts, and per location they write, the places of their stores.
         let mut pairs: Vec<(usize, usize)> = Vec::new();
         let mut spans: Vec<(Loc, Vec<usize>, Vec<usize>)> = Vec::new();
@@ -332,7 +331,6 @@ impl Execution {
                 return None;
             }
             for (&e1, &e2) in first.iter().zip(second) {
-                let (readers, synced) = context.found(self);
                 if !same(e1, e2) || synced[e2] {
                     return None;
                 }
@@ -403,13 +401,11 @@ impl Execution {
         let runs = begins
             .iter()
             .map(|&(l, one, two)| {
-                let n = two - one;
                 (
                     l,
                     Run {
                         start: two,
-                        len: n,
-                        period: n,
+                        len: two - one,
                     },
                 )
             })

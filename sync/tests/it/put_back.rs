@@ -27,44 +27,83 @@ fn taking<const RELAXED: bool>() -> Ordering {
     }
 }
 
-/// A counter behind a test-and-set lock; `HINTED` says whose spin hint the lock calls, and
-/// `RELAXED` takes the lock with a `Relaxed` swap (the bug: the counter's accesses race).
+/// A lock word as the code under test takes it: exclusively, or (by default the same way)
+/// shared.
+pub trait Lock: Default + Send + Sync + 'static {
+    /// Takes the lock for a writer, waiting while another holds it.
+    fn lock(&self);
+    /// Gives back what [`Lock::lock`] took.
+    fn unlock(&self);
+    /// Takes the lock for a reader.
+    fn lock_shared(&self) {
+        self.lock();
+    }
+    /// Gives back what [`Lock::lock_shared`] took.
+    fn unlock_shared(&self) {
+        self.unlock();
+    }
+}
+
+/// A counter behind the lock `L`.
 #[derive(Default)]
-pub struct TasCounter<const HINTED: bool, const RELAXED: bool> {
-    lock: AtomicBool,
+pub struct Counter<L> {
+    lock: L,
     data: UnsafeCell<i64>,
 }
 
 // SAFETY: `data` is only touched under `lock`, which the tests check.
-unsafe impl<const HINTED: bool, const RELAXED: bool> Sync for TasCounter<HINTED, RELAXED> {}
+unsafe impl<L: Sync> Sync for Counter<L> {}
 
-impl<const HINTED: bool, const RELAXED: bool> TasCounter<HINTED, RELAXED> {
+#[fgvt_sync::operations]
+impl<L: Lock> Counter<L> {
+    pub fn inc(&self) {
+        self.lock.lock();
+        // SAFETY: under the lock.
+        self.data.with_mut(|p| unsafe { *p += 1 });
+        self.lock.unlock();
+    }
+
+    pub fn get(&self) -> i64 {
+        self.lock.lock_shared();
+        // SAFETY: under the lock, shared or not.
+        let v = self.data.with(|p| unsafe { *p });
+        self.lock.unlock_shared();
+        v
+    }
+}
+
+/// A test-and-set lock; `HINTED` says whose spin hint it calls, and `RELAXED` takes it with a
+/// `Relaxed` swap (the bug: the counter's accesses race).
+#[derive(Default)]
+pub struct Tas<const HINTED: bool, const RELAXED: bool>(AtomicBool);
+
+impl<const HINTED: bool, const RELAXED: bool> Lock for Tas<HINTED, RELAXED> {
     fn lock(&self) {
-        while self.lock.swap(true, taking::<RELAXED>()) {
+        while self.0.swap(true, taking::<RELAXED>()) {
             hint::<HINTED>();
         }
     }
 
     fn unlock(&self) {
-        self.lock.store(false, Ordering::Release);
+        self.0.store(false, Ordering::Release);
     }
 }
 
-#[fgvt_sync::operations]
-impl<const HINTED: bool, const RELAXED: bool> TasCounter<HINTED, RELAXED> {
-    pub fn inc(&self) {
-        self.lock();
-        // SAFETY: under the lock.
-        self.data.with_mut(|p| unsafe { *p += 1 });
-        self.unlock();
+/// A test-and-set lock whose every access is `SeqCst`, around `std`'s hint: explored
+/// sequentially consistent only, where a failed `swap(true)` leaves memory as it was, and is
+/// taken for a retry turn all the same.
+#[derive(Default)]
+pub struct SeqCstTas(AtomicBool);
+
+impl Lock for SeqCstTas {
+    fn lock(&self) {
+        while self.0.swap(true, Ordering::SeqCst) {
+            std::hint::spin_loop();
+        }
     }
 
-    pub fn get(&self) -> i64 {
-        self.lock();
-        // SAFETY: under the lock.
-        let v = self.data.with(|p| unsafe { *p });
-        self.unlock();
-        v
+    fn unlock(&self) {
+        self.0.store(false, Ordering::SeqCst);
     }
 }
 
@@ -72,37 +111,15 @@ const READER: usize = 1 << 2;
 const UPGRADED: usize = 1 << 1;
 const WRITER: usize = 1;
 
-/// A counter behind spin 0.5.2's `RwLock` word; `RELAXED` adds the reader with a `Relaxed`
-/// `fetch_add` (the bug: the reader does not see the writer's data).
+/// spin 0.5.2's `RwLock` word; `RELAXED` adds the reader with a `Relaxed` `fetch_add` (the
+/// bug: the reader does not see the writer's data).
 #[derive(Default)]
-pub struct SpinRwCounter<const HINTED: bool, const RELAXED: bool> {
-    lock: AtomicUsize,
-    data: UnsafeCell<i64>,
-}
+pub struct SpinRw<const HINTED: bool, const RELAXED: bool>(AtomicUsize);
 
-// SAFETY: `data` is only touched under `lock`, which the tests check.
-unsafe impl<const HINTED: bool, const RELAXED: bool> Sync for SpinRwCounter<HINTED, RELAXED> {}
-
-impl<const HINTED: bool, const RELAXED: bool> SpinRwCounter<HINTED, RELAXED> {
-    fn read_lock(&self) {
-        loop {
-            let value = self.lock.fetch_add(READER, taking::<RELAXED>());
-            if value & (WRITER | UPGRADED) != 0 {
-                self.lock.fetch_sub(READER, Ordering::Release);
-                hint::<HINTED>();
-            } else {
-                return;
-            }
-        }
-    }
-
-    fn read_unlock(&self) {
-        self.lock.fetch_sub(READER, Ordering::Release);
-    }
-
-    fn write_lock(&self) {
+impl<const HINTED: bool, const RELAXED: bool> Lock for SpinRw<HINTED, RELAXED> {
+    fn lock(&self) {
         while self
-            .lock
+            .0
             .compare_exchange_weak(0, WRITER, Ordering::Acquire, Ordering::Relaxed)
             .is_err()
         {
@@ -110,26 +127,24 @@ impl<const HINTED: bool, const RELAXED: bool> SpinRwCounter<HINTED, RELAXED> {
         }
     }
 
-    fn write_unlock(&self) {
-        self.lock.fetch_and(!(WRITER | UPGRADED), Ordering::Release);
-    }
-}
-
-#[fgvt_sync::operations]
-impl<const HINTED: bool, const RELAXED: bool> SpinRwCounter<HINTED, RELAXED> {
-    pub fn inc(&self) {
-        self.write_lock();
-        // SAFETY: under the write lock.
-        self.data.with_mut(|p| unsafe { *p += 1 });
-        self.write_unlock();
+    fn unlock(&self) {
+        self.0.fetch_and(!(WRITER | UPGRADED), Ordering::Release);
     }
 
-    pub fn get(&self) -> i64 {
-        self.read_lock();
-        // SAFETY: under a read lock.
-        let v = self.data.with(|p| unsafe { *p });
-        self.read_unlock();
-        v
+    fn lock_shared(&self) {
+        loop {
+            let value = self.0.fetch_add(READER, taking::<RELAXED>());
+            if value & (WRITER | UPGRADED) != 0 {
+                self.0.fetch_sub(READER, Ordering::Release);
+                hint::<HINTED>();
+            } else {
+                return;
+            }
+        }
+    }
+
+    fn unlock_shared(&self) {
+        self.0.fetch_sub(READER, Ordering::Release);
     }
 }
 
@@ -177,7 +192,7 @@ fn decided<Fgvt: Object, Std: Object, Bug: Object>(name: &str, threads: &[&[&str
 
 #[test]
 fn a_test_and_set_lock_is_decided_with_either_hint() {
-    decided::<TasCounter<true, false>, TasCounter<false, false>, TasCounter<false, true>>(
+    decided::<Counter<Tas<true, false>>, Counter<Tas<false, false>>, Counter<Tas<false, true>>>(
         "test-and-set",
         &[&["inc()"], &["inc()", "get()"]],
     );
@@ -185,47 +200,24 @@ fn a_test_and_set_lock_is_decided_with_either_hint() {
 
 #[test]
 fn spin_0_5_2_rwlock_is_decided_with_either_hint() {
-    decided::<SpinRwCounter<true, false>, SpinRwCounter<false, false>, SpinRwCounter<false, true>>(
-        "spin 0.5.2 RwLock",
-        &[&["inc()"], &["get()"]],
-    );
+    decided::<
+        Counter<SpinRw<true, false>>,
+        Counter<SpinRw<false, false>>,
+        Counter<SpinRw<false, true>>,
+    >("spin 0.5.2 RwLock", &[&["inc()"], &["get()"]]);
 }
 
 /// Three threads of a test-and-set lock: two spin at once, their turns interleaved on the lock
 /// word, and a round of both threads' turns repeats the round before it.
 #[test]
 fn three_threads_spinning_together_are_decided() {
-    let _ = passes::<TasCounter<false, false>>(
+    let _ = passes::<Counter<Tas<false, false>>>(
         "test-and-set, three threads",
         &[&["inc()"], &["inc()"], &["inc()", "get()"]],
     );
 }
 
-/// A test-and-set lock whose every access is `SeqCst`, around `std`'s hint: explored
-/// sequentially consistent only, where a failed `swap(true)` leaves memory as it was, and is
-/// taken for a retry turn all the same.
-#[derive(Default)]
-pub struct SeqCstTas {
-    lock: AtomicBool,
-    data: UnsafeCell<i64>,
-}
-
-// SAFETY: `data` is only touched under `lock`, which the test checks.
-unsafe impl Sync for SeqCstTas {}
-
-#[fgvt_sync::operations]
-impl SeqCstTas {
-    pub fn inc(&self) {
-        while self.lock.swap(true, Ordering::SeqCst) {
-            std::hint::spin_loop();
-        }
-        // SAFETY: under the lock.
-        self.data.with_mut(|p| unsafe { *p += 1 });
-        self.lock.store(false, Ordering::SeqCst);
-    }
-}
-
 #[test]
 fn a_seq_cst_test_and_set_lock_is_decided_with_std_hint() {
-    let _ = passes::<SeqCstTas>("test-and-set, SeqCst", &[&["inc()"], &["inc()"]]);
+    let _ = passes::<Counter<SeqCstTas>>("test-and-set, SeqCst", &[&["inc()"], &["inc()"]]);
 }
