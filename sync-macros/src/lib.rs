@@ -65,6 +65,9 @@ fn expand(kind: Kind, attr: TokenStream, item: TokenStream) -> TokenStream {
     parse_macro_input!(attr with parser);
     let mut block = parse_macro_input!(item as ItemImpl);
     let generated = generate(kind, &krate, &mut block);
+    if kind == Kind::Object && generated.is_ok() {
+        mark_calls(&krate, &mut block);
+    }
     let errors = generated.as_ref().err().map(syn::Error::to_compile_error);
     let generated = generated.unwrap_or_default();
     quote! {
@@ -402,6 +405,36 @@ fn generate(kind: Kind, krate: &Path, block: &mut ItemImpl) -> syn::Result<Token
             }
         },
     })
+}
+
+/// Starts every function of the impl block that has a body (but a `const fn`, which cannot
+/// call the runtime) with a guard that tells fgvt-sync's runtime the thread is in a call of
+/// it until it returns: a loop without the retry hint is then known to be entered once per
+/// call of its function, where the text cannot tell (`fgvt_sync::__private::enter`).
+fn mark_calls(krate: &Path, block: &mut ItemImpl) {
+    for item in &mut block.items {
+        let ImplItem::Fn(method) = item else { continue };
+        if method.sig.constness.is_some() {
+            continue;
+        }
+        let name = method.sig.ident.to_string();
+        // Spanned at the body's brace, `line!()` and `file!()` give where it is in the user's
+        // file, as the runtime's scan of that file finds the function.
+        let brace = method.block.brace_token.span.open();
+        let line = quote_spanned!(brace=> ::core::line!());
+        let file = quote_spanned!(brace=> ::core::file!());
+        let guard: syn::Stmt = parse_quote! {
+            let __fgvt_sync_entered = #krate::__private::enter({
+                static METHOD: #krate::__private::Method = #krate::__private::Method {
+                    name: #name,
+                    file: #file,
+                    line: #line,
+                };
+                &METHOD
+            });
+        };
+        method.block.stmts.insert(0, guard);
+    }
 }
 
 /// Whether `generics` has type or const parameters (lifetimes are fine to call).

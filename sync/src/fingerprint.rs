@@ -164,6 +164,9 @@ struct Logged {
     wrote: Wrote,
     /// When the access was made.
     stamp: Stamp,
+    /// The call of a marked function it was made in ([`Observations::calls`]): 1 + its
+    /// index, 0 for none.
+    call: u32,
 }
 
 /// When an access was made, as the runtime counts: what a [`DroppedTurn`] hands back of its
@@ -267,6 +270,34 @@ pub(crate) struct Observations {
     /// A retry hint not yet resolved, with the log's length when it was given: it is resolved
     /// when the thread registers its next access (the head of its loop).
     hinted: Option<usize>,
+    /// Every call of a function of an `#[fgvt_sync::operations]` impl the thread made in
+    /// this operation, in the order they began (see [`Method`]).
+    calls: Vec<MarkedCall>,
+    /// The call the thread is in now: 1 + its index in `calls`, 0 for none.
+    current: u32,
+}
+
+/// A function of an `#[fgvt_sync::operations]` impl, which the attribute marks so that the
+/// runtime knows, for a loop without the hint, whether two accesses were made in one call of
+/// the function that holds it (see `crate::loops::entered_once`): the text alone cannot tell
+/// `free.push(slot)` on a `Vec` from a call of the object's own `push`.
+#[derive(Debug)]
+pub struct Method {
+    /// Its name.
+    pub name: &'static str,
+    /// The file it is in, as `file!()` names it.
+    pub file: &'static str,
+    /// The line of its body's opening brace.
+    pub line: u32,
+}
+
+/// One call of a marked function.
+#[derive(Clone, Copy, Debug)]
+struct MarkedCall {
+    /// The function called.
+    method: &'static Method,
+    /// The call it was made in: 1 + its index, 0 for none.
+    caller: u32,
 }
 
 impl Default for Observations {
@@ -276,6 +307,8 @@ impl Default for Observations {
             hints: Vec::new(),
             heads_found: true,
             hinted: None,
+            calls: Vec::new(),
+            current: 0,
         }
     }
 }
@@ -287,6 +320,53 @@ impl Observations {
         self.hints.clear();
         self.heads_found = true;
         self.hinted = None;
+        // The log no longer names the calls that have ended; those the thread is still in
+        // (none, but where an operation begins inside one) keep their numbers.
+        if self.current == 0 {
+            self.calls.clear();
+        }
+    }
+
+    /// Forgets everything, the calls the thread is in too: a new execution starts.
+    pub(crate) fn reset(&mut self) {
+        self.current = 0;
+        self.clear();
+    }
+
+    /// The thread enters `method`: the token to leave it with.
+    pub(crate) fn enter(&mut self, method: &'static Method) -> u32 {
+        self.calls.push(MarkedCall {
+            method,
+            caller: self.current,
+        });
+        self.current = u32::try_from(self.calls.len()).unwrap_or(u32::MAX);
+        self.current
+    }
+
+    /// The thread leaves the call `token` names (returning or unwinding). A token of calls
+    /// forgotten since (a new operation) changes nothing.
+    pub(crate) fn leave(&mut self, token: u32) {
+        if token != 0 && token == self.current {
+            self.current = self.calls[token as usize - 1].caller;
+        }
+    }
+
+    /// Whether the access at `head` in the log and the one the thread is about to make are
+    /// in one call of the marked function `name`, whose body opens at `file`'s `line`: a call
+    /// of it holds both, and it is the same call. `false` if no such call holds either.
+    fn same_call(&self, head: usize, file: &str, name: &str, line: u32) -> bool {
+        let call_of = |mut at: u32| {
+            while at != 0 {
+                let call = &self.calls[at as usize - 1];
+                let m = call.method;
+                if m.name == name && m.line == line && m.file == file {
+                    return Some(at);
+                }
+                at = call.caller;
+            }
+            None
+        };
+        call_of(self.log[head].call).is_some_and(|call| call_of(self.current) == Some(call))
     }
 
     /// The hash of the log.
@@ -305,6 +385,7 @@ impl Observations {
             hash,
             wrote,
             stamp,
+            call: self.current,
         });
     }
 
@@ -414,7 +495,8 @@ impl Observations {
             return None;
         }
         let turn = self.log[head..].iter().map(|l| &l.access.at);
-        if !crate::sources::turn_in_a_loop(access.at, turn) {
+        let same_call = |name: &str, line: u32| self.same_call(head, access.at.file(), name, line);
+        if !crate::sources::turn_in_a_loop(access.at, turn, &same_call) {
             return None;
         }
         let dropped = self.dropping(head);

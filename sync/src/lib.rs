@@ -340,6 +340,7 @@ mod loops;
 #[cfg(feature = "cli")]
 #[doc(hidden)]
 pub mod main_entry;
+mod marked;
 mod mutex;
 mod object;
 mod object_id;
@@ -521,6 +522,12 @@ pub use fgvt_sync_macros::operations;
 /// or `&self` (the spec runs one call at a time). The type must be `Clone + Eq + Hash`, as
 /// `Sequential` requires.
 pub use fgvt_sync_macros::sequential;
+/// What the attributes' expansions name; not part of the API.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::fingerprint::Method;
+    pub use crate::marked::{enter, Entered};
+}
 pub use fgvt_tree::{Call, MemoryBudget, Value};
 pub use localized::Localized;
 pub use mutex::{Mutex, MutexGuard};

@@ -63,6 +63,8 @@ pub(crate) struct SourceLoop {
 pub(crate) struct Function {
     pub name: String,
     pub body: (u32, u32),
+    /// The line of its body's opening brace, from 1 (as `line!()` there would give it).
+    pub line: u32,
 }
 
 impl Source {
@@ -101,7 +103,17 @@ impl SourceLoop {
 /// offsets in the text `source` was scanned from), are one turn of a retry loop: a loop that
 /// carries nothing holds them all and the turn may begin at `head`, or the turn begins in a
 /// helper that loop calls (see the module docs).
-pub(crate) fn turn_within(source: &Source, head: u32, turn: &[u32]) -> bool {
+///
+/// `same_call(name, line)` tells whether the access at `head` and the one about to be made
+/// are in one call of the function `name` whose body opens at `line`, where the runtime knows
+/// (a function `#[fgvt_sync::operations]` marks, see `crate::marked`): a loop whose function
+/// the text cannot tell is entered once is a retry loop all the same when they are.
+pub(crate) fn turn_within(
+    source: &Source,
+    head: u32,
+    turn: &[u32],
+    same_call: &dyn Fn(&str, u32) -> bool,
+) -> bool {
     // A loop inside `l` around `at` that carries (a `for`) runs it more than once per turn of
     // `l`: the second time would look like the next turn's head.
     let once_per_turn = |l: &SourceLoop, at: u32| {
@@ -132,9 +144,19 @@ pub(crate) fn turn_within(source: &Source, head: u32, turn: &[u32]) -> bool {
         let begins = (l.may_begin_at(head) && once_per_turn(l, head)) || begins_in_helper;
         begins && turn.iter().all(|&at| l.contains(at) || called(at))
     };
+    let in_one_call =
+        |l: &SourceLoop| (source.function_at(l.start)).is_some_and(|f| same_call(&f.name, f.line));
     (source.loops.iter())
-        .filter(|l| !l.carries && entered_once(source, l.start, ENTRIES_FOLLOWED))
+        .filter(|l| {
+            !l.carries && (entered_once(source, l.start, ENTRIES_FOLLOWED) || in_one_call(l))
+        })
         .any(takes)
+}
+
+/// The line of byte `at` of `text`, from 1.
+fn line_at(text: &[u8], at: usize) -> u32 {
+    let breaks = text[..at].iter().filter(|&&b| b == b'\n').count();
+    u32::try_from(breaks + 1).unwrap_or(u32::MAX)
 }
 
 /// How many callers up [`entered_once`] follows a function before it gives up.
@@ -341,6 +363,7 @@ pub(crate) fn scan(text: &str) -> Source {
                         Keyword::Fn { name } => found.functions.push(Function {
                             name: String::from_utf8_lossy(&bytes[name.0..name.1]).into(),
                             body: (body as u32, end as u32),
+                            line: line_at(bytes, closed.at),
                         }),
                         kind => found.loops.push(SourceLoop {
                             start: p.start as u32,
@@ -609,6 +632,11 @@ fn nth(text: &str, needle: &str, n: usize) -> std::ops::Range<u32> {
 mod tests {
     use super::*;
 
+    /// [`turn_within`] where the runtime knows no call of a marked function.
+    fn within(source: &Source, head: u32, turn: &[u32]) -> bool {
+        turn_within(source, head, turn, &|_, _| false)
+    }
+
     /// The loops of `text` as the text of their keyword-to-brace span and of their heads.
     fn shown(text: &str) -> Vec<(&str, &str)> {
         let at = |r: std::ops::Range<u32>| &text[r.start as usize..r.end as usize];
@@ -701,17 +729,17 @@ mod tests {
         let b = nth(text, "b.cas", 0).start;
         let c = nth(text, "c.load", 0).start;
         // The inner while's turn, then the outer loop's, which its head begins too.
-        assert!(turn_within(&loops, a, &[a]));
-        assert!(turn_within(&loops, a, &[a, b]));
+        assert!(within(&loops, a, &[a]));
+        assert!(within(&loops, a, &[a, b]));
         // An access a `for` inside the loop makes: more than once per turn.
         let text = "loop { for x in v { a.load(); } }";
         let a = nth(text, "a.load", 0).start;
-        assert!(!turn_within(&scan(text), a, &[a]));
+        assert!(!within(&scan(text), a, &[a]));
         // An access outside every loop is in no turn; a `while` body is no head.
-        assert!(!turn_within(&loops, a, &[a, b, c]));
+        assert!(!within(&loops, a, &[a, b, c]));
         let body = "while x.load() { y.load(); }";
         let y = nth(body, "y.load", 0).start;
-        assert!(!turn_within(&scan(body), y, &[y]));
+        assert!(!within(&scan(body), y, &[y]));
     }
 
     /// A loop whose function an operation may enter twice is no retry loop: leaving it on the
@@ -724,7 +752,7 @@ mod tests {
                  fn wait_twice(&self) {{ {op} }}\nfn other(&self) {{ self.wait(); }}"
             );
             let load = nth(&text, "self.0.load", 0).start;
-            turn_within(&scan(&text), load, &[load])
+            within(&scan(&text), load, &[load])
         };
         assert!(
             !waits("self.wait(); self.wait();"),
@@ -739,17 +767,17 @@ mod tests {
                     fn step(&self) { self.wait(); }\n\
                     fn op(&self) { self.step(); self.step(); }";
         let load = nth(text, "self.0.load", 0).start;
-        assert!(!turn_within(&scan(text), load, &[load]));
+        assert!(!within(&scan(text), load, &[load]));
         // Called from two macros' arguments, outside any function: no function runs it twice.
         let macros = "fn wait(&self) { while self.0.load() != 1 {} }\n\
                       fn op(&self) { self.wait(); }\nm!(a in op());\nm!(b in op());";
         let load = nth(macros, "self.0.load", 0).start;
-        assert!(turn_within(&scan(macros), load, &[load]));
+        assert!(within(&scan(macros), load, &[load]));
         // Called once by a thread a function spawns and once by the function's own thread.
         let spawned = "fn inc(&self) { while self.0.load() != 1 {} }\n\
                        fn model() { thread::spawn(move || l2.inc()); l.inc(); }";
         let load = nth(spawned, "self.0.load", 0).start;
-        assert!(turn_within(&scan(spawned), load, &[load]));
+        assert!(within(&scan(spawned), load, &[load]));
         // A definition is no call, nor is a name in a string or a comment.
         assert!(scan(text).calls.iter().all(|(name, _)| name != "op"));
         let text = "fn wait(&self) { while self.0.load() != 1 {} }\n\
@@ -770,17 +798,17 @@ mod tests {
         let after = nth(text, "self.1.load", 0).start;
         let load = nth(text, "self.2.load", 0).start;
         assert!(
-            turn_within(&source, cas, &[cas]),
+            within(&source, cas, &[cas]),
             "`try_lock` called by the `while`"
         );
-        assert!(!turn_within(&source, cas, &[cas, after]), "past the loop");
+        assert!(!within(&source, cas, &[cas, after]), "past the loop");
         // `ready`'s access is in a `for` loop of its own: its turns are that loop's.
-        assert!(!turn_within(&source, load, &[load]));
+        assert!(!within(&source, load, &[load]));
         // A helper called once per element by a `for` inside a `loop` is the `for`'s turn.
         let text = "fn step(&self) { self.0.load(); }\n\
                     fn run(&self) { loop { for _ in 0..2 { self.step(); } } }";
         let load = nth(text, "self.0.load", 0).start;
-        assert!(!turn_within(&scan(text), load, &[load]));
+        assert!(!within(&scan(text), load, &[load]));
         // A helper called after the head: its accesses are the turn's.
         let text = "fn cas(&self) { self.0.cas(); }\n\
                     fn write(&self) { loop { let old = self.0.load(); self.cas(); } }";
@@ -788,11 +816,11 @@ mod tests {
             nth(text, "self.0.load", 0).start,
             nth(text, "self.0.cas", 0).start,
         );
-        assert!(turn_within(&scan(text), load, &[load, cas]));
+        assert!(within(&scan(text), load, &[load, cas]));
         // Called twice in a turn, the helper's access is made twice in it.
         let text = "fn step(&self) { self.0.load(); }\n\
                     fn run(&self) { loop { self.step(); self.step(); } }";
         let load = nth(text, "self.0.load", 0).start;
-        assert!(!turn_within(&scan(text), load, &[load]));
+        assert!(!within(&scan(text), load, &[load]));
     }
 }

@@ -39,7 +39,7 @@ use fgvt_tree::{Call, Event, EventKind, Fault, History, QuietTurn, ThreadId, Val
 use crate::engine::{self, Decision, Stop, TaskId, Tasks};
 use crate::fingerprint::{
     self, combine, hash_of, summand, Access, DroppedTurn, Effect, Fingerprint, Loops, Memory,
-    Observations, Stamp, Word, Wrote,
+    Method, Observations, Stamp, Word, Wrote,
 };
 use crate::object_id::ObjectId;
 use crate::races::{Checked, Clocks, HappensBefore, Making, Races, Touch};
@@ -463,7 +463,7 @@ impl Lane {
         self.task = None;
         self.pending = None;
         self.op = None;
-        self.observed.clear();
+        self.observed.reset();
         self.made = Made::default();
         self.wait = None;
         self.plain_run = 0;
@@ -1776,14 +1776,38 @@ fn with_free_recorder<R>(f: impl FnOnce(&mut Recorder) -> R) -> Option<R> {
 /// Runs `f` with the current execution's recorder, if there is one and the calling task is a
 /// test thread in the concurrent part.
 fn with_thread<R>(f: impl FnOnce(&mut Recorder, ThreadId) -> R) -> Option<R> {
-    with_recorder(|recorder| {
-        if recorder.phase != Phase::Concurrent {
-            return None;
-        }
-        let thread = recorder.thread_of(engine::current())?;
-        Some(f(recorder, thread))
-    })
-    .flatten()
+    with_recorder(|recorder| as_test_thread(recorder, f)).flatten()
+}
+
+/// Runs `f` with `recorder` if the calling task is a test thread in its concurrent part.
+fn as_test_thread<R>(
+    recorder: &mut Recorder,
+    f: impl FnOnce(&mut Recorder, ThreadId) -> R,
+) -> Option<R> {
+    if recorder.phase != Phase::Concurrent {
+        return None;
+    }
+    let thread = recorder.thread_of(engine::current())?;
+    Some(f(recorder, thread))
+}
+
+/// [`with_thread`] where the recorder may be busy already (a marked function called by the
+/// runtime itself, a guard dropped while it unwinds): `None` then.
+fn with_free_thread<R>(f: impl FnOnce(&mut Recorder, ThreadId) -> R) -> Option<R> {
+    with_free_recorder(|recorder| as_test_thread(recorder, f)).flatten()
+}
+
+/// The calling test thread enters a function `#[fgvt_sync::operations]` marked (see
+/// `crate::marked`): the token to leave it with, 0 where nothing was recorded.
+pub(crate) fn enter_marked(method: &'static Method) -> u32 {
+    with_free_thread(|rec, thread| rec.lanes[thread].observed.enter(method)).unwrap_or(0)
+}
+
+/// The calling test thread leaves the call of a marked function `token` names.
+pub(crate) fn leave_marked(token: u32) {
+    if token != 0 {
+        with_free_thread(|rec, thread| rec.lanes[thread].observed.leave(token));
+    }
 }
 
 /// How an access is made, as the recorder decides when it is registered.

@@ -65,9 +65,14 @@ thread_local! {
 /// make again) are one turn of a `loop` or `while` of the source: one loop's text holds them
 /// all, and a turn of it may begin at `head` (see [`crate::loops`]). `false` where a file
 /// cannot be read.
+///
+/// `same_call(name, line)`: whether `head`'s access and the one about to be made are in one
+/// call of the marked function `name` whose body opens at `line` of `head`'s file (see
+/// [`crate::loops::turn_within`]).
 pub(crate) fn turn_in_a_loop<'a>(
     head: &'static Location<'static>,
     turn: impl IntoIterator<Item = &'a &'static Location<'static>>,
+    same_call: &dyn Fn(&str, u32) -> bool,
 ) -> bool {
     if !names_a_call(head) {
         return false;
@@ -81,7 +86,7 @@ pub(crate) fn turn_in_a_loop<'a>(
         }
         offsets.push(span.start);
     }
-    crate::loops::turn_within(loops_of(head.file), head.start, &offsets)
+    crate::loops::turn_within(loops_of(head.file), head.start, &offsets, same_call)
 }
 
 /// Whether the text at `caller`'s line and column names a call (`load` in `x.load(…)`, a

@@ -13,6 +13,7 @@ mod jobs;
 mod leaves;
 mod litmus;
 mod locks;
+mod marked;
 mod merging;
 mod models;
 mod names;
