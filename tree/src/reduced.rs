@@ -19,9 +19,14 @@
 //! that keep a verdict's inputs: when leaves are judged on their histories
 //! ([`Judging::Histories`]), a step that carries a return is ordered with another thread's step
 //! that carries a call (whether one operation precedes the other), unless the call carries a
-//! clock (under weak memory, where happens-before orders operations), and two `SeqCst` accesses
-//! under weak memory are ordered (conservatively: their order may decide what later accesses
-//! can read). Under weak memory a step's ways (the stores a load could read) are all taken, as
+//! clock (under weak memory, where happens-before orders operations). Two `SeqCst` accesses to
+//! different objects commute under weak memory too: the memory model is an execution graph
+//! (`fgvt_memory`), and what a later access may read or where a store may go is decided by the
+//! graph (its `psc` included), not by the order its events were added in; the two added in
+//! either order with the same ways give the same graph, and a graph consistent with both has
+//! its part with either one alone consistent too (RC11 holds for every prefix closed under
+//! program order and reads-from). A `SeqCst` fence, which has no object, touches everything.
+//! Under weak memory a step's ways (the stores a load could read) are all taken, as
 //! [`explore`](crate::explore()) takes them, but for a read of an older store than the latest
 //! that a newer store racing with it missed: the run with the read before that store stands
 //! for it ([`crate::StoreAccess`]). A blocked thread's step races with the steps that block it:
@@ -108,8 +113,9 @@ pub enum Judging {
 /// The most threads a reduced search handles (its thread sets are 64-bit masks).
 pub const MAX_THREADS: usize = 64;
 
-/// What decides whether a step commutes with another thread's: what it touches, the call or
-/// return it carries, and whether it is a `SeqCst` access under weak memory.
+/// What decides whether a step commutes with another thread's (what it touches, the call or
+/// return it carries), and whether it is a `SeqCst` access under weak memory, whose read of an
+/// older store the search always takes (`Search::read_before_race` leaves those alone).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Dep {
     /// What shared memory the step touches.
@@ -152,12 +158,13 @@ impl Dep {
     /// Whether two steps of different threads may not commute. A return and a call are
     /// ordered (which came first decides whether one operation precedes the other); two calls,
     /// or two returns, are not (a history's verdict does not depend on their order, and the
-    /// explorer's states do not tell such histories apart either).
+    /// explorer's states do not tell such histories apart either). Nor are two `SeqCst`
+    /// accesses to different objects (see the module docs; `litmus.rs` in fgvt-sync's tests
+    /// checks it against the axioms on random programs that are mostly `SeqCst`).
     pub fn conflicts(self, other: Dep) -> bool {
         self.footprint.conflicts(other.footprint)
             || (self.call && other.ret)
             || (self.ret && other.call)
-            || (self.seq_cst && other.seq_cst)
     }
 
     /// What either of two steps does: a thread's step that may go several ways.

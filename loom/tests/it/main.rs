@@ -4,3 +4,4 @@
 
 mod api;
 mod failing;
+mod seq_cst;
