@@ -27,6 +27,12 @@
 //! `try_lock`'s compare-and-swap in the same file), if no loop of the helper holds it and the
 //! loop calls it once.
 //!
+//! Nor is a loop its function may enter twice with nothing between (`SourceLoop::reentered`):
+//! one inside a loop that carries (each turn of `for _ in 0..2 { while x.load() != 1 {} }`
+//! enters the `while` again), or inside a closure, unless the closure is handed to a call that
+//! runs it once (`spawn`, `model`, `with`, ...: [`ONCE`]); `let wait = || …; wait(); wait();`
+//! runs it twice.
+//!
 //! A loop whose function an operation may run twice is no retry loop either ([`entered_once`]:
 //! the text calls it twice from one function, or in a loop, or so calls a function that calls
 //! it): on its second entry the thread makes the access the first entry left the loop by, and
@@ -56,6 +62,10 @@ pub(crate) struct SourceLoop {
     pub heads: (u32, u32),
     /// Whether it carries a variable from turn to turn (see the module docs): no retry loop.
     pub carries: bool,
+    /// Whether its thread may enter it again with nothing between (see the module docs): it
+    /// is inside a loop that carries (`for _ in 0..2 { while … {} }`), or inside a closure
+    /// that may be called more than once. No retry loop either.
+    pub reentered: bool,
 }
 
 /// A function of a source text: its name and its body, as byte offsets.
@@ -148,7 +158,9 @@ pub(crate) fn turn_within(
         |l: &SourceLoop| (source.function_at(l.start)).is_some_and(|f| same_call(&f.name, f.line));
     (source.loops.iter())
         .filter(|l| {
-            !l.carries && (entered_once(source, l.start, ENTRIES_FOLLOWED) || in_one_call(l))
+            !l.carries
+                && !l.reentered
+                && (entered_once(source, l.start, ENTRIES_FOLLOWED) || in_one_call(l))
         })
         .any(takes)
 }
@@ -254,6 +266,79 @@ struct Open {
     body_of: Option<Pending>,
     /// Whether it opens the arguments of a call of `spawn`.
     spawns: bool,
+    /// How a call whose arguments it opens runs a closure among them.
+    runs: Runs,
+}
+
+/// How a closure of the text is run, as the call it is handed to tells.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Runs {
+    /// On a thread (or in an execution) of its own, once: a loop in it starts afresh there.
+    Fresh,
+    /// Once, on the calling thread: a cell's access, a lazy value's initializer.
+    Once,
+    /// Maybe more than once: bound to a name, or handed to any other call.
+    Again,
+}
+
+/// Calls that run a closure handed to them on a thread or in an execution of its own.
+const FRESH: &[&[u8]] = &[b"spawn", b"model", b"check", b"localize"];
+
+/// Calls that run a closure handed to them once, on the calling thread.
+const ONCE: &[&[u8]] = &[
+    b"with",
+    b"with_mut",
+    b"block_on",
+    b"scope",
+    b"catch_unwind",
+    b"call_once",
+    b"get_or_init",
+];
+
+/// A closure of the text whose body has not ended yet.
+struct OpenClosure {
+    /// Where its parameters begin.
+    start: usize,
+    /// How many brackets were open where it began: its body ends where fewer are, or at a `,`
+    /// or `;` with as many.
+    depth: usize,
+    runs: Runs,
+}
+
+/// A closure of the text: where it begins and ends, how it runs, and the name `let` binds it
+/// to, if it does (it runs again where that name is called; only handed on, as in `let body
+/// = || …; model(body)`, it runs where it is handed, which the text does not follow).
+type FoundClosure<'a> = (usize, usize, Runs, Option<&'a [u8]>);
+
+/// The name of `let name = [move] |…|` for a closure whose parameters begin at `i`.
+fn let_bound(bytes: &[u8], i: usize) -> Option<&[u8]> {
+    let back = |mut at: usize| {
+        while at > 0 && bytes[at - 1].is_ascii_whitespace() {
+            at -= 1;
+        }
+        at
+    };
+    let word_before = |at: usize| {
+        let end = back(at);
+        let start = (bytes[..end].iter())
+            .rposition(|&b| !(b.is_ascii_alphanumeric() || b == b'_'))
+            .map_or(0, |p| p + 1);
+        (start, &bytes[start..end])
+    };
+    let mut at = i;
+    if let (start, b"move") = word_before(at) {
+        at = start;
+    }
+    at = back(at);
+    if at == 0 || bytes[at - 1] != b'=' || (at >= 2 && b"=!<>+-*/%^&|".contains(&bytes[at - 2])) {
+        return None;
+    }
+    let (start, name) = word_before(at - 1);
+    let (_, mut keyword) = word_before(start);
+    if keyword == b"mut" {
+        keyword = word_before(word_before(start).0).1;
+    }
+    (keyword == b"let" && !name.is_empty()).then_some(name)
 }
 
 /// A `loop`, `while` or `fn` keyword whose body's `{` has not come yet.
@@ -288,10 +373,32 @@ pub(crate) fn scan(text: &str) -> Source {
     let mut bindings = Bindings::default();
     // The label a keyword may follow (`'outer: loop`), where it began.
     let mut label: Option<usize> = None;
+    // Whether the last token ends an operand (a name, a literal, `)`, `]`): a `|` after one
+    // is an operator, elsewhere it begins a closure's parameters.
+    let mut operand = false;
+    let mut closures: Vec<OpenClosure> = Vec::new();
+    let mut found_closures: Vec<FoundClosure> = Vec::new();
     let mut i = 0;
     while i < bytes.len() {
         let b = bytes[i];
         let next = bytes.get(i + 1).copied();
+        let after_operand = operand;
+        if !b.is_ascii_whitespace() && !(b == b'/' && matches!(next, Some(b'/' | b'*'))) {
+            operand = match b {
+                b'"' | b'\'' | b')' | b']' => true,
+                _ if b.is_ascii_alphanumeric() || b == b'_' => {
+                    let end = ident_end(bytes, i);
+                    !EXPRESSION_BEFORE.contains(&&bytes[i..end])
+                }
+                // `||` after an operand is one operator.
+                b'|' if operand && next == Some(b'|') => {
+                    i += 2;
+                    operand = false;
+                    continue;
+                }
+                _ => false,
+            };
+        }
         match b {
             b'/' if next == Some(b'/') => {
                 i = line_end(bytes, i);
@@ -321,15 +428,52 @@ pub(crate) fn scan(text: &str) -> Source {
                 continue;
             }
             b'(' | b'[' => {
-                let spawn = |&(name, at): &(&[u8], usize)| {
-                    name == b"spawn" && skip_spaces(bytes, at + name.len()) == i
+                // The call whose arguments this opens, if one does.
+                let callee = (bindings.calls.last())
+                    .filter(|&&(name, at)| b == b'(' && skip_spaces(bytes, at + name.len()) == i)
+                    .map(|&(name, _)| name);
+                let runs = match callee {
+                    Some(name) if FRESH.contains(&name) => Runs::Fresh,
+                    Some(name) if ONCE.contains(&name) => Runs::Once,
+                    _ => Runs::Again,
                 };
                 open.push(Open {
                     bracket: b,
                     at: i,
                     body_of: None,
-                    spawns: b == b'(' && bindings.calls.last().is_some_and(spawn),
+                    spawns: callee == Some(b"spawn".as_slice()),
+                    runs,
                 })
+            }
+            b'|' if !after_operand => {
+                // A closure's parameters (`|x|`, `||`, `move |x|`): its body follows.
+                let params_end = if next == Some(b'|') {
+                    i + 2
+                } else {
+                    (bytes[i + 1..].iter().position(|&c| c == b'|'))
+                        .map_or(bytes.len(), |n| i + n + 2)
+                };
+                closures.push(OpenClosure {
+                    start: i,
+                    depth: open.len(),
+                    runs: open.last().map_or(Runs::Again, |o| o.runs),
+                });
+                i = params_end;
+                continue;
+            }
+            b',' | b';' if closures.last().is_some_and(|c| c.depth == open.len()) => {
+                // An expression body ends at the argument's or statement's end.
+                let closure = closures.pop().expect("one is open");
+                found_closures.push((
+                    closure.start,
+                    i,
+                    closure.runs,
+                    let_bound(bytes, closure.start),
+                ));
+                if b == b';' {
+                    let depth = open.len();
+                    pending.retain(|p| !(matches!(p.kind, Keyword::Fn { .. }) && p.depth == depth));
+                }
             }
             b'{' => {
                 let body_of = pending.last().filter(|p| p.depth == open.len()).copied();
@@ -344,6 +488,7 @@ pub(crate) fn scan(text: &str) -> Source {
                     at: i,
                     body_of,
                     spawns: false,
+                    runs: Runs::Again,
                 });
             }
             b')' | b']' | b'}' => {
@@ -352,6 +497,16 @@ pub(crate) fn scan(text: &str) -> Source {
                     i += 1;
                     continue;
                 };
+                // A closure whose bracket closes has ended.
+                while closures.last().is_some_and(|c| c.depth > open.len()) {
+                    let closure = closures.pop().expect("one is open");
+                    found_closures.push((
+                        closure.start,
+                        i,
+                        closure.runs,
+                        let_bound(bytes, closure.start),
+                    ));
+                }
                 // A keyword left pending inside a closed bracket had no body there.
                 pending.retain(|p| p.depth <= open.len());
                 if closed.spawns && b == b')' {
@@ -374,6 +529,7 @@ pub(crate) fn scan(text: &str) -> Source {
                             },
                             carries: matches!(kind, Keyword::For { .. })
                                 || bindings.carried(p.start, i),
+                            reentered: false,
                         }),
                     }
                 }
@@ -411,8 +567,44 @@ pub(crate) fn scan(text: &str) -> Source {
     found.calls = (bindings.calls.iter())
         .map(|&(name, at)| (String::from_utf8_lossy(name).into_owned(), at as u32))
         .collect();
+    for closure in closures.drain(..).rev() {
+        let name = let_bound(bytes, closure.start);
+        found_closures.push((closure.start, bytes.len(), closure.runs, name));
+    }
+    // A closure bound to a name runs again where the name is called, else where it is handed.
+    for closure in &mut found_closures {
+        if let Some(name) = closure.3 {
+            let called = (bindings.calls.iter()).any(|&(n, at)| n == name && at > closure.1);
+            closure.2 = if called { Runs::Again } else { Runs::Once };
+        }
+    }
+    let carrying: Vec<(usize, usize)> = (found.loops.iter())
+        .filter(|m| m.carries)
+        .map(|m| (m.start as usize, m.end as usize))
+        .collect();
+    for l in &mut found.loops {
+        let (start, end) = (l.start as usize, l.end as usize);
+        let holds = |c: &&FoundClosure| c.0 < start && start < c.1;
+        // Where the thread that runs it starts: the closure of a `spawn` around it, if any.
+        let thread_start = (found_closures.iter().filter(holds))
+            .filter(|c| c.2 == Runs::Fresh)
+            .map(|c| c.0)
+            .max()
+            .unwrap_or(0);
+        let in_carrying =
+            (carrying.iter()).any(|&(from, to)| thread_start <= from && from < start && end <= to);
+        let in_closure = (found_closures.iter().filter(holds))
+            .any(|c| thread_start <= c.0 && c.2 == Runs::Again);
+        l.reentered = in_carrying || in_closure;
+    }
     found
 }
+
+/// Keywords after which an expression begins (a `|` there begins a closure).
+const EXPRESSION_BEFORE: &[&[u8]] = &[
+    b"move", b"return", b"in", b"else", b"if", b"match", b"while", b"let", b"mut", b"break",
+    b"yield", b"async",
+];
 
 /// The identifier at `i`: a `loop` or `while` becomes pending, a binding or an assignment is
 /// noted in `bindings`; returns where it ends.
@@ -822,5 +1014,63 @@ mod tests {
                     fn run(&self) { loop { self.step(); self.step(); } }";
         let load = nth(text, "self.0.load", 0).start;
         assert!(!within(&scan(text), load, &[load]));
+    }
+
+    /// The loops of `text` its thread may enter again with nothing between, as their text.
+    fn reentered(text: &str) -> Vec<&str> {
+        (scan(text).loops.into_iter())
+            .filter(|l| l.reentered)
+            .map(|l| &text[l.start as usize..l.end as usize])
+            .collect()
+    }
+
+    #[test]
+    fn a_loop_in_a_for_or_in_a_closure_called_again_is_entered_again() {
+        // Inside a `for`, or a `while` that carries a counter: every turn enters it again.
+        let text = "fn f() { for _ in 0..2 { while a.load() {} } }";
+        assert_eq!(reentered(text), ["while a.load() {}"]);
+        let text = "fn f() { let mut i = 0; while i < 2 { loop { a.cas(); } i += 1; } }";
+        assert_eq!(reentered(text), ["loop { a.cas(); }"]);
+        // Inside a closure bound to a name, or handed to a call that may run it again.
+        let text = "fn f() { let w = || { while a.load() {} }; w(); w(); }";
+        assert_eq!(reentered(text), ["while a.load() {}"]);
+        let text = "fn f() { v.iter().for_each(move |x| loop { a.cas(x); }); }";
+        assert_eq!(reentered(text), ["loop { a.cas(x); }"]);
+        let text = "fn f() { let w = || c.with(|p| while a.load() {}); w(); w(); }";
+        assert_eq!(reentered(text), ["while a.load() {}"]);
+        // A closure a call runs once: a thread's, a model's, a cell's; a closure that calls
+        // one of a thread's or a model's again runs it afresh there.
+        for once in [
+            "fn f() { thread::spawn(move || { while a.load() {} }); }",
+            "fn f() { loom::model(|| { loop { a.cas(); } }); }",
+            "fn f() { c.with_mut(|p| while a.load() {}); }",
+            "fn f() { let m = || loom::model(|| { while a.load() {} }); m(); m(); }",
+            "fn f() { for _ in 0..2 { spawn(move || loop { a.cas(); }); } }",
+            "fn f() { let body = move || { while a.load() {} }; Model::new().localize(body); }",
+        ] {
+            assert_eq!(reentered(once), Vec::<&str>::new(), "{once}");
+        }
+        // `||` and `|` between operands are operators; a loop after them is in no closure.
+        for (text, found) in [
+            (
+                "fn f() { let b = x || y | z; while a.load() {} if p(q) || (r) { loop {} } }",
+                2,
+            ),
+            ("fn f() { if x || y { while a.load() {} } }", 1),
+            (
+                "fn f() { match k { A | B => loop { a.cas(); }, _ => {} } }",
+                1,
+            ),
+            ("fn f() { if s.f(1)[0] | 2 == 0 { while a.load() {} } }", 1),
+        ] {
+            assert_eq!(scan(text).loops.len(), found, "{text}");
+            assert_eq!(reentered(text), Vec::<&str>::new(), "{text}");
+        }
+        // A closure's expression body ends at its argument's end.
+        let text = "fn f() { g(|x| x + 1, 2); while a.load() {} }";
+        assert_eq!(reentered(text), Vec::<&str>::new());
+        // An outer `loop` carries nothing: the loop inside it is no re-entry.
+        let text = "fn f() { loop { while a.load() {} } }";
+        assert_eq!(reentered(text), Vec::<&str>::new());
     }
 }
