@@ -960,6 +960,12 @@ mod tests {
                     fn op(&self) { self.step(); self.step(); }";
         let load = nth(text, "self.0.load", 0).start;
         assert!(!within(&scan(text), load, &[load]));
+        // A function that calls itself: its callers are followed until the depth runs out.
+        let text =
+            "fn wait(&self, n: u8) { while self.0.load() != 1 {} if n > 0 { self.wait(n - 1) } }\n\
+                    fn op(&self) { self.wait(2); }";
+        let load = nth(text, "self.0.load", 0).start;
+        assert!(!within(&scan(text), load, &[load]));
         // Called from two macros' arguments, outside any function: no function runs it twice.
         let macros = "fn wait(&self) { while self.0.load() != 1 {} }\n\
                       fn op(&self) { self.wait(); }\nm!(a in op());\nm!(b in op());";
