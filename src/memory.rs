@@ -122,22 +122,8 @@ pub fn allocated() -> usize {
     IN_USE.load(Ordering::Relaxed).max(0) as usize
 }
 
-/// The default budget: 60 % of the machine's RAM (`MemTotal` of `/proc/meminfo`), or 4 GiB
-/// where that cannot be read. The rest is left to the system and to the stages after
-/// exploration.
-pub fn default_budget() -> usize {
-    let total = std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|text| mem_total(&text));
-    total.map_or(4 << 30, |bytes| bytes / 10 * 6)
-}
-
-/// `MemTotal` in bytes, from the text of `/proc/meminfo` (`MemTotal:  24567890 kB`).
-fn mem_total(meminfo: &str) -> Option<usize> {
-    let line = meminfo.lines().find(|l| l.starts_with("MemTotal:"))?;
-    let kib: usize = line.split_whitespace().nth(1)?.parse().ok()?;
-    kib.checked_mul(1024)
-}
+/// The default budget: 60 % of the machine's RAM, or 4 GiB where that cannot be read.
+pub use fgvt_tree::resident::default_budget;
 
 /// Parses a size like `512M`, `4G`, `4GiB`, `1500000000` (bytes) for `--max-memory`.
 pub fn parse_size(text: &str) -> Result<usize, String> {
@@ -178,12 +164,5 @@ mod tests {
         assert!(parse_size("lots").is_err());
         assert!(parse_size("4X").is_err());
         assert!(parse_size("0").is_err());
-    }
-
-    #[test]
-    fn mem_total_reads_proc_meminfo() {
-        let text = "MemTotal:       24567890 kB\nMemFree:  1 kB\n";
-        assert_eq!(mem_total(text), Some(24567890 * 1024));
-        assert_eq!(mem_total("nothing"), None);
     }
 }

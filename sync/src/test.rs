@@ -597,7 +597,12 @@ impl<O: Object> Test<O> {
     /// assert!(found.tree.memory.is_some());
     /// ```
     ///
-    /// Without one the states limit ([`Test::max_states`]) is what bounds memory.
+    /// Without one, a test explores within 60% of the machine's RAM, probed by the process's
+    /// resident size (`fgvt_tree::resident`, on Linux; elsewhere the states limit,
+    /// [`Test::max_states`], is what bounds memory). The resident size counts what the
+    /// object's runs allocate and never free: every state's steps run the object again, so an
+    /// object that leaks its nodes grows the process with every state, and the budget stops it
+    /// before the machine runs out.
     pub fn max_memory(mut self, budget: MemoryBudget) -> Self {
         self.core.max_memory = Some(budget);
         self
@@ -763,7 +768,7 @@ impl TestCore {
             max_states: Some(self.max_states),
             max_steps: Some(self.max_steps),
             timeout: self.timeout,
-            max_memory: self.max_memory,
+            max_memory: self.max_memory.or_else(resident_budget),
             report_budget: self.report_budget,
             max_preemptions: self.max_preemptions,
             jobs: self.jobs,
@@ -1564,6 +1569,16 @@ fn reduced_first(
             Reduction::Failed { .. } | Reduction::Undecided(_) => None,
         },
     )
+}
+
+/// The memory budget of a test that sets none (see [`Test::max_memory`]): 60% of the
+/// machine's RAM, probed by the process's resident size, where the system tells it.
+fn resident_budget() -> Option<MemoryBudget> {
+    fgvt_tree::resident::read_resident()?;
+    Some(MemoryBudget {
+        bytes: fgvt_tree::resident::default_budget(),
+        used: fgvt_tree::resident::resident,
+    })
 }
 
 /// Tells of a test's first failing run on stderr once the run has lasted a moment

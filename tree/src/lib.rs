@@ -110,6 +110,7 @@ pub mod program;
 pub mod race;
 pub mod reduced;
 pub mod replay;
+pub mod resident;
 pub mod source;
 mod states;
 pub mod value;

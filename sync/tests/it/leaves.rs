@@ -544,3 +544,57 @@ fn a_buggy_lock_without_the_hint_still_fails_with_its_loop_named() {
         found.report.notes
     );
 }
+
+/// A counter whose every `inc` leaks a mebibyte it has written to, as an object that never
+/// frees its nodes does: every state's steps run it again, so the process grows with the
+/// exploration.
+#[derive(Default)]
+struct Leaky(fgvt_sync::atomic::AtomicI64);
+
+#[fgvt_sync::operations]
+impl Leaky {
+    pub fn inc(&self) -> i64 {
+        // `black_box`: else the compiler may drop an allocation nothing reads again.
+        let block: &'static mut [u8] =
+            std::hint::black_box(Box::leak(vec![1u8; 1 << 20].into_boxed_slice()));
+        let one = i64::from(block[block.len() - 1]);
+        self.0
+            .fetch_add(one, std::sync::atomic::Ordering::SeqCst.into())
+    }
+}
+
+/// The resident size is the probe of a test that sets no budget (`Tree::memory` is measured),
+/// and it counts what the object's runs leak: a budget 64 MiB above where it stands stops
+/// the exploration of a leaking object, marked partial.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_resident_size_bounds_an_object_that_leaks() {
+    use fgvt_sync::MemoryBudget;
+    use fgvt_tree::resident::{read_resident, resident};
+    let test = || {
+        Test::<Leaky>::new("leaky")
+            .thread(&["inc()", "inc()", "inc()"])
+            .thread(&["inc()", "inc()", "inc()"])
+            .thread(&["inc()", "inc()", "inc()"])
+            .partial_order_reduction(false)
+    };
+    let small = Test::<Leaky>::new("leaky")
+        .thread(&["inc()"])
+        .explore()
+        .unwrap();
+    assert!(small.memory.is_some(), "a default budget measures the peak");
+    let now = read_resident().expect("Linux tells the resident size");
+    let cut = test()
+        .max_memory(MemoryBudget {
+            bytes: now + (64 << 20),
+            used: resident,
+        })
+        .explore()
+        .unwrap();
+    assert_eq!(
+        cut.partial,
+        Some(fgvt_sync::report::Limit::Memory),
+        "{:?}",
+        cut.stats()
+    );
+}
