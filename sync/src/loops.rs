@@ -29,7 +29,8 @@
 //!
 //! Nor is a loop its function may enter twice with nothing between (`SourceLoop::reentered`):
 //! one inside a loop that carries (each turn of `for _ in 0..2 { while x.load() != 1 {} }`
-//! enters the `while` again), or inside a closure, unless the closure is handed to a call that
+//! enters the `while` again), or that takes a next item in its condition (`while let Some(t)
+//! = todo.pop()`), or inside a closure, unless the closure is handed to a call that
 //! runs it once (`spawn`, `model`, `with`, ...: [`ONCE`]); `let wait = || …; wait(); wait();`
 //! runs it twice.
 //!
@@ -223,6 +224,8 @@ struct Bindings<'a> {
     assigned: Vec<(&'a [u8], usize)>,
     /// Each name called (outside comments and literals), and where.
     calls: Vec<(&'a [u8], usize)>,
+    /// Each name a method is called on (`todo` in `todo.pop()`, not `self`), and where.
+    receivers: Vec<(&'a [u8], usize)>,
     /// The word before the current one, where it decides: `let` and `mut` make the next name
     /// a binding, not an assignment.
     previous: &'a [u8],
@@ -231,17 +234,25 @@ struct Bindings<'a> {
 impl Bindings<'_> {
     /// Whether the loop at `start..end` assigns a variable its function bound `mut` before it.
     fn carried(&self, start: usize, end: usize) -> bool {
-        let function = self
-            .fns
-            .iter()
-            .rev()
+        (self.assigned.iter())
+            .any(|&(name, at)| (start..end).contains(&at) && self.mut_before(name, start))
+    }
+
+    /// Whether the text at `start..end` calls a method on a variable its function bound `mut`
+    /// before `start` (`while let Some(t) = todo.pop()`): a `while` whose condition does goes
+    /// on to the next item at each turn, as a `for` does.
+    fn advanced(&self, start: usize, end: usize) -> bool {
+        (self.receivers.iter())
+            .any(|&(name, at)| (start..end).contains(&at) && self.mut_before(name, start))
+    }
+
+    /// Whether the function that holds byte `start` binds `name` `mut` before it.
+    fn mut_before(&self, name: &[u8], start: usize) -> bool {
+        let function = (self.fns.iter().rev())
             .find(|&&f| f < start)
             .copied()
             .unwrap_or(0);
-        let outer = |name: &[u8]| {
-            (self.mutable.iter()).any(|&(m, at)| m == name && (function..start).contains(&at))
-        };
-        (self.assigned.iter()).any(|&(name, at)| (start..end).contains(&at) && outer(name))
+        (self.mutable.iter()).any(|&(m, at)| m == name && (function..start).contains(&at))
     }
 }
 
@@ -378,6 +389,8 @@ pub(crate) fn scan(text: &str) -> Source {
     let mut operand = false;
     let mut closures: Vec<OpenClosure> = Vec::new();
     let mut found_closures: Vec<FoundClosure> = Vec::new();
+    // The `while` loops whose condition goes on to a next item (see `Bindings::advanced`).
+    let mut advancing: Vec<(usize, usize)> = Vec::new();
     let mut i = 0;
     while i < bytes.len() {
         let b = bytes[i];
@@ -514,6 +527,9 @@ pub(crate) fn scan(text: &str) -> Source {
                 }
                 if let (b'}', b'{', Some(p)) = (b, closed.bracket, closed.body_of) {
                     let (body, end) = (closed.at + 1, i + 1);
+                    if p.kind == Keyword::While && bindings.advanced(p.start, body) {
+                        advancing.push((p.start, end));
+                    }
                     match p.kind {
                         Keyword::Fn { name } => found.functions.push(Function {
                             name: String::from_utf8_lossy(&bytes[name.0..name.1]).into(),
@@ -581,6 +597,7 @@ pub(crate) fn scan(text: &str) -> Source {
     let carrying: Vec<(usize, usize)> = (found.loops.iter())
         .filter(|m| m.carries)
         .map(|m| (m.start as usize, m.end as usize))
+        .chain(advancing)
         .collect();
     for l in &mut found.loops {
         let (start, end) = (l.start as usize, l.end as usize);
@@ -633,6 +650,14 @@ fn word<'a>(
     }
     if name == b"fn" {
         bindings.fns.push(i);
+    }
+    // `name.method(`: a method called on it.
+    let method = end + 1;
+    if bytes.get(end) == Some(&b'.') && name != b"self" && ident_end(bytes, method) > method {
+        let after_method = skip_spaces(bytes, ident_end(bytes, method));
+        if bytes.get(after_method) == Some(&b'(') {
+            bindings.receivers.push((name, i));
+        }
     }
     // A name before `(` (or `::<…>(`) is called, unless `fn` defines it.
     let after = skip_spaces(bytes, end);
@@ -1037,6 +1062,15 @@ mod tests {
         assert_eq!(reentered(text), ["while a.load() {}"]);
         let text = "fn f() { let mut i = 0; while i < 2 { loop { a.cas(); } i += 1; } }";
         assert_eq!(reentered(text), ["loop { a.cas(); }"]);
+        // Inside a `while` whose condition takes the next item of a work list.
+        let text =
+            "fn f(mut todo: Vec<u8>) { while let Some(t) = todo.pop() { while a.load() {} } }";
+        assert_eq!(reentered(text), ["while a.load() {}"]);
+        // A method called in a `loop`'s body is no next item: a test-and-test-and-set lock's
+        // waiting loop, inside its retry loop, is a retry loop.
+        let text =
+            "fn f() { let mut b = B::new(); loop { while a.load() { b.snooze(); } a.cas(); } }";
+        assert_eq!(reentered(text), Vec::<&str>::new());
         // Inside a closure bound to a name, or handed to a call that may run it again.
         let text = "fn f() { let w = || { while a.load() {} }; w(); w(); }";
         assert_eq!(reentered(text), ["while a.load() {}"]);

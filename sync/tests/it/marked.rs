@@ -99,10 +99,12 @@ fn a_vec_push_inside_a_loop_is_no_second_call_of_the_objects_push() {
 }
 
 /// How `Twice::twice` enters its waiting loop twice: by calling the function that holds it
-/// twice, or from a `for` around it, or by calling a closure that holds it twice.
+/// twice, or from a `for` around it, or by calling a closure that holds it twice, or from a
+/// `while let` that takes the next item of a work list.
 const CALLED_TWICE: u8 = 0;
 const IN_A_FOR: u8 = 1;
 const IN_A_CLOSURE: u8 = 2;
+const IN_A_WORK_LIST: u8 = 3;
 
 /// `twice` waits for `x` to be 1 twice over (`HOW`): the second entry's first load repeats the
 /// first entry's last, with nothing written between, but it is no turn of the loop. `HINTED`:
@@ -132,6 +134,14 @@ impl<const HOW: u8, const HINTED: bool> Twice<HOW, HINTED> {
             IN_A_FOR => {
                 for _ in 0..2 {
                     while self.x.load(SeqCst) != 1 {
+                        hint::<HINTED>();
+                    }
+                }
+            }
+            IN_A_WORK_LIST => {
+                let mut todo = vec![1, 1];
+                while let Some(v) = todo.pop() {
+                    while self.x.load(SeqCst) != v {
                         hint::<HINTED>();
                     }
                 }
@@ -194,7 +204,7 @@ fn a_second_call_of_a_waiting_function_is_no_turn_of_its_loop() {
     assert_eq!(report.verdict, Verdict::Linearizable);
 }
 
-/// Entered again by a `for` or by a closure's second call, the loop is no retry loop at all
+/// Entered again by a `for`, a closure's second call or a work list's next item, the loop is no retry loop at all
 /// with `std`'s hint: its spins are cut (bounded leaves), never a stuck run, which would be a
 /// false alarm. With fgvt's hint every run completes.
 #[test]
@@ -207,6 +217,10 @@ fn a_loop_entered_again_by_a_for_or_a_closure_is_no_retry_loop() {
         (
             twice::<IN_A_CLOSURE, false>(),
             twice::<IN_A_CLOSURE, true>(),
+        ),
+        (
+            twice::<IN_A_WORK_LIST, false>(),
+            twice::<IN_A_WORK_LIST, true>(),
         ),
     ] {
         let complete = format!("{:?}", LeafKind::Complete);
