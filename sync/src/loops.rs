@@ -31,8 +31,8 @@
 //! one inside a loop that carries (each turn of `for _ in 0..2 { while x.load() != 1 {} }`
 //! enters the `while` again), or that takes a next item in its condition (`while let Some(t)
 //! = todo.pop()`), or inside a closure, unless the closure is handed to a call that
-//! runs it once (`spawn`, `model`, `with`, ...: [`ONCE`]); `let wait = || …; wait(); wait();`
-//! runs it twice.
+//! runs it once (a thread's `spawn` or a `model`, [`FRESH`], where the loop starts afresh; a
+//! cell's `with` and the like, [`ONCE`]); `let wait = || …; wait(); wait();` runs it twice.
 //!
 //! A loop whose function an operation may run twice is no retry loop either ([`entered_once`]:
 //! the text calls it twice from one function, or in a loop, or so calls a function that calls
@@ -64,8 +64,9 @@ pub(crate) struct SourceLoop {
     /// Whether it carries a variable from turn to turn (see the module docs): no retry loop.
     pub carries: bool,
     /// Whether its thread may enter it again with nothing between (see the module docs): it
-    /// is inside a loop that carries (`for _ in 0..2 { while … {} }`), or inside a closure
-    /// that may be called more than once. No retry loop either.
+    /// is inside a loop that carries (`for _ in 0..2 { while … {} }`) or takes a next item in
+    /// its condition (`while let Some(t) = todo.pop()`), or inside a closure that may be
+    /// called more than once. No retry loop either.
     pub reentered: bool,
 }
 
