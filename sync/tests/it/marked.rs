@@ -100,11 +100,25 @@ fn a_vec_push_inside_a_loop_is_no_second_call_of_the_objects_push() {
 
 /// How `Twice::twice` enters its waiting loop twice: by calling the function that holds it
 /// twice, or from a `for` around it, or by calling a closure that holds it twice, or from a
-/// `while let` that takes the next item of a work list.
+/// `while let` that takes the next item of a work list, or by a macro's two expansions.
 const CALLED_TWICE: u8 = 0;
 const IN_A_FOR: u8 = 1;
 const IN_A_CLOSURE: u8 = 2;
 const IN_A_WORK_LIST: u8 = 3;
+const IN_A_MACRO: u8 = 4;
+
+/// A waiting loop written once, in a macro, and expanded wherever it is invoked.
+macro_rules! wait_for_one {
+    ($x:expr, $hinted:expr) => {
+        while $x.load(SeqCst) != 1 {
+            if $hinted {
+                fgvt_sync::hint::spin_loop();
+            } else {
+                std::hint::spin_loop();
+            }
+        }
+    };
+}
 
 /// `twice` waits for `x` to be 1 twice over (`HOW`): the second entry's first load repeats the
 /// first entry's last, with nothing written between, but it is no turn of the loop. `HINTED`:
@@ -145,6 +159,10 @@ impl<const HOW: u8, const HINTED: bool> Twice<HOW, HINTED> {
                         hint::<HINTED>();
                     }
                 }
+            }
+            IN_A_MACRO => {
+                wait_for_one!(self.x, HINTED);
+                wait_for_one!(self.x, HINTED);
             }
             _ => {
                 let wait = || {
@@ -204,7 +222,8 @@ fn a_second_call_of_a_waiting_function_is_no_turn_of_its_loop() {
     assert_eq!(report.verdict, Verdict::Linearizable);
 }
 
-/// Entered again by a `for`, a closure's second call or a work list's next item, the loop is no retry loop at all
+/// Entered again by a `for`, a closure's second call, a work list's next item or a macro
+/// expanded twice, the loop is no retry loop at all
 /// with `std`'s hint: its spins are cut (bounded leaves), never a stuck run, which would be a
 /// false alarm. With fgvt's hint every run completes.
 #[test]
@@ -222,6 +241,7 @@ fn a_loop_entered_again_by_a_for_or_a_closure_is_no_retry_loop() {
             twice::<IN_A_WORK_LIST, false>(),
             twice::<IN_A_WORK_LIST, true>(),
         ),
+        (twice::<IN_A_MACRO, false>(), twice::<IN_A_MACRO, true>()),
     ] {
         let complete = format!("{:?}", LeafKind::Complete);
         assert_eq!(kinds(hinted), BTreeSet::from([complete.clone()]));
