@@ -51,6 +51,8 @@
 use std::collections::HashMap;
 use std::panic::Location;
 
+use crate::marked::Method;
+
 /// A 128-bit fingerprint, or one of its summands.
 pub(crate) type Fingerprint = u128;
 
@@ -271,24 +273,10 @@ pub(crate) struct Observations {
     /// when the thread registers its next access (the head of its loop).
     hinted: Option<usize>,
     /// Every call of a function of an `#[fgvt_sync::operations]` impl the thread made in
-    /// this operation, in the order they began (see [`Method`]).
+    /// this operation, in the order they began (see [`crate::marked`]).
     calls: Vec<MarkedCall>,
     /// The call the thread is in now: 1 + its index in `calls`, 0 for none.
     current: u32,
-}
-
-/// A function of an `#[fgvt_sync::operations]` impl, which the attribute marks so that the
-/// runtime knows, for a loop without the hint, whether two accesses were made in one call of
-/// the function that holds it (see `crate::loops::entered_once`): the text alone cannot tell
-/// `free.push(slot)` on a `Vec` from a call of the object's own `push`.
-#[derive(Debug)]
-pub struct Method {
-    /// Its name.
-    pub name: &'static str,
-    /// The file it is in, as `file!()` names it.
-    pub file: &'static str,
-    /// The line of its body's opening brace.
-    pub line: u32,
 }
 
 /// One call of a marked function.

@@ -525,8 +525,7 @@ pub use fgvt_sync_macros::sequential;
 /// What the attributes' expansions name; not part of the API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::fingerprint::Method;
-    pub use crate::marked::{enter, Entered};
+    pub use crate::marked::{enter, Entered, Method};
 }
 pub use fgvt_tree::{Call, MemoryBudget, Value};
 pub use localized::Localized;

@@ -322,6 +322,13 @@ struct OpenClosure {
 /// = || …; model(body)`, it runs where it is handed, which the text does not follow).
 type FoundClosure<'a> = (usize, usize, Runs, Option<&'a [u8]>);
 
+impl OpenClosure {
+    /// The closure, its body ended at `end` of `bytes`.
+    fn ended(self, bytes: &[u8], end: usize) -> FoundClosure<'_> {
+        (self.start, end, self.runs, let_bound(bytes, self.start))
+    }
+}
+
 /// The name of `let name = [move] |…|` for a closure whose parameters begin at `i`.
 fn let_bound(bytes: &[u8], i: usize) -> Option<&[u8]> {
     let back = |mut at: usize| {
@@ -413,6 +420,13 @@ pub(crate) fn scan(text: &str) -> Source {
                 _ => false,
             };
         }
+        if matches!(b, b',' | b';' | b')' | b']' | b'}') {
+            // A closure's body ends at a `,` or `;` where it began (an argument's or a
+            // statement's end), or where a bracket around it closes.
+            while let Some(closure) = closures.pop_if(|c| c.depth >= open.len()) {
+                found_closures.push(closure.ended(bytes, i));
+            }
+        }
         match b {
             b'/' if next == Some(b'/') => {
                 i = line_end(bytes, i);
@@ -475,20 +489,6 @@ pub(crate) fn scan(text: &str) -> Source {
                 i = params_end;
                 continue;
             }
-            b',' | b';' if closures.last().is_some_and(|c| c.depth == open.len()) => {
-                // An expression body ends at the argument's or statement's end.
-                let closure = closures.pop().expect("one is open");
-                found_closures.push((
-                    closure.start,
-                    i,
-                    closure.runs,
-                    let_bound(bytes, closure.start),
-                ));
-                if b == b';' {
-                    let depth = open.len();
-                    pending.retain(|p| !(matches!(p.kind, Keyword::Fn { .. }) && p.depth == depth));
-                }
-            }
             b'{' => {
                 let body_of = pending.last().filter(|p| p.depth == open.len()).copied();
                 if body_of.is_some() {
@@ -511,16 +511,6 @@ pub(crate) fn scan(text: &str) -> Source {
                     i += 1;
                     continue;
                 };
-                // A closure whose bracket closes has ended.
-                while closures.last().is_some_and(|c| c.depth > open.len()) {
-                    let closure = closures.pop().expect("one is open");
-                    found_closures.push((
-                        closure.start,
-                        i,
-                        closure.runs,
-                        let_bound(bytes, closure.start),
-                    ));
-                }
                 // A keyword left pending inside a closed bracket had no body there.
                 pending.retain(|p| p.depth <= open.len());
                 if closed.spawns && b == b')' {
@@ -585,8 +575,7 @@ pub(crate) fn scan(text: &str) -> Source {
         .map(|&(name, at)| (String::from_utf8_lossy(name).into_owned(), at as u32))
         .collect();
     for closure in closures.drain(..).rev() {
-        let name = let_bound(bytes, closure.start);
-        found_closures.push((closure.start, bytes.len(), closure.runs, name));
+        found_closures.push(closure.ended(bytes, bytes.len()));
     }
     // A closure bound to a name runs again where the name is called, else where it is handed.
     for closure in &mut found_closures {

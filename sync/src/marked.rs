@@ -12,7 +12,17 @@
 //!
 //! Not part of the API: the attribute's expansion names it.
 
-use crate::fingerprint::Method;
+/// A function of an `#[fgvt_sync::operations]` impl, as its guard names it: what tells one
+/// function's calls from another's in a thread's log (`Observations::same_call`).
+#[derive(Debug)]
+pub struct Method {
+    /// Its name.
+    pub name: &'static str,
+    /// The file it is in, as `file!()` names it.
+    pub file: &'static str,
+    /// The line of its body's opening brace.
+    pub line: u32,
+}
 
 /// A call of a marked function, from its start to its return (or unwinding).
 #[must_use = "the call lasts as long as the guard"]

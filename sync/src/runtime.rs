@@ -39,8 +39,9 @@ use fgvt_tree::{Call, Event, EventKind, Fault, History, QuietTurn, ThreadId, Val
 use crate::engine::{self, Decision, Stop, TaskId, Tasks};
 use crate::fingerprint::{
     self, combine, hash_of, summand, Access, DroppedTurn, Effect, Fingerprint, Loops, Memory,
-    Method, Observations, Stamp, Word, Wrote,
+    Observations, Stamp, Word, Wrote,
 };
+use crate::marked::Method;
 use crate::object_id::ObjectId;
 use crate::races::{Checked, Clocks, HappensBefore, Making, Races, Touch};
 use crate::shown::{number, pointer_text, Pointers, Shown};

@@ -1573,10 +1573,16 @@ fn reduced_first(
 
 /// The memory budget of a test that sets none (see [`Test::max_memory`]): 60% of the
 /// machine's RAM, probed by the process's resident size, where the system tells it.
+/// Worked out once: every exploration of a test (its reduced search, the fix search's
+/// trials) asks.
 fn resident_budget() -> Option<MemoryBudget> {
-    fgvt_tree::resident::read_resident()?;
+    static BYTES: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+    let bytes = BYTES.get_or_init(|| {
+        fgvt_tree::resident::read_resident()?;
+        Some(fgvt_tree::resident::default_budget())
+    });
     Some(MemoryBudget {
-        bytes: fgvt_tree::resident::default_budget(),
+        bytes: (*bytes)?,
         used: fgvt_tree::resident::resident,
     })
 }

@@ -16,6 +16,7 @@ use fgvt_sync::report::{LeafKind, Limit, Tree};
 use fgvt_sync::{unknown, Arg, Call, IntoValue, Memory, Object, Test, Value, Verdict};
 use proptest::prelude::*;
 
+use crate::common::shape;
 use crate::common::treiber::{hint, Idiomatic};
 
 /// Two counters and ways to wait on them; `HINTED` says whose spin hint the loops call.
@@ -137,19 +138,6 @@ fn full<const HINTED: bool>(calls: &[Vec<Call>]) -> Test<Waits<HINTED>> {
         .partial_order_reduction(false)
         .max_steps(40)
         .max_states(50_000)
-}
-
-/// What a tree is made of: its states, and its leaves by kind with their histories.
-fn shape(tree: &Tree) -> (u64, BTreeSet<(String, String)>) {
-    let leaves = (tree.leaves())
-        .map(|(_, leaf, _)| {
-            (
-                format!("{:?}", leaf.kind),
-                format!("{:?}", leaf.history.events),
-            )
-        })
-        .collect();
-    (tree.stats().distinct_states, leaves)
 }
 
 /// What the runs that ended returned, by thread.

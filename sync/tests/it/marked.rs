@@ -8,6 +8,7 @@ use fgvt_sync::atomic::{AtomicI64, Ordering::*};
 use fgvt_sync::report::{LeafKind, Tree};
 use fgvt_sync::{Silent, Test, Verdict};
 
+use crate::common::shape;
 use crate::common::treiber::hint;
 
 /// A counter that `push` raises and `pop` lowers once it is positive, each by a
@@ -73,17 +74,6 @@ fn noted<const HINTED: bool>() -> Tree {
         .max_steps(60)
         .explore()
         .unwrap()
-}
-
-/// The states of a tree and its leaves by kind and history.
-fn shape(tree: &Tree) -> (u64, BTreeSet<(String, String)>) {
-    let leaves = (tree.leaves())
-        .map(|(_, leaf, _)| {
-            let history = format!("{:?}", leaf.history.events);
-            (format!("{:?}", leaf.kind), history)
-        })
-        .collect();
-    (tree.stats().distinct_states, leaves)
 }
 
 /// Both loops are retry loops around `std`'s hint as around fgvt's: the same graph of states.

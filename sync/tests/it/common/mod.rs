@@ -4,7 +4,7 @@
 
 pub mod treiber;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use fgvt_sync::atomic::{AtomicI64, Ordering::SeqCst};
 use fgvt_sync::report::{History, Tree};
@@ -68,4 +68,16 @@ pub fn model_report<F: Fn() + Send + Sync + 'static>(
     let found = fgvt_sync::Model::new().name(name).localize(body).unwrap();
     let text = fgvt_sync::report::render_text(&found.report, false);
     (found.report.verdict, text)
+}
+
+/// What a tree is made of: its states, and its leaves by kind with their histories (two trees
+/// with the same shape merged the same runs the same way).
+pub fn shape(tree: &Tree) -> (u64, BTreeSet<(String, String)>) {
+    let leaves = (tree.leaves())
+        .map(|(_, leaf, _)| {
+            let history = format!("{:?}", leaf.history.events);
+            (format!("{:?}", leaf.kind), history)
+        })
+        .collect();
+    (tree.stats().distinct_states, leaves)
 }
