@@ -50,6 +50,7 @@ use crate::limit::{Bound, Limit};
 use crate::model::{Exploration, Tree, TreeBuilder};
 use crate::program::{Fault, Program, Step};
 use crate::states::{Slot, StateId, States};
+use crate::turn::{self, Turn};
 
 /// How to explore.
 #[derive(Clone, Debug)]
@@ -472,39 +473,6 @@ impl Tags {
     }
 }
 
-/// In a bounded-preemption search, who moved last and how many preemptions the path took:
-/// two paths to one program state have the same futures only if both agree. Outside one it
-/// is always [`Turn::ANY`], so that it tells no states apart.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-struct Turn {
-    /// The thread that took the last step ([`Turn::NOBODY`] at the root).
-    last: u16,
-    /// Preemptions so far.
-    used: u16,
-}
-
-impl Turn {
-    const NOBODY: u16 = u16::MAX;
-    const ANY: Turn = Turn {
-        last: Turn::NOBODY,
-        used: 0,
-    };
-
-    /// The last thread, if one has moved.
-    fn last(self) -> Option<ThreadId> {
-        (self.last != Turn::NOBODY).then_some(usize::from(self.last))
-    }
-
-    /// The turn after `thread` moves, a preemption or not.
-    fn after(self, thread: ThreadId, preempts: bool) -> Turn {
-        Turn {
-            // A test of 65,535 threads or more is far past any bounded search's reach.
-            last: u16::try_from(thread).unwrap_or(Turn::NOBODY - 1),
-            used: self.used + u16::from(preempts),
-        }
-    }
-}
-
 /// A node of the search that is being explored.
 ///
 /// Its pending children, the edges it has found and its step counts live on the explorer's
@@ -807,40 +775,27 @@ impl<P: Program> Explorer<'_, P> {
         let mut last_enabled = false;
         let counts = self.op_steps.len() - self.program.threads();
         let threads = self.program.threads();
-        let order = Self::step_order(threads, turn, self.options.max_preemptions);
-        // Outside a bounded search, where the order of the questions decides nothing, a
-        // program that goes on cheaply from its last step (fgvt-sync's re-executions) is
-        // asked last to first: the search opens the first thread's child next, and the
-        // program can go on from the execution that made it instead of running it again.
+        let bound = self.options.max_preemptions;
         let mut asked = std::mem::take(&mut self.asked);
         asked.clear();
-        if self.options.max_preemptions.is_none() && self.program.goes_on_from_last_step() {
-            // Unbounded, the order is 0, 1, …: `asked[t]` is thread t's step.
-            asked.resize_with(threads, || None);
-            for thread in (0..threads).rev() {
-                asked[thread] = Some(self.program.step(state, thread));
-            }
+        if self.program.goes_on_from_last_step() {
+            let program = self.program;
+            turn::ask_last_to_first(threads, turn, bound, &mut asked, |t| program.step(state, t));
         }
-        for thread in order {
-            let preempts = last_enabled && turn.last() != Some(thread);
-            if preempts
-                && (self.options.max_preemptions).is_some_and(|max| u32::from(turn.used) >= max)
-            {
+        for thread in turn.order(threads, bound) {
+            if turn.prunes(thread, last_enabled, bound) {
                 // Not even asked for: a step of real code can cost a whole execution.
                 pruned = true;
                 continue;
             }
-            let child_turn = match self.options.max_preemptions {
-                Some(_) => turn.after(thread, preempts),
-                None => Turn::ANY,
-            };
+            let child_turn = turn.child(thread, last_enabled, bound);
             let steps_in_op = self.op_steps[counts + thread];
             let mut first = match asked.get_mut(thread).and_then(Option::take) {
                 Some(step) => step,
                 None => self.program.step(state, thread),
             };
             if turn.last() == Some(thread) {
-                last_enabled = matches!(first, Step::Moved { .. } | Step::Fault { .. });
+                last_enabled = turn::goes_on(&first);
             }
             // Under weak memory a load may read one of several stores: each is a way of the
             // step, and a child of its own. The first step asked is way 0.
@@ -976,19 +931,6 @@ impl<P: Program> Explorer<'_, P> {
             incoming: Vec::new(),
             members_from: self.members.len(),
         })
-    }
-
-    /// The order in which a state's threads are asked for their step: by number, except that
-    /// a bounded-preemption search asks the thread that moved last first (whether it can go
-    /// on decides which other steps are preemptions, and runs without one are looked at first).
-    fn step_order(
-        threads: usize,
-        turn: Turn,
-        max_preemptions: Option<u32>,
-    ) -> impl Iterator<Item = ThreadId> {
-        let last = turn.last().filter(|_| max_preemptions.is_some());
-        last.into_iter()
-            .chain((0..threads).filter(move |&t| Some(t) != last))
     }
 
     /// On the path of [`ExploreOptions::first`], moves the child that goes on along it (the

@@ -113,6 +113,7 @@ pub mod replay;
 pub mod resident;
 pub mod source;
 mod states;
+mod turn;
 pub mod value;
 
 pub use call_text::{parse_call, unescape, CallSyntaxError};

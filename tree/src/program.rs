@@ -177,8 +177,10 @@ pub trait Program {
     /// Whether a step is cheaper from the state the program's last step reached than from any
     /// other: a program that re-executes real code can go on from where its last execution
     /// paused instead of running it again. The explorer then asks a state's threads for their
-    /// steps last to first (outside bounded searches), so that the child it opens next, the
-    /// first thread's, is where the program is. `false` (the default) keeps the plain order.
+    /// steps last to first, so that the child it opens next, the first thread's, is where the
+    /// program is (in a bounded-preemption search at its bound, the thread that moved last is
+    /// asked first all the same: whether it can go on decides whether the others are asked).
+    /// `false` (the default) keeps the plain order.
     fn goes_on_from_last_step(&self) -> bool {
         false
     }

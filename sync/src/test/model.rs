@@ -22,8 +22,9 @@ use crate::Memory;
 use crate::Verdict;
 
 /// With this variable set, [`Model::check`] prints one line per model on stderr: its name,
-/// verdict, distinct states, runs and steps (`fgvt-stats: name linearizable states=… runs=…
-/// steps=…`), for benches that set fgvt's figures beside another tool's.
+/// verdict, distinct states, runs, steps and the runs that started from the beginning rather
+/// than going on from a paused one (`fgvt-stats: name linearizable states=… runs=… steps=…
+/// started=…`), for benches that set fgvt's figures beside another tool's.
 pub const STATS_VARIABLE: &str = "FGVT_STATS";
 
 /// The threads a model has room for by default, its body's included (loom's `MAX_THREADS`).
@@ -210,12 +211,13 @@ impl Model {
         if std::env::var_os(STATS_VARIABLE).is_some() {
             // For benches that set fgvt beside other tools: one line a model, on stderr.
             eprintln!(
-                "fgvt-stats: {} {} states={} runs={} steps={}",
+                "fgvt-stats: {} {} states={} runs={} steps={} started={}",
                 self.name,
                 report.verdict.name(),
                 report.tree.distinct_states,
                 localized.runs.started + localized.runs.went_on,
                 localized.runs.steps,
+                localized.runs.started,
             );
         }
         let headline = match (report.verdict, &report.symptom) {

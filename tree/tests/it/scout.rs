@@ -291,3 +291,121 @@ impl Progress for Told {
             .push((schedule.to_vec(), self.verdicts.borrow().len()));
     }
 }
+
+/// A toy that counts the executions a re-executing program (fgvt-sync's) would start: it goes
+/// on from the state its last step reached, and a step from any other state starts a run
+/// from the beginning. Steps that do not move (a thread done or blocked) cost nothing, as
+/// fgvt-sync tells them from the state.
+struct Resumed {
+    toy: Toy,
+    paused: RefCell<Option<State>>,
+    started: std::cell::Cell<usize>,
+    /// The executions started when the search made its first leaf.
+    at_first_leaf: std::cell::Cell<Option<usize>>,
+}
+
+impl Resumed {
+    fn new(toy: Toy) -> Resumed {
+        Resumed {
+            toy,
+            paused: RefCell::new(None),
+            started: std::cell::Cell::new(0),
+            at_first_leaf: std::cell::Cell::new(None),
+        }
+    }
+}
+
+impl Program for Resumed {
+    type State = State;
+
+    fn threads(&self) -> usize {
+        self.toy.threads()
+    }
+
+    fn initial_state(&self) -> Result<(State, fgvt_tree::History), fgvt_tree::Fault> {
+        let (state, history) = self.toy.initial_state()?;
+        *self.paused.borrow_mut() = Some(state.clone());
+        Ok((state, history))
+    }
+
+    fn step(&self, state: &State, thread: usize) -> Step<State> {
+        let step = self.toy.step(state, thread);
+        if let Step::Moved { state: next, .. } = &step {
+            if self.paused.borrow().as_ref() != Some(state) {
+                self.started.set(self.started.get() + 1);
+            }
+            *self.paused.borrow_mut() = Some(next.clone());
+        }
+        step
+    }
+
+    fn finish(&self, state: &State) -> Result<fgvt_tree::History, fgvt_tree::Fault> {
+        if self.at_first_leaf.get().is_none() {
+            self.at_first_leaf.set(Some(self.started.get()));
+        }
+        self.toy.finish(state)
+    }
+
+    fn blocked_calls(&self, state: &State) -> Vec<(usize, fgvt_tree::Call)> {
+        self.toy.blocked_calls(state)
+    }
+
+    fn goes_on_from_last_step(&self) -> bool {
+        true
+    }
+}
+
+/// The executions a re-executing program starts before the search's first leaf, worked out
+/// from the search's rules: from each state of its first run, every thread the bound does not
+/// prune is asked for its step (at the bound, the others only when the thread that moved last
+/// cannot go on); of those that move, all but one start an execution, the one the run goes
+/// on with: the first that moves in the search's order (unbounded, by number; bounded, the
+/// thread that moved last first).
+fn starts_before_first_leaf(toy: &Toy, bound: Option<u32>) -> usize {
+    let (mut state, _) = toy.initial_state().unwrap();
+    let (mut last, mut used, mut starts) = (None::<usize>, 0, 0);
+    loop {
+        let moves = |t: usize| matches!(toy.step(&state, t), Step::Moved { .. });
+        let last_moves = last.is_some_and(moves);
+        let at_bound = bound.is_some_and(|b| used >= b);
+        let moved: Vec<usize> = (last.into_iter())
+            .chain((0..toy.threads()).filter(|&t| Some(t) != last))
+            .filter(|&t| !(at_bound && last_moves && Some(t) != last) && moves(t))
+            .collect();
+        let Some(&next) = moved.first() else {
+            return starts;
+        };
+        starts += moved.len() - 1;
+        used += u32::from(last_moves && Some(next) != last);
+        let Step::Moved { state: after, .. } = toy.step(&state, next) else {
+            unreachable!("it moves");
+        };
+        state = after;
+        // Unbounded, the search keeps no turn: its order is always by number.
+        last = bound.map(|_| next);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// The search asks a program that goes on from its last step for the steps of a state
+    /// last to first, so that the child it opens first goes on from the execution that made
+    /// it: before its first leaf it starts only the executions that asking every step from
+    /// one state needs, bounded or not (a bounded search used to start one more per state).
+    #[test]
+    fn the_first_run_goes_on_from_the_execution_that_made_each_of_its_states(
+        toy in racy_toy(),
+    ) {
+        for bound in [None, Some(0), Some(1), Some(2)] {
+            let program = Resumed::new(toy.clone());
+            let options = ExploreOptions { max_preemptions: bound, ..ExploreOptions::default() };
+            explore(&program, &options).unwrap();
+            prop_assert_eq!(
+                program.at_first_leaf.get(),
+                Some(starts_before_first_leaf(&toy, bound)),
+                "bound {:?}", bound
+            );
+        }
+    }
+}
