@@ -28,8 +28,8 @@
 //! program order and reads-from). A `SeqCst` fence, which has no object, touches everything.
 //! Under weak memory a step's ways (the stores a load could read) are all taken, as
 //! [`explore`](crate::explore()) takes them, but for a read of an older store than the latest
-//! that a newer store racing with it missed: the run with the read before that store stands
-//! for it ([`crate::StoreAccess`]). A blocked thread's step races with the steps that block it:
+//! that a newer store racing with it missed, `SeqCst` or not: the run with the read before that
+//! store stands for it, with the same graph ([`crate::StoreAccess`]). A blocked thread's step races with the steps that block it:
 //! [`Program::readiness`] says what it would touch.
 //!
 //! Two runs need not both be taken when one is the other without a retry loop's turn that
@@ -58,7 +58,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::choice::Choice;
-use crate::event::{Event, Footprint, MemoryOrder};
+use crate::event::{Event, Footprint};
 use crate::explore::ExploreOptions;
 use crate::graph::{EventId, NodeId};
 use crate::history::ThreadId;
@@ -113,9 +113,8 @@ pub enum Judging {
 /// The most threads a reduced search handles (its thread sets are 64-bit masks).
 pub const MAX_THREADS: usize = 64;
 
-/// What decides whether a step commutes with another thread's (what it touches, the call or
-/// return it carries), and whether it is a `SeqCst` access under weak memory, whose read of an
-/// older store the search always takes (`Search::read_before_race` leaves those alone).
+/// What decides whether a step commutes with another thread's: what it touches, the call or
+/// return it carries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Dep {
     /// What shared memory the step touches.
@@ -124,8 +123,6 @@ pub struct Dep {
     pub call: bool,
     /// Whether it emits a return.
     pub ret: bool,
-    /// Whether it is a `SeqCst` access of a run under weak memory.
-    pub seq_cst: bool,
 }
 
 impl Dep {
@@ -142,7 +139,6 @@ impl Dep {
             footprint: event.footprint,
             call: histories && event.call.is_some() && event.seen.is_none(),
             ret: histories && event.ret.is_some(),
-            seq_cst: event.order == Some(MemoryOrder::SeqCst),
         }
     }
 
@@ -152,7 +148,6 @@ impl Dep {
         footprint: Footprint::Everything,
         call: true,
         ret: true,
-        seq_cst: true,
     };
 
     /// Whether two steps of different threads may not commute. A return and a call are
@@ -173,7 +168,6 @@ impl Dep {
             footprint: self.footprint.join(other.footprint),
             call: self.call || other.call,
             ret: self.ret || other.ret,
-            seq_cst: self.seq_cst || other.seq_cst,
         }
     }
 }
@@ -601,24 +595,23 @@ impl<P: Program> Search<'_, P> {
         }
     }
 
-    /// Whether the step taken at `at` (a read, not `SeqCst`), which read `stale`, an older
-    /// store than the latest of its location, missed a newer store made after `stale` by a
-    /// step of another thread that races with it: then the run with the read moved before
-    /// that store, which reverses the race, reads `stale` with the same graph (see
-    /// [`crate::StoreAccess`]).
+    /// Whether the step taken at `at` (a read, or a compare-and-swap that failed), which read
+    /// `stale`, an older store than the latest of its location, missed a newer store made after
+    /// `stale` by a step of another thread that races with it: then the run with the read moved
+    /// before that store, which reverses the race, reads `stale` with the same graph (see
+    /// [`crate::StoreAccess`]). `SeqCst` reads and stores too: whether the graph is consistent,
+    /// its `psc` included, does not depend on the order its events were added in (see the module
+    /// docs), and `fgvt-sync`'s litmus tests check it against the axioms on random programs
+    /// that are mostly `SeqCst`, failed compare-and-swaps among them.
     fn read_before_race(&self, at: usize, stale: u32) -> bool {
         let read = self.taken(at);
         let Some(location) = read.dep.footprint.object() else {
             return false;
         };
-        if read.dep.seq_cst {
-            return false;
-        }
         self.raced.iter().any(|&j| {
             let store = self.taken(j);
             store.made.is_some_and(|made| made > stale)
                 && store.dep.footprint == Footprint::Writes(location)
-                && !store.dep.seq_cst
         })
     }
 
