@@ -29,8 +29,8 @@
 //! Under weak memory a step's ways (the stores a load could read) are all taken, as
 //! [`explore`](crate::explore()) takes them, but for a read of an older store than the latest
 //! that a newer store racing with it missed, `SeqCst` or not: the run with the read before that
-//! store stands for it, with the same graph ([`crate::StoreAccess`]). A blocked thread's step races with the steps that block it:
-//! [`Program::readiness`] says what it would touch.
+//! store stands for it, with the same graph ([`crate::StoreAccess`]). A blocked thread's step
+//! races with the steps that block it: [`Program::readiness`] says what it would touch.
 //!
 //! Two runs need not both be taken when one is the other without a retry loop's turn that
 //! failed and wrote nothing ([`crate::QuietTurn`], told by [`Program::turn_ended`]): the run

@@ -18,7 +18,7 @@ pub(crate) struct Turn {
     /// The thread that took the last step ([`Turn::NOBODY`] at the root).
     last: u16,
     /// Preemptions so far.
-    pub(crate) used: u16,
+    used: u16,
 }
 
 impl Turn {
@@ -36,7 +36,7 @@ impl Turn {
     }
 
     /// The turn after `thread` moves, a preemption or not.
-    pub(crate) fn after(self, thread: ThreadId, preempts: bool) -> Turn {
+    fn after(self, thread: ThreadId, preempts: bool) -> Turn {
         Turn {
             // A test of 65,535 threads or more is far past any bounded search's reach.
             last: u16::try_from(thread).unwrap_or(Turn::NOBODY - 1),
