@@ -577,34 +577,50 @@ pub(crate) fn scan(text: &str) -> Source {
     for closure in closures.drain(..).rev() {
         found_closures.push(closure.ended(bytes, bytes.len()));
     }
-    // A closure bound to a name runs again where the name is called, else where it is handed.
-    for closure in &mut found_closures {
+    settle_bound_closures(&mut found_closures, &bindings.calls);
+    mark_reentered(&mut found.loops, &found_closures, advancing);
+    found
+}
+
+/// A closure bound to a name runs again where the name is called after it, else (only handed
+/// on) once where it is handed: `closures`' runs, as `calls` (each name called, and where) say.
+fn settle_bound_closures(closures: &mut [FoundClosure], calls: &[(&[u8], usize)]) {
+    for closure in closures {
         if let Some(name) = closure.3 {
-            let called = (bindings.calls.iter()).any(|&(n, at)| n == name && at > closure.1);
+            let called = calls.iter().any(|&(n, at)| n == name && at > closure.1);
             closure.2 = if called { Runs::Again } else { Runs::Once };
         }
     }
-    let carrying: Vec<(usize, usize)> = (found.loops.iter())
+}
+
+/// Marks the loops their thread may enter again with nothing between (see the module docs):
+/// those inside a loop that carries or a `while` that goes on to a next item (`advancing`), or
+/// inside a closure that may run again, within the code the loop's thread starts with.
+fn mark_reentered(
+    loops: &mut [SourceLoop],
+    closures: &[FoundClosure],
+    advancing: Vec<(usize, usize)>,
+) {
+    let carrying: Vec<(usize, usize)> = (loops.iter())
         .filter(|m| m.carries)
         .map(|m| (m.start as usize, m.end as usize))
         .chain(advancing)
         .collect();
-    for l in &mut found.loops {
+    for l in loops {
         let (start, end) = (l.start as usize, l.end as usize);
         let holds = |c: &&FoundClosure| c.0 < start && start < c.1;
         // Where the thread that runs it starts: the closure of a `spawn` around it, if any.
-        let thread_start = (found_closures.iter().filter(holds))
+        let thread_start = (closures.iter().filter(holds))
             .filter(|c| c.2 == Runs::Fresh)
             .map(|c| c.0)
             .max()
             .unwrap_or(0);
         let in_carrying =
             (carrying.iter()).any(|&(from, to)| thread_start <= from && from < start && end <= to);
-        let in_closure = (found_closures.iter().filter(holds))
-            .any(|c| thread_start <= c.0 && c.2 == Runs::Again);
+        let in_closure =
+            (closures.iter().filter(holds)).any(|c| thread_start <= c.0 && c.2 == Runs::Again);
         l.reentered = in_carrying || in_closure;
     }
-    found
 }
 
 /// Keywords after which an expression begins (a `|` there begins a closure).

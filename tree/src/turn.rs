@@ -49,16 +49,21 @@ impl Turn {
     /// it. Outside a bounded search, [`Turn::ANY`].
     pub(crate) fn child(self, thread: ThreadId, last_goes_on: bool, bound: Option<u32>) -> Turn {
         match bound {
-            Some(_) => self.after(thread, last_goes_on && self.last() != Some(thread)),
+            Some(_) => self.after(thread, self.preempts(thread, last_goes_on)),
             None => Turn::ANY,
         }
+    }
+
+    /// Whether `thread`'s step preempts the thread that moved last, which can go on
+    /// (`last_goes_on`).
+    fn preempts(self, thread: ThreadId, last_goes_on: bool) -> bool {
+        last_goes_on && self.last() != Some(thread)
     }
 
     /// Whether `bound` prunes `thread`'s step here: it would preempt the last thread, which
     /// can go on (`last_goes_on`), on a path that took every preemption the bound allows.
     pub(crate) fn prunes(self, thread: ThreadId, last_goes_on: bool, bound: Option<u32>) -> bool {
-        let preempts = last_goes_on && self.last() != Some(thread);
-        preempts && bound.is_some_and(|max| u32::from(self.used) >= max)
+        self.preempts(thread, last_goes_on) && bound.is_some_and(|max| u32::from(self.used) >= max)
     }
 
     /// The order in which a state's threads are asked for their step: by number, except that
@@ -68,7 +73,7 @@ impl Turn {
         self,
         threads: usize,
         bound: Option<u32>,
-    ) -> impl Iterator<Item = ThreadId> {
+    ) -> impl DoubleEndedIterator<Item = ThreadId> {
         let last = self.last().filter(|_| bound.is_some());
         last.into_iter()
             .chain((0..threads).filter(move |&t| Some(t) != last))
@@ -105,8 +110,7 @@ pub(crate) fn ask_last_to_first<S>(
         last_goes_on = goes_on(&first);
         asked[last] = Some(first);
     }
-    let order: Vec<ThreadId> = turn.order(threads, bound).collect();
-    for &thread in order.iter().rev() {
+    for thread in turn.order(threads, bound).rev() {
         if asked[thread].is_none() && !turn.prunes(thread, last_goes_on, bound) {
             asked[thread] = Some(step(thread));
         }

@@ -1,7 +1,7 @@
 //! The scout (iterative preemption bounding) and runs explored first, checked against a
 //! brute-force search of the toy programs' states with their preemption counts.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -299,9 +299,9 @@ impl Progress for Told {
 struct Resumed {
     toy: Toy,
     paused: RefCell<Option<State>>,
-    started: std::cell::Cell<usize>,
+    started: Cell<usize>,
     /// The executions started when the search made its first leaf.
-    at_first_leaf: std::cell::Cell<Option<usize>>,
+    at_first_leaf: Cell<Option<usize>>,
 }
 
 impl Resumed {
@@ -309,8 +309,8 @@ impl Resumed {
         Resumed {
             toy,
             paused: RefCell::new(None),
-            started: std::cell::Cell::new(0),
-            at_first_leaf: std::cell::Cell::new(None),
+            started: Cell::new(0),
+            at_first_leaf: Cell::new(None),
         }
     }
 }
