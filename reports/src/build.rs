@@ -480,11 +480,7 @@ fn notes(input: &ReportInput<'_>, summary: &TreeSummary, shown: usize) -> Vec<St
     }
     // With leaves unjudged, passing ones may be among them: no claim about every run.
     if summary.failing_leaves > 0 && summary.passing_leaves == 0 && summary.unknown_leaves == 0 {
-        notes.push(
-            "every interleaving fails: no race decides the outcome, so the fault is in the \
-             sequential behaviour of the operations (or in the spec)"
-                .to_string(),
-        );
+        notes.push(every_run_fails_note(input.tree));
     } else if input.cdrs.unmatched_failing_leaves > 0 {
         notes.push(format!(
             "{} no race sequence matching `{}`",
@@ -634,6 +630,23 @@ fn locate(sources: &SourceMap, span: Span) -> (Option<SourceLocation>, String, S
             )
         }
         None => (None, String::new(), String::new()),
+    }
+}
+
+/// The note of a tree whose every judged run fails. Where each ends in a data race, no order of
+/// the threads avoids it: what is missing is an ordering or a lock, not a sequential fix.
+fn every_run_fails_note(tree: &Tree) -> String {
+    let raced = (tree.leaves())
+        .filter(|(_, leaf, _)| leaf.kind != LeafKind::Bounded)
+        .all(|(_, leaf, _)| leaf.fault.as_ref().is_some_and(|f| f.race.is_some()));
+    if raced {
+        "every interleaving ends in a data race: no order of the threads avoids it, so what is \
+         missing is an ordering or a lock (the fix, where one is given), not a sequential change"
+            .to_string()
+    } else {
+        "every interleaving fails: no race decides the outcome, so the fault is in the \
+         sequential behaviour of the operations (or in the spec)"
+            .to_string()
     }
 }
 

@@ -401,3 +401,59 @@ fn waiting_on_plain_memory_ends_in_a_fault_that_says_so_not_a_hang() {
         "{messages:?}"
     );
 }
+
+/// A spin lock written the ordinary way: a `SeqCst` compare-exchange takes it, a store gives it
+/// back, the count is in an `UnsafeCell`. With a `Relaxed` unlock every run ends in a data race
+/// on the count (the second holder's write is ordered after nothing of the first's), and the
+/// report says what that means: an ordering is missing, not a sequential fix; with `Release`
+/// the model passes.
+#[test]
+fn a_data_race_in_every_run_is_told_as_a_missing_ordering() {
+    use fgvt_sync::atomic::Ordering::{Relaxed, Release};
+    use fgvt_sync::{thread, Model};
+    use std::sync::Arc;
+    struct SpinLock {
+        locked: AtomicBool,
+        count: UnsafeCell<u64>,
+    }
+    // SAFETY: the count is what the test checks for data races.
+    unsafe impl Sync for SpinLock {}
+    fn inc(lock: &SpinLock, unlock: fgvt_sync::atomic::Ordering) {
+        while (lock.locked)
+            .compare_exchange(false, true, SeqCst, SeqCst)
+            .is_err()
+        {
+            std::hint::spin_loop();
+        }
+        // SAFETY: the lock is held.
+        lock.count.with_mut(|p| unsafe { *p += 1 });
+        lock.locked.store(false, unlock);
+    }
+    let run = |unlock: fgvt_sync::atomic::Ordering| {
+        let body = move || {
+            let lock = Arc::new(SpinLock {
+                locked: AtomicBool::new(false),
+                count: UnsafeCell::new(0),
+            });
+            let other = Arc::clone(&lock);
+            let t = thread::spawn(move || inc(&other, unlock));
+            inc(&lock, unlock);
+            t.join().unwrap();
+        };
+        Model::new()
+            .name("spin_lock")
+            .localize(body)
+            .unwrap()
+            .report
+    };
+    let relaxed = run(Relaxed);
+    assert_eq!(relaxed.verdict, Verdict::NotLinearizable);
+    let note = |text: &str| relaxed.notes.iter().any(|n| n.contains(text));
+    assert!(
+        note("every interleaving ends in a data race"),
+        "{:#?}",
+        relaxed.notes
+    );
+    assert!(!note("sequential behaviour"), "{:#?}", relaxed.notes);
+    assert_eq!(run(Release).verdict, Verdict::Linearizable);
+}
