@@ -64,8 +64,10 @@ pub struct RaceNode {
     /// Its depth on the witness path: the witness's step number `step` leaves this node.
     pub step: usize,
     /// Every out-edge of the node: its children in thread order, then its loop edges (steps
-    /// back to a state on the path) in thread order.
-    pub races: Vec<Race>,
+    /// back to a state on the path) in thread order. Shared by every group whose witness
+    /// passes the node (a tree of a few thousand decisive nodes can have tens of thousands of
+    /// groups, each a copy of its nodes' steps otherwise).
+    pub races: std::sync::Arc<[Race]>,
     /// Index in `races` of the edge the witness path took.
     pub taken: usize,
 }
@@ -194,6 +196,8 @@ struct Walk<'a> {
     /// Per decisive node met, the id of its set of racing statement spans: computed once, as
     /// every path through the node needs it.
     span_set_of: HashMap<NodeId, usize>,
+    /// Per decisive node on a witness, its races, made once.
+    races_of: HashMap<NodeId, std::sync::Arc<[Race]>>,
     /// Distinct sets of racing statement spans, numbered.
     span_sets: HashMap<Vec<Span>, usize>,
     paths: u64,
@@ -238,6 +242,7 @@ impl<'a> Walk<'a> {
             groups: Vec::new(),
             by_key: HashMap::new(),
             span_set_of: HashMap::new(),
+            races_of: HashMap::new(),
             span_sets: HashMap::new(),
             paths: 0,
             truncated: false,
@@ -415,17 +420,18 @@ impl<'a> Walk<'a> {
         id
     }
 
-    fn race_node(&self, node: NodeId, step: usize, taken: usize) -> RaceNode {
-        let races = self
-            .tree
-            .successors(node)
-            .into_iter()
-            .map(|(event, child)| Race {
-                event: event.clone(),
-                child,
-                outcome: self.labeling.category(child),
-            })
-            .collect();
+    fn race_node(&mut self, node: NodeId, step: usize, taken: usize) -> RaceNode {
+        let (tree, labeling) = (self.tree, self.labeling);
+        let races = self.races_of.entry(node).or_insert_with(|| {
+            (tree.successors(node).into_iter())
+                .map(|(event, child)| Race {
+                    event: event.clone(),
+                    child,
+                    outcome: labeling.category(child),
+                })
+                .collect()
+        });
+        let races = std::sync::Arc::clone(races);
         RaceNode {
             node,
             label: self.label(node),

@@ -725,8 +725,10 @@ fn run_report(
         })
         .unwrap_or_default();
     let kind = leaf.map_or(LeafKind::Complete, |l| l.kind);
+    // The leaf keeps its first path's history; this run may have interleaved the threads'
+    // operations otherwise, and the report shows its own.
     let history = leaf
-        .map(|l| history_report(&l.history))
+        .map(|l| history_report(&l.history.retraced(steps.iter().copied())))
         .unwrap_or_else(|| history_report(&History::new()));
     WitnessReport {
         schedule: schedule.to_vec(),

@@ -78,7 +78,7 @@ pub use explore_report::{
 pub use history_html::{render_history_html, HistoryPicture, PictureOp, Role};
 pub use json::{parse_json, render_json};
 pub use markdown::render_markdown;
-pub use memory::{fix_note, name_deciding_accesses};
+pub use memory::{fix_note, name_deciding_accesses, no_fix_note};
 pub use model::{Explanation, LocalizeReport, TestInfo, Verdict, SCHEMA_ID};
 pub use sarif::{render_history_sarif, render_sarif};
 #[cfg(feature = "graph")]

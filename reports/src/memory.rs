@@ -68,6 +68,17 @@ pub fn fix_note(changes: usize, tried: usize, budget_ran_out: bool) -> String {
     }
 }
 
+/// What a report says of the search for a fix when some run fails with every access
+/// `SeqCst`: none was made, because none could succeed. A run under sequential consistency is
+/// a run of the code whatever its orderings and fences (the C++20 / Rust model allows every
+/// sequentially consistent execution, and weaker orderings or fewer fences order less), so it
+/// fails under every change as well.
+pub fn no_fix_note() -> String {
+    "so no change of orderings or fences can make every run pass: a run that fails with every \
+     access SeqCst is a run of the code whatever its orderings (none tried)"
+        .to_string()
+}
+
 /// One change of a fix: `make the load of ready#1 at src/lib.rs:39:12 Acquire (was
 /// Relaxed)`, `add fence(Release) before the store to a#1 at src/lib.rs:45:9`.
 pub(crate) fn change_words(change: &OrderChange) -> String {

@@ -2,10 +2,12 @@
 //! only under weak memory, and the smallest change of orderings found that fixes it.
 //!
 //! Each answer comes from exploring the test again: once with every access `seq_cst`
-//! (sequential consistency, exact for such a program), then with one change of orderings at a
-//! time, in the order of [`fgvt_memory::fix::trials`] (the order `fgvt-sync` uses for Rust
-//! code), until one makes every run pass. A trial may explore about as many states as the test
-//! itself (a change that makes a spin's turns distinct states is no fix to tell of).
+//! (sequential consistency, exact for such a program), then, unless a run fails so (every
+//! change of orderings keeps such a run: [`fgvt_reports::no_fix_note`]), with one change of
+//! orderings at a time, in the order of [`fgvt_memory::fix::trials`] (the order `fgvt-sync`
+//! uses for Rust code), until one makes every run pass. A trial may explore about as many
+//! states as the test itself (a change that makes a spin's turns distinct states is no fix to
+//! tell of).
 
 use std::time::Instant;
 
@@ -43,6 +45,10 @@ pub fn memory_report(
     let sequential = test.under(MemoryMode::SequentiallyConsistent);
     memory.passes_sequentially_consistent =
         fails(&sequential, &options.clone().until(deadline)).map(|fails| !fails);
+    if memory.passes_sequentially_consistent == Some(false) {
+        memory.fix_note = Some(fgvt_reports::no_fix_note());
+        return memory;
+    }
 
     let (max_states, max_steps) = fix::trial_limits(
         tree.graph.node_count(),

@@ -876,6 +876,10 @@ impl TestCore {
                 deadline,
             )
             .map(|fails| !fails);
+        if memory.passes_sequentially_consistent == Some(false) {
+            memory.fix_note = Some(fgvt_reports::no_fix_note());
+            return memory;
+        }
         let budget = fix::trial_limits(
             tree.graph.node_count(),
             usize::try_from(tree.stats().max_depth).unwrap_or(usize::MAX),

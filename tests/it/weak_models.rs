@@ -231,3 +231,37 @@ fn an_ordering_an_access_cannot_take_is_bad_input_with_its_position() {
     assert!(err.contains("bad.fgv:4:23"), "{err}");
     assert!(err.contains("relaxed`, `acquire` or `seq_cst"), "{err}");
 }
+
+/// A counter whose increment loads and then stores (`acquire`, `release`) loses an update
+/// under sequential consistency too: no change of orderings can fix it, and the report says so
+/// without exploring the test again for each change.
+#[test]
+fn a_failure_under_seq_cst_gets_no_fix_search() {
+    let dir = workdir(&[
+        (
+            "counter.fgv",
+            "object Counter {\n    shared int count = 0;\n    op inc() {\n        \
+             int seen = count.load(acquire);\n        count.store(seen + 1, release);\n    }\n    \
+             op get() {\n        return count.load(acquire);\n    }\n}\n",
+        ),
+        (
+            "test.json",
+            r#"{"object": "counter.fgv", "threads": [["inc()"], ["inc()"]], "final": ["get()"]}"#,
+        ),
+    ]);
+    let (code, out, err) =
+        run(fgvt()
+            .current_dir(dir.path())
+            .args(["localize", "test.json", "--format", "json"]));
+    assert_eq!(code, 1, "{err}");
+    let r: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(r["verdict"], "not-linearizable");
+    let memory = &r["memory"];
+    assert_eq!(memory["passes_sequentially_consistent"], false, "{memory}");
+    assert_eq!(memory["fix"], Value::Array(vec![]), "{memory}");
+    assert_eq!(
+        memory["fix_note"],
+        fgvt_reports::no_fix_note().as_str(),
+        "{memory}"
+    );
+}

@@ -5,7 +5,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use crate::choice::Choice;
-use crate::history::{Call, Clock, ThreadId};
+use crate::history::{Call, Clock, CoarseEvent, ThreadId};
 use crate::source::Span;
 use crate::value::Value;
 
@@ -274,6 +274,24 @@ impl Event {
     /// access under weak memory that could read several stores or go before later ones).
     pub fn ways(&self) -> u32 {
         self.memory.as_ref().map_or(1, |m| m.ways)
+    }
+
+    /// The call and the return this step emits, as a history holds them (either may be
+    /// missing), with the call shared by `share`.
+    pub fn coarse(
+        &self,
+        share: impl FnOnce(&Call) -> std::sync::Arc<Call>,
+    ) -> [Option<CoarseEvent>; 2] {
+        let call = self.call.as_ref().map(|call| CoarseEvent::Call {
+            thread: self.thread,
+            call: share(call),
+            seen: self.seen.clone(),
+        });
+        let ret = self.ret.as_ref().map(|value| CoarseEvent::Return {
+            thread: self.thread,
+            value: Some(value.clone()),
+        });
+        [call, ret]
     }
 }
 

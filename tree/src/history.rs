@@ -152,6 +152,44 @@ impl History {
         returns
     }
 
+    /// The history of a run that took `steps` from the start and ends where this history's
+    /// run ended: this history's serial parts (the `init` and final lanes) and what its end
+    /// adds (the calls of threads blocked before their first step), and the test threads'
+    /// calls and returns in the order `steps` make them.
+    ///
+    /// A tree's leaf keeps the history of the first path that reached it; another path to it
+    /// (states are shared) may interleave the threads' operations otherwise, alike as far as
+    /// the verdict goes, each thread's the same. A report shows each run its own.
+    pub fn retraced<'a>(&self, steps: impl IntoIterator<Item = &'a crate::Event>) -> History {
+        let run: Vec<CoarseEvent> = (steps.into_iter())
+            .flat_map(|step| step.coarse(|call| Arc::new(call.clone())))
+            .flatten()
+            .collect();
+        // Per thread, how many of its events the run made: the leaf's first that many.
+        let mut made: std::collections::HashMap<ThreadId, usize> = Default::default();
+        for event in &run {
+            *made.entry(event.thread()).or_default() += 1;
+        }
+        let lane = |lane: ThreadId| (self.events.iter()).filter(move |e| e.thread() == lane);
+        let after_run = (self.events.iter())
+            .filter(|e| e.thread() != INIT_LANE && e.thread() != FINAL_LANE)
+            .filter(|e| match made.get_mut(&e.thread()) {
+                Some(left @ 1..) => {
+                    *left -= 1;
+                    false
+                }
+                _ => true,
+            });
+        let mut events: Vec<CoarseEvent> = lane(INIT_LANE).cloned().collect();
+        events.extend(run);
+        events.extend(after_run.cloned());
+        events.extend(lane(FINAL_LANE).cloned());
+        History {
+            events,
+            stuck: self.stuck,
+        }
+    }
+
     /// Appends a call of `call` by `thread`.
     pub fn call(&mut self, thread: ThreadId, call: impl Into<Arc<Call>>) {
         self.events.push(CoarseEvent::Call {

@@ -131,27 +131,43 @@ type Shard<S> = Interner<(S, HistoryDigest), Entry>;
 
 /// A path's coarse history as the search's canonical histories tell it (`history_tree.rs`:
 /// within a run of consecutive calls, or of returns, the order does not count): a hash of the
-/// runs before the last, and an order-free sum over the last run. Two 64-bit lanes, each from
-/// its own hash, so that telling two histories apart by it fails about once in 2^128.
+/// runs before the last, and an order-free sum over the last run. Under clocks (weak memory,
+/// where the canonical form is thread-major) every event is in one order-free sum, each
+/// hashed with its thread and operation's place, which fix where it stands in its thread. Two
+/// 64-bit lanes, each from its own hash, so that telling two histories apart by it fails about
+/// once in 2^128.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct HistoryDigest {
     /// The runs before the last, chained.
     before: [u64; 2],
     /// The sum of the last run's events.
     run: [u64; 2],
-    /// What the last run is: 0 none yet, 1 calls, 2 returns.
+    /// What the last run is: 0 none yet, 1 calls, 2 returns, [`CLOCKED`] every event under
+    /// clocks.
     kind: u8,
 }
+
+/// [`HistoryDigest::kind`] of a history whose calls carry clocks: one order-free run.
+const CLOCKED: u8 = 3;
 
 impl HistoryDigest {
     /// The digest after `step`, which may call and return.
     pub fn after(self, step: &Event) -> HistoryDigest {
         let mut digest = self;
+        // A history is clocked from its first call on, as the search's canonical tree decides.
+        let clocked = step.seen.is_some() || digest.kind == CLOCKED;
+        let place = (step.thread, step.op_index);
         if let Some(call) = &step.call {
-            digest = digest.with(1, &(step.thread, call, &step.seen));
+            digest = match clocked {
+                true => digest.with(CLOCKED, &(place, 0u8, call, &step.seen)),
+                false => digest.with(1, &(step.thread, call, &step.seen)),
+            };
         }
         if let Some(value) = &step.ret {
-            digest = digest.with(2, &(step.thread, value));
+            digest = match clocked {
+                true => digest.with(CLOCKED, &(place, 1u8, value)),
+                false => digest.with(2, &(step.thread, value)),
+            };
         }
         digest
     }
@@ -832,10 +848,18 @@ mod tests {
     use crate::value::Value;
     use proptest::prelude::*;
 
-    /// A step of `thread` that calls `op` (0 or 1) and, with `ret`, returns it.
-    fn step(thread: usize, call: Option<i64>, ret: Option<i64>) -> Arc<Event> {
+    /// A step of `thread` that calls `op` (0 or 1) and, with `ret`, returns it, in the
+    /// thread's operation `nth`; under weak memory (`clock`) its call has that clock.
+    fn step(
+        (thread, nth): (usize, usize),
+        call: Option<i64>,
+        ret: Option<i64>,
+        clock: Option<Vec<u32>>,
+    ) -> Arc<Event> {
         let mut event = Event::local(thread, String::new(), Default::default());
+        event.op_index = nth;
         event.call = call.map(|op| Call::new(format!("op{op}"), vec![]));
+        event.seen = clock.filter(|_| call.is_some()).map(Into::into);
         event.ret = ret.map(Value::Int);
         Arc::new(event)
     }
@@ -843,24 +867,34 @@ mod tests {
     /// Paths of up to six steps, each a call, a return or both, as threads make them: a thread
     /// that has called returns before it calls again (two calls of one thread with no return
     /// between would be a run of calls the digest may reorder and the canonical history not).
-    fn steps() -> impl Strategy<Value = Vec<Arc<Event>>> {
+    /// With `clocked`, every call has a clock (of few values, so that paths share some).
+    fn steps(clocked: bool) -> impl Strategy<Value = Vec<Arc<Event>>> {
         let one = (
             0..3usize,
             prop::option::of(0..2i64),
             prop::option::of(0..2i64),
+            prop::collection::vec(0..2u32, 3),
         );
-        prop::collection::vec(one, 0..7).prop_map(|wanted| {
+        prop::collection::vec(one, 0..7).prop_map(move |wanted| {
             let mut open = [false; 3];
+            let mut nth = [0; 3];
             (wanted.into_iter())
-                .map(|(t, call, ret)| {
+                .map(|(t, call, ret, clock)| {
                     let call = call.filter(|_| !open[t]);
                     open[t] |= call.is_some();
                     let ret = ret.filter(|_| open[t]);
                     open[t] &= ret.is_none();
-                    step(t, call, ret)
+                    let step = step((t, nth[t]), call, ret, clocked.then_some(clock));
+                    nth[t] += usize::from(ret.is_some());
+                    step
                 })
                 .collect()
         })
+    }
+
+    /// Two paths, both with clocks or both without.
+    fn two_paths() -> impl Strategy<Value = (Vec<Arc<Event>>, Vec<Arc<Event>>)> {
+        any::<bool>().prop_flat_map(|clocked| (steps(clocked), steps(clocked)))
     }
 
     proptest! {
@@ -869,7 +903,7 @@ mod tests {
         /// The digest tells two paths' histories apart exactly when the search's canonical
         /// histories do.
         #[test]
-        fn digests_are_equal_exactly_when_canonical_histories_are(a in steps(), b in steps()) {
+        fn digests_are_equal_exactly_when_canonical_histories_are((a, b) in two_paths()) {
             let mut tree = HistoryTree::new(History::new(), true);
             let mut id = |steps: &[Arc<Event>]| {
                 steps.iter().fold(HistoryTree::ROOT, |h, s| tree.after(h, s))
@@ -890,9 +924,9 @@ mod tests {
                 .fold(HistoryDigest::default(), |d, s| d.after(s))
         };
         let (a, b, ret) = (
-            step(0, Some(0), None),
-            step(1, Some(1), None),
-            step(2, None, Some(0)),
+            step((0, 0), Some(0), None, None),
+            step((1, 0), Some(1), None, None),
+            step((2, 0), None, Some(0), None),
         );
         assert_eq!(
             digest(&[a.clone(), b.clone()]),

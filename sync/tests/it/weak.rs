@@ -272,6 +272,54 @@ fn the_report_names_the_stale_read_and_the_pair_of_orderings_that_fixes_it() {
     );
 }
 
+/// A counter whose increment loads and then stores (`Acquire`, `Release`): two increments can
+/// read the same count, whatever the orderings.
+struct LostUpdate {
+    count: AtomicI64,
+}
+
+#[fgvt_sync::operations]
+impl LostUpdate {
+    fn new() -> Self {
+        LostUpdate {
+            count: AtomicI64::new(0),
+        }
+    }
+
+    pub fn inc(&self) {
+        let seen = self.count.load(Ordering::Acquire);
+        self.count.store(seen + 1, Ordering::Release);
+    }
+
+    pub fn get(&self) -> i64 {
+        self.count.load(Ordering::Acquire)
+    }
+}
+
+/// A failure that some run shows with every access `SeqCst` has no fix in orderings: that run
+/// is a run of the code whatever its orderings. The report says so and tries none, where it
+/// explored the test again for every change it could make.
+#[test]
+fn a_failure_under_seq_cst_gets_no_fix_search() {
+    let found = Test::<LostUpdate>::new("lost_update")
+        .thread(&["inc()"])
+        .thread(&["inc()"])
+        .finally(&["get()"])
+        .localize()
+        .unwrap();
+    assert_eq!(found.report.verdict, Verdict::NotLinearizable);
+    let memory = found.report.memory.as_ref().expect("a weak-memory run");
+    assert_eq!(memory.passes_sequentially_consistent, Some(false));
+    assert!(memory.fix.is_empty());
+    assert_eq!(memory.fix_note, Some(fgvt_reports::no_fix_note()));
+    let text = fgvt_reports::render_text(&found.report, false);
+    assert!(
+        text.contains("with every access SeqCst, some run still fails"),
+        "{text}"
+    );
+    assert!(text.contains("(none tried)"), "{text}");
+}
+
 /// A correct release/acquire flag: the report says which model ran, and has no fix to make.
 #[test]
 fn a_passing_weak_test_reports_its_model_and_no_fix() {
