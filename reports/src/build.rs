@@ -113,11 +113,11 @@ pub struct Localization {
 
 /// The last stages of every localization, for models and Rust objects alike: labels the tree
 /// from its leaves' outcomes (`outcome` is asked for leaves only), finds the CDRS, and builds
-/// the report, with `explain` giving a failing leaf's explanation.
+/// the report, with `explain` giving a failing leaf's explanation (see [`build_report`]).
 pub fn localize_tree(
     tree: &Tree,
     outcome: impl Fn(NodeId) -> LeafOutcome,
-    explain: impl Fn(NodeId) -> Option<Explanation>,
+    explain: impl Fn(NodeId, &History) -> Option<Explanation>,
     context: &ReportContext<'_>,
 ) -> Localization {
     let labeling = label_tree(tree, |node, _| outcome(node));
@@ -144,11 +144,14 @@ pub fn localize_tree(
     }
 }
 
-/// Builds the report. `explain` gives the checker's explanation of a failing leaf (called once
-/// per reported witness); return `None` when there is none (fault leaves, timeouts).
+/// Builds the report. `explain` gives the checker's explanation of a failing leaf reached by a
+/// run whose history is the one given (called once per reported witness): the leaf keeps the
+/// history of the first path to it, and a witness may be another path, whose history differs
+/// as far as the verdict allows (states are shared). Return `None` when there is none (fault
+/// leaves, timeouts).
 pub fn build_report(
     input: &ReportInput<'_>,
-    explain: impl Fn(NodeId) -> Option<Explanation>,
+    explain: impl Fn(NodeId, &History) -> Option<Explanation>,
 ) -> LocalizeReport {
     let ReportInput {
         tree,
@@ -517,7 +520,7 @@ fn cdrs_report(
     rank: usize,
     group: &CdrsGroup,
     input: &ReportInput<'_>,
-    explain: &impl Fn(NodeId) -> Option<Explanation>,
+    explain: &impl Fn(NodeId, &History) -> Option<Explanation>,
 ) -> CdrsReport {
     let nodes: Vec<RaceNodeReport> = group
         .nodes
@@ -654,7 +657,7 @@ fn every_run_fails_note(tree: &Tree) -> String {
 fn witness(
     group: &CdrsGroup,
     input: &ReportInput<'_>,
-    explain: &impl Fn(NodeId) -> Option<Explanation>,
+    explain: &impl Fn(NodeId, &History) -> Option<Explanation>,
 ) -> WitnessReport {
     run_report(&group.witness, group.witness_leaf, input, explain, |i| {
         group.nodes.iter().find(|n| n.step == i).map(|n| n.label)
@@ -666,7 +669,7 @@ fn witness(
 /// shows what went wrong.
 fn failing_run(
     input: &ReportInput<'_>,
-    explain: &impl Fn(NodeId) -> Option<Explanation>,
+    explain: &impl Fn(NodeId, &History) -> Option<Explanation>,
 ) -> Option<WitnessReport> {
     let (tree, labeling) = (input.tree, input.labeling);
     let mut node = tree.root;
@@ -689,7 +692,7 @@ fn run_report(
     schedule: &[Choice],
     leaf_node: NodeId,
     input: &ReportInput<'_>,
-    explain: &impl Fn(NodeId) -> Option<Explanation>,
+    explain: &impl Fn(NodeId, &History) -> Option<Explanation>,
     race_at: impl Fn(usize) -> Option<Label>,
 ) -> WitnessReport {
     let tree = input.tree;
@@ -726,10 +729,9 @@ fn run_report(
         .unwrap_or_default();
     let kind = leaf.map_or(LeafKind::Complete, |l| l.kind);
     // The leaf keeps its first path's history; this run may have interleaved the threads'
-    // operations otherwise, and the report shows its own.
-    let history = leaf
-        .map(|l| history_report(&l.history.retraced(steps.iter().copied())))
-        .unwrap_or_else(|| history_report(&History::new()));
+    // operations otherwise, and the report shows and explains its own.
+    let retraced = leaf.map_or_else(History::new, |l| l.history.retraced(steps.iter().copied()));
+    let history = history_report(&retraced);
     WitnessReport {
         schedule: schedule.to_vec(),
         replay: input.replay.command(&input.test.file, schedule),
@@ -738,7 +740,7 @@ fn run_report(
         waiting,
         trace,
         history,
-        explanation: explain(leaf_node),
+        explanation: explain(leaf_node, &retraced),
     }
 }
 

@@ -154,7 +154,7 @@ fn report_with(atomic: bool, options: CdrsOptions) -> LocalizeReport {
         max_cdrs: 3,
         replay: Default::default(),
     };
-    build_report(&input, |_| {
+    build_report(&input, |_, _| {
         Some(Explanation {
             headline: "T2 get() returned 1, which no serial order of the operations gives".into(),
             text: "get() returned 1, but after two inc() the counter is 2:\n  T0:inc() T1:inc() T0:get() ⇒ 2, not 1"

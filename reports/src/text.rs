@@ -314,7 +314,9 @@ pub fn render_run_text(
 ) -> String {
     let trace = crate::build::trace_steps(steps, sources, |_| None);
     let leaf = tree.leaf(end);
-    let history = leaf.map(|l| crate::build::history_data(&l.history));
+    // The run's own history: the leaf keeps its first path's.
+    let history =
+        leaf.map(|l| crate::build::history_data(&l.history.retraced(steps.iter().copied())));
     let mut out = render_path_text(&trace, history.as_ref(), color);
     let schedule: Vec<String> = steps.iter().map(|e| e.thread.to_string()).collect();
     let _ = writeln!(out, "schedule: {}", schedule.join(","));

@@ -377,15 +377,14 @@ fn path_exit(partial: bool, verdict: Option<&LeafVerdict>) -> Exit {
     }
 }
 
-/// The leaf's verdict as people read it, with the checker's explanation when it fails.
-fn verdict_text(verdict: &LeafVerdict) -> String {
+/// The leaf's verdict as people read it, with `explained`, the checker's explanation of the
+/// run, when it fails.
+fn verdict_text(verdict: &LeafVerdict, explained: Option<&str>) -> String {
     match verdict {
         LeafVerdict::Linearizable => "verdict: linearizable".into(),
-        LeafVerdict::NotLinearizable(outcome) => match &outcome.verdict {
-            fgvt_checker::Verdict::NotLinearizable(e) => {
-                format!("verdict: {}", e.to_string().trim_end())
-            }
-            _ => "verdict: NOT LINEARIZABLE".into(),
+        LeafVerdict::NotLinearizable(_) => match explained {
+            Some(e) => format!("verdict: {}", e.trim_end()),
+            None => "verdict: NOT LINEARIZABLE".into(),
         },
         LeafVerdict::Fault => "verdict: fault (the model itself failed on this path)".into(),
         LeafVerdict::Unknown => {
@@ -427,13 +426,26 @@ fn path_report(
     let leaf = tree.leaf(end);
     let verdict = leaf.and_then(|_| judgement.verdicts.get(&end));
     let exit = path_exit(tree.partial.is_some(), verdict);
+    // The run's own history (the leaf keeps its first path's), and why it fails.
+    let history = leaf.map(|l| l.history.retraced(steps.iter().copied()));
+    let explained = match (verdict, &history) {
+        (Some(LeafVerdict::NotLinearizable(_)), Some(run)) => {
+            match crate::pipeline::explain_run(test, run).map(|o| o.verdict) {
+                Ok(fgvt_checker::Verdict::NotLinearizable(e)) => Some(e.to_string()),
+                _ => None,
+            }
+        }
+        _ => None,
+    };
     let out = match format {
         Format::Text => fgvt_reports::render_run_text(
             tree,
             &steps,
             end,
             &test.sources,
-            verdict.map(verdict_text).as_deref(),
+            verdict
+                .map(|v| verdict_text(v, explained.as_deref()))
+                .as_deref(),
             super::output::stdout_color(),
         ),
         Format::Json => render_sorted_json(&ExplorePath {
@@ -441,18 +453,12 @@ fn path_report(
             test: test.path.display().to_string(),
             schedule: steps.iter().map(|e| e.choice()).collect(),
             trace,
-            leaf: leaf.map(|l| PathLeaf {
+            leaf: leaf.zip(history.as_ref()).map(|(l, run)| PathLeaf {
                 kind: fgvt_reports::leaf_kind(l).to_string(),
-                history: fgvt_reports::history_data(&l.history),
+                history: fgvt_reports::history_data(run),
                 fault: l.fault.as_ref().map(|f| f.message.clone()),
                 verdict: verdict.map(|v| verdict_name(v).to_string()),
-                explanation: verdict.and_then(|v| match v {
-                    LeafVerdict::NotLinearizable(o) => match &o.verdict {
-                        fgvt_checker::Verdict::NotLinearizable(e) => Some(e.to_string()),
-                        _ => None,
-                    },
-                    _ => None,
-                }),
+                explanation: explained,
             }),
         }),
     };

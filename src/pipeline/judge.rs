@@ -194,6 +194,8 @@ where
 {
     let check_options = CheckOptions {
         deadline: budget.deadline,
+        // Most failing leaves are only counted: a report explains the runs it shows.
+        explain: false,
         ..CheckOptions::default()
     };
     let mut outcomes = Known::default();
@@ -255,6 +257,17 @@ where
     judgement.distinct_histories = outcomes.len();
     judgement.interrupted = interrupted;
     Ok(Ok((tree, judgement)))
+}
+
+/// The checker's outcome on `history` against `test`'s spec, with the whole explanation of a
+/// violation: for a run a report shows, whose history is its own ([`History::retraced`]), where
+/// judging a tree's leaves explains none.
+pub fn explain_run(test: &TestCase, history: &History) -> Result<Outcome, CheckError> {
+    let options = CheckOptions::default();
+    match test.spec_source() {
+        SpecSource::Serial(model) => check(&test.self_spec(model), history, &options),
+        SpecSource::Builtin(name) => check(&builtin(name), history, &options),
+    }
 }
 
 /// The built-in spec `name`, which the test loader has checked exists.
@@ -364,6 +377,8 @@ where
 {
     let options = CheckOptions {
         deadline: budget.deadline,
+        // Most failing leaves are only counted: a report explains the runs it shows.
+        explain: false,
         ..CheckOptions::default()
     };
     // Check each distinct history once, in parallel; leaves then look their verdict up.

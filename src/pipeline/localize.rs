@@ -8,11 +8,11 @@ use fgvt_labeling::pattern::Pattern;
 use fgvt_reports::{
     localize_tree, Explanation, Localization, LocalizeReport, Replay, ReportContext, TestInfo,
 };
-use fgvt_tree::{NodeId, Progress, Tree};
+use fgvt_tree::{History, NodeId, Progress, Tree};
 
 use super::error::PipelineError;
 use super::explore::{explore_and_judge, Judged};
-use super::judge::{Judgement, LeafVerdict};
+use super::judge::{explain_run, Judgement, LeafVerdict};
 use super::limits::Limits;
 use crate::testcase::TestCase;
 
@@ -82,7 +82,7 @@ pub fn localize(
     } = localize_tree(
         &tree,
         |node| outcome(&judgement, node),
-        |leaf| explanation(&judgement, &tree, leaf),
+        |leaf, run| explanation(test, &judgement, &tree, leaf, run),
         &context,
     );
     if judgement.interrupted && tree.partial != Some(fgvt_tree::Limit::Interrupted) {
@@ -123,13 +123,20 @@ fn outcome(judgement: &Judgement, node: NodeId) -> LeafOutcome {
     }
 }
 
-/// The checker's explanation of a failing leaf, or the fault that ended it.
-fn explanation(judgement: &Judgement, tree: &Tree, leaf: NodeId) -> Option<Explanation> {
+/// The checker's explanation of a failing leaf reached by a run whose history is `run`, or the
+/// fault that ended it.
+fn explanation(
+    test: &TestCase,
+    judgement: &Judgement,
+    tree: &Tree,
+    leaf: NodeId,
+    run: &History,
+) -> Option<Explanation> {
     match judgement.verdicts.get(&leaf)? {
-        LeafVerdict::NotLinearizable(outcome) => match &outcome.verdict {
+        LeafVerdict::NotLinearizable(_) => match explain_run(test, run).ok()?.verdict {
             CheckVerdict::NotLinearizable(e) => {
                 // The report's heading says it is not linearizable: the text goes on.
-                Some(Explanation::told(e.headline(), e.details().to_string(), e))
+                Some(Explanation::told(e.headline(), e.details().to_string(), &e))
             }
             _ => None,
         },

@@ -25,7 +25,7 @@ pub mod weak;
 
 pub use error::PipelineError;
 pub use explore::{explore_and_judge, explore_test, judge_test, search_test, Judged};
-pub use judge::{CheckBudget, Judgement, LeafVerdict};
+pub use judge::{explain_run, CheckBudget, Judgement, LeafVerdict};
 pub use limits::{exploration_budget, Limits};
 pub use localize::{localize, LocalizeOptions, Localized};
 

@@ -1076,6 +1076,20 @@ impl TestCore {
         })
     }
 
+    /// The explanation a report shows for a leaf judged `why`, reached by a run whose history
+    /// is `run`. Leaves are judged without one, and the run shown may be another path to the
+    /// leaf than the first, whose history differs as far as the verdict allows (states are
+    /// shared): a violation is explained on the run's own history.
+    fn explain_run(&self, why: &Why, run: &fgvt_tree::History) -> Option<Explanation> {
+        match why {
+            Why::NotLinearizable(_) => {
+                let outcome = self.spec.check(self.object.serial, run).ok()?;
+                Why::NotLinearizable(Arc::new(outcome)).explanation()
+            }
+            why => why.explanation(),
+        }
+    }
+
     /// The command a report's replay line runs: the reproduce line, with the output shown.
     fn replay_command(&self) -> String {
         format!("{} --nocapture", self.reproduce)
@@ -1146,7 +1160,7 @@ impl TestCore {
                     .get(&node)
                     .map_or(LeafOutcome::Unknown, |(o, _)| *o)
             },
-            |leaf| verdicts.get(&leaf).and_then(|(_, why)| why.explanation()),
+            |leaf, run| self.explain_run(&verdicts.get(&leaf)?.1, run),
             &context,
         );
         if let Some(note) = uninstrumented_note(&tree, self.plan.threads.len()) {
@@ -1279,7 +1293,12 @@ impl TestCore {
                 format!("verdict: fault ({message})")
             }
             (LeafOutcome::Fail, why) => {
-                let text = why.explanation().map(|e| e.text).unwrap_or_default();
+                // The run's own history: the leaf keeps its first path's.
+                let run = tree
+                    .leaf(end)
+                    .map(|l| l.history.retraced(steps.iter().copied()));
+                let explained = run.and_then(|run| self.explain_run(why, &run));
+                let text = explained.map(|e| e.text).unwrap_or_default();
                 format!("verdict: not linearizable\n{}", text.trim_end())
             }
             (LeafOutcome::Unknown, _) => {
@@ -1508,7 +1527,14 @@ fn explore_judged<S: Spec>(
     spec: S,
     reduce: Option<Judging>,
 ) -> Result<(Tree, Verdicts), Fault> {
-    let checker = VerdictCache::new(spec, CheckOptions::default());
+    // Most failing leaves are only counted: a report explains the runs it shows.
+    let checker = VerdictCache::new(
+        spec,
+        CheckOptions {
+            explain: false,
+            ..CheckOptions::default()
+        },
+    );
     let mut fails = failing_leaf(program, &checker);
     let deadline = options.timeout.map(|t| Instant::now() + t);
     let tree = match reduced_first(program, options, reduce, &mut fails)? {
@@ -1694,6 +1720,7 @@ pub struct SpecType {
     explore: ExploreJudged,
     scout: fn(&Reexecuted, &ExploreOptions) -> Option<Vec<Choice>>,
     search: fn(&Reexecuted, &ExploreOptions) -> Option<Search>,
+    check: fn(&fgvt_tree::History) -> Result<CheckOutcome, fgvt_checker::CheckError>,
 }
 
 /// [`explore_judged`] against one spec type.
@@ -1715,6 +1742,10 @@ impl SpecType {
             },
             scout: |program, options| scout_with(program, options, SequentialSpec::<S>::new()),
             search: |program, options| search_with(program, options, SequentialSpec::<S>::new()),
+            check: |history| {
+                let spec = SequentialSpec::<S>::new();
+                fgvt_checker::check(&spec, history, &CheckOptions::default())
+            },
         }
     }
 
@@ -1743,6 +1774,22 @@ impl SpecChoice {
                 known.join(", ")
             )
         })
+    }
+
+    /// The checker's outcome on `history` against this spec (`serial`: the object's own serial
+    /// runs, for `self`), with the whole explanation of a violation: for a run a report shows,
+    /// where judging a tree's leaves explains none.
+    fn check(
+        self,
+        serial: SerialRun,
+        history: &fgvt_tree::History,
+    ) -> Result<CheckOutcome, fgvt_checker::CheckError> {
+        let options = CheckOptions::default();
+        match self {
+            SpecChoice::Serial => fgvt_checker::check(&SelfSpec::new(serial), history, &options),
+            SpecChoice::Builtin(spec) => fgvt_checker::check(&spec, history, &options),
+            SpecChoice::Sequential(spec) => (spec.check)(history),
+        }
     }
 
     /// Its name in reports and test files.

@@ -302,6 +302,50 @@ fn fixed_and_correct_objects_are_linearizable_with_no_cdrs() {
     }
 }
 
+/// The test threads' calls and returns of a witness, as `(kind, thread)`: from its steps, and
+/// from the history it shows.
+fn witness_events(witness: &Value) -> (Vec<(String, u64)>, Vec<(String, u64)>) {
+    let mut stepped = Vec::new();
+    for step in witness["trace"].as_array().unwrap() {
+        let thread = step["thread"].as_u64().unwrap();
+        if !step["call"].is_null() {
+            stepped.push(("call".to_string(), thread));
+        }
+        if !step["return"].is_null() {
+            stepped.push(("return".to_string(), thread));
+        }
+    }
+    let shown = (witness["history"]["events"].as_array().unwrap().iter())
+        .filter(|e| e["lane"].as_str().unwrap().starts_with('T'))
+        .map(|e| {
+            let kind = e["kind"].as_str().unwrap().to_string();
+            (kind, e["thread"].as_u64().unwrap())
+        })
+        .collect();
+    (stepped, shown)
+}
+
+/// A leaf is shared by the paths that reach its state, and keeps the history of the first; a
+/// CDRS's witness may be another path, whose calls and returns interleave otherwise (under
+/// weak memory, any way the clocks allow). Every witness shows its own run's history: the
+/// calls and returns of its steps, in their order (a stuck run's history adds the calls of
+/// threads blocked before their first step, after them).
+#[test]
+fn every_witness_shows_its_own_runs_history() {
+    for fixture in FAILING {
+        let (_, r) = report(fixture, "failing.json");
+        for c in cdrs(&r) {
+            let (stepped, shown) = witness_events(&c["witness"]);
+            assert_eq!(
+                shown[..stepped.len().min(shown.len())],
+                stepped[..],
+                "{fixture}: {}",
+                c["witness"]["history"]["text"]
+            );
+        }
+    }
+}
+
 fn snapshot(fixture: &str, test: &str) {
     let path = format!("fixtures/{fixture}/{test}");
     let name = format!("{fixture}_{}", test.trim_end_matches(".json"));

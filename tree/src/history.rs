@@ -344,6 +344,45 @@ impl fmt::Display for History {
 mod tests {
     use super::*;
 
+    /// A run's own history from a leaf's: the serial lanes and the calls of threads blocked
+    /// before their first step stay where the leaf has them; the threads' calls and returns
+    /// come in the run's order.
+    #[test]
+    fn a_retraced_history_takes_the_runs_order_and_keeps_the_rest() {
+        let step = |thread: ThreadId, call: Option<&str>, ret: Option<i64>| {
+            let mut event = crate::Event::local(thread, String::new(), Default::default());
+            event.call = call.map(|c| Call::new(c, vec![]));
+            event.ret = ret.map(Value::Int);
+            event
+        };
+        // The leaf's first path: T0 then T1; T2 blocked before its first step; a final read.
+        let mut leaf = History::new();
+        leaf.call(INIT_LANE, Call::new("init", vec![]));
+        leaf.ret(INIT_LANE, Value::Unit);
+        leaf.call(0, Call::new("a", vec![]));
+        leaf.ret(0, Value::Int(1));
+        leaf.call(1, Call::new("b", vec![]));
+        leaf.ret(1, Value::Int(2));
+        leaf.call(2, Call::new("c", vec![]));
+        leaf.call(FINAL_LANE, Call::new("get", vec![]));
+        leaf.ret(FINAL_LANE, Value::Int(3));
+        // Another path to it: T1's operation first, T0's call and return in one step.
+        let run = [
+            step(1, Some("b"), None),
+            step(1, None, Some(2)),
+            step(0, Some("a"), Some(1)),
+        ];
+        let retraced = leaf.retraced(&run);
+        assert_eq!(
+            retraced.to_string(),
+            "init:init() init:ret () T1:b() T1:ret 2 T0:a() T0:ret 1 T2:c() final:get() \
+             final:ret 3"
+        );
+        // The first path's own steps give the leaf's history back.
+        let first = [step(0, Some("a"), Some(1)), step(1, Some("b"), Some(2))];
+        assert_eq!(leaf.retraced(&first), leaf);
+    }
+
     #[test]
     fn pairs_calls_with_returns_and_keeps_pending_ones() {
         let mut h = History::new();

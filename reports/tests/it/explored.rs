@@ -174,7 +174,7 @@ fn a_report_of_an_explored_tree_renders() {
         max_cdrs: 5,
         replay: Default::default(),
     };
-    let report = build_report(&input, |_| None);
+    let report = build_report(&input, |_, _| None);
     assert_eq!(report.verdict, Verdict::NotLinearizable);
     assert_eq!(report.cdrs_found, cdrs.groups.len());
     for c in &report.cdrs {
