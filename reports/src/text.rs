@@ -318,7 +318,7 @@ pub fn render_run_text(
     let history =
         leaf.map(|l| crate::build::history_data(&l.history.retraced(steps.iter().copied())));
     let mut out = render_path_text(&trace, history.as_ref(), color);
-    let schedule: Vec<String> = steps.iter().map(|e| e.thread.to_string()).collect();
+    let schedule: Vec<String> = steps.iter().map(|e| e.choice().to_string()).collect();
     let _ = writeln!(out, "schedule: {}", schedule.join(","));
     let Some(leaf) = leaf else {
         let below = count_text(tree.unfolded(end).leaves());

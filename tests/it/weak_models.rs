@@ -202,6 +202,8 @@ fn a_schedule_takes_a_way_of_a_step() {
     let (code, out, _) = explore("0,0,1,1/1");
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("read data → 0"), "{out}");
+    // The schedule printed is the one given, ways included: pasted back, it is the same run.
+    assert!(out.contains("schedule: 0,0,1,1/1\n"), "{out}");
     let (code, out, _) = explore("0,0,1,1");
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("read data → 1"), "{out}");
