@@ -759,13 +759,17 @@ proptest::proptest! {
     }
 }
 
+/// A thread's stack operations: `push(v)` for `Some(v)`, else `pop()`, each with the result
+/// a pop returned (`Some(None)`: null; `None`: the operation is left pending).
+type StackOps = Vec<(Option<i64>, Option<Option<i64>>)>;
+
 /// A history of stack operations by `threads.len()` threads under weak memory: each thread's
 /// operations (`push(v)` or `pop()`, a result each; `None` leaves the last one pending), in
 /// the interleaving `schedule` (thread numbers, each thread's calls and returns in turn), every
 /// call with a clock: per thread, how many of its operations had returned, at most what had
 /// (`clock` draws below that).
 fn clocked_history(
-    threads: &[Vec<(Option<i64>, Option<Option<i64>>)>],
+    threads: &[StackOps],
     schedule: &[usize],
     clock: &mut impl FnMut(u32) -> u32,
 ) -> History {
