@@ -132,6 +132,10 @@ pub struct TestCase {
     /// Which memory model the test runs under: as its model declares, or another for a
     /// report's comparisons.
     pub memory: MemoryMode,
+    /// Whether the explorer tells states apart by the ways their histories allow of taking
+    /// effect (`fgvt_checker::linearizations`, the default) or by the histories themselves in
+    /// canonical form: the reference the tests compare with.
+    pub merge_by_linearizations: bool,
 }
 
 /// The memory model a test runs under.
@@ -158,12 +162,31 @@ impl TestCase {
             self.finals.clone(),
         )
         .with_budget(self.local_budget);
-        match &self.memory {
+        let program = match &self.memory {
             MemoryMode::AsDeclared => program,
             MemoryMode::SequentiallyConsistent => program.sequentially_consistent(),
             MemoryMode::Changed(changes) => program.with_changes(changes),
         }
-        .with_max_stale(self.max_stale)
+        .with_max_stale(self.max_stale);
+        match self.merge_by_linearizations {
+            true => program.with_history_keys(self.history_keys()),
+            false => program,
+        }
+    }
+
+    /// The explorer's keys of histories, from the test's spec: two paths whose histories allow
+    /// the same ways of taking effect share a state (`fgvt_checker::linearizations`; the
+    /// program uses them only without weak memory).
+    fn history_keys(&self) -> fgvt_tree::HistoryKeysFactory {
+        match self.spec_source() {
+            SpecSource::Serial(model) => {
+                fgvt_checker::linearizations::history_keys(self.self_spec(model))
+            }
+            SpecSource::Builtin(name) => fgvt_checker::linearizations::history_keys(
+                fgvt_checker::builtin(name)
+                    .expect("built-in spec names are checked when the test loads"),
+            ),
+        }
     }
 
     /// Whether the test runs under weak memory.
@@ -188,6 +211,7 @@ impl TestCase {
             local_budget: self.local_budget,
             max_stale: self.max_stale,
             memory,
+            merge_by_linearizations: self.merge_by_linearizations,
         }
     }
 
@@ -611,6 +635,7 @@ pub fn load_with_file(path: &Path) -> Result<(TestCase, TestFile), LoadError> {
         local_budget: DEFAULT_BUDGET,
         max_stale: DEFAULT_MAX_STALE,
         memory: MemoryMode::AsDeclared,
+        merge_by_linearizations: true,
     };
     Ok((test, raw))
 }

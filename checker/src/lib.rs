@@ -44,6 +44,7 @@ pub mod check;
 pub mod explain;
 #[cfg(feature = "formats")]
 pub mod formats;
+pub mod linearizations;
 mod op;
 pub mod spec;
 pub mod workload;

@@ -58,6 +58,9 @@ pub struct TestProgram {
     /// (steps from different parts often do the same thing; on the 4×3 Treiber model 389,255
     /// memoized steps each held an event of 200 bytes and its texts).
     events: RefCell<std::collections::HashSet<Arc<Event>, foldhash::fast::FixedState>>,
+    /// What tells histories apart for the explorer, when the caller knows the spec (see
+    /// [`TestProgram::with_history_keys`]).
+    history_keys: Option<fgvt_tree::HistoryKeysFactory>,
 }
 
 impl TestProgram {
@@ -86,7 +89,17 @@ impl TestProgram {
             values: RefCell::default(),
             ways: RefCell::default(),
             events: RefCell::default(),
+            history_keys: None,
         }
+    }
+
+    /// Tells the explorer's states apart by `keys` rather than by canonical histories: keys
+    /// equal only where every continuation has the same verdict, which the spec the test is
+    /// judged against can tell (`fgvt_checker::linearizations`, for a test without weak
+    /// memory). Paths whose histories differ but whose futures cannot then share a state.
+    pub fn with_history_keys(mut self, keys: fgvt_tree::HistoryKeysFactory) -> TestProgram {
+        self.history_keys = Some(keys);
+        self
     }
 
     /// Whether the test runs under the C++20 / Rust memory model: its model declares an
@@ -245,6 +258,12 @@ impl TestProgram {
 
 impl Program for TestProgram {
     type State = TestState;
+
+    fn history_keys(&self, base: &History) -> Option<(Box<dyn fgvt_tree::HistoryKeys>, u32)> {
+        // Under weak memory calls carry clocks, which the keys do not read.
+        let keys = self.history_keys.as_ref().filter(|_| self.weak.is_none())?;
+        Some(keys.keys(base))
+    }
 
     fn threads(&self) -> usize {
         self.threads.len()

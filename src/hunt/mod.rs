@@ -137,6 +137,7 @@ impl Subject {
             local_budget: self.local_budget,
             max_stale: self.max_stale,
             memory: crate::testcase::MemoryMode::AsDeclared,
+            merge_by_linearizations: true,
         }
     }
 }

@@ -66,3 +66,50 @@ fn limits_make_the_result_partial_not_an_error() {
     let judgement = judge_test(&test, &tree, CheckBudget::default()).unwrap();
     assert!(judgement.unknown > 0);
 }
+
+/// Telling states apart by the ways their histories allow of taking effect, rather than by the
+/// histories, changes nothing a report says but the stored states: on every model fixture, the
+/// unfolded counts, labels, CDRS and witnesses, and `explore`'s results over the leaves.
+#[test]
+fn merging_by_linearizations_changes_no_report() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let (limits, options) = (Limits::default(), LocalizeOptions::default());
+    let mut merged_less = 0;
+    for entry in std::fs::read_dir(root.join("fixtures")).unwrap() {
+        let dir = entry.unwrap().path();
+        for name in ["failing.json", "fixed.json", "correct.json"] {
+            let Ok(mut test) = testcase::load(&dir.join(name)) else {
+                continue;
+            };
+            let merged = localize(&test, &limits, &options, &mut ()).unwrap();
+            test.merge_by_linearizations = false;
+            let reference = localize(&test, &limits, &options, &mut ()).unwrap();
+            let report = |l: &Localized| {
+                let mut r = l.report.clone();
+                r.tree.distinct_states = 0;
+                r.tree.graph_nodes = 0;
+                r.tree.loop_edges = 0;
+                r.tree.elapsed_ms = 0;
+                r.labels_distinct = Default::default();
+                r.notes.retain(|n| !n.contains("loop edge"));
+                let mut json = fgvt_reports::render_json(&r);
+                // Node numbers follow the order states were first met.
+                json = without_node_numbers(&json);
+                json
+            };
+            assert_eq!(report(&merged), report(&reference), "{}", dir.display());
+            let states = |l: &Localized| l.report.tree.distinct_states;
+            assert!(states(&merged) <= states(&reference), "{}", dir.display());
+            merged_less += usize::from(states(&merged) < states(&reference));
+        }
+    }
+    assert!(merged_less > 10, "only {merged_less} fixtures merge more");
+}
+
+/// `json` without the values of its `"node"` keys.
+fn without_node_numbers(json: &str) -> String {
+    json.lines()
+        .filter(|line| !line.trim_start().starts_with("\"node\":"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}

@@ -41,7 +41,8 @@ fn the_memory_budget_ends_a_run_with_a_partial_result() {
     let test = r#"{
   "object": "lock_free_list.fgv#FixedLockFreeList",
   "init": ["add(1)"],
-  "threads": [["add(2)", "remove(1)"], ["remove(1)", "add(1)"], ["contains(1)", "remove(2)"]]
+  "threads": [["add(2)", "remove(1)", "contains(2)"], ["remove(1)", "add(1)", "add(3)"],
+              ["contains(1)", "remove(2)", "remove(3)"]]
 }"#;
     let dir = common::workdir(&[("lock_free_list.fgv", &model), ("test.json", test)]);
     let (code, out, err) = common::run(

@@ -43,7 +43,7 @@ use crate::choice::Choice;
 use crate::event::Event;
 use crate::graph::{EventId, NodeId};
 use crate::history::{History, ThreadId};
-use crate::history_tree::{HistoryId, HistoryTree};
+use crate::history_tree::{HistoryId, HistoryKeys, HistoryTree};
 use crate::interner::KeyHash;
 use crate::leaf::Leaf;
 use crate::limit::{Bound, Limit};
@@ -363,12 +363,16 @@ fn search<'a, P: Program>(
     let probe = options.max_memory.map(|budget| budget.used);
     let memory_before = probe.map(|used| used());
     let (initial, base) = program.initial_state()?;
+    // Canonical histories only tell states apart; no whole one is ever read from them.
+    let (histories, canonical_root) = program.history_keys(&base).unwrap_or_else(|| {
+        let tree: Box<dyn HistoryKeys> = Box::new(HistoryTree::new(History::new(), true));
+        (tree, HistoryTree::ROOT.index())
+    });
     let mut explorer = Explorer {
         program,
         options,
         tree: TreeBuilder::new(),
-        // Canonical histories only tell states apart; no whole one is ever read from them.
-        histories: HistoryTree::new(History::new(), true),
+        histories,
         tags: Tags::new(options.max_preemptions.is_some()),
         real: HistoryTree::new(base, false),
         states: States::new(),
@@ -391,7 +395,7 @@ fn search<'a, P: Program>(
             failed_at: None,
         },
     };
-    let root = explorer.run((initial, HistoryTree::ROOT));
+    let root = explorer.run((initial, HistoryId::from_index(canonical_root)));
     // What the search holds at its end: the state table and the tree being built.
     let held = probe.map(|used| used());
     let Explorer {
@@ -524,7 +528,7 @@ struct Explorer<'a, P: Program> {
     options: &'a ExploreOptions,
     tree: TreeBuilder,
     /// Canonical histories, which tell states apart (see `history_tree.rs`).
-    histories: HistoryTree,
+    histories: Box<dyn HistoryKeys>,
     /// The (history, turn) pairs of the keys.
     tags: Tags,
     /// The histories as the paths took them, which leaves carry.
@@ -834,7 +838,8 @@ impl<P: Program> Explorer<'_, P> {
                         }
                         // The child's slot is asked for as soon as it is known, so that the
                         // wait for it overlaps the other threads' steps (see below).
-                        let history = self.histories.after(canonical, &event);
+                        let history =
+                            HistoryId::from_index(self.histories.after(canonical.index(), &event));
                         let key = (next, self.tags.tag(history, child_turn));
                         let hash = self.states.prefetch(&key);
                         self.keys.push((event, key, hash));

@@ -37,6 +37,80 @@ use crate::pins::{Pinned, Pins};
 /// a program that allocates every step anew would only fill memory.
 const KEPT_STEPS: usize = 1 << 16;
 
+/// What tells the histories of two paths apart, for the explorer: a number per history, equal
+/// for two histories only if every continuation gives both the same verdict. The default is a
+/// [`HistoryTree`] in canonical form; a caller that has the spec may give a coarser one
+/// ([`crate::Program::history_keys`]).
+pub trait HistoryKeys {
+    /// The number of history `key` followed by the calls and returns of `step`.
+    fn after(&mut self, key: u32, step: &Arc<Event>) -> u32;
+}
+
+/// How a program makes its [`HistoryKeys`]: from the base history (a test's serial `init`
+/// part), the keys and the base's number.
+#[derive(Clone)]
+pub struct HistoryKeysFactory(
+    pub Arc<dyn Fn(&History) -> (Box<dyn HistoryKeys>, u32) + Send + Sync>,
+);
+
+impl HistoryKeysFactory {
+    /// New keys for histories that start with `base`, and `base`'s number.
+    pub fn keys(&self, base: &History) -> (Box<dyn HistoryKeys>, u32) {
+        (self.0)(base)
+    }
+}
+
+impl std::fmt::Debug for HistoryKeysFactory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("HistoryKeysFactory")
+    }
+}
+
+impl HistoryKeys for HistoryTree {
+    fn after(&mut self, key: u32, step: &Arc<Event>) -> u32 {
+        HistoryTree::after(self, HistoryId(key), step).0
+    }
+}
+
+/// Keys that tell apart, beside what `keys` does, what each thread's operations were and
+/// returned (each thread's calls and returns in its own order, the threads' interleaving
+/// left out). With keys coarser than canonical histories, paths that share a state then
+/// still agree on every operation's result, which a tree's results over its leaves count.
+pub struct ThreadResults {
+    keys: Box<dyn HistoryKeys>,
+    threads: HistoryTree,
+    pairs: Interner<(u32, u32)>,
+}
+
+impl ThreadResults {
+    /// `keys`, whose key of the base history is `root`, paired with each thread's results:
+    /// the paired keys and the base's.
+    pub fn pair(keys: Box<dyn HistoryKeys>, root: u32) -> (Box<dyn HistoryKeys>, u32) {
+        let mut threads = HistoryTree::new(History::new(), true);
+        threads.thread_major = true;
+        let mut pairs = Interner::new();
+        let root = pairs.intern((root, HistoryTree::ROOT.0), || ());
+        let paired: Box<dyn HistoryKeys> = Box::new(ThreadResults {
+            keys,
+            threads,
+            pairs,
+        });
+        (paired, root)
+    }
+}
+
+impl HistoryKeys for ThreadResults {
+    fn after(&mut self, key: u32, step: &Arc<Event>) -> u32 {
+        if step.call.is_none() && step.ret.is_none() {
+            return key;
+        }
+        let (first, second) = *self.pairs.key(key);
+        let first = self.keys.after(first, step);
+        let second = self.threads.after(HistoryId(second), step).0;
+        self.pairs.intern((first, second), || ())
+    }
+}
+
 /// A history of the prefix tree: the base history followed by the events on the way to it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct HistoryId(u32);
@@ -65,6 +139,9 @@ pub(crate) struct HistoryTree {
     /// Whether the histories' calls carry clocks (decided by the first call met): the
     /// canonical form is then thread-major (see the module docs).
     clocked: Option<bool>,
+    /// Whether the canonical form is thread-major whatever the calls carry (see
+    /// [`ThreadResults`]).
+    thread_major: bool,
     /// [`HistoryTree::after`] of a history and a step that calls or returns, by the step's
     /// address: a program that hands out one `Arc` per distinct step (`fgvt-lang`'s memoized
     /// steps) takes the same step after the same history on many paths, and each time the
@@ -86,6 +163,7 @@ impl HistoryTree {
             base,
             canonical,
             clocked: None,
+            thread_major: false,
             entries: Interner::new(),
             known: HashMap::default(),
             kept: Pins::new(KEPT_STEPS),
@@ -135,7 +213,7 @@ impl HistoryTree {
 
     /// [`HistoryTree::after`], working it out.
     fn append_step(&mut self, history: HistoryId, step: &Event) -> HistoryId {
-        if step.call.is_some() {
+        if step.call.is_some() && !self.thread_major {
             let clocked = *self.clocked.get_or_insert(step.seen.is_some());
             debug_assert_eq!(
                 clocked,
@@ -171,7 +249,7 @@ impl HistoryTree {
     /// `history`: the run of events of its kind, or under clocks every event (see the module
     /// docs).
     fn insert_sorted(&mut self, history: HistoryId, event: CoarseEvent) -> HistoryId {
-        let clocked = self.clocked == Some(true);
+        let clocked = self.thread_major || self.clocked == Some(true);
         let mut moved = Vec::new();
         let mut at = history;
         while at != Self::ROOT {

@@ -174,6 +174,13 @@ pub trait Program {
     /// pending calls.
     fn blocked_calls(&self, state: &Self::State) -> Vec<(ThreadId, Call)>;
 
+    /// What tells two paths' histories apart, when the program knows better than the
+    /// canonical history (a model whose spec says which histories have the same verdicts
+    /// after every continuation): the keys, and `base`'s number. `None`: canonical histories.
+    fn history_keys(&self, _base: &History) -> Option<(Box<dyn crate::HistoryKeys>, u32)> {
+        None
+    }
+
     /// Whether a step is cheaper from the state the program's last step reached than from any
     /// other: a program that re-executes real code can go on from where its last execution
     /// paused instead of running it again. The explorer then asks a state's threads for their
