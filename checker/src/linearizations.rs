@@ -223,9 +223,9 @@ mod tests {
     use crate::check::{check, CheckOptions};
     use proptest::prelude::*;
 
-    /// A history of `threads` threads on a stack, a register or a blocking queue, interleaved by `schedule`:
-    /// each thread's operations in turn, a result each; with `stuck`, the history stops with
-    /// some operations pending.
+    /// A history of `threads` threads on a stack, a register or a blocking queue, interleaved
+    /// by `schedule` (its first `cut` choices): each thread's operations in turn, a result
+    /// each; a history cut short has operations pending.
     fn history(spec: &str, threads: &[Vec<(u8, i64)>], schedule: &[usize], cut: usize) -> History {
         let mut h = History::new();
         let mut next = vec![0; threads.len()];
@@ -277,7 +277,6 @@ mod tests {
             let mut h = history(spec, &threads, &schedule, cut);
             let complete = h.operations().unwrap().iter().all(|op| op.ret.is_some());
             h.stuck = stuck && !complete;
-            let _ = complete;
             let spec = builtin(spec).unwrap();
             let verdict = check(&spec, &h, &CheckOptions::default()).unwrap().verdict;
             let (mut sets, mut id) = Linearizations::new(spec, &History::new());
