@@ -46,12 +46,13 @@ pub trait HistoryKeys {
     fn after(&mut self, key: u32, step: &Arc<Event>) -> u32;
 }
 
-/// How a program makes its [`HistoryKeys`]: from the base history (a test's serial `init`
-/// part), the keys and the base's number.
+/// What makes [`HistoryKeys`]: from the base history (a test's serial `init` part), the keys
+/// and the base's number.
+pub type MakeHistoryKeys = dyn Fn(&History) -> (Box<dyn HistoryKeys>, u32) + Send + Sync;
+
+/// How a program makes its [`HistoryKeys`] (see [`MakeHistoryKeys`]).
 #[derive(Clone)]
-pub struct HistoryKeysFactory(
-    pub Arc<dyn Fn(&History) -> (Box<dyn HistoryKeys>, u32) + Send + Sync>,
-);
+pub struct HistoryKeysFactory(pub Arc<MakeHistoryKeys>);
 
 impl HistoryKeysFactory {
     /// New keys for histories that start with `base`, and `base`'s number.

@@ -128,7 +128,7 @@ pub use graph::{EventId, NodeId, Parents, StateGraph};
 pub use history::{
     precedes, Call, Clock, CoarseEvent, History, Lane, Operation, ThreadId, FINAL_LANE, INIT_LANE,
 };
-pub use history_tree::{HistoryKeys, HistoryKeysFactory, ThreadResults};
+pub use history_tree::{HistoryKeys, HistoryKeysFactory, MakeHistoryKeys, ThreadResults};
 pub use leaf::{Leaf, LeafKind};
 pub use limit::{Bound, Limit};
 pub use model::{Exploration, LoopEdge, Stats, Tree, TreeBuilder};
