@@ -15,7 +15,7 @@
 //! Only real-time histories: under weak memory a call's clock says what it follows, and a
 //! completed operation may take effect after later calls.
 
-use std::hash::{BuildHasher, Hash};
+use std::hash::BuildHasher;
 use std::sync::Arc;
 
 use fgvt_tree::interner::Interner;
@@ -116,7 +116,9 @@ impl<S: Spec> Linearizations<S> {
     }
 
     /// `key` after `thread`'s pending operation returned `value` (`None`: any result): it has
-    /// taken effect, now if not before, with that result.
+    /// taken effect, with that result. The set was closed after the call: every way in which
+    /// the operation takes effect only now is already there with it taken effect early, so
+    /// the ways where it has not are dropped rather than made to take it now.
     fn returned(&self, key: &mut Key<S::State>, thread: ThreadId, value: &Option<Value>) {
         let Some(at) = key.pending.iter().position(|(t, _)| *t == thread) else {
             // A return with no call: no way of taking effect explains it.
@@ -129,31 +131,13 @@ impl<S: Spec> Linearizations<S> {
                 .as_ref()
                 .is_none_or(|v| self.spec.matches(&call, result, v))
         };
-        let configs = std::mem::take(&mut key.configs);
-        for mut config in configs {
-            match config.early.iter().position(|(t, _)| *t == thread) {
-                Some(i) => {
-                    let (_, result) = config.early.remove(i);
-                    if agrees(&result) {
-                        key.configs.push(config);
-                    }
-                }
-                None => {
-                    if let Apply::Returns {
-                        value: result,
-                        state,
-                    } = self.spec.apply(&config.state, thread, &call)
-                    {
-                        if agrees(&result) {
-                            key.configs.push(Config {
-                                state,
-                                early: config.early,
-                            });
-                        }
-                    }
-                }
-            }
-        }
+        key.configs.retain_mut(|config| {
+            let Some(i) = config.early.iter().position(|(t, _)| *t == thread) else {
+                return false;
+            };
+            let (_, result) = config.early.remove(i);
+            agrees(&result)
+        });
     }
 
     /// Adds every configuration reached by pending operations taking effect, in any order,
@@ -184,7 +168,7 @@ impl<S: Spec> Linearizations<S> {
         // A fixed order: by a hash with a fixed seed (configurations whose hashes are equal
         // may then come in either order, which only merges less).
         let hasher = foldhash::fast::FixedState::with_seed(0x6c69_6e65);
-        configs.sort_by_cached_key(|c| hash_of(&hasher, c));
+        configs.sort_by_cached_key(|c| hasher.hash_one(c));
         key.configs = configs;
     }
 }
@@ -210,10 +194,6 @@ where
         // Each thread's results told apart too: a tree's results over its leaves stay exact.
         fgvt_tree::ThreadResults::pair(Box::new(keys), root)
     }))
-}
-
-fn hash_of(hasher: &impl BuildHasher, value: &impl Hash) -> u64 {
-    hasher.hash_one(value)
 }
 
 #[cfg(test)]
