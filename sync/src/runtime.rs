@@ -1642,10 +1642,9 @@ impl Recorder {
     }
 
     /// Notes that `who`'s step, in the code that follows its access, did what orders it with
-    /// every other thread's steps (a `SeqCst` fence under weak memory, a spawn): the step's
-    /// event touches everything, for the partial-order reduction (see
-    /// [`fgvt_tree::Footprint`]). Only the execution's last step becomes an event with code
-    /// run after it, so only that one is marked.
+    /// every other thread's steps (a spawn): the step's event touches everything, for the
+    /// partial-order reduction (see [`fgvt_tree::Footprint`]). Only the execution's last step
+    /// becomes an event with code run after it, so only that one is marked.
     fn touches_everything(&mut self, who: Option<ThreadId>) {
         if self.taken <= self.record_from {
             return;
@@ -2086,10 +2085,8 @@ pub(crate) fn weak_fence(at: &'static Location<'static>, order: fgvt_memory::Ord
         let who = rec.who();
         if let Some(weak) = &mut rec.weak {
             weak.fence(who, at, order);
-            // Its place in the order of every `SeqCst` fence and access is where it runs.
-            if order == fgvt_memory::Order::SeqCst {
-                rec.touches_everything(who);
-            }
+            // No footprint, `SeqCst` or not, for the partial-order reduction: a fence commutes
+            // with every other thread's step (see `fgvt_tree::reduced`'s module docs).
         }
     });
 }

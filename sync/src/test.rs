@@ -487,7 +487,7 @@ impl<O: Object> Test<O> {
     /// Searches with a partial-order reduction first ([`fgvt_tree::reduced`]): one run of each
     /// class of runs that differ only in the order of steps that commute. When every run it takes
     /// passes, that is the verdict, and [`Test::explore`] and [`Test::localize`] give the tree of
-    /// those runs; when one fails, or it cannot tell within half the timeout and 100,000 states of
+    /// those runs; when one fails, or it cannot tell within half the timeout and 200,000 states of
     /// its runs, the test is explored in full as without it. A run through a retry loop's turn that
     /// failed (one ended by [`crate::hint::spin_loop`], or by a loop taken for a retry without it,
     /// [`Test::implied_hints`], that wrote nothing, or only to what its thread made and has not
@@ -496,10 +496,10 @@ impl<O: Object> Test<O> {
     /// where it comes before the newer store it missed ([`fgvt_tree::StoreAccess`]): the correct
     /// 3-thread Treiber stack of `benches/genmc`, with its `Acquire`/`AcqRel` orderings, takes 270
     /// runs in 0.12 s (GenMC's 270 consistent executions), where the full exploration does not end
-    /// in a minute. On by default (a preemption-bounded test, or one that replays a schedule, is
-    /// explored in full all the same); `false` explores every interleaving from the start, and a
-    /// passing test's report then draws them all, not the runs taken. Models ([`crate::Model`]) use
-    /// it when unbounded.
+    /// in a minute. On by default (a test that replays a schedule is explored in full all the
+    /// same; a preemption-bounded one is searched with bounded partial-order reduction); `false`
+    /// explores every interleaving from the start, and a passing test's report then draws them
+    /// all, not the runs taken. Models ([`crate::Model`]) use it too.
     pub fn partial_order_reduction(mut self, on: bool) -> Self {
         self.core.reduce = on.then_some(Judging::Histories);
         self
@@ -1556,22 +1556,24 @@ fn explore_judged<S: Spec>(
 const REDUCED_SHARE: f64 = 0.5;
 
 /// The most nodes the partial-order reduced search opens before it hands over to the full
-/// exploration, which merges equal states and may finish where it does not: a tenth of the
+/// exploration, which merges equal states and may finish where it does not: a fifth of the
 /// default state limit, some seconds of real code. The correct 4-thread Treiber stack of
-/// `benches/genmc` passes in 87,856 (13,992 runs, GenMC's count of its executions).
-const REDUCED_MAX_NODES: usize = 100_000;
+/// `benches/genmc` passes in 87,856 (13,992 runs, GenMC's count of its executions), the second
+/// model of concurrent-queue's loom test `spsc_force` in 84,946.
+const REDUCED_MAX_NODES: usize = 200_000;
 
 /// When the test asks for it (`reduce`, with what its leaves' verdicts read: a model's are
-/// judged on their endings alone, [`Judging::Endings`]), the search is not
-/// preemption-bounded and no run is to be taken first (a replay): the tree of the runs of a
-/// partial-order reduced search ([`fgvt_tree::reduced`]), when every run passes.
+/// judged on their endings alone, [`Judging::Endings`]) and no run is to be taken first (a
+/// replay): the tree of the runs of a partial-order reduced search ([`fgvt_tree::reduced`]),
+/// when every run passes. Under a preemption bound it is bounded partial-order reduction, whose
+/// runs reach every outcome of the bounded full exploration (but for the one exception under
+/// weak memory that [`fgvt_tree::reduced`] says).
 ///
 /// That search runs one execution per class of equivalent ones. When it finds a failing run,
 /// or cannot tell within half the timeout and [`REDUCED_MAX_NODES`], `None`: the caller
-/// explores in full, which labels the tree the report draws. A preemption-bounded search is
-/// left to the full exploration from the start: the reduced search's bounded mode (bounded
-/// partial-order reduction) did not end within 200,000 runs on concurrent-queue's loom test,
-/// whose first model the bounded full exploration takes in 71,635.
+/// explores in full, which labels the tree the report draws. On concurrent-queue's loom test
+/// `spsc` (`LOOM_MAX_PREEMPTIONS=2`) its three models pass in 1,524, 3,645 and 1,609
+/// executions, where the bounded full exploration took 519 s.
 fn reduced_first(
     program: &Reexecuted,
     options: &ExploreOptions,
@@ -1581,7 +1583,7 @@ fn reduced_first(
     let Some(judging) = reduce else {
         return Ok(None);
     };
-    if options.max_preemptions.is_some() || options.first.is_some() {
+    if options.first.is_some() {
         return Ok(None);
     }
     let reduced = ExploreOptions {

@@ -25,7 +25,12 @@
 //! graph (its `psc` included), not by the order its events were added in; the two added in
 //! either order with the same ways give the same graph, and a graph consistent with both has
 //! its part with either one alone consistent too (RC11 holds for every prefix closed under
-//! program order and reads-from). A `SeqCst` fence, which has no object, touches everything.
+//! program order and reads-from). A fence commutes with every other thread's step, `SeqCst`
+//! too, and adds nothing to its step's footprint: it reads and writes nothing, so it chooses
+//! nothing, and as its thread's last event it is the source of no `hb`, `scb` or `psc` edge
+//! (those leave a fence only through what its own thread does after it). So no step of another
+//! thread added after it can close a cycle through it, nor one added before it be made
+//! inconsistent by it, and the two orders give the same graph.
 //! Under weak memory a step's ways (the stores a load could read) are all taken, as
 //! [`explore`](crate::explore()) takes them, but for a read of an older store than the latest
 //! that a newer store racing with it missed, `SeqCst` or not: the run with the read before that
@@ -39,7 +44,13 @@
 //!
 //! Under a preemption bound ([`ExploreOptions::max_preemptions`]) the search is bounded
 //! partial-order reduction (Coons, Musuvathi and McKinley, OOPSLA 2013): no run past the bound,
-//! no sleep sets, and each reversal also tried where the thread's turn began.
+//! no sleep sets, each race reversed by the second step's own thread (classic DPOR's rule, which
+//! that paper's proof uses, where source sets would take any initial), and each reversal also
+//! tried where the thread's turn began. Its runs come to every outcome of the bounded full
+//! exploration, with one exception under weak memory: a read of an older store than the latest
+//! is left to the run with the read before the newer store it missed, as without a bound, and
+//! that run may take one preemption more than the bound. (Taking every such read instead made
+//! concurrent-queue's loom test, whose turns mix `Relaxed` and `SeqCst`, too large to finish.)
 //!
 //! # What the result means
 //!
@@ -306,6 +317,9 @@ struct Frame<S> {
     /// Whether a retry loop's turn that began here, alone, was skipped (see
     /// [`Search::skip_turn`]).
     spun: bool,
+    /// Whether the preemption bound kept a thread from being taken here: the runs from here
+    /// go on where the bounded search does not look.
+    bound_cut: bool,
 }
 
 impl<S> Frame<S> {
@@ -354,6 +368,7 @@ impl<P: Program> Search<'_, P> {
             preemptions: 0,
             pruned: false,
             spun: false,
+            bound_cut: false,
         };
         if let Some(leaf) = self.open(root, None)? {
             return Ok(leaf);
@@ -391,6 +406,7 @@ impl<P: Program> Search<'_, P> {
                 let frame = &mut self.frames[top];
                 frame.done |= bit(thread);
                 frame.pruned = true;
+                frame.bound_cut = true;
                 continue;
             }
             let frame = &mut self.frames[top];
@@ -583,6 +599,7 @@ impl<P: Program> Search<'_, P> {
                     preemptions,
                     pruned: false,
                     spun: false,
+                    bound_cut: false,
                 };
                 if let Some(leaf) = self.open(child, Some(thread))? {
                     let step = self.tree.step_id(&event);
@@ -650,6 +667,12 @@ impl<P: Program> Search<'_, P> {
         }
         if alone {
             self.frames[start].spun = true;
+            // Under a preemption bound the others are taken where the turn began too, though
+            // no race asks it: whether they can move there without passing the bound is what
+            // tells a spin that the bound cut from one that never ends.
+            if self.options.max_preemptions.is_some() {
+                self.want(start, self.able(start));
+            }
         }
         let frame = &mut self.frames[at];
         if let Some(taken) = frame.taken.as_mut() {
@@ -727,7 +750,21 @@ impl<P: Program> Search<'_, P> {
     /// The race of the step at `j` with `thread`'s step at `at`, whose clock (through the
     /// steps after `j`) is `clock`: unless the state before `j` already takes one, adds a thread
     /// that can start the steps between that do not happen after `j`, followed by the second.
+    ///
+    /// Under a preemption bound, `thread` itself, or every thread that can move there when it
+    /// cannot, whatever `j` takes already: the rule of classic DPOR, which bounded partial-order
+    /// reduction is proved with. An initial that `j` takes may be one the bound keeps from
+    /// moving there, and the thread taken instead where the turn began starts another order.
     fn reverse(&mut self, j: usize, at: usize, thread: ThreadId, clock: &[u32]) {
+        if self.options.max_preemptions.is_some() {
+            let able = self.able(j);
+            let pick = match able & bit(thread) {
+                0 => able,
+                own => own,
+            };
+            self.want(j, pick);
+            return;
+        }
         let between = self.not_after(j, at);
         let (mut initials, seen) = self.initials(&between);
         let free = |m: &usize| clock[self.taken(*m).thread] <= *m as u32;
@@ -926,12 +963,14 @@ impl<P: Program> Search<'_, P> {
             }
         }
         if !frame.progressed {
-            if frame.sleep.is_empty() && (frame.spun || !frame.pruned) {
+            if frame.sleep.is_empty() && !frame.bound_cut && (frame.spun || !frame.pruned) {
                 // Every step from here went back up the path, or a turn that began here alone
                 // was skipped: whether the run ends is a question of the state graph's
                 // components. Not so while a thread sleeps here: it can move, and its runs
                 // from here were taken before (a spin whose turn was skipped stands for none
-                // of them, and one thread spinning while another can move is no outcome).
+                // of them, and one thread spinning while another can move is no outcome). Nor
+                // where the bound kept a thread from moving: the full exploration, bounded,
+                // counts such a state as neither a leaf nor a livelock either.
                 return Err(Stop::Undecided(Undecided::Livelock));
             }
             // Its runs were cut by the bound or covered by a sleeping thread's: its parent's

@@ -73,6 +73,7 @@ pub struct Model {
     memory: Option<Memory>,
     max_memory: Option<MemoryBudget>,
     max_preemptions: Option<u32>,
+    reduce: bool,
     merge: bool,
     jobs: usize,
     implied_hints: bool,
@@ -99,6 +100,7 @@ impl Model {
             memory: None,
             max_memory: None,
             max_preemptions: None,
+            reduce: true,
             merge: true,
             jobs: super::default_jobs(),
             implied_hints: true,
@@ -171,6 +173,14 @@ impl Model {
     /// verdict is only theirs. Every run by default.
     pub fn preemption_bound(mut self, bound: u32) -> Model {
         self.max_preemptions = Some(bound);
+        self
+    }
+
+    /// Whether a partial-order reduced search runs first (the default), as
+    /// [`Test::partial_order_reduction`](crate::Test::partial_order_reduction): `false`
+    /// explores every interleaving (within the preemption bound) from the start.
+    pub fn partial_order_reduction(mut self, on: bool) -> Model {
+        self.reduce = on;
         self
     }
 
@@ -278,7 +288,7 @@ impl Model {
                 ..Default::default()
             },
             // Every history is accepted: the reduction orders no call and return.
-            reduce: Some(Judging::Endings),
+            reduce: self.reduce.then_some(Judging::Endings),
             memory,
             sites: Learned::default(),
             jobs: self.jobs,

@@ -9,7 +9,9 @@ use fgvt_tree::{
 };
 use proptest::prelude::*;
 
-use crate::toy::{self, loop_free_toy_program, retrying_toy_program, toy_program, Toy};
+use crate::toy::{
+    self, loop_free_toy_program, retrying_toy_program, toy_program, waiting_toy_program, Toy,
+};
 
 /// Every leaf's kind and history, histories in canonical form (calls that follow each other
 /// sorted by thread, and returns): the outcomes a verdict can tell apart.
@@ -194,6 +196,48 @@ proptest! {
         }
     }
 
+    /// Under a preemption bound, with retry loops: the search decides (a failed turn that the
+    /// bound keeps the others from following is no livelock), and its runs come to every ending
+    /// of the bounded full tree, to none the unbounded tree lacks, and stand for each bounded
+    /// leaf with one whose operations are ordered at least as much.
+    #[test]
+    fn bounded_runs_without_failed_turns_stand_for_every_bounded_leaf(
+        toy in retrying_toy_program(),
+        bound in 0..3u32,
+    ) {
+        let options = ExploreOptions { max_preemptions: Some(bound), ..ExploreOptions::default() };
+        let full = explore(&toy, &options).unwrap();
+        let all = explore(&toy, &ExploreOptions::default()).unwrap();
+        let reduced = reduced::search(&toy, &options, Judging::Histories, &mut |_| false).unwrap();
+        let Reduction::Passed { tree } = reduced else {
+            return Err(TestCaseError::fail("a bounded toy without spins is decided"));
+        };
+        let (taken, bounded, every) = (endings(&tree), endings(&full), endings(&all));
+        prop_assert!(bounded.is_subset(&taken), "{:?} not in {:?}", bounded, taken);
+        prop_assert!(taken.is_subset(&every));
+        stands_for_every_leaf(&tree, &full)?;
+    }
+
+    /// Under a preemption bound, with waiting loops whose turns fail alone: whenever the search
+    /// decides, its runs come to every ending of the bounded full tree and to none the unbounded
+    /// tree lacks.
+    #[test]
+    fn bounded_runs_past_waiting_loops_reach_every_bounded_ending_when_decided(
+        toy in waiting_toy_program(),
+        bound in 0..3u32,
+    ) {
+        let options = ExploreOptions { max_preemptions: Some(bound), ..ExploreOptions::default() };
+        let full = explore(&toy, &options).unwrap();
+        let all = explore(&toy, &ExploreOptions::default()).unwrap();
+        if let Reduction::Passed { tree } =
+            reduced::search(&toy, &options, Judging::Endings, &mut |_| false).unwrap()
+        {
+            let (taken, bounded, every) = (endings(&tree), endings(&full), endings(&all));
+            prop_assert!(bounded.is_subset(&taken), "{:?} not in {:?}", bounded, taken);
+            prop_assert!(taken.is_subset(&every));
+        }
+    }
+
     /// A failing run is found exactly when the full tree has one, and its schedule leads to a
     /// failing leaf of the full tree.
     #[test]
@@ -285,4 +329,60 @@ fn failed_turns_are_left_to_the_runs_without_them() {
         aware.stats().leaves,
         unaware.stats().leaves
     );
+}
+
+/// A thread that writes, then waits for another thread's write, beside that thread: under a
+/// preemption bound the waiting turns that the bound keeps the writer from following are cut
+/// runs, as in the bounded full tree, not a livelock the search cannot tell (the turn's first
+/// step and its check are both states where the writer would preempt). The search decides,
+/// and its runs come to the bounded tree's endings.
+#[test]
+fn a_wait_the_bound_cuts_is_no_livelock() {
+    use toy::Instr::{Await, Write};
+    let toy = Toy {
+        threads: vec![
+            vec![vec![Write(1, 1), Await(0, 1)]],
+            vec![vec![Write(0, 1)]],
+        ],
+        vars: 2,
+    };
+    for bound in 0..2 {
+        let options = ExploreOptions {
+            max_preemptions: Some(bound),
+            ..ExploreOptions::default()
+        };
+        let full = explore(&toy, &options).unwrap();
+        match reduced::search(&toy, &options, Judging::Endings, &mut |_| false).unwrap() {
+            Reduction::Passed { tree } => assert_eq!(endings(&tree), endings(&full)),
+            Reduction::Failed { .. } => unreachable!("no leaf fails"),
+            Reduction::Undecided(why) => panic!("bound {bound}: undecided, {why:?}"),
+        }
+    }
+}
+
+/// Under a preemption bound, a race reversed by a thread that the state before the first step
+/// already takes, but that the bound keeps from moving there, is reversed by the second step's
+/// own thread: T2's read before T1's compare-and-swap, which T0 (whose `Acquire` comes between)
+/// cannot start without preempting T1. The run T2, T1, T0 has no preemption, and T0 reads 1
+/// only there.
+#[test]
+fn a_race_is_reversed_by_its_own_thread_under_a_bound() {
+    use toy::Instr::{Acquire, Await, CasAdd, Read};
+    let toy = Toy {
+        threads: vec![
+            vec![vec![Acquire(2), Read(0)]],
+            vec![vec![CasAdd(0), Await(0, 1)]],
+            vec![vec![Read(0)]],
+        ],
+        vars: 3,
+    };
+    let options = ExploreOptions {
+        max_preemptions: Some(0),
+        ..ExploreOptions::default()
+    };
+    let full = explore(&toy, &options).unwrap();
+    match reduced::search(&toy, &options, Judging::Endings, &mut |_| false).unwrap() {
+        Reduction::Passed { tree } => assert_eq!(endings(&tree), endings(&full)),
+        _ => unreachable!("no leaf fails, and every wait ends"),
+    }
 }

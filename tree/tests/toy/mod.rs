@@ -25,6 +25,10 @@ pub enum Instr {
     /// turn that fails writes nothing and leaves the thread where the turn began
     /// ([`Program::turn_ended`]). The operation's results get the value replaced.
     CasAdd(usize),
+    /// Waits for the variable to hold the value by a retry loop of two steps: a read, then a
+    /// local check. A turn whose read saw another value writes nothing and ends at its check,
+    /// back where it began ([`Program::turn_ended`]), though no other thread need have moved.
+    Await(usize, i64),
 }
 
 /// Threads, each a list of operations, each a list of instructions.
@@ -41,9 +45,9 @@ pub struct State {
     pub vars: Vec<i64>,
     /// Per thread: (operation, instruction, values read so far in the operation, started).
     pub pcs: Vec<(usize, usize, Vec<i64>, bool)>,
-    /// Per thread, in a [`Instr::CasAdd`] turn: the value its read saw.
+    /// Per thread, in a [`Instr::CasAdd`] or [`Instr::Await`] turn: the value its read saw.
     pub turns: Vec<Option<i64>>,
-    /// Whether the step here ended a [`Instr::CasAdd`] turn that failed.
+    /// Whether the step here ended a [`Instr::CasAdd`] or [`Instr::Await`] turn that failed.
     pub failed_turn: bool,
 }
 
@@ -123,13 +127,8 @@ impl Program for Toy {
             }
             Some(Instr::CasAdd(v)) => match s.turns[t] {
                 None => {
-                    next.turns[t] = Some(s.vars[*v]);
                     new_pc = *pc;
-                    (
-                        EventKind::Read,
-                        format!("v{v}"),
-                        Footprint::Reads(*v as u64),
-                    )
+                    begin_turn(&mut next, s, t, *v)
                 }
                 Some(seen) => {
                     next.turns[t] = None;
@@ -147,6 +146,20 @@ impl Program for Toy {
                         Footprint::Reads(*v as u64)
                     };
                     (EventKind::Cas { success }, format!("v{v}"), footprint)
+                }
+            },
+            Some(Instr::Await(v, x)) => match s.turns[t] {
+                None => {
+                    new_pc = *pc;
+                    begin_turn(&mut next, s, t, *v)
+                }
+                Some(seen) => {
+                    next.turns[t] = None;
+                    if seen != *x {
+                        new_pc = *pc;
+                        next.failed_turn = true;
+                    }
+                    (EventKind::Local, String::new(), Footprint::Nothing)
                 }
             },
             Some(Instr::LocalLoop) => {
@@ -235,6 +248,13 @@ impl fgvt_tree::parallel::Parallel for Toy {
     fn absorb(&self, _: ()) {}
 }
 
+/// The first step of a retry loop's turn by thread `t`: a read of variable `v`, whose value
+/// the turn keeps.
+fn begin_turn(next: &mut State, s: &State, t: usize, v: usize) -> (EventKind, String, Footprint) {
+    next.turns[t] = Some(s.vars[v]);
+    (EventKind::Read, format!("v{v}"), Footprint::Reads(v as u64))
+}
+
 pub fn instr() -> impl Strategy<Value = Instr> {
     prop_oneof![
         (0..2usize).prop_map(Instr::Read),
@@ -263,6 +283,26 @@ pub fn retrying_toy_program() -> impl Strategy<Value = Toy> {
         1 => Just(Instr::Acquire(2)),
         1 => Just(Instr::Release(2)),
     ];
+    two_or_three_threads_of(instr)
+}
+
+/// Toys with waiting loops ([`Instr::Await`]) beside compare-and-swap loops, reads, writes and
+/// a lock: a waiting turn fails alone, and a thread may wait forever.
+pub fn waiting_toy_program() -> impl Strategy<Value = Toy> {
+    let instr = prop_oneof![
+        2 => (0..2usize, 0..2i64).prop_map(|(v, x)| Instr::Await(v, x)),
+        1 => (0..2usize).prop_map(Instr::CasAdd),
+        1 => (0..2usize).prop_map(Instr::Read),
+        2 => (0..2usize, 0..2i64).prop_map(|(v, x)| Instr::Write(v, x)),
+        1 => Just(Instr::Acquire(2)),
+        1 => Just(Instr::Release(2)),
+    ];
+    two_or_three_threads_of(instr)
+}
+
+/// Toys of two or three threads, each of one or two operations of one or two of `instr`'s
+/// instructions, on three variables.
+fn two_or_three_threads_of(instr: impl Strategy<Value = Instr>) -> impl Strategy<Value = Toy> {
     prop::collection::vec(
         prop::collection::vec(prop::collection::vec(instr, 1..3), 1..3),
         2..=3,
