@@ -166,7 +166,8 @@ pub fn build_report(
     let verdict = if summary.failing_leaves > 0 {
         // A failing leaf is a real execution: the verdict holds even in a partial tree.
         Verdict::NotLinearizable
-    } else if tree.partial.is_some() || summary.unknown_leaves > 0 {
+    } else if tree.partial.is_some() || summary.unknown_leaves > 0 || summary.leaves == 0 {
+        // No leaf at all: no run ended (a bounded search cut every one), so nothing passed.
         Verdict::Inconclusive
     } else {
         Verdict::Linearizable

@@ -1175,14 +1175,23 @@ impl TestCore {
                 .insert(0, fgvt_reports::scouted_note(tree.partial));
         }
         if let Some(bound) = self.max_preemptions {
-            report.notes.insert(
-                0,
+            let s = if bound == 1 { "" } else { "s" };
+            let note = if report.tree.leaves == 0 {
+                // A thread that spins can go on, so leaving it preempts it: within a small
+                // bound, every run may stay in a spin forever.
                 format!(
-                    "only the runs with at most {bound} preemption{} were explored (the \
-                     model's preemption bound): the verdict is theirs",
-                    if bound == 1 { "" } else { "s" }
-                ),
-            );
+                    "no run with at most {bound} preemption{s} (the model's preemption bound) \
+                     ends: in each, a thread spins in a wait that only a preemption past the \
+                     bound would let another thread end, so there is no verdict: raise the \
+                     bound (`LOOM_MAX_PREEMPTIONS`, `Model::preemption_bound`)"
+                )
+            } else {
+                format!(
+                    "only the runs with at most {bound} preemption{s} were explored (the \
+                     model's preemption bound): the verdict is theirs"
+                )
+            };
+            report.notes.insert(0, note);
         }
         if self.memory.get() == Some(Memory::Weak) {
             report.memory = Some(self.memory_report(&report, &tree, &sources, &unseen));

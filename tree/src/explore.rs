@@ -48,7 +48,7 @@ use crate::interner::KeyHash;
 use crate::leaf::Leaf;
 use crate::limit::{Bound, Limit};
 use crate::model::{Exploration, Tree, TreeBuilder};
-use crate::program::{Fault, Program, Step};
+use crate::program::{Fault, Program, Readiness, Step};
 use crate::states::{Slot, StateId, States};
 use crate::turn::{self, Turn};
 
@@ -788,8 +788,13 @@ impl<P: Program> Explorer<'_, P> {
         }
         for thread in turn.order(threads, bound) {
             if turn.prunes(thread, last_enabled, bound) {
-                // Not even asked for: a step of real code can cost a whole execution.
-                pruned = true;
+                // Not even asked for: a step of real code can cost a whole execution. A thread
+                // that cannot move here (blocked, done) leaves nothing out, which its readiness
+                // tells without the step: else a thread that spins while the others wait for
+                // it would be a cut state, not the livelock it is.
+                if self.program.readiness(state, thread) == Readiness::Ready {
+                    pruned = true;
+                }
                 continue;
             }
             let child_turn = turn.child(thread, last_enabled, bound);

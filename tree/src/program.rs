@@ -206,8 +206,10 @@ pub trait Program {
     /// partial-order reduction of [`crate::reduced`] asks it of every thread at every state it
     /// opens: a step that cannot be taken yet (a lock's acquisition while another thread holds
     /// it) races with the steps that keep it from being taken, and a race is reversed only by a
-    /// thread that can move. By default the thread is asked for its step, and a blocked one
-    /// may touch anything; a program that can tell more cheaply says so.
+    /// thread that can move. A preemption-bounded search asks it of each thread the bound keeps
+    /// from moving: one that cannot move anyway leaves no run out. By default the thread is
+    /// asked for its step, and a blocked one may touch anything; a program that can tell more
+    /// cheaply says so.
     fn readiness(&self, state: &Self::State, thread: ThreadId) -> Readiness {
         match self.step(state, thread) {
             Step::Done => Readiness::Done,

@@ -403,10 +403,15 @@ impl<P: Program> Search<'_, P> {
             }
             let thread = open.trailing_zeros() as ThreadId;
             if self.over_bound(&self.frames[top], thread) {
+                // A thread that cannot move here leaves nothing out (as in the full
+                // exploration).
+                let ready = self.program.readiness(&self.frames[top].state, thread);
                 let frame = &mut self.frames[top];
                 frame.done |= bit(thread);
-                frame.pruned = true;
-                frame.bound_cut = true;
+                if ready == Readiness::Ready {
+                    frame.pruned = true;
+                    frame.bound_cut = true;
+                }
                 continue;
             }
             let frame = &mut self.frames[top];

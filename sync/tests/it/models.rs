@@ -532,3 +532,83 @@ fn a_preemption_bounded_model_is_searched_with_the_reduction_too() {
         assert!(taken < all, "bound {bound}: {taken} runs of {all}");
     }
 }
+
+/// A spawned thread spins on a flag the body never sets, while the body joins it: a livelock.
+fn waits_for_a_flag_nobody_sets() {
+    let flag = Arc::new(AtomicBool::new(false));
+    let other = Arc::clone(&flag);
+    let t = thread::spawn(move || {
+        while !other.load(Acquire) {
+            fgvt_sync::hint::spin_loop();
+        }
+    });
+    flag.store(false, Release);
+    t.join().unwrap();
+}
+
+#[test]
+fn a_spin_that_a_join_waits_for_fails_within_any_preemption_bound() {
+    // Leaving the spinner for the joining thread is no preemption the bound cuts: that thread
+    // cannot move. Counted as one, at bound 0 every run was cut and the model passed with no
+    // leaf at all.
+    for bound in 0..3 {
+        for reduce in [true, false] {
+            let found = (Model::new().name("models").preemption_bound(bound))
+                .partial_order_reduction(reduce)
+                .localize(waits_for_a_flag_nobody_sets)
+                .unwrap();
+            assert_eq!(
+                found.report.verdict,
+                Verdict::NotLinearizable,
+                "bound {bound}"
+            );
+            assert!(
+                found.report.tree.stuck_leaves > 0,
+                "bound {bound}: no livelock"
+            );
+        }
+    }
+}
+
+/// Each thread publishes a flag and then spins until the other's is set: the runs end only
+/// when each is preempted once after its store.
+fn hand_in_hand() {
+    let (mine, theirs) = (
+        Arc::new(AtomicBool::new(false)),
+        Arc::new(AtomicBool::new(false)),
+    );
+    let t = {
+        let (mine, theirs) = (Arc::clone(&mine), Arc::clone(&theirs));
+        thread::spawn(move || {
+            while !mine.load(Acquire) {
+                fgvt_sync::hint::spin_loop();
+            }
+            theirs.store(true, Release);
+        })
+    };
+    mine.store(true, Release);
+    while !theirs.load(Acquire) {
+        fgvt_sync::hint::spin_loop();
+    }
+    t.join().unwrap();
+}
+
+#[test]
+fn a_bound_that_cuts_every_run_gives_no_verdict() {
+    // At bound 0 each thread spins where only a preemption lets the other go on: no run ends,
+    // so nothing passed, and the report says to raise the bound. At bound 1 the model passes.
+    let cut = (Model::new().name("models").preemption_bound(0))
+        .localize(hand_in_hand)
+        .unwrap();
+    assert_eq!(cut.report.tree.leaves, 0);
+    assert_eq!(cut.report.verdict, Verdict::Inconclusive);
+    assert!(
+        cut.report.notes[0].contains("raise the bound"),
+        "{:?}",
+        cut.report.notes
+    );
+    let found = (Model::new().name("models").preemption_bound(1))
+        .localize(hand_in_hand)
+        .unwrap();
+    assert_eq!(found.report.verdict, Verdict::Linearizable);
+}

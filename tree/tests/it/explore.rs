@@ -442,3 +442,26 @@ fn without_a_failing_leaf_the_report_budget_never_starts() {
     let unjudged = explore(&SlowLater(straight_line(&[2, 2])), &options).unwrap();
     assert_eq!(unjudged.partial, None);
 }
+
+/// A thread that spins on a variable nobody will set while the other waits for a lock it
+/// holds itself: a livelock, within any preemption bound. The waiting thread cannot move, so
+/// leaving the spinner for it is no step the bound leaves out; were it counted as one, every
+/// state of the spin would be cut and the tree would have no leaf at all (at bound 0, before).
+#[test]
+fn a_spin_beside_a_blocked_thread_is_a_livelock_within_any_bound() {
+    let toy = Toy {
+        threads: vec![
+            vec![vec![Instr::Acquire(1)], vec![Instr::Acquire(1)]],
+            vec![vec![Instr::SpinUntil(0, 1)]],
+        ],
+        vars: 2,
+    };
+    for bound in 0..3 {
+        let options = ExploreOptions {
+            max_preemptions: Some(bound),
+            ..ExploreOptions::default()
+        };
+        let tree = explore(&toy, &options).unwrap();
+        assert!(tree.stats().stuck > 0, "bound {bound}: no livelock found");
+    }
+}

@@ -350,6 +350,11 @@ impl Program for Resumed {
         self.toy.blocked_calls(state)
     }
 
+    // Told from the state, as `fgvt-sync` tells it: no execution.
+    fn readiness(&self, state: &State, thread: usize) -> fgvt_tree::Readiness {
+        self.toy.readiness(state, thread)
+    }
+
     fn goes_on_from_last_step(&self) -> bool {
         true
     }
