@@ -761,23 +761,13 @@ impl<P: Program> Search<'_, P> {
     /// reduction is proved with. An initial that `j` takes may be one the bound keeps from
     /// moving there, and the thread taken instead where the turn began starts another order.
     fn reverse(&mut self, j: usize, at: usize, thread: ThreadId, clock: &[u32]) {
-        if self.options.max_preemptions.is_some() {
-            let able = self.able(j);
-            let pick = match able & bit(thread) {
-                0 => able,
-                own => own,
-            };
-            self.want(j, pick);
-            return;
-        }
-        let between = self.not_after(j, at);
-        let (mut initials, seen) = self.initials(&between);
-        let free = |m: &usize| clock[self.taken(*m).thread] <= *m as u32;
-        if seen & bit(thread) == 0 && between.iter().all(free) {
-            initials |= bit(thread);
-        }
-        debug_assert!(initials != 0, "a sequence has an initial");
-        if initials & self.frames[j].backtrack == 0 {
+        let bounded = self.options.max_preemptions.is_some();
+        let initials = if bounded {
+            bit(thread)
+        } else {
+            self.reversal_initials(j, at, thread, clock)
+        };
+        if bounded || initials & self.frames[j].backtrack == 0 {
             // Any initial starts the reversed order; one known to be unable to move at `j`
             // (blocked, done) is no use, and when every initial is, any thread may start it.
             let able = self.able(j);
@@ -788,6 +778,20 @@ impl<P: Program> Search<'_, P> {
             };
             self.want(j, pick);
         }
+    }
+
+    /// The threads that can start the reversed order of the race of the step at `j` with
+    /// `thread`'s step at `at` (whose clock is `clock`): the initials of the steps between that
+    /// do not happen after `j`, followed by the second.
+    fn reversal_initials(&self, j: usize, at: usize, thread: ThreadId, clock: &[u32]) -> Threads {
+        let between = self.not_after(j, at);
+        let (mut initials, seen) = self.initials(&between);
+        let free = |m: &usize| clock[self.taken(*m).thread] <= *m as u32;
+        if seen & bit(thread) == 0 && between.iter().all(free) {
+            initials |= bit(thread);
+        }
+        debug_assert!(initials != 0, "a sequence has an initial");
+        initials
     }
 
     /// The steps after `j` and before `at` that do not happen after step `j`, in order:

@@ -457,11 +457,7 @@ fn a_spin_beside_a_blocked_thread_is_a_livelock_within_any_bound() {
         vars: 2,
     };
     for bound in 0..3 {
-        let options = ExploreOptions {
-            max_preemptions: Some(bound),
-            ..ExploreOptions::default()
-        };
-        let tree = explore(&toy, &options).unwrap();
+        let tree = explore(&toy, &toy::bounded(bound)).unwrap();
         assert!(tree.stats().stuck > 0, "bound {bound}: no livelock found");
     }
 }

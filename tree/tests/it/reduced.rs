@@ -113,6 +113,34 @@ fn fails(leaf: &Leaf) -> bool {
     }
 }
 
+/// The reduced search of `toy` under a preemption bound, no leaf failing, judged by what
+/// `judging` says: the tree of the runs it took (`None` when it could not tell), and the bounded
+/// full tree.
+fn bounded_search(toy: &Toy, bound: u32, judging: Judging) -> (Option<Tree>, Tree) {
+    let options = toy::bounded(bound);
+    let full = explore(toy, &options).unwrap();
+    match reduced::search(toy, &options, judging, &mut |_| false).unwrap() {
+        Reduction::Passed { tree } => (Some(tree), full),
+        Reduction::Failed { .. } => unreachable!("no leaf fails"),
+        Reduction::Undecided(_) => (None, full),
+    }
+}
+
+/// Checks that the runs of `taken`, a bounded reduced search's, come to every ending of the
+/// bounded full tree `full` and to none that `toy`'s unbounded tree lacks.
+fn reaches_every_bounded_ending(toy: &Toy, taken: &Tree, full: &Tree) -> Result<(), TestCaseError> {
+    let all = explore(toy, &ExploreOptions::default()).unwrap();
+    let (taken, bounded, every) = (endings(taken), endings(full), endings(&all));
+    prop_assert!(
+        bounded.is_subset(&taken),
+        "{:?} not in {:?}",
+        bounded,
+        taken
+    );
+    prop_assert!(taken.is_subset(&every));
+    Ok(())
+}
+
 /// The reduced search with no leaf failing: the tree of the runs it took, or why it could not
 /// tell.
 fn reduced_tree(toy: &Toy, judging: Judging) -> Result<Tree, Undecided> {
@@ -182,7 +210,7 @@ proptest! {
     /// tree, and to none the unbounded tree does not have.
     #[test]
     fn bounded_runs_reach_every_bounded_outcome(toy in toy_program(), bound in 0..3u32) {
-        let options = ExploreOptions { max_preemptions: Some(bound), ..ExploreOptions::default() };
+        let options = toy::bounded(bound);
         let full = explore(&toy, &options).unwrap();
         let all = explore(&toy, &ExploreOptions::default()).unwrap();
         match reduced::search(&toy, &options, Judging::Histories, &mut |_| false).unwrap() {
@@ -205,17 +233,12 @@ proptest! {
         toy in retrying_toy_program(),
         bound in 0..3u32,
     ) {
-        let options = ExploreOptions { max_preemptions: Some(bound), ..ExploreOptions::default() };
-        let full = explore(&toy, &options).unwrap();
-        let all = explore(&toy, &ExploreOptions::default()).unwrap();
-        let reduced = reduced::search(&toy, &options, Judging::Histories, &mut |_| false).unwrap();
-        let Reduction::Passed { tree } = reduced else {
+        let (taken, full) = bounded_search(&toy, bound, Judging::Histories);
+        let Some(taken) = taken else {
             return Err(TestCaseError::fail("a bounded toy without spins is decided"));
         };
-        let (taken, bounded, every) = (endings(&tree), endings(&full), endings(&all));
-        prop_assert!(bounded.is_subset(&taken), "{:?} not in {:?}", bounded, taken);
-        prop_assert!(taken.is_subset(&every));
-        stands_for_every_leaf(&tree, &full)?;
+        reaches_every_bounded_ending(&toy, &taken, &full)?;
+        stands_for_every_leaf(&taken, &full)?;
     }
 
     /// Under a preemption bound, with waiting loops whose turns fail alone: whenever the search
@@ -226,15 +249,8 @@ proptest! {
         toy in waiting_toy_program(),
         bound in 0..3u32,
     ) {
-        let options = ExploreOptions { max_preemptions: Some(bound), ..ExploreOptions::default() };
-        let full = explore(&toy, &options).unwrap();
-        let all = explore(&toy, &ExploreOptions::default()).unwrap();
-        if let Reduction::Passed { tree } =
-            reduced::search(&toy, &options, Judging::Endings, &mut |_| false).unwrap()
-        {
-            let (taken, bounded, every) = (endings(&tree), endings(&full), endings(&all));
-            prop_assert!(bounded.is_subset(&taken), "{:?} not in {:?}", bounded, taken);
-            prop_assert!(taken.is_subset(&every));
+        if let (Some(taken), full) = bounded_search(&toy, bound, Judging::Endings) {
+            reaches_every_bounded_ending(&toy, &taken, &full)?;
         }
     }
 
@@ -347,16 +363,9 @@ fn a_wait_the_bound_cuts_is_no_livelock() {
         vars: 2,
     };
     for bound in 0..2 {
-        let options = ExploreOptions {
-            max_preemptions: Some(bound),
-            ..ExploreOptions::default()
-        };
-        let full = explore(&toy, &options).unwrap();
-        match reduced::search(&toy, &options, Judging::Endings, &mut |_| false).unwrap() {
-            Reduction::Passed { tree } => assert_eq!(endings(&tree), endings(&full)),
-            Reduction::Failed { .. } => unreachable!("no leaf fails"),
-            Reduction::Undecided(why) => panic!("bound {bound}: undecided, {why:?}"),
-        }
+        let (taken, full) = bounded_search(&toy, bound, Judging::Endings);
+        let taken = taken.unwrap_or_else(|| panic!("bound {bound}: undecided"));
+        assert_eq!(endings(&taken), endings(&full));
     }
 }
 
@@ -376,13 +385,7 @@ fn a_race_is_reversed_by_its_own_thread_under_a_bound() {
         ],
         vars: 3,
     };
-    let options = ExploreOptions {
-        max_preemptions: Some(0),
-        ..ExploreOptions::default()
-    };
-    let full = explore(&toy, &options).unwrap();
-    match reduced::search(&toy, &options, Judging::Endings, &mut |_| false).unwrap() {
-        Reduction::Passed { tree } => assert_eq!(endings(&tree), endings(&full)),
-        _ => unreachable!("no leaf fails, and every wait ends"),
-    }
+    let (taken, full) = bounded_search(&toy, 0, Judging::Endings);
+    let taken = taken.expect("no leaf fails, and every wait ends");
+    assert_eq!(endings(&taken), endings(&full));
 }

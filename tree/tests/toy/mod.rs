@@ -4,7 +4,8 @@
 #![allow(dead_code)] // each test file uses its own part
 
 use fgvt_tree::{
-    Call, Event, EventKind, Fault, Footprint, History, Program, Readiness, Span, Step, Value,
+    Call, Event, EventKind, ExploreOptions, Fault, Footprint, History, Program, Readiness, Span,
+    Step, Value,
 };
 use proptest::prelude::*;
 
@@ -253,6 +254,14 @@ impl fgvt_tree::parallel::Parallel for Toy {
 fn begin_turn(next: &mut State, s: &State, t: usize, v: usize) -> (EventKind, String, Footprint) {
     next.turns[t] = Some(s.vars[v]);
     (EventKind::Read, format!("v{v}"), Footprint::Reads(v as u64))
+}
+
+/// The default options, with the runs cut at `bound` preemptions.
+pub fn bounded(bound: u32) -> ExploreOptions {
+    ExploreOptions {
+        max_preemptions: Some(bound),
+        ..ExploreOptions::default()
+    }
 }
 
 pub fn instr() -> impl Strategy<Value = Instr> {
