@@ -26,7 +26,7 @@ use fgvt_tree::replay::{ReplayError, RunEnd};
 use fgvt_tree::{Call, Event, Fault, History, Program, Readiness, Step, ThreadId, Wait};
 
 use crate::fingerprint::{combine, summand};
-use crate::runtime::{self, Body, Engine, Execution, Pick, Point, Status};
+use crate::runtime::{self, Body, Engine, Execution, Identity, Pick, Point, Status};
 use crate::weak::Mode;
 
 /// The test's executions, as a program the explorer steps through.
@@ -43,6 +43,8 @@ pub(crate) struct Reexecuted {
     saw_weak: std::cell::Cell<bool>,
     /// Whether an execution that saw a weaker ordering winds the exploration down.
     stop_on_weak: bool,
+    /// The last schedule run, spelled out.
+    spelling: RefCell<Spelling>,
 }
 
 /// What a [`Reexecuted`] is made from: the executions of `body` (the test's plan on a fresh
@@ -157,6 +159,51 @@ impl Schedule {
     }
 }
 
+/// The last schedule an execution followed, spelled out: the next one, most often that one
+/// with one more choice or a sibling of it, is spelled from where the two part, not from the
+/// start (walking a chain of thousands of links for every step took a twentieth of the time).
+#[derive(Default)]
+struct Spelling {
+    /// The schedule spelled: it keeps its links alive, so that their addresses name them.
+    schedule: Schedule,
+    /// The address of each link of `schedule`, by its place.
+    links: Vec<usize>,
+    /// Its choices.
+    picks: Vec<Pick>,
+    /// The links walked to reach the spelled part (kept for its room).
+    walked: Vec<(usize, Pick)>,
+}
+
+impl Spelling {
+    /// `schedule`'s choices in order.
+    fn spell(&mut self, schedule: &Schedule) -> &[Pick] {
+        self.walked.clear();
+        let mut at = &schedule.0;
+        while let Some(choice) = at {
+            let link = Arc::as_ptr(choice) as usize;
+            // The same link at the same place: the same choices up to it.
+            if self.links.get(choice.len as usize - 1) == Some(&link) {
+                break;
+            }
+            let pick = Pick {
+                thread: choice.thread,
+                way: choice.way,
+            };
+            self.walked.push((link, pick));
+            at = &choice.before.0;
+        }
+        let kept = schedule.len() - self.walked.len();
+        self.links.truncate(kept);
+        self.picks.truncate(kept);
+        for &(link, pick) in self.walked.iter().rev() {
+            self.links.push(link);
+            self.picks.push(pick);
+        }
+        self.schedule = schedule.clone();
+        &self.picks
+    }
+}
+
 impl Drop for Choice {
     /// Drops a long chain link by link: the recursive drop of a schedule thousands of steps
     /// deep would overflow the stack.
@@ -258,7 +305,15 @@ impl Reexecuted {
             saw_weak: std::cell::Cell::new(false),
             stop_on_weak,
             recipe,
+            spelling: RefCell::default(),
         }
+    }
+
+    /// Sets how much of the weak-memory state the states' fingerprints take in: all of it for
+    /// an explorer that merges states across runs, [`Identity::OnPath`] for a search that
+    /// compares a state only with those on its run's path.
+    pub(crate) fn set_identity(&self, identity: Identity) {
+        self.engine.borrow_mut().identity = identity;
     }
 
     /// Whether some execution declared an ordering weaker than `SeqCst` (under [`Mode::Sc`]
@@ -454,7 +509,8 @@ impl Program for Reexecuted {
             way: u8::try_from(way.min(MAX_WAYS)).expect("at most 255 ways"),
         };
         let schedule = live.schedule.then(pick);
-        let Some(mut execution) = self.run(&schedule.to_vec()) else {
+        let ran = self.run(self.spelling.borrow_mut().spell(&schedule));
+        let Some(mut execution) = ran else {
             return Step::Done;
         };
         if let Some(bound) = execution.cut.take() {
@@ -609,6 +665,26 @@ mod tests {
         assert_eq!(threads(&c), [2, 0, 3]);
         assert_eq!(c.to_vec()[2].way, 2);
         assert_eq!((b.len(), Schedule::default().len()), (3, 0));
+    }
+
+    proptest::proptest! {
+        /// Schedules as a search makes them (a child of one already made, in any order), each
+        /// spelled from the last one spelled, read as the whole walk reads them.
+        #[test]
+        fn a_schedule_is_spelled_as_its_whole_chain_reads(
+            steps in proptest::collection::vec((0usize..64, 0u8..4, 0u8..3), 1..200)
+        ) {
+            let mut made = vec![Schedule::default()];
+            let mut spelling = Spelling::default();
+            for (from, thread, way) in steps {
+                let parent = made[from % made.len()].clone();
+                let child = parent.then(Pick { thread, way });
+                for schedule in [&child, &parent] {
+                    proptest::prop_assert_eq!(spelling.spell(schedule), schedule.to_vec());
+                }
+                made.push(child);
+            }
+        }
     }
 
     #[test]

@@ -625,6 +625,11 @@ struct Recorder {
     lazy_made: HashMap<u64, u64, foldhash::fast::RandomState>,
     /// The objects dropped so far, by where their identity lived (see `runtime/freed.rs`).
     freed: HashMap<usize, freed::Freed, foldhash::fast::RandomState>,
+    /// How much of the weak-memory state points take in ([`Engine::identity`]).
+    identity: Identity,
+    /// With [`Identity::OnPath`]: the cheap part of the fingerprint ([`Recorder::cheap_part`])
+    /// at each choice of the schedule made so far, and at the point the execution is paused at.
+    trail: Vec<u64>,
 }
 
 /// The most accesses an abandoned execution's threads may make to finish their operations
@@ -736,7 +741,10 @@ pub(crate) fn execute(
     WEAK_RUN.set(matches!(engine.mode, Mode::Weak(_)));
     if let Some(mut paused) = engine.paused.take() {
         let next = schedule.split_last().and_then(|(&next, before)| {
-            (before == paused.schedule.as_slice() && Arc::ptr_eq(&paused.body, &body))
+            // A trail kept for another identity would leave out earlier points.
+            (before == paused.schedule.as_slice()
+                && Arc::ptr_eq(&paused.body, &body)
+                && paused.identity == engine.identity)
                 .then_some(next)
         });
         if let Some(next) = next {
@@ -763,8 +771,22 @@ pub(crate) fn execute(
         pointers,
         offered,
         graph,
+        mut trail,
+        trail_schedule: mut followed,
+        trail_body,
     } = std::mem::take(&mut engine.scratch);
     lanes.resize_with(threads, Lane::default);
+    // The points up to the first choice the schedules differ in are the last execution's.
+    let same_body = trail_body.is_some_and(|b| Arc::ptr_eq(&b, &body));
+    let agree = (followed.iter().zip(schedule))
+        .take_while(|(a, b)| a == b)
+        .count();
+    followed.clear();
+    followed.extend_from_slice(schedule);
+    match engine.identity {
+        Identity::OnPath if same_body => trail.truncate(agree + 1),
+        _ => trail.clear(),
+    }
     let main = Arc::clone(&body);
     let recorder = Recorder {
         phase: Phase::Serial,
@@ -786,7 +808,7 @@ pub(crate) fn execute(
         objects: 0,
         pointers,
         end: None,
-        schedule: schedule.to_vec(),
+        schedule: followed,
         way: 0,
         weak: match &engine.mode {
             Mode::Weak(options) => Some(Box::new(WeakMemory::new(
@@ -814,6 +836,8 @@ pub(crate) fn execute(
         turn_ended: None,
         store_access: fgvt_tree::StoreAccess::default(),
         freed: HashMap::default(),
+        identity: engine.identity,
+        trail,
         lazy_made: HashMap::default(),
         arcs: HashMap::default(),
         number: {
@@ -908,6 +932,29 @@ pub(crate) struct Engine {
     shared_races: bool,
     /// What becomes of loops without the spin hint.
     loops: Loops,
+    /// Whether points leave out the weak-memory part of their fingerprint where no earlier
+    /// point of the execution could equal them (see [`Identity`]).
+    pub(crate) identity: Identity,
+}
+
+/// How much of a point's weak-memory state its fingerprint takes in.
+///
+/// The graph's future key (`WeakMemory::future_hash`) is the costliest part of a point: about
+/// half of a weak-memory exploration's time. An explorer that merges states across runs needs
+/// it at every point ([`Identity::Full`]). A search that compares a state only with the states
+/// on its own run's path (a stateless search looking for a step back onto its path: a spin
+/// that saw nothing new) needs it only where the rest of the fingerprint, which is cheap,
+/// equals that of an earlier point of the same execution ([`Identity::OnPath`]). Two states
+/// are then equal only if both have the key, and the first point that repeats another's cheap
+/// part takes it: a loop is seen one turn later than with the full key at every point, at the
+/// first turn back to a state that has the key.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Identity {
+    /// Every point's fingerprint takes in the whole state.
+    #[default]
+    Full,
+    /// Only the points whose cheap part repeats an earlier point's of the same execution.
+    OnPath,
 }
 
 /// The collections a recorder fills, kept empty between executions with their room: an
@@ -924,6 +971,12 @@ struct Scratch {
     offered: Vec<ThreadId>,
     /// Under weak memory, the last execution's graph (cleared when the next one starts).
     graph: Option<fgvt_memory::Execution>,
+    /// The last execution's [`Recorder::trail`], the schedule it followed and what it ran: the
+    /// next one of the same body, as deterministic, passes through the same points for as long
+    /// as its schedule agrees.
+    trail: Vec<u64>,
+    trail_schedule: Vec<Pick>,
+    trail_body: Option<Body>,
 }
 
 impl Scratch {
@@ -938,6 +991,9 @@ impl Scratch {
             pointers: std::mem::take(&mut recorder.pointers),
             offered: std::mem::take(&mut recorder.offered),
             graph: recorder.weak.take().map(|weak| weak.into_graph()),
+            trail: std::mem::take(&mut recorder.trail),
+            trail_schedule: std::mem::take(&mut recorder.schedule),
+            trail_body: Some(Arc::clone(&recorder.body)),
         };
         scratch.lanes.iter_mut().for_each(Lane::reset);
         scratch.tasks.clear();
@@ -963,6 +1019,7 @@ impl Engine {
             sites: weak::Sites::default(),
             shared_races,
             loops,
+            identity: Identity::Full,
         }
     }
 
@@ -1042,6 +1099,11 @@ const DONE: u64 = 0xd0e;
 const WEAK: u64 = 0x3ea6 << 48;
 /// The summand of the accesses a sequentially consistent data-race check keeps.
 const RACES: u64 = 0x4ace << 48;
+
+/// A fingerprint in one word, for a filter that may say yes wrongly (at a cost in time only).
+fn fold(fingerprint: Fingerprint) -> u64 {
+    (fingerprint >> 64) as u64 ^ fingerprint as u64
+}
 /// The kind of a bookkeeping access in an observation log (not an event kind).
 const SILENT: u64 = 0x51;
 
@@ -1406,30 +1468,71 @@ impl Recorder {
     /// The point the execution is at, between steps.
     fn point(&mut self) -> Point {
         self.forget_known_accesses();
-        let mut fingerprint = self.memory.sum();
         let mut statuses = Vec::with_capacity(self.lanes.len());
         let mut blocked = Vec::new();
         for (thread, lane) in self.lanes.iter().enumerate() {
             // A thread with no pending step at a point has run all its operations.
-            let (status, state) = match &lane.pending {
+            let status = match &lane.pending {
+                Some(pending) if self.enabled(thread, pending) => Status::Enabled,
                 Some(pending) => {
-                    let status = if self.enabled(thread, pending) {
-                        Status::Enabled
-                    } else {
-                        blocked.push((thread, footprint(pending, pending.kind)));
-                        Status::Blocked
-                    };
+                    blocked.push((thread, footprint(pending, pending.kind)));
+                    Status::Blocked
+                }
+                None => Status::Done,
+            };
+            statuses.push(status);
+        }
+        let mut fingerprint = self.cheap_part();
+        let repeats = match self.identity {
+            Identity::Full => true,
+            Identity::OnPath => {
+                let cheap = fold(fingerprint);
+                let earlier = &self.trail[..self.chosen.min(self.trail.len())];
+                let repeats = earlier.contains(&cheap);
+                self.trail.truncate(self.chosen);
+                self.trail.push(cheap);
+                repeats
+            }
+        };
+        if repeats {
+            fingerprint = fingerprint.wrapping_add(self.costly_part());
+        }
+        Point {
+            fingerprint,
+            statuses,
+            blocked,
+            turn: self.turn_ended,
+            store_access: self.store_access,
+        }
+    }
+
+    /// Notes the cheap part of the point at the schedule's next choice, with
+    /// [`Identity::OnPath`], unless the execution paused there and noted it then.
+    fn note_choice(&mut self) {
+        if self.identity == Identity::OnPath && self.trail.len() == self.chosen {
+            let cheap = fold(self.cheap_part());
+            self.trail.push(cheap);
+        }
+    }
+
+    /// The part of the point's fingerprint that is cheap to work out: the memory's values, the
+    /// threads' operations, observations and next steps, the locks and condition variables.
+    fn cheap_part(&self) -> Fingerprint {
+        let mut fingerprint = self.memory.sum();
+        for (thread, lane) in self.lanes.iter().enumerate() {
+            // A thread with no pending step at a point has run all its operations.
+            let state = match &lane.pending {
+                Some(pending) => {
                     let op = lane.op.as_ref().map_or(u64::MAX, |op| op.index as u64);
                     // A waiter's next step waits for a notify until one has woken it.
                     let wait = lane
                         .wait
                         .map_or(0, |w| combine(w.condvar, 1 + u64::from(w.notified)));
-                    let words = [op, lane.observed.hash(), pending.hash(), wait];
-                    (status, hash_of(&words))
+                    // Whether it is enabled follows from the rest (the locks, the wait).
+                    hash_of(&[op, lane.observed.hash(), pending.hash(), wait])
                 }
-                None => (Status::Done, lane.result.map_or(DONE, |r| combine(DONE, r))),
+                None => lane.result.map_or(DONE, |r| combine(DONE, r)),
             };
-            statuses.push(status);
             fingerprint = fingerprint.wrapping_add(summand(THREAD | thread as u64, state));
         }
         for (lock, held) in &self.locks {
@@ -1447,6 +1550,12 @@ impl Recorder {
             let queue: Vec<u64> = queue.iter().map(|t| *t as u64).collect();
             fingerprint = fingerprint.wrapping_add(summand(CONDVAR ^ condvar, hash_of(&queue)));
         }
+        fingerprint
+    }
+
+    /// The rest of the point's fingerprint: under weak memory the graph's future key, else the
+    /// accesses a sequentially consistent data-race check keeps (0 for neither).
+    fn costly_part(&self) -> Fingerprint {
         let live = |t: ThreadId| self.lanes.get(t).is_some_and(|l| l.pending.is_some());
         if let Some(weak) = &self.weak {
             let value = |shape: Shape, bits: u64| match shape {
@@ -1457,17 +1566,11 @@ impl Recorder {
                 .races
                 .as_ref()
                 .map_or_else(Vec::new, |r| r.plain_places());
-            let future = weak.future_hash(live, &value, &plain);
-            fingerprint = fingerprint.wrapping_add(summand(WEAK, future));
+            summand(WEAK, weak.future_hash(live, &value, &plain))
         } else if let Some(races) = &self.races {
-            fingerprint = fingerprint.wrapping_add(summand(RACES, races.hash(live)));
-        }
-        Point {
-            fingerprint,
-            statuses,
-            blocked,
-            turn: self.turn_ended,
-            store_access: self.store_access,
+            summand(RACES, races.hash(live))
+        } else {
+            0
         }
     }
 
@@ -1592,6 +1695,7 @@ impl Recorder {
             self.point = Some(self.point());
             return Decision::Pause;
         };
+        self.note_choice();
         let wanted = usize::from(wanted);
         let chosen = if offered.contains(&wanted) {
             self.chosen += 1;

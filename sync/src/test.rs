@@ -32,7 +32,7 @@ use crate::fix::{self, Change};
 use crate::localized::Localized;
 use crate::object::Object;
 use crate::program::{Recipe, Reexecuted, MAX_THREADS};
-use crate::runtime::{self, guarded};
+use crate::runtime::{self, guarded, Identity};
 use crate::sources;
 use crate::spec::{serial_run, short_type_name, SelfSpec, Sequential, SequentialSpec, SerialRun};
 use crate::unseen;
@@ -1604,12 +1604,14 @@ fn reduced_first(
         ),
         ..options.clone()
     };
-    Ok(
-        match fgvt_tree::reduced::search(program, &reduced, judging, fails)? {
-            Reduction::Passed { tree, .. } => Some(tree),
-            Reduction::Failed { .. } | Reduction::Undecided(_) => None,
-        },
-    )
+    // The search compares a state only with those on its run's path (see `Identity`).
+    program.set_identity(Identity::OnPath);
+    let searched = fgvt_tree::reduced::search(program, &reduced, judging, fails);
+    program.set_identity(Identity::Full);
+    Ok(match searched? {
+        Reduction::Passed { tree, .. } => Some(tree),
+        Reduction::Failed { .. } | Reduction::Undecided(_) => None,
+    })
 }
 
 /// The memory budget of a test that sets none (see [`Test::max_memory`]): 60% of the

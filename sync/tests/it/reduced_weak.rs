@@ -129,3 +129,59 @@ fn operations_that_share_nothing_take_one_run_under_weak_memory() {
     assert_eq!(independent_runs(Memory::SequentiallyConsistent), 3);
     assert_eq!(independent_runs(Memory::Weak), 1);
 }
+
+/// A flag raised and lowered again, and a waiter that spins, with the hint, until it sees it
+/// raised: a lost signal. A waiter whose load read the lowering store can never read the raised
+/// one again (coherence), so once the flag is lowered it may spin forever: a livelock.
+#[derive(Default)]
+struct Blink {
+    flag: AtomicU64,
+}
+
+#[fgvt_sync::operations]
+impl Blink {
+    pub fn blink(&self) {
+        self.flag.store(1, Ordering::Relaxed);
+        self.flag.store(0, Ordering::Relaxed);
+    }
+
+    pub fn wait(&self) {
+        while self.flag.load(Ordering::Relaxed) != 1 {
+            fgvt_sync::hint::spin_loop();
+        }
+    }
+}
+
+/// The leaves of `blink() ‖ wait()` under weak memory: how many, and how many are stuck.
+fn blink_leaves(reduce: bool) -> (u64, u64) {
+    let tree = Test::<Blink>::new("blink")
+        .jobs(1)
+        .memory(Memory::Weak)
+        .thread(&["blink()"])
+        .thread(&["wait()"])
+        .partial_order_reduction(reduce)
+        .explore()
+        .expect("replays");
+    assert!(tree.partial.is_none(), "{:?}", tree.partial);
+    let stats = tree.stats();
+    (stats.leaves, stats.stuck)
+}
+
+/// The waiter's turn that read the lowered flag comes back to where it began but for what the
+/// waiter has seen: its view is past the raised store. The reduced search compares the states
+/// of its path in full there (the weak-memory part of a state is worked out where the rest
+/// repeats an earlier state's of the run), so it does not take the turn for a spin back onto
+/// the path, and finds the livelock the full exploration finds.
+#[test]
+fn a_spin_whose_turn_saw_a_newer_store_is_no_step_back_onto_the_path() {
+    let (full, stuck_full) = blink_leaves(false);
+    assert!(
+        stuck_full > 0,
+        "the full tree has the livelock ({full} leaves)"
+    );
+    let (reduced, stuck) = blink_leaves(true);
+    assert!(
+        stuck > 0,
+        "the reduced search finds the livelock ({reduced} leaves)"
+    );
+}
