@@ -90,14 +90,30 @@ impl Execution {
     /// With the [`AccessError`](crate::AccessError) if the access is malformed (see
     /// [`Self::check_access`]).
     pub fn load_candidates(&self, thread: ThreadId, loc: Loc, order: Order) -> Vec<StoreId> {
+        self.load_candidates_where(thread, loc, order, |_| true)
+    }
+
+    /// [`Self::load_candidates`] among the stores `wanted` keeps, which it is asked about
+    /// before any trial (a compare-exchange that fails reads only other values than expected).
+    fn load_candidates_where(
+        &self,
+        thread: ThreadId,
+        loc: Loc,
+        order: Order,
+        wanted: impl Fn(StoreId) -> bool,
+    ) -> Vec<StoreId> {
         self.expect(self.check_access(thread, Some(loc), AccessKind::Load, order));
         if self.shortcut_applies(order) {
-            return vec![self.latest(loc)];
+            return Some(self.latest(loc))
+                .filter(|&s| wanted(s))
+                .into_iter()
+                .collect();
         }
         if let Some(seen) = self.seen_by(thread, loc, order) {
             return self.mo[loc as usize][seen..]
                 .iter()
                 .map(|&s| StoreId::of(s))
+                .filter(|&s| wanted(s))
                 .collect();
         }
         let (floor, latest) = self.tried_from(thread, loc);
@@ -105,9 +121,13 @@ impl Execution {
         self.mo[loc as usize][floor..]
             .iter()
             .copied()
+            .filter(|&s| wanted(StoreId::of(s)))
             .filter(|&s| {
                 if s == latest || views {
                     return true;
+                }
+                if self.offered_only && !order.is_seq_cst() {
+                    return self.load_keeps_psc_acyclic(thread, loc, order, s);
                 }
                 let load = Access {
                     kind: Kind::Load,
@@ -181,9 +201,24 @@ impl Execution {
     /// With the [`AccessError`](crate::AccessError) if the access is malformed (see
     /// [`Self::check_access`]).
     pub fn rmw_candidates(&self, thread: ThreadId, loc: Loc, order: Order) -> Vec<StoreId> {
+        self.rmw_candidates_where(thread, loc, order, |_| true)
+    }
+
+    /// [`Self::rmw_candidates`] among the stores `wanted` keeps, which it is asked about
+    /// before any trial (a compare-exchange succeeds only on the expected value).
+    fn rmw_candidates_where(
+        &self,
+        thread: ThreadId,
+        loc: Loc,
+        order: Order,
+        wanted: impl Fn(StoreId) -> bool,
+    ) -> Vec<StoreId> {
         self.expect(self.check_access(thread, Some(loc), AccessKind::Rmw, order));
         if self.shortcut_applies(order) {
-            return vec![self.latest(loc)];
+            return Some(self.latest(loc))
+                .filter(|&s| wanted(s))
+                .into_iter()
+                .collect();
         }
         if let Some(seen) = self.seen_by(thread, loc, order) {
             return self.mo[loc as usize][seen..]
@@ -191,6 +226,7 @@ impl Execution {
                 .copied()
                 .filter(|&s| !self.read_by_rmw[s])
                 .map(StoreId::of)
+                .filter(|&s| wanted(s))
                 .collect();
         }
         let (floor, latest) = self.tried_from(thread, loc);
@@ -198,7 +234,7 @@ impl Execution {
         self.mo[loc as usize][floor..]
             .iter()
             .copied()
-            .filter(|&s| !self.read_by_rmw[s])
+            .filter(|&s| !self.read_by_rmw[s] && wanted(StoreId::of(s)))
             .filter(|&s| {
                 if s == latest || views {
                     return true;
@@ -238,18 +274,18 @@ impl Execution {
         success: Order,
         failure: Order,
     ) -> Vec<CasChoice> {
+        self.expect(self.check_access(thread, Some(loc), AccessKind::Rmw, success));
+        self.expect(self.check_access(thread, Some(loc), AccessKind::Load, failure));
         let succeed = self
-            .rmw_candidates(thread, loc, success)
+            .rmw_candidates_where(thread, loc, success, |s| self.value(s) == expected)
             .into_iter()
-            .filter(|&s| self.value(s) == expected)
             .map(|from| CasChoice {
                 from,
                 succeeds: true,
             });
         let fail = self
-            .load_candidates(thread, loc, failure)
+            .load_candidates_where(thread, loc, failure, |s| self.value(s) != expected)
             .into_iter()
-            .filter(|&s| self.value(s) != expected)
             .map(|from| CasChoice {
                 from,
                 succeeds: false,
@@ -291,23 +327,19 @@ impl Execution {
     /// views (no `SeqCst` event, the graph known consistent: see the module docs); `None` when
     /// it must be tried on a copy.
     fn seen_by(&self, thread: ThreadId, loc: Loc, order: Order) -> Option<usize> {
-        (self.known_consistent && !order.is_seq_cst())
-            .then(|| self.view_at(&self.horizon(thread), loc))
+        (self.known_consistent && !order.is_seq_cst()).then(|| self.thread_view_at(thread, loc))
     }
 
     /// Whether views decide the choices of an access by `thread` with `order` on a graph with
     /// `SeqCst` events (see the module docs): the graph is promised consistent, the access is
     /// not `SeqCst`, and no `SeqCst` fence happens before the thread's next event.
     fn views_decide(&self, thread: ThreadId, order: Order) -> bool {
-        self.offered_only && !order.is_seq_cst() && !self.has_seq_cst_fence(&self.horizon(thread))
+        self.offered_only && !order.is_seq_cst() && !self.seq_cst_fence_before_next(thread)
     }
 
-    /// Whether the set of events holds a `SeqCst` fence.
-    fn has_seq_cst_fence(&self, set: &[u64]) -> bool {
-        self.seq_cst > 0
-            && bits::ones(set)
-                .filter(|&x| x < self.events.len())
-                .any(|x| self.events[x].is_fence() && self.events[x].is_seq_cst())
+    /// Whether a `SeqCst` fence happens before `thread`'s next event.
+    fn seq_cst_fence_before_next(&self, thread: ThreadId) -> bool {
+        self.seq_cst > 0 && bits::ones(&self.psc.fences).any(|f| self.in_horizon(thread, f))
     }
 
     /// Where the choices of an access by `thread` to `loc` that are tried on a copy begin,
@@ -319,13 +351,60 @@ impl Execution {
     /// says. And once the caller has promised offered choices only, the graph is consistent,
     /// so extensibility makes the mo-latest store (and the end of mo) a choice with no trial.
     fn tried_from(&self, thread: ThreadId, loc: Loc) -> (usize, usize) {
-        let floor = self.view_at(&self.horizon(thread), loc);
+        let floor = self.thread_view_at(thread, loc);
         let latest = if self.offered_only {
             self.latest(loc).index()
         } else {
             usize::MAX
         };
         (floor, latest)
+    }
+
+    /// Whether a load by `thread` of `loc` with `order`, not `SeqCst`, reading store `s` from
+    /// the thread's view on, keeps a graph promised consistent so, worked out without a copy:
+    /// what [`Execution::keeps_consistent`] finds by adding it.
+    ///
+    /// Such a load is coherent: it reads no older store than the thread has seen, and the
+    /// release row an acquire load adds has seen no newer store than `s` (the graph is
+    /// coherent). Its only `psc` edges (module [`psc`](crate::psc)) run from the `SeqCst`
+    /// fences that happen before it to the `SeqCst` events `scb`-after it (the stores after
+    /// `s` in `mo`) and the fences that happen after one of those, or after what is
+    /// `eco`-after it (those stores and their readers). So it closes a cycle exactly when one
+    /// of those targets already reaches one of those fences.
+    fn load_keeps_psc_acyclic(&self, thread: ThreadId, loc: Loc, order: Order, s: usize) -> bool {
+        let words = bits::words_for(self.len());
+        let mut fences = vec![0; words];
+        for f in bits::ones(&self.psc.fences) {
+            let acquired = order.is_acquire() && bits::contains(self.release.row(s), f);
+            if acquired || self.in_horizon(thread, f) {
+                bits::insert(&mut fences, f);
+            }
+        }
+        let mo = &self.mo[loc as usize];
+        let after = &mo[self.mo_pos[s] + 1..];
+        if after.is_empty() || !fences.iter().any(|&w| w != 0) {
+            return true;
+        }
+        let mut succ = vec![0; words];
+        for &y in after {
+            bits::insert(&mut succ, y);
+        }
+        let mut eco = succ.clone();
+        for &r in &self.on_loc[loc as usize] {
+            if self.events[r].rf.is_some_and(|w| bits::contains(&succ, w)) {
+                bits::insert(&mut eco, r);
+            }
+        }
+        let mut targets = vec![0; words];
+        for &y in after.iter().filter(|&&y| self.events[y].is_seq_cst()) {
+            bits::insert(&mut targets, y);
+        }
+        for v in bits::ones(&self.psc.fences) {
+            if bits::intersects(&eco, self.hb.row(v)) {
+                bits::insert(&mut targets, v);
+            }
+        }
+        !self.psc_reaches(&targets, &fences)
     }
 
     /// Whether adding `access` by `thread` keeps the execution consistent: tried on a copy.

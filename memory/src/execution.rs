@@ -100,6 +100,12 @@ pub struct Execution {
     /// Empty lists for `mo` to take for its next locations: those of the locations of the
     /// execution [`Execution::clear`] emptied, whose allocations they keep.
     spare_mo: Vec<Vec<EventId>>,
+    /// Per location, the events on it in the order they were added, the initial store first:
+    /// a view at one location ([`Execution::view_at`]) looks at these, not at every event of
+    /// a set (a set of what happens before an event holds most of the graph).
+    pub(crate) on_loc: Vec<Vec<EventId>>,
+    /// Empty lists for `on_loc`, as `spare_mo` for `mo`.
+    spare_on_loc: Vec<Vec<EventId>>,
     /// Per event, its place in its location's modification order (0 if it writes nothing).
     pub(crate) mo_pos: Vec<usize>,
     /// Per event, whether an RMW reads it.
@@ -155,6 +161,8 @@ impl Execution {
             threads: vec![Thread::default(); threads],
             mo: Vec::new(),
             spare_mo: Vec::new(),
+            on_loc: Vec::new(),
+            spare_on_loc: Vec::new(),
             mo_pos: Vec::new(),
             read_by_rmw: Vec::new(),
             hb: Matrix::new(0, 64),
@@ -193,6 +201,9 @@ impl Execution {
         let mut stores = self.spare_mo.pop().unwrap_or_default();
         stores.push(e);
         self.mo.push(stores);
+        let mut events = self.spare_on_loc.pop().unwrap_or_default();
+        events.push(e);
+        self.on_loc.push(events);
         self.mo_pos.push(0);
         self.read_by_rmw.push(false);
         bits::insert(&mut self.inits, e);
@@ -268,6 +279,8 @@ impl Execution {
             threads: lanes,
             mo,
             spare_mo,
+            on_loc,
+            spare_on_loc,
             mo_pos,
             read_by_rmw,
             hb,
@@ -299,6 +312,10 @@ impl Execution {
         spare_mo.extend(mo.drain(..).map(|mut stores| {
             stores.clear();
             stores
+        }));
+        spare_on_loc.extend(on_loc.drain(..).map(|mut events| {
+            events.clear();
+            events
         }));
         mo_pos.clear();
         read_by_rmw.clear();
@@ -816,6 +833,9 @@ impl Execution {
         }
         let index = self.threads[thread].po.len();
         self.threads[thread].po.push(e);
+        if let Some(loc) = loc {
+            self.on_loc[loc as usize].push(e);
+        }
         self.events.push(Event {
             thread: Some(thread),
             index,
@@ -848,15 +868,22 @@ impl Execution {
     /// place of each of its stores, and of the store each of its loads read (0, the initial
     /// store, if none).
     pub(crate) fn view_at(&self, set: &[u64], loc: Loc) -> usize {
-        bits::ones(set)
-            .filter(|&x| x < self.events.len())
-            .filter(|&x| self.events[x].loc == Some(loc))
-            .map(|x| match (self.events[x].kind, self.events[x].rf) {
-                (Kind::Load, Some(s)) => self.mo_pos[s],
-                _ => self.mo_pos[x],
-            })
+        self.on_loc[loc as usize]
+            .iter()
+            .copied()
+            .filter(|&x| bits::contains(set, x))
+            .map(|x| self.view_place(x))
             .max()
             .unwrap_or(0)
+    }
+
+    /// The place in its location's modification order that event `x` has seen: its own (a
+    /// store), or that of the store it read (a load).
+    pub(crate) fn view_place(&self, x: EventId) -> usize {
+        match (self.events[x].kind, self.events[x].rf) {
+            (Kind::Load, Some(s)) => self.mo_pos[s],
+            _ => self.mo_pos[x],
+        }
     }
 
     /// A short name of event `e` for messages: `init(x1)`, `T0.2`.

@@ -435,6 +435,25 @@ impl Execution {
         set
     }
 
+    /// Whether event `x` is in [`Execution::horizon`]`(thread)`, without making the set (the
+    /// checks for one event or one location, made at every access, allocated it each time).
+    pub(crate) fn in_horizon(&self, thread: ThreadId, x: EventId) -> bool {
+        let t = &self.threads[thread];
+        bits::contains(&self.inits, x)
+            || (t.po.last().into_iter().chain(&t.pending)).any(|&e| e == x || self.hb.get(e, x))
+    }
+
+    /// [`Execution::view_at`] of [`Execution::horizon`]`(thread)`, without making the set.
+    pub(crate) fn thread_view_at(&self, thread: ThreadId, loc: Loc) -> usize {
+        self.on_loc[loc as usize]
+            .iter()
+            .copied()
+            .filter(|&x| self.in_horizon(thread, x))
+            .map(|x| self.view_place(x))
+            .max()
+            .unwrap_or(0)
+    }
+
     /// Whether some `SeqCst` event of a thread is not yet known (in happens-before) to the
     /// next event of every live thread.
     pub(crate) fn has_unsettled_seq_cst(&self, live: &impl Fn(ThreadId) -> bool) -> bool {

@@ -63,7 +63,7 @@ impl Execution {
             return true;
         }
         match self.threads[at.thread].po.get(at.events) {
-            Some(&e) => bits::contains(&self.horizon(thread), e),
+            Some(&e) => self.in_horizon(thread, e),
             None => false,
         }
     }

@@ -43,7 +43,7 @@
 
 use crate::bits::{self, Matrix};
 use crate::event::EventId;
-use crate::{Execution, Loc};
+use crate::Execution;
 
 /// `psc` as the graph keeps it: see the [module docs](self).
 #[derive(Clone, Debug, Default)]
@@ -54,7 +54,7 @@ pub(crate) struct Psc {
     /// none), once there is one.
     first: Vec<Option<EventId>>,
     /// The `SeqCst` fences, as a set.
-    fences: Vec<u64>,
+    pub(crate) fences: Vec<u64>,
     /// Whether `edges` has no cycle.
     pub(crate) acyclic: bool,
 }
@@ -122,14 +122,16 @@ impl Execution {
             // Any other fence is no end and `scb`-related to nothing.
             return;
         }
+        let after_fences = bits::intersects(self.hb.row(e), &self.psc.fences);
+        let seq_cst = event.is_seq_cst();
+        if !seq_cst && (!after_fences || self.latest_in_mo(e)) {
+            // Not `SeqCst`, `e` adds only edges from the fences before it to what is `scb`- or
+            // `eco`-after it: nothing, when it read or wrote its location's latest store.
+            return;
+        }
         let fences: Vec<u64> = (self.hb.row(e).iter().zip(&self.psc.fences))
             .map(|(a, b)| a & b)
             .collect();
-        let after_fences = fences.iter().any(|&w| w != 0);
-        let seq_cst = event.is_seq_cst();
-        if !seq_cst && !after_fences {
-            return;
-        }
 
         let words = bits::words_for(self.len());
         let (succ, eco) = self.scb_and_eco_successors(e);
@@ -193,6 +195,17 @@ impl Execution {
         }
     }
 
+    /// Whether no store is after the newest event `e` in `mo` (after it or after what it read,
+    /// but for `e` itself): then nothing is `scb`- or `eco`-after it
+    /// ([`Execution::scb_and_eco_successors`] is empty).
+    fn latest_in_mo(&self, e: EventId) -> bool {
+        let event = &self.events[e];
+        event.loc.is_none_or(|loc| {
+            let from = event.rf.map_or(self.mo_pos[e], |s| self.mo_pos[s]);
+            self.mo[loc as usize][from + 1..].iter().all(|&y| y == e)
+        })
+    }
+
     /// The events `scb`-after the newest event `e` (stores after it or after what it read, in
     /// `mo`), and those with their readers (what is `eco`-after it).
     fn scb_and_eco_successors(&self, e: EventId) -> (Vec<u64>, Vec<u64>) {
@@ -211,8 +224,9 @@ impl Execution {
             bits::remove(&mut succ, e);
         }
         let mut eco = succ.clone();
-        for (r, reader) in self.events.iter().enumerate() {
-            if reader.rf.is_some_and(|s| bits::contains(&succ, s)) {
+        // The readers of a store of `succ` are on its location, `e`'s.
+        for &r in event.loc.map_or(&[][..], |l| &self.on_loc[l as usize]) {
+            if self.events[r].rf.is_some_and(|s| bits::contains(&succ, s)) {
                 bits::insert(&mut eco, r);
             }
         }
@@ -244,8 +258,8 @@ impl Execution {
         }
         if let Some(loc) = event.loc {
             // hb|loc.
-            for z in bits::ones(self.hb.row(e)).filter(|&z| z < self.len()) {
-                if self.events[z].loc == Some(loc) {
+            for &z in &self.on_loc[loc as usize] {
+                if self.hb.get(e, z) {
                     bits::insert(&mut pred, z);
                 }
             }
@@ -257,8 +271,12 @@ impl Execution {
                 for &s in &mo[..place] {
                     bits::insert(&mut earlier, s);
                 }
-                for (r, reader) in self.events.iter().enumerate() {
-                    if r != e && reader.rf.is_some_and(|s| bits::contains(&earlier, s)) {
+                for &r in &self.on_loc[loc as usize] {
+                    if r != e
+                        && self.events[r]
+                            .rf
+                            .is_some_and(|s| bits::contains(&earlier, s))
+                    {
                         bits::insert(&mut pred, r);
                     }
                 }
@@ -322,8 +340,8 @@ impl Execution {
                     bits::insert(&mut eco, s);
                 }
             }
-            for (r, reader) in self.events.iter().enumerate() {
-                let Some(s) = reader.rf.filter(|_| reader.loc == Some(loc as Loc)) else {
+            for &r in &self.on_loc[loc] {
+                let Some(s) = self.events[r].rf else {
                     continue;
                 };
                 if self.mo_pos[s] < stores_below {
@@ -354,7 +372,7 @@ impl Execution {
 
     /// Whether some event of `goal` is reached by `psc` edges from `start` (which counts as
     /// reached).
-    fn psc_reaches(&self, start: &[u64], goal: &[u64]) -> bool {
+    pub(crate) fn psc_reaches(&self, start: &[u64], goal: &[u64]) -> bool {
         let mut seen = start.to_vec();
         seen.resize(bits::words_for(self.len()).max(seen.len()), 0);
         let mut stack: Vec<EventId> = bits::ones(start).collect();
