@@ -57,7 +57,8 @@ pub(crate) use leaks::{arc_freed, arc_made, LEAK};
 
 thread_local! {
     /// The execution running on this OS thread, if any.
-    static RECORDER: RefCell<Option<Recorder>> = const { RefCell::new(None) };
+    /// Boxed: it moves in and out at every pause and resumption, and is large.
+    static RECORDER: RefCell<Option<Box<Recorder>>> = const { RefCell::new(None) };
 
     /// Whether the last execution started on this OS thread runs under weak memory: a
     /// `SeqCst` access of a sequentially consistent run then has nothing to ask the recorder.
@@ -788,7 +789,7 @@ pub(crate) fn execute(
         _ => trail.clear(),
     }
     let main = Arc::clone(&body);
-    let recorder = Recorder {
+    let recorder = Box::new(Recorder {
         phase: Phase::Serial,
         lanes,
         tasks,
@@ -845,7 +846,7 @@ pub(crate) fn execute(
             EXECUTIONS.set(number + 1);
             number
         },
-    };
+    });
     RECORDER.with(|r| *r.borrow_mut() = Some(recorder));
     let outcome = engine.start(main);
     let execution = finish(engine, outcome);
@@ -866,7 +867,8 @@ fn finish(engine: &mut Engine, outcome: Resumed) -> Execution {
                 end: RunEnd::Abandoned,
             },
             taken: recorder.taken,
-            point: recorder.point.clone(),
+            // Nothing reads a paused execution's point again: it goes on to another.
+            point: recorder.point.take(),
             // Paused, the history is the `init` part's, which the explorer reads once, from
             // the empty schedule's execution: not copied for every other pause.
             history: if recorder.schedule.is_empty() {
@@ -923,7 +925,7 @@ pub(crate) struct Engine {
     /// The execution paused at a point, with its recorder (out of the thread-local while
     /// paused, so that code run meanwhile, such as the `self` spec's serial runs, is outside
     /// any execution).
-    paused: Option<Recorder>,
+    paused: Option<Box<Recorder>>,
     /// How every execution's atomics treat their orderings.
     mode: Mode,
     /// Under weak memory, the accesses every execution has met.
@@ -1025,7 +1027,7 @@ impl Engine {
 
     /// Ends the execution `paused` (its recorder): it runs to its end, each thread left
     /// finishing its operation or cancelled. The recorder, once it has ended.
-    fn abandon(&mut self, mut paused: Recorder) -> Option<Recorder> {
+    fn abandon(&mut self, mut paused: Box<Recorder>) -> Option<Box<Recorder>> {
         WEAK_RUN.set(matches!(self.mode, Mode::Weak(_)));
         paused.end = Some(RunEnd::Abandoned);
         RECORDER.with(|r| *r.borrow_mut() = Some(paused));
@@ -1868,13 +1870,13 @@ fn made_by<'a>(
 
 /// Runs `f` with the current execution's recorder, if an execution runs on this thread.
 fn with_recorder<R>(f: impl FnOnce(&mut Recorder) -> R) -> Option<R> {
-    RECORDER.with(|r| r.borrow_mut().as_mut().map(f))
+    RECORDER.with(|r| r.borrow_mut().as_deref_mut().map(f))
 }
 
 /// [`with_recorder`] where the recorder may be busy already: a destructor that runs while the
 /// runtime holds it (dropping what an execution kept, or the recorder itself). `None` then.
 fn with_free_recorder<R>(f: impl FnOnce(&mut Recorder) -> R) -> Option<R> {
-    RECORDER.with(|r| r.try_borrow_mut().ok()?.as_mut().map(f))
+    RECORDER.with(|r| r.try_borrow_mut().ok()?.as_deref_mut().map(f))
 }
 
 /// Runs `f` with the current execution's recorder, if there is one and the calling task is a

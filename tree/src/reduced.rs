@@ -738,13 +738,14 @@ impl<P: Program> Search<'_, P> {
         for j in (0..at).rev() {
             let earlier = self.taken(j);
             let other = earlier.thread;
-            if other == thread || !earlier.dep.conflicts(dep) {
+            // A step already known to happen before is no race, and its clock is below
+            // `clock` already (a clock holds the clocks of the steps it counts): no need to
+            // ask whether it conflicts.
+            if other == thread || clock[other] > j as u32 || !earlier.dep.conflicts(dep) {
                 continue;
             }
-            if clock[other] <= j as u32 {
-                self.reverse(j, at, thread, &clock);
-                self.raced.push(j);
-            }
+            self.reverse(j, at, thread, &clock);
+            self.raced.push(j);
             for (c, d) in clock.iter_mut().zip(&self.clocks[j * n..(j + 1) * n]) {
                 *c = (*c).max(*d);
             }
