@@ -613,6 +613,32 @@ mod tests {
         }
     }
 
+    /// A thread's view of a location read from the last of each thread's accesses there that
+    /// happens before its next event is the view of the whole set of what happens before it,
+    /// on every state the classic tests reach.
+    #[test]
+    fn a_view_read_per_thread_is_that_of_the_whole_set() {
+        let mut programs = Vec::new();
+        for a in [Relaxed, Release] {
+            for b in [Relaxed, Acquire] {
+                programs.push(litmus::mp(a, a, b, b));
+                programs.push(litmus::sb(a, b, a, b));
+                programs.push(litmus::two_plus_two_w(a, a, a, a));
+                programs.push(litmus::iriw(a, a, b, b, b, b));
+            }
+        }
+        programs.push(litmus::mp_fenced(Some(Release), Some(Acquire)));
+        programs.push(fence_released_to_an_acquire_read());
+        let compared = on_every_access(&programs, &[Relaxed], |x, thread, loc, _| {
+            assert_eq!(
+                x.thread_view_at(thread, loc),
+                x.view_at(&x.horizon(thread), loc),
+                "T{thread} x{loc} on {x:?}"
+            );
+        });
+        assert!(compared > 1000, "{compared}");
+    }
+
     /// On every state of the classic tests with `SeqCst` mixed in (where every choice is
     /// tried on a copy), the promise of offered choices and the coherence floor change no
     /// list: the mo-latest store offered untried is one the trial accepts, and no choice below

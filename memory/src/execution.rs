@@ -846,7 +846,10 @@ impl Execution {
             read,
             written,
         });
-        self.coherent = self.coherent && atomic && loc.is_none_or(|l| self.coherent_place(e, l));
+        // A choice the candidate methods offered keeps the graph consistent: no need to look.
+        self.coherent = self.coherent
+            && atomic
+            && (self.offered_only || loc.is_none_or(|l| self.coherent_place(e, l)));
         self.known_consistent = self.coherent && self.seq_cst == 0;
         self.grow_psc(e);
         e

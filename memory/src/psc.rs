@@ -358,12 +358,10 @@ impl Execution {
                 bits::insert(&mut sources, x);
             }
         }
-        let mut before_eco = vec![0; words];
-        for x in bits::ones(&eco) {
-            bits::union_into(&mut before_eco, self.hb.row(x));
-        }
+        // A fence that happens before `e` is a source already (it is `SeqCst` and in
+        // `before`): only the others are looked for in what happens before `eco`.
         for f in bits::ones(&self.psc.fences) {
-            if f != e && bits::contains(&before_eco, f) {
+            if f != e && !bits::contains(before, f) && bits::ones(&eco).any(|x| self.hb.get(x, f)) {
                 bits::insert(&mut sources, f);
             }
         }
