@@ -286,10 +286,20 @@ impl Execution {
         // [Esc] ; scb and [Fsc] ; scb: the `SeqCst` predecessors, fences included.
         let mut sources = vec![0; words];
         let mut before_pred = vec![0; words];
+        // What happens before a thread's event holds what happens before its earlier ones:
+        // per thread, the row of its last predecessor stands for all of them.
+        let mut last_of = vec![None; self.threads.len()];
         for z in bits::ones(&pred) {
             if self.events[z].is_seq_cst() {
                 bits::insert(&mut sources, z);
             }
+            match self.events[z].thread {
+                // `ones` goes in order of event, and a thread's events are added in its order.
+                Some(t) => last_of[t] = Some(z),
+                None => bits::union_into(&mut before_pred, self.hb.row(z)),
+            }
+        }
+        for z in last_of.into_iter().flatten() {
             bits::union_into(&mut before_pred, self.hb.row(z));
         }
         // [Fsc] ; hb ; scb: the fences that happen before a predecessor.
