@@ -1106,12 +1106,13 @@ const WEAK: u64 = 0x3ea6 << 48;
 /// The summand of the accesses a sequentially consistent data-race check keeps.
 const RACES: u64 = 0x4ace << 48;
 
+/// The kind of a bookkeeping access in an observation log (not an event kind).
+const SILENT: u64 = 0x51;
+
 /// A fingerprint in one word, for a filter that may say yes wrongly (at a cost in time only).
 fn fold(fingerprint: Fingerprint) -> u64 {
     (fingerprint >> 64) as u64 ^ fingerprint as u64
 }
-/// The kind of a bookkeeping access in an observation log (not an event kind).
-const SILENT: u64 = 0x51;
 
 impl Recorder {
     fn thread_of(&self, task: TaskId) -> Option<ThreadId> {
