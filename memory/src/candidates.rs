@@ -90,57 +90,7 @@ impl Execution {
     /// With the [`AccessError`](crate::AccessError) if the access is malformed (see
     /// [`Self::check_access`]).
     pub fn load_candidates(&self, thread: ThreadId, loc: Loc, order: Order) -> Vec<StoreId> {
-        self.load_candidates_where(thread, loc, order, |_| true)
-    }
-
-    /// [`Self::load_candidates`] among the stores `wanted` keeps, which it is asked about
-    /// before any trial (a compare-exchange that fails reads only other values than expected).
-    fn load_candidates_where(
-        &self,
-        thread: ThreadId,
-        loc: Loc,
-        order: Order,
-        wanted: impl Fn(StoreId) -> bool,
-    ) -> Vec<StoreId> {
-        self.expect(self.check_access(thread, Some(loc), AccessKind::Load, order));
-        if self.shortcut_applies(order) {
-            return Some(self.latest(loc))
-                .filter(|&s| wanted(s))
-                .into_iter()
-                .collect();
-        }
-        if let Some(seen) = self.seen_by(thread, loc, order) {
-            return self.mo[loc as usize][seen..]
-                .iter()
-                .map(|&s| StoreId::of(s))
-                .filter(|&s| wanted(s))
-                .collect();
-        }
-        let (floor, latest) = self.tried_from(thread, loc);
-        let views = self.views_decide(thread, order);
-        self.mo[loc as usize][floor..]
-            .iter()
-            .copied()
-            .filter(|&s| wanted(StoreId::of(s)))
-            .filter(|&s| {
-                if s == latest || views {
-                    return true;
-                }
-                if self.offered_only && !order.is_seq_cst() {
-                    return self.load_keeps_psc_acyclic(thread, loc, order, s);
-                }
-                let load = Access {
-                    kind: Kind::Load,
-                    loc: Some(loc),
-                    order,
-                    rf: Some(s),
-                    written: 0,
-                    after: 0,
-                };
-                self.keeps_consistent(thread, load)
-            })
-            .map(StoreId::of)
-            .collect()
+        self.read_candidates(thread, loc, order, Kind::Load, |_| true)
     }
 
     /// Where in `loc`'s modification order a store by `thread` with `order` may go: each an
@@ -201,54 +151,64 @@ impl Execution {
     /// With the [`AccessError`](crate::AccessError) if the access is malformed (see
     /// [`Self::check_access`]).
     pub fn rmw_candidates(&self, thread: ThreadId, loc: Loc, order: Order) -> Vec<StoreId> {
-        self.rmw_candidates_where(thread, loc, order, |_| true)
+        self.read_candidates(thread, loc, order, Kind::Rmw, |_| true)
     }
 
-    /// [`Self::rmw_candidates`] among the stores `wanted` keeps, which it is asked about
-    /// before any trial (a compare-exchange succeeds only on the expected value).
-    fn rmw_candidates_where(
+    /// The stores a read by `thread` of `loc` with `order` (a load, or with `kind` an RMW,
+    /// which reads no store another RMW read) may read, among those `wanted` keeps, which it
+    /// is asked about before any trial (a compare-exchange succeeds only on the expected
+    /// value, and fails only on another): [`Self::load_candidates`] and
+    /// [`Self::rmw_candidates`].
+    fn read_candidates(
         &self,
         thread: ThreadId,
         loc: Loc,
         order: Order,
+        kind: Kind,
         wanted: impl Fn(StoreId) -> bool,
     ) -> Vec<StoreId> {
-        self.expect(self.check_access(thread, Some(loc), AccessKind::Rmw, order));
+        let rmw = kind == Kind::Rmw;
+        let access = if rmw {
+            AccessKind::Rmw
+        } else {
+            AccessKind::Load
+        };
+        self.expect(self.check_access(thread, Some(loc), access, order));
+        let readable = |s: usize| !(rmw && self.read_by_rmw[s]) && wanted(StoreId::of(s));
         if self.shortcut_applies(order) {
-            return Some(self.latest(loc))
-                .filter(|&s| wanted(s))
+            let latest = self.latest(loc);
+            return Some(latest)
+                .filter(|s| readable(s.index()))
                 .into_iter()
                 .collect();
         }
         if let Some(seen) = self.seen_by(thread, loc, order) {
-            return self.mo[loc as usize][seen..]
-                .iter()
-                .copied()
-                .filter(|&s| !self.read_by_rmw[s])
+            return (self.mo[loc as usize][seen..].iter().copied())
+                .filter(|&s| readable(s))
                 .map(StoreId::of)
-                .filter(|&s| wanted(s))
                 .collect();
         }
         let (floor, latest) = self.tried_from(thread, loc);
         let views = self.views_decide(thread, order);
-        self.mo[loc as usize][floor..]
-            .iter()
-            .copied()
-            .filter(|&s| !self.read_by_rmw[s] && wanted(StoreId::of(s)))
+        (self.mo[loc as usize][floor..].iter().copied())
+            .filter(|&s| readable(s))
             .filter(|&s| {
                 if s == latest || views {
                     return true;
                 }
-                // The value written does not matter to consistency.
-                let rmw = Access {
-                    kind: Kind::Rmw,
+                if !rmw && self.offered_only && !order.is_seq_cst() {
+                    return self.load_keeps_psc_acyclic(thread, loc, order, s);
+                }
+                // The value an RMW writes does not matter to consistency.
+                let read = Access {
+                    kind,
                     loc: Some(loc),
                     order,
                     rf: Some(s),
                     written: 0,
-                    after: self.mo_pos[s],
+                    after: if rmw { self.mo_pos[s] } else { 0 },
                 };
-                self.keeps_consistent(thread, rmw)
+                self.keeps_consistent(thread, read)
             })
             .map(StoreId::of)
             .collect()
@@ -275,14 +235,18 @@ impl Execution {
         failure: Order,
     ) -> Vec<CasChoice> {
         let succeed = self
-            .rmw_candidates_where(thread, loc, success, |s| self.value(s) == expected)
+            .read_candidates(thread, loc, success, Kind::Rmw, |s| {
+                self.value(s) == expected
+            })
             .into_iter()
             .map(|from| CasChoice {
                 from,
                 succeeds: true,
             });
         let fail = self
-            .load_candidates_where(thread, loc, failure, |s| self.value(s) != expected)
+            .read_candidates(thread, loc, failure, Kind::Load, |s| {
+                self.value(s) != expected
+            })
             .into_iter()
             .map(|from| CasChoice {
                 from,
