@@ -22,7 +22,7 @@ use std::fmt;
 use std::collections::HashMap;
 
 use fgvt_tree::{Leaf, NodeId, Tree};
-use petgraph::visit::DfsPostOrder;
+use petgraph::visit::{DfsPostOrder, IntoNeighbors};
 use serde::{Deserialize, Serialize};
 
 /// The verdict of one leaf, as far as labeling is concerned.
@@ -335,7 +335,9 @@ pub fn label_tree(tree: &Tree, outcome: impl Fn(NodeId, &Leaf) -> LeafOutcome) -
     nodes[tree.root.index()].paths = 1;
     for &node in post_order.iter().rev() {
         let paths = nodes[node.index()].paths;
-        for (_, child) in tree.children(node) {
+        // In the graph's order: a sum does not depend on it, and the report's order of
+        // children (`Tree::children`) costs a sorted copy per node.
+        for child in tree.graph.neighbors(node) {
             let slot = &mut nodes[child.index()].paths;
             *slot = slot.saturating_add(paths);
         }
@@ -460,7 +462,8 @@ fn leaf_info(outcome: LeafOutcome) -> NodeInfo {
 fn inner_info(tree: &Tree, nodes: &[NodeInfo], node: NodeId) -> NodeInfo {
     let mut info = NodeInfo::default();
     let mut counted = CountedChildren::default();
-    for (_, child) in tree.children(node) {
+    // Sums and joins, whatever the children's order (see `label_tree`).
+    for child in tree.graph.neighbors(node) {
         let c = nodes[child.index()];
         info.passing_below = info.passing_below.saturating_add(c.passing_below);
         info.failing_below = info.failing_below.saturating_add(c.failing_below);

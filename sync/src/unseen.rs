@@ -313,7 +313,8 @@ pub(crate) fn in_tree(tree: &Tree, sources: &SourceMap) -> Vec<Use> {
     let own = file!().rsplit_once(['/', '\\']).map_or("", |(dir, _)| dir);
     let mut files = BTreeSet::new();
     for node in tree.graph.node_indices() {
-        files.extend(tree.children(node).iter().map(|(event, _)| event.span.file));
+        let steps = tree.graph.children(node).iter();
+        files.extend(steps.map(|&(step, _)| tree.events[step as usize].span.file));
     }
     (files.into_iter())
         .filter_map(|number| sources.file(number))
