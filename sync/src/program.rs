@@ -128,6 +128,16 @@ struct Choice {
 }
 
 impl Schedule {
+    /// Whether it is `other` itself, not a copy: a schedule is made once per step taken, so
+    /// two states with the same one were reached by the same step.
+    fn is(&self, other: &Schedule) -> bool {
+        match (&self.0, &other.0) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        }
+    }
+
     /// How many choices it has.
     fn len(&self) -> usize {
         self.0.as_ref().map_or(0, |c| c.len as usize)
@@ -594,16 +604,30 @@ impl Program for Reexecuted {
 /// A worker stops at the first object made in a `const` context (`runtime::met_static`), which
 /// all executions in the process share: the search's thread takes the rest of the steps.
 impl Parallel for Reexecuted {
-    type Recipe = Recipe;
+    /// What it runs, and how its states are told apart (a reduced search's workers make
+    /// states the search compares with those on its path: they must be made alike).
+    type Recipe = (Recipe, Identity);
     type Learned = Learned;
 
-    fn recipe(&self) -> Recipe {
-        self.recipe.clone()
+    fn recipe(&self) -> (Recipe, Identity) {
+        (self.recipe.clone(), self.engine.borrow().identity)
     }
 
-    fn worker(recipe: &Recipe) -> Reexecuted {
+    fn worker((recipe, identity): &(Recipe, Identity)) -> Reexecuted {
         runtime::become_worker();
-        Reexecuted::new(recipe.clone())
+        let worker = Reexecuted::new(recipe.clone());
+        worker.set_identity(*identity);
+        worker
+    }
+
+    /// Equal fingerprints, and the same schedule: under [`Identity::OnPath`] two states of
+    /// different runs may share a fingerprint and not their steps.
+    fn interchangeable(a: &State, b: &State) -> bool {
+        a == b
+            && match (&a.live, &b.live) {
+                (Some(a), Some(b)) => a.schedule.is(&b.schedule),
+                _ => false,
+            }
     }
 
     fn halted(&self) -> bool {

@@ -1606,7 +1606,7 @@ fn reduced_first(
     };
     // The search compares a state only with those on its run's path (see `Identity`).
     program.set_identity(Identity::OnPath);
-    let searched = fgvt_tree::reduced::search(program, &reduced, judging, fails);
+    let searched = fgvt_tree::ahead::reduced_search(program, &reduced, judging, fails);
     program.set_identity(Identity::Full);
     Ok(match searched? {
         Reduction::Passed { tree, .. } => Some(tree),

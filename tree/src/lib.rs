@@ -91,6 +91,7 @@
 
 #![warn(missing_docs)]
 
+pub mod ahead;
 mod call_text;
 pub mod choice;
 mod count_table;

@@ -77,6 +77,13 @@ pub trait Parallel: Program<State: Send + Sync> {
     }
     /// What the worker's instance learned, when it stops.
     fn learned(self) -> Self::Learned;
+    /// Whether a step from `a` is the step from `b`: a run a worker took ahead from one
+    /// answers for the other ([`crate::ahead`]). Equal states by default, as the instances
+    /// agree on them; a program whose states compare equal where their steps may differ (a
+    /// state told apart only as far as some search needs) says which are the same.
+    fn interchangeable(a: &Self::State, b: &Self::State) -> bool {
+        a == b
+    }
     /// Takes in what a worker learned.
     fn absorb(&self, learned: Self::Learned);
 }
@@ -815,7 +822,7 @@ fn jobs_for(options: &ExploreOptions) -> usize {
 }
 
 /// The cores this process may run on, read once.
-fn cores() -> usize {
+pub(crate) fn cores() -> usize {
     static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, usize::from))
 }

@@ -204,6 +204,25 @@ pub fn search<P: Program>(
     judging: Judging,
     fails: &mut dyn FnMut(&Leaf) -> bool,
 ) -> Result<Reduction, Fault> {
+    search_with(program, options, judging, fails, None)
+}
+
+/// Who takes steps ahead of a reduced search (see [`crate::ahead`]): told of every step the
+/// search is bound to ask the program for later, when it comes back to a state of its run.
+pub(crate) trait Lookahead<S> {
+    /// The search will ask for `thread`'s step `way` from `state`, the state at position
+    /// `depth` of its current run, once it is done with what follows it on the run.
+    fn will_take(&self, state: &S, thread: ThreadId, way: u32, depth: usize);
+}
+
+/// [`search`], telling `ahead` of the steps it will take.
+pub(crate) fn search_with<P: Program>(
+    program: &P,
+    options: &ExploreOptions,
+    judging: Judging,
+    fails: &mut dyn FnMut(&Leaf) -> bool,
+    ahead: Option<&dyn Lookahead<P::State>>,
+) -> Result<Reduction, Fault> {
     let threads = program.threads();
     if threads > MAX_THREADS {
         return Ok(Reduction::Undecided(Undecided::Threads(threads)));
@@ -216,6 +235,7 @@ pub fn search<P: Program>(
         options,
         judging,
         fails,
+        ahead,
         threads,
         frames: Vec::new(),
         clocks: Vec::new(),
@@ -333,6 +353,8 @@ struct Search<'a, P: Program> {
     options: &'a ExploreOptions,
     judging: Judging,
     fails: &'a mut dyn FnMut(&Leaf) -> bool,
+    /// Who takes ahead the steps the search will come back for, if anyone.
+    ahead: Option<&'a dyn Lookahead<P::State>>,
     threads: usize,
     /// The current run's states, root first.
     frames: Vec<Frame<P::State>>,
@@ -457,6 +479,7 @@ impl<P: Program> Search<'_, P> {
     /// may preempt past the bound where taking it at the start of that thread's turn would
     /// not.
     fn want(&mut self, j: usize, threads: Threads) {
+        self.tell_ahead(j, threads);
         self.frames[j].backtrack |= threads;
         if self.options.max_preemptions.is_none() || j == 0 {
             return;
@@ -465,7 +488,27 @@ impl<P: Program> Search<'_, P> {
             .rev()
             .find(|&k| self.taken(k).thread != self.taken(k - 1).thread)
             .unwrap_or(0);
+        self.tell_ahead(switch, threads);
         self.frames[switch].backtrack |= threads;
+    }
+
+    /// Tells whoever takes steps ahead which of `threads`, wanted at position `j`, the search
+    /// will ask the program for when it comes back there: those new to the frame's backtrack
+    /// set that are neither done nor asleep there, not asked yet, and within the preemption
+    /// bound ([`Search::run`] takes each of them).
+    fn tell_ahead(&self, j: usize, threads: Threads) {
+        let Some(ahead) = self.ahead else {
+            return;
+        };
+        let frame = &self.frames[j];
+        let new = threads & !frame.backtrack & !frame.done & !frame.sleeping();
+        for thread in (0..self.threads).filter(|&t| new & bit(t) != 0) {
+            if matches!(frame.asked.get(thread), Some(Asked::NotYet))
+                && !self.over_bound(frame, thread)
+            {
+                ahead.will_take(&frame.state, thread, 0, j);
+            }
+        }
     }
 
     /// The threads not known to be unable to move at position `j` (blocked or done there):
@@ -539,6 +582,12 @@ impl<P: Program> Search<'_, P> {
                 } else {
                     frame.taken.as_ref().map_or(1, |t| t.ways)
                 };
+                if let Some(ahead) = self.ahead.filter(|_| way == 0) {
+                    // Each further way is taken once this one's runs are done (`Search::run`).
+                    for further in 1..ways {
+                        ahead.will_take(&frame.state, thread, further, at);
+                    }
+                }
                 let dep = self.record(at, thread, way, ways, &event);
                 let access = self.program.store_access(&state);
                 if let Some(taken) = self.frames[at].taken.as_mut() {

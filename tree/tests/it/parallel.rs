@@ -5,7 +5,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use fgvt_tree::ahead::search_with_workers;
 use fgvt_tree::parallel::{with_workers, Parallel};
+use fgvt_tree::reduced::{Judging, Reduction};
 use fgvt_tree::{
     explore, explore_judging, Call, Choice, ExploreOptions, Fault, History, Leaf, Program,
     Progress, Step, Tree,
@@ -436,4 +438,117 @@ fn a_preemption_bounded_search_takes_only_the_steps_it_opens() {
     assert_eq!(tree, reference);
     assert_eq!(program.by_workers.load(Ordering::Relaxed), 0);
     assert_eq!(program.steps.load(Ordering::Relaxed), alone_steps);
+}
+
+/// What a reduced search of `program` decided, with `workers` workers taking steps ahead and
+/// the leaves `fails` says fail: the tree of a pass (as [`describe`] has it), the schedule of
+/// a failing run, or why it could not tell.
+fn reduction<P: Parallel>(
+    program: &P,
+    workers: usize,
+    options: &ExploreOptions,
+    judging: Judging,
+    fails: fn(&Leaf) -> bool,
+) -> String {
+    let mut fails = fails;
+    let found = search_with_workers(program, workers, options, judging, &mut fails)
+        .expect("toys have no init part to fail");
+    match found {
+        Reduction::Passed { tree } => format!("passed\n{}", describe(&tree)),
+        Reduction::Failed { schedule } => format!("failed {schedule:?}"),
+        Reduction::Undecided(why) => format!("undecided {why:?}"),
+    }
+}
+
+/// The toys' verdict of a leaf: a stuck run fails, and a complete one as [`toy::passes`] says.
+fn toy_fails(leaf: &Leaf) -> bool {
+    leaf.kind == fgvt_tree::LeafKind::Stuck || !toy::passes(&leaf.history)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// Workers take ahead the runs a reduced search comes back for: it takes the same runs,
+    /// in the same order, and decides the same, node for node.
+    #[test]
+    fn a_reduced_search_decides_the_same_with_workers(
+        toy in prop_oneof![
+            toy::toy_program(),
+            toy::retrying_toy_program(),
+            toy::waiting_toy_program(),
+        ],
+        workers in 1..4usize,
+        judging in prop_oneof![Just(Judging::Histories), Just(Judging::Endings)],
+    ) {
+        let options = options(100_000);
+        prop_assert_eq!(
+            reduction(&toy, workers, &options, judging, toy_fails),
+            reduction(&toy, 0, &options, judging, toy_fails)
+        );
+    }
+
+    /// Under a preemption bound, where the search keeps no sleep sets and wants more threads
+    /// taken where a turn began.
+    #[test]
+    fn a_bounded_reduced_search_decides_the_same_with_workers(
+        toy in toy::spinning_toy_program(),
+        bound in 0..3u32,
+        workers in 1..3usize,
+    ) {
+        let options = ExploreOptions {
+            max_preemptions: Some(bound),
+            ..options(100_000)
+        };
+        prop_assert_eq!(
+            reduction(&toy, workers, &options, Judging::Endings, toy_fails),
+            reduction(&toy, 0, &options, Judging::Endings, toy_fails)
+        );
+    }
+}
+
+#[test]
+fn a_reduced_search_uses_the_runs_workers_take_ahead() {
+    let toy = racing_writers_and_a_spinner();
+    let slow = Instrumented {
+        pause: Duration::from_micros(200),
+        ..Instrumented::new(toy)
+    };
+    let options = options(100_000);
+    // No leaf fails: the search takes every run it would.
+    let reference = reduction(&slow, 0, &options, Judging::Histories, |_| false);
+    assert!(reference.starts_with("passed"), "{reference}");
+    let alone_steps = slow.steps.swap(0, Ordering::Relaxed);
+    assert_eq!(
+        reduction(&slow, 1, &options, Judging::Histories, |_| false),
+        reference
+    );
+    let (by_main, by_workers) = (
+        slow.steps.load(Ordering::Relaxed),
+        slow.by_workers.load(Ordering::Relaxed),
+    );
+    // The search asks for as many steps as alone, some of them answered by the worker.
+    assert!(
+        by_workers > 0 && by_main < alone_steps,
+        "alone {alone_steps} steps; with a worker, {by_main} by the search, {by_workers} by it"
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    #[test]
+    fn a_reduced_search_whose_workers_halt_takes_the_rest_itself(
+        toy in toy::spinning_toy_program(),
+        halt_after in 0..30usize,
+    ) {
+        let options = options(100_000);
+        let halting = Instrumented {
+            workers_halt_after: halt_after,
+            ..Instrumented::new(toy.clone())
+        };
+prop_assert_eq!(
+            reduction(&halting, 2, &options, Judging::Endings, toy_fails),
+            reduction(&Instrumented::new(toy), 0, &options, Judging::Endings, toy_fails)
+        );
+    }
 }
