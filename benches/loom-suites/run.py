@@ -11,9 +11,10 @@ features and the environment its own CI runs its loom tests with). For each, the
 2. builds both test targets in release, with `--cfg loom` (and the crate's own cfg);
 3. runs every test of the target alone in each build (`--exact`), timing the whole process,
    with the crate CI's environment (`LOOM_MAX_PREEMPTIONS`) and `FGVT_STATS=1`, which makes
-   fgvt print the states and runs of each model;
-4. prints one Markdown table: per test, both verdicts, both times, fgvt's states and runs, and
-   the totals; `--out FILE` writes it there too.
+   fgvt print the states and runs of each model; `--rounds N` times (3 by default), the two
+   tools alternating, the median of each standing;
+4. prints one Markdown table: per test, both verdicts, both times, fgvt's CPU time (it explores
+   on every core), its states and runs, and the totals; `--out FILE` writes it there too.
 
 With `--history`, it runs instead the bugs of `HISTORY`: a version of a crate with a bug that
 a loom test caught, and the version that fixed it. The test, which came with the fix, is copied
@@ -21,14 +22,15 @@ over the buggy version's tests (as the crate's own history did before merging th
 version runs under loom and under fgvt, and fgvt's report of the buggy one is printed, to be
 compared with the lines the fix changed.
 
-Usage: benches/loom-suites/run.py [--work DIR] [--timeout SECONDS] [--out FILE] [--history]
-       [suite ...]
+Usage: benches/loom-suites/run.py [--work DIR] [--timeout SECONDS] [--rounds N] [--out FILE]
+       [--history] [suite ...]
 Nothing here is part of the test suite: it needs the network (crates.io) and minutes.
 """
 
 import argparse
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -66,14 +68,25 @@ HISTORY = {
 
 def run(cmd, cwd, env=None, timeout=None):
     """Runs `cmd`; its exit code, output and wall time."""
+    code, out, took, _ = run_timed(cmd, cwd, env, timeout)
+    return code, out, took
+
+
+def run_timed(cmd, cwd, env=None, timeout=None):
+    """Runs `cmd`; its exit code, output, wall time and CPU time (user and system, the process
+    and its threads: fgvt explores on every core, loom on one)."""
     started = time.monotonic()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     try:
         p = subprocess.run(cmd, cwd=cwd, env=env, timeout=timeout,
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        return p.returncode, p.stdout, time.monotonic() - started
+        code, out = p.returncode, p.stdout
     except subprocess.TimeoutExpired as e:
-        out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
-        return None, out, time.monotonic() - started
+        code, out = None, e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
+    took = time.monotonic() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return code, out, took, cpu
 
 
 def fetch(name, version, work):
@@ -221,6 +234,8 @@ def main():
     parser.add_argument("--work", default="/tmp/fgvt-loom-suites")
     parser.add_argument("--timeout", type=float, default=300)
     parser.add_argument("--out")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="runs of each test under each tool, alternating; the median stands")
     parser.add_argument("--history", action="store_true",
                         help="run the historical bugs (HISTORY) instead of the suites")
     args = parser.parse_args()
@@ -230,7 +245,7 @@ def main():
         history(args.suites or list(HISTORY), work, args.timeout, args.out)
         return
     args.suites = args.suites or list(SUITES)
-    rows, totals = [], {"loom": 0.0, "fgvt": 0.0}
+    rows, totals, cpu_totals = [], {"loom": 0.0, "fgvt": 0.0}, {"loom": 0.0, "fgvt": 0.0}
     for name in args.suites:
         spec = SUITES[name]
         loom_copy, fgvt_copy = prepare(name, spec, work)
@@ -244,25 +259,37 @@ def main():
             rows.append((name, "(does not build)", "", "", "", "", "", ""))
             continue
         for test in tests_of(exes["loom"], loom_copy):
+            # Each tool runs the test `--rounds` times, the two alternating: the median of
+            # each stands (this machine is shared, and a test of a few milliseconds is mostly
+            # the process's start).
+            times = {"loom": [], "fgvt": []}
             seen = {}
-            for tool, copy in (("loom", loom_copy), ("fgvt", fgvt_copy)):
-                env = dict(os.environ, **spec["env"], FGVT_STATS="1")
-                code, out, took = run([exes[tool], "--exact", test, "--test-threads", "1", "--nocapture"],
-                                      copy, env, args.timeout)
-                totals[tool] += took
-                stats = re.findall(r"fgvt-stats: \S+ \S+ states=(\d+) runs=(\d+)", out)
-                seen[tool] = (verdict(code, out), took, stats)
-            states = sum(int(s) for s, _ in seen["fgvt"][2])
-            runs = sum(int(r) for _, r in seen["fgvt"][2])
-            rows.append((name, test, seen["loom"][0], f"{seen['loom'][1]:.2f}",
-                         seen["fgvt"][0], f"{seen['fgvt'][1]:.2f}", str(states), str(runs)))
+            for _ in range(args.rounds):
+                for tool, copy in (("loom", loom_copy), ("fgvt", fgvt_copy)):
+                    env = dict(os.environ, **spec["env"], FGVT_STATS="1")
+                    cmd = [exes[tool], "--exact", test, "--test-threads", "1", "--nocapture"]
+                    code, out, took, cpu = run_timed(cmd, copy, env, args.timeout)
+                    times[tool].append((took, cpu))
+                    stats = re.findall(r"fgvt-stats: \S+ \S+ states=(\d+) runs=(\d+)", out)
+                    seen.setdefault(tool, (verdict(code, out), stats))
+            median = {tool: sorted(t)[len(t) // 2] for tool, t in times.items()}
+            for tool in totals:
+                totals[tool] += median[tool][0]
+                cpu_totals[tool] += median[tool][1]
+            states = sum(int(s) for s, _ in seen["fgvt"][1])
+            runs = sum(int(r) for _, r in seen["fgvt"][1])
+            rows.append((name, test, seen["loom"][0], f"{median['loom'][0]:.2f}",
+                         seen["fgvt"][0], f"{median['fgvt'][0]:.2f}", f"{median['fgvt'][1]:.2f}",
+                         str(states), str(runs)))
             print(" | ".join(rows[-1]), file=sys.stderr)
-    table = ["| suite | test | loom | loom s | fgvt | fgvt s | fgvt states | fgvt runs |",
-             "| --- | --- | --- | ---: | --- | ---: | ---: | ---: |"]
+    table = ["| suite | test | loom | loom s | fgvt | fgvt s | fgvt CPU s | fgvt states | fgvt runs |",
+             "| --- | --- | --- | ---: | --- | ---: | ---: | ---: | ---: |"]
     table += ["| " + " | ".join(r) + " |" for r in rows]
     same = sum(1 for r in rows if r[2] and r[2] == r[4])
     table.append(f"| **total** | {len(rows)} tests, {same} with the same verdict | | "
-                 f"{totals['loom']:.1f} | | {totals['fgvt']:.1f} | | |")
+                 f"{totals['loom']:.2f} | | {totals['fgvt']:.2f} | {cpu_totals['fgvt']:.2f} | | |")
+    table.append(f"\nloom's CPU time in all: {cpu_totals['loom']:.2f} s. Each time is the median "
+                 f"of {args.rounds} runs of the test's process, the tools alternating.")
     text = "\n".join(table) + "\n"
     print(text)
     if args.out:

@@ -90,7 +90,7 @@ pub fn search_with_workers<P: Parallel>(
     if workers == 0 || program.threads() > reduced::MAX_THREADS {
         return reduced::search(program, options, judging, fails);
     }
-    let board: Board<P::State> = Board::new();
+    let board: Board<P::State> = Board::new(judging);
     let recipe = program.recipe();
     std::thread::scope(|scope| {
         let handles: Vec<_> = (0..workers)
@@ -100,6 +100,7 @@ pub fn search_with_workers<P: Parallel>(
             program,
             board: &board,
             following: RefCell::new(None),
+            told: RefCell::new(HashMap::new()),
         };
         // The workers stop however the search ends: a search that panics must not leave them
         // waiting for requests, and the scope waiting for them.
@@ -149,6 +150,8 @@ struct Run<S> {
 
 /// What the search and the workers share.
 struct Board<S> {
+    /// What the search's leaves are judged on, which decides where it ends a run.
+    judging: Judging,
     inner: Mutex<Inner<S>>,
     /// Signalled when a request is posted, a run gets an answer or ends, or the workers must
     /// stop; only when someone waits (`Inner::waiting`): a signal nobody waits for still
@@ -161,9 +164,6 @@ struct Inner<S> {
     requests: Vec<Request<S>>,
     /// Runs started from a request, which the search has not come back for yet, or follows.
     runs: HashMap<u64, Run<S>>,
-    /// The keys of the requests and of the runs' first steps, each with how many have it: most
-    /// steps the search asks for are none of them, which this tells without a look at each.
-    keys: HashMap<Key, u32>,
     next_id: u64,
     /// Threads asleep on `changed`.
     waiting: usize,
@@ -176,12 +176,12 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl<S: Clone + Hash> Board<S> {
-    fn new() -> Board<S> {
+    fn new(judging: Judging) -> Board<S> {
         Board {
+            judging,
             inner: Mutex::new(Inner {
                 requests: Vec::new(),
                 runs: HashMap::new(),
-                keys: HashMap::new(),
                 next_id: 0,
                 waiting: 0,
                 stop: false,
@@ -218,21 +218,10 @@ impl<S: Clone + Hash> Board<S> {
 }
 
 impl<S> Inner<S> {
-    fn forget_key(&mut self, key: Key) {
-        if let Some(count) = self.keys.get_mut(&key) {
-            *count -= 1;
-            if *count == 0 {
-                self.keys.remove(&key);
-            }
-        }
-    }
-
     /// Drops run `id`, which the search will not follow further: its worker stops at its next
     /// answer.
     fn drop_run(&mut self, id: u64) {
-        if let Some(run) = self.runs.remove(&id) {
-            self.forget_key(run.key);
-        }
+        self.runs.remove(&id);
     }
 }
 
@@ -252,6 +241,10 @@ struct Ahead<'a, P: Parallel> {
     board: &'a Board<P::State>,
     /// The run whose answers the search is taking, one after the other.
     following: RefCell<Option<u64>>,
+    /// The keys of the steps the search told it will ask for and has not asked for yet, each
+    /// with how many: most steps the search asks for are none of them, which this tells
+    /// without taking the board's lock.
+    told: RefCell<HashMap<Key, u32>>,
 }
 
 impl<P: Parallel> Ahead<'_, P> {
@@ -260,6 +253,10 @@ impl<P: Parallel> Ahead<'_, P> {
     fn answer(&self, state: &P::State, thread: ThreadId, way: u32) -> Option<Step<P::State>> {
         let board = self.board;
         let mut following = self.following.borrow_mut();
+        let key = Board::<P::State>::key(state, thread, way);
+        if following.is_none() && !self.told.borrow().contains_key(&key) {
+            return None;
+        }
         let mut inner = lock(&board.inner);
         let is = |from: &P::State, t: ThreadId, w: u32| {
             t == thread && w == way && P::interchangeable(from, state)
@@ -299,10 +296,16 @@ impl<P: Parallel> Ahead<'_, P> {
                 inner.drop_run(id);
                 *following = None;
             }
-            let key = Board::<P::State>::key(state, thread, way);
-            if !inner.keys.contains_key(&key) {
-                return None;
+            // Asked for now, whoever answers: the key is told no more.
+            let mut told = self.told.borrow_mut();
+            match told.get_mut(&key) {
+                None => return None,
+                Some(1) => {
+                    told.remove(&key);
+                }
+                Some(count) => *count -= 1,
             }
+            drop(told);
             if let Some(run) = inner.runs.values().find(|run| {
                 run.key == key
                     && run.answers.front().map_or_else(
@@ -318,7 +321,6 @@ impl<P: Parallel> Ahead<'_, P> {
                 (inner.requests.iter()).position(|r| r.key == key && is(&r.from, r.thread, r.way))
             {
                 inner.requests.swap_remove(at);
-                inner.forget_key(key);
             }
             return None;
         }
@@ -328,6 +330,7 @@ impl<P: Parallel> Ahead<'_, P> {
 impl<P: Parallel> Lookahead<P::State> for Ahead<'_, P> {
     fn will_take(&self, state: &P::State, thread: ThreadId, way: u32, depth: usize) {
         let key = Board::<P::State>::key(state, thread, way);
+        *self.told.borrow_mut().entry(key).or_insert(0) += 1;
         let mut inner = lock(&self.board.inner);
         inner.requests.push(Request {
             key,
@@ -336,7 +339,6 @@ impl<P: Parallel> Lookahead<P::State> for Ahead<'_, P> {
             way,
             depth,
         });
-        *inner.keys.entry(key).or_insert(0) += 1;
         self.board.wake(&inner);
     }
 }
@@ -481,18 +483,21 @@ fn take_run<P: Parallel>(
             Step::Done | Step::Blocked if asking_in_turn => {
                 in_turn.pop_front().map(|t| (from.clone(), t, 0))
             }
-            // A turn of a retry loop that the search may skip ends the run there, as a step
-            // back onto the run does: where it goes on from is the search's call. (A read of
+            // A turn of a retry loop that the search skips ends the run there, as a step back
+            // onto the run does: where it goes on from is the search's call. (A read of
             // an older store than the latest, which the search may leave to another run, does
             // not: where the search goes on, this worker's execution is, and the search's is
             // not.)
             Step::Moved { state, .. }
-                if program.turn_ended(state).is_none() && {
-                    let seen = on_run.entry(hash(state)).or_default();
-                    let back = seen.contains(state);
-                    seen.push(state.clone());
-                    !back
-                } =>
+                if !program
+                    .turn_ended(state)
+                    .is_some_and(|turn| reduced::skips(turn, board.judging))
+                    && {
+                        let seen = on_run.entry(hash(state)).or_default();
+                        let back = seen.contains(state);
+                        seen.push(state.clone());
+                        !back
+                    } =>
             {
                 let order =
                     std::iter::once(thread).chain((0..program.threads()).filter(|&t| t != thread));

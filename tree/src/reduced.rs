@@ -207,6 +207,13 @@ pub fn search<P: Program>(
     search_with(program, options, judging, fails, None)
 }
 
+/// Whether the run without `turn`, a retry loop's quiet turn, stands for the run with it, as
+/// far as leaves judged as `judging` says can tell (see [`crate::QuietTurn`]): a search ends
+/// its run at such a turn's last step.
+pub(crate) fn skips(turn: crate::QuietTurn, judging: Judging) -> bool {
+    !turn.synchronized || judging == Judging::Endings
+}
+
 /// Who takes steps ahead of a reduced search (see [`crate::ahead`]): told of every step the
 /// search is bound to ask the program for later, when it comes back to a state of its run.
 pub(crate) trait Lookahead<S> {
@@ -691,8 +698,7 @@ impl<P: Program> Search<'_, P> {
     /// [`crate::QuietTurn`]): how many steps its thread took in the turn.
     fn skipped_turn(&self, state: &P::State) -> Option<u32> {
         let turn = self.program.turn_ended(state)?;
-        let stands_for = !turn.synchronized || self.judging == Judging::Endings;
-        stands_for.then_some(turn.steps)
+        skips(turn, self.judging).then_some(turn.steps)
     }
 
     /// Ends the run at `thread`'s step from frame `at`, the last of the `steps` it took in a
