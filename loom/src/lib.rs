@@ -51,9 +51,10 @@
 //!   default `allocator` feature, this crate makes [`fgvt_sync::Allocator`] (mimalloc) the
 //!   global allocator of the test binaries it is linked into: the search frees what the
 //!   workers allocate, which glibc's allocator serializes on a lock, and the steps of a model
-//!   allocate much (on concurrent-queue's `spsc` test, two jobs took 0.33 s with it and 0.43 s
-//!   with glibc's; one job 0.46 s and 0.52 s). A crate whose test binaries set a global
-//!   allocator of their own turns the feature off:
+//!   allocate much (on concurrent-queue's `spsc` test, two jobs took 0.36 s with it and 0.45 s
+//!   with glibc's; one job 0.47 s and 0.54 s). A crate whose test binaries set a global
+//!   allocator of their own (rustc then says "the `#[global_allocator]` in this crate
+//!   conflicts with global allocator in: loom") turns the feature off:
 //!   `loom = { package = "fgvt-loom", version = "0.1", default-features = false }`.
 
 pub mod alloc;
