@@ -40,7 +40,7 @@
 //! the other.
 
 use std::cell::RefCell;
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::hash::{BuildHasher, Hash};
 use std::panic::AssertUnwindSafe;
 use std::sync::{Condvar, Mutex, MutexGuard};
@@ -139,7 +139,6 @@ struct Answer<S> {
 
 /// A run a worker takes ahead, from a request on.
 struct Run<S> {
-    id: u64,
     /// The request it started from.
     key: Key,
     /// The steps taken and not yet asked for, in the order the search asks for them.
@@ -161,9 +160,11 @@ struct Board<S> {
 
 struct Inner<S> {
     /// Steps the search will ask for that nobody has started.
-    requests: Vec<Request<S>>,
+    requests: Requests<S>,
     /// Runs started from a request, which the search has not come back for yet, or follows.
     runs: HashMap<u64, Run<S>>,
+    /// The runs by the key of the request they started from.
+    runs_by_key: HashMap<Key, Vec<u64>>,
     next_id: u64,
     /// Threads asleep on `changed`.
     waiting: usize,
@@ -180,8 +181,9 @@ impl<S: Clone + Hash> Board<S> {
         Board {
             judging,
             inner: Mutex::new(Inner {
-                requests: Vec::new(),
+                requests: Requests::default(),
                 runs: HashMap::new(),
+                runs_by_key: HashMap::new(),
                 next_id: 0,
                 waiting: 0,
                 stop: false,
@@ -221,7 +223,76 @@ impl<S> Inner<S> {
     /// Drops run `id`, which the search will not follow further: its worker stops at its next
     /// answer.
     fn drop_run(&mut self, id: u64) {
-        self.runs.remove(&id);
+        if let Some(run) = self.runs.remove(&id) {
+            remove_keyed(&mut self.runs_by_key, run.key, |&other| other == id);
+        }
+    }
+}
+
+/// Removes the first value of `key` in `map` that `which` picks; whether there was one.
+fn remove_keyed<V>(map: &mut HashMap<Key, Vec<V>>, key: Key, which: impl Fn(&V) -> bool) -> bool {
+    let Some(values) = map.get_mut(&key) else {
+        return false;
+    };
+    let Some(at) = values.iter().position(which) else {
+        return false;
+    };
+    values.swap_remove(at);
+    if values.is_empty() {
+        map.remove(&key);
+    }
+    true
+}
+
+/// The requests nobody has started: the shallowest first for a worker, any by its key for the
+/// search (both without a look at every request: a search may have thousands pending).
+struct Requests<S> {
+    by_depth: BTreeMap<(usize, u64), Request<S>>,
+    by_key: HashMap<Key, Vec<(usize, u64)>>,
+    /// The next request's number, which orders requests of one depth.
+    next: u64,
+}
+
+impl<S> Default for Requests<S> {
+    fn default() -> Self {
+        Requests {
+            by_depth: BTreeMap::new(),
+            by_key: HashMap::new(),
+            next: 0,
+        }
+    }
+}
+
+impl<S> Requests<S> {
+    fn push(&mut self, request: Request<S>) {
+        let place = (request.depth, self.next);
+        self.next += 1;
+        self.by_key.entry(request.key).or_default().push(place);
+        self.by_depth.insert(place, request);
+    }
+
+    fn is_empty(&self) -> bool {
+        self.by_depth.is_empty()
+    }
+
+    /// The shallowest request, the oldest of its depth, taken off.
+    fn shallowest(&mut self) -> Option<Request<S>> {
+        let (place, request) = self.by_depth.pop_first()?;
+        remove_keyed(&mut self.by_key, request.key, |&p| p == place);
+        Some(request)
+    }
+
+    /// Takes off a request of `key` that `is` picks; whether there was one.
+    fn take(&mut self, key: Key, is: impl Fn(&Request<S>) -> bool) -> bool {
+        let by_depth = &self.by_depth;
+        let Some(places) = self.by_key.get(&key) else {
+            return false;
+        };
+        let Some(&place) = places.iter().find(|p| by_depth.get(p).is_some_and(&is)) else {
+            return false;
+        };
+        self.by_depth.remove(&place);
+        remove_keyed(&mut self.by_key, key, |&p| p == place)
     }
 }
 
@@ -306,22 +377,19 @@ impl<P: Parallel> Ahead<'_, P> {
                 Some(count) => *count -= 1,
             }
             drop(told);
-            if let Some(run) = inner.runs.values().find(|run| {
-                run.key == key
-                    && run.answers.front().map_or_else(
-                        || run.taking.as_ref().is_some_and(|(f, t, w)| is(f, *t, *w)),
-                        |first| is(&first.from, first.thread, first.way),
-                    )
-            }) {
-                *following = Some(run.id);
+            let started = (inner.runs_by_key.get(&key).into_iter().flatten()).find(|id| {
+                let run = &inner.runs[id];
+                run.answers.front().map_or_else(
+                    || run.taking.as_ref().is_some_and(|(f, t, w)| is(f, *t, *w)),
+                    |first| is(&first.from, first.thread, first.way),
+                )
+            });
+            if let Some(&id) = started {
+                *following = Some(id);
                 continue;
             }
             // Asked for before a worker came to it: the search takes it itself.
-            if let Some(at) =
-                (inner.requests.iter()).position(|r| r.key == key && is(&r.from, r.thread, r.way))
-            {
-                inner.requests.swap_remove(at);
-            }
+            inner.requests.take(key, |r| is(&r.from, r.thread, r.way));
             return None;
         }
     }
@@ -419,17 +487,13 @@ fn next_request<S: Clone + Hash>(board: &Board<S>) -> Option<(u64, Request<S>)> 
         if inner.stop {
             return None;
         }
-        let shallowest = (inner.requests.iter().enumerate())
-            .min_by_key(|(_, r)| r.depth)
-            .map(|(at, _)| at);
-        if let Some(at) = shallowest {
-            let request = inner.requests.swap_remove(at);
+        if let Some(request) = inner.requests.shallowest() {
             let id = inner.next_id;
             inner.next_id += 1;
+            inner.runs_by_key.entry(request.key).or_default().push(id);
             inner.runs.insert(
                 id,
                 Run {
-                    id,
                     key: request.key,
                     answers: VecDeque::new(),
                     taking: Some((request.from.clone(), request.thread, request.way)),
