@@ -473,8 +473,18 @@ impl<P: Parallel> Program for Ahead<'_, P> {
 fn work<P: Parallel>(board: &Board<P::State>, recipe: &P::Recipe) -> P::Learned {
     let program = P::worker(recipe);
     while let Some((id, request)) = next_request(board) {
-        if !take_run(board, &program, id, request) {
-            break;
+        let taken =
+            std::panic::catch_unwind(AssertUnwindSafe(|| take_run(board, &program, id, request)));
+        match taken {
+            Ok(true) => {}
+            Ok(false) => break,
+            Err(panic) => {
+                // A bug (the user's panics are the program's faults): the search must not
+                // wait for this run's next answer forever.
+                end_run(board, id);
+                board.stop();
+                std::panic::resume_unwind(panic);
+            }
         }
     }
     program.learned()
@@ -601,24 +611,15 @@ fn take_step<P: Parallel>(
     thread: ThreadId,
     way: u32,
 ) -> Option<Step<P::State>> {
-    let taken = std::panic::catch_unwind(AssertUnwindSafe(|| match way {
+    let step = match way {
         0 => program.step(from, thread),
         _ => program.step_way(from, thread, way),
-    }));
-    match taken {
-        Ok(step) if !program.halted() => Some(step),
-        Ok(_) => {
-            end_run(board, id);
-            None
-        }
-        Err(panic) => {
-            // Not the user's code (its panics are the program's faults): a bug, which the
-            // search must not wait for forever.
-            end_run(board, id);
-            board.stop();
-            std::panic::resume_unwind(panic);
-        }
+    };
+    if program.halted() {
+        end_run(board, id);
+        return None;
     }
+    Some(step)
 }
 
 /// Stores `answer` on run `id`, whose worker takes `next` now (or nothing: the run ends);

@@ -1,6 +1,7 @@
 //! Exploration with workers taking steps ahead (`fgvt_tree::parallel`) builds the one-job tree,
 //! node for node, whatever the number of workers and their timing.
 
+use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -551,4 +552,84 @@ prop_assert_eq!(
             reduction(&Instrumented::new(toy), 0, &options, Judging::Endings, toy_fails)
         );
     }
+}
+
+/// A program whose workers' instances panic at their first step: a bug of the program's own,
+/// not of the user's code (whose panics are faults).
+struct WorkersPanic {
+    toy: Toy,
+    worker: bool,
+}
+
+impl Program for WorkersPanic {
+    type State = toy::State;
+
+    fn threads(&self) -> usize {
+        self.toy.threads()
+    }
+
+    fn initial_state(&self) -> Result<(toy::State, History), Fault> {
+        self.toy.initial_state()
+    }
+
+    fn step(&self, state: &toy::State, thread: usize) -> Step<toy::State> {
+        assert!(!self.worker, "a worker's bug");
+        // Slow enough that the worker finds requests before the search is done.
+        std::thread::sleep(Duration::from_micros(200));
+        self.toy.step(state, thread)
+    }
+
+    fn finish(&self, state: &toy::State) -> Result<History, Fault> {
+        self.toy.finish(state)
+    }
+
+    fn blocked_calls(&self, state: &toy::State) -> Vec<(usize, Call)> {
+        self.toy.blocked_calls(state)
+    }
+}
+
+impl Parallel for WorkersPanic {
+    type Recipe = Toy;
+    type Learned = ();
+
+    fn recipe(&self) -> Toy {
+        self.toy.clone()
+    }
+
+    fn worker(toy: &Toy) -> WorkersPanic {
+        WorkersPanic {
+            toy: toy.clone(),
+            worker: true,
+        }
+    }
+
+    fn learned(self) {}
+
+    fn absorb(&self, _: ()) {}
+}
+
+#[test]
+fn a_reduced_search_whose_worker_panics_ends_and_panics() {
+    let program = WorkersPanic {
+        toy: racing_writers_and_a_spinner(),
+        worker: false,
+    };
+    let (done, ended) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let panicked = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            search_with_workers(
+                &program,
+                1,
+                &options(100_000),
+                Judging::Histories,
+                &mut |_| false,
+            )
+        }));
+        let _ = done.send(panicked.is_err());
+    });
+    // Were the search left waiting for the dead worker's answer, it would wait forever.
+    let panicked = ended
+        .recv_timeout(Duration::from_secs(60))
+        .expect("the worker's panic ends the search");
+    assert!(panicked, "the worker's panic reaches the caller");
 }
