@@ -157,6 +157,10 @@ struct Instrumented {
     by_workers: Arc<AtomicUsize>,
     halt_after: usize,
     workers_halt_after: usize,
+    /// Whether its workers' instances panic at their first step: a bug of the program's own,
+    /// not of the user's code (whose panics are faults).
+    workers_panic: bool,
+    panics: bool,
 }
 
 impl Instrumented {
@@ -168,6 +172,8 @@ impl Instrumented {
             by_workers: Arc::new(AtomicUsize::new(0)),
             halt_after: usize::MAX,
             workers_halt_after: usize::MAX,
+            workers_panic: false,
+            panics: false,
         }
     }
 
@@ -188,6 +194,7 @@ impl Program for Instrumented {
     }
 
     fn step(&self, state: &toy::State, thread: usize) -> Step<toy::State> {
+        assert!(!self.panics, "a worker's bug");
         std::thread::sleep(self.pause);
         self.steps.fetch_add(1, Ordering::Relaxed);
         if self.halted() {
@@ -207,7 +214,7 @@ impl Program for Instrumented {
 }
 
 impl Parallel for Instrumented {
-    type Recipe = (Toy, Duration, Arc<AtomicUsize>, usize);
+    type Recipe = (Toy, Duration, Arc<AtomicUsize>, usize, bool);
     type Learned = ();
 
     fn recipe(&self) -> Self::Recipe {
@@ -217,10 +224,11 @@ impl Parallel for Instrumented {
             pause,
             Arc::clone(&self.by_workers),
             self.workers_halt_after,
+            self.workers_panic,
         )
     }
 
-    fn worker((toy, pause, by_workers, halt_after): &Self::Recipe) -> Instrumented {
+    fn worker((toy, pause, by_workers, halt_after, panics): &Self::Recipe) -> Instrumented {
         Instrumented {
             toy: toy.clone(),
             pause: *pause,
@@ -228,6 +236,8 @@ impl Parallel for Instrumented {
             by_workers: Arc::clone(by_workers),
             halt_after: *halt_after,
             workers_halt_after: *halt_after,
+            workers_panic: *panics,
+            panics: *panics,
         }
     }
 
@@ -554,65 +564,13 @@ prop_assert_eq!(
     }
 }
 
-/// A program whose workers' instances panic at their first step: a bug of the program's own,
-/// not of the user's code (whose panics are faults).
-struct WorkersPanic {
-    toy: Toy,
-    worker: bool,
-}
-
-impl Program for WorkersPanic {
-    type State = toy::State;
-
-    fn threads(&self) -> usize {
-        self.toy.threads()
-    }
-
-    fn initial_state(&self) -> Result<(toy::State, History), Fault> {
-        self.toy.initial_state()
-    }
-
-    fn step(&self, state: &toy::State, thread: usize) -> Step<toy::State> {
-        assert!(!self.worker, "a worker's bug");
-        // Slow enough that the worker finds requests before the search is done.
-        std::thread::sleep(Duration::from_micros(200));
-        self.toy.step(state, thread)
-    }
-
-    fn finish(&self, state: &toy::State) -> Result<History, Fault> {
-        self.toy.finish(state)
-    }
-
-    fn blocked_calls(&self, state: &toy::State) -> Vec<(usize, Call)> {
-        self.toy.blocked_calls(state)
-    }
-}
-
-impl Parallel for WorkersPanic {
-    type Recipe = Toy;
-    type Learned = ();
-
-    fn recipe(&self) -> Toy {
-        self.toy.clone()
-    }
-
-    fn worker(toy: &Toy) -> WorkersPanic {
-        WorkersPanic {
-            toy: toy.clone(),
-            worker: true,
-        }
-    }
-
-    fn learned(self) {}
-
-    fn absorb(&self, _: ()) {}
-}
-
 #[test]
 fn a_reduced_search_whose_worker_panics_ends_and_panics() {
-    let program = WorkersPanic {
-        toy: racing_writers_and_a_spinner(),
-        worker: false,
+    // Slow enough that the worker finds requests before the search is done.
+    let program = Instrumented {
+        pause: Duration::from_micros(200),
+        workers_panic: true,
+        ..Instrumented::new(racing_writers_and_a_spinner())
     };
     let (done, ended) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
