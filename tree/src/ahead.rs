@@ -158,6 +158,7 @@ struct Board<S> {
     changed: Condvar,
 }
 
+/// The board's state, behind its lock.
 struct Inner<S> {
     /// Steps the search will ask for that nobody has started.
     requests: Requests<S>,
@@ -165,9 +166,11 @@ struct Inner<S> {
     runs: HashMap<u64, Run<S>>,
     /// The runs by the key of the request they started from.
     runs_by_key: HashMap<Key, Vec<u64>>,
+    /// The next run's number.
     next_id: u64,
     /// Threads asleep on `changed`.
     waiting: usize,
+    /// Whether the workers must stop: the search has ended (or a worker met a bug).
     stop: bool,
 }
 
@@ -192,6 +195,7 @@ impl<S: Clone + Hash> Board<S> {
         }
     }
 
+    /// The key of `thread`'s step `way` from `state`.
     fn key(state: &S, thread: ThreadId, way: u32) -> Key {
         let hash = foldhash::fast::FixedState::with_seed(0x6168_6561).hash_one(state);
         (hash, thread, way)
@@ -212,6 +216,7 @@ impl<S: Clone + Hash> Board<S> {
         }
     }
 
+    /// Tells the workers to stop, waking those asleep.
     fn stop(&self) {
         let mut inner = lock(&self.inner);
         inner.stop = true;
