@@ -48,7 +48,7 @@ use std::sync::{Condvar, Mutex, MutexGuard};
 use crate::explore::ExploreOptions;
 use crate::history::{Call, History, ThreadId};
 use crate::leaf::Leaf;
-use crate::parallel::{cores, Parallel};
+use crate::parallel::{cores, join_workers, Parallel};
 use crate::program::{Fault, Program, QuietTurn, Readiness, Step, StoreAccess, Wait};
 use crate::reduced::{self, Judging, Lookahead, Reduction};
 
@@ -107,12 +107,7 @@ pub fn search_with_workers<P: Parallel>(
         let stopping = Stopping(&board);
         let result = reduced::search_with(&ahead, options, judging, fails, Some(&ahead));
         drop(stopping);
-        for handle in handles {
-            match handle.join() {
-                Ok(learned) => program.absorb(learned),
-                Err(panic) => std::panic::resume_unwind(panic),
-            }
-        }
+        join_workers(program, handles);
         result
     })
 }

@@ -778,14 +778,23 @@ pub fn with_workers<P: Parallel, R>(
         let halting = Halting(&shared);
         let result = search(&pooled);
         drop(halting);
-        for handle in handles {
-            match handle.join() {
-                Ok(learned) => program.absorb(learned),
-                Err(panic) => std::panic::resume_unwind(panic),
-            }
-        }
+        join_workers(program, handles);
         result
     })
+}
+
+/// Waits for the workers of `handles` and hands what each learned to `program`; a worker's
+/// panic goes on in the caller.
+pub(crate) fn join_workers<P: Parallel>(
+    program: &P,
+    handles: Vec<std::thread::ScopedJoinHandle<'_, P::Learned>>,
+) {
+    for handle in handles {
+        match handle.join() {
+            Ok(learned) => program.absorb(learned),
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    }
 }
 
 /// [`crate::explore_judging`] with [`ExploreOptions::jobs`] threads taking steps.
