@@ -5,7 +5,7 @@
 //! state of its run to try another thread (a *backtrack* point), the search knows it will ask
 //! the program for that thread's step from that state once it is done with what follows the
 //! state on its run; so too for the further ways of a step under weak memory. It tells them
-//! here ([`Lookahead::will_take`]), and *workers* — threads with an instance of the program of
+//! here (`reduced::Lookahead::will_take`), and *workers* — threads with an instance of the program of
 //! their own ([`Parallel::worker`]) — take them: each takes the step, then goes on the way the
 //! search goes on from a new state (the thread that moved first, then the others in order,
 //! the first that can move), storing every step it takes, in the order the search asks for
