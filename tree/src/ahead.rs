@@ -5,11 +5,11 @@
 //! state of its run to try another thread (a *backtrack* point), the search knows it will ask
 //! the program for that thread's step from that state once it is done with what follows the
 //! state on its run; so too for the further ways of a step under weak memory. It tells them
-//! here (`reduced::Lookahead::will_take`), and *workers* — threads with an instance of the program of
-//! their own ([`Parallel::worker`]) — take them: each takes the step, then goes on the way the
-//! search goes on from a new state (the thread that moved first, then the others in order,
-//! the first that can move), storing every step it takes, in the order the search asks for
-//! them, until the run ends. When the search comes back and asks for the step, the worker's
+//! here (`reduced::Lookahead::will_take`), and *workers* — threads with an instance of the
+//! program of their own ([`Parallel::worker`]) — take them: each takes the step, then goes on
+//! the way the search goes on from a new state (the thread that moved first, then the others
+//! in order, the first that can move), storing every step it takes, in the order the search
+//! asks for them, until the run ends. When the search comes back and asks for the step, the worker's
 //! steps answer it, one after the other, as long as the search asks for what the worker took;
 //! at the first other question the rest of that run is dropped, and the search asks the
 //! program itself, as it does for every step nobody took for it.
