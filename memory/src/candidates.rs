@@ -342,30 +342,12 @@ impl Execution {
                 bits::insert(&mut fences, f);
             }
         }
-        let mo = &self.mo[loc as usize];
-        let after = &mo[self.mo_pos[s] + 1..];
+        let after = &self.mo[loc as usize][self.mo_pos[s] + 1..];
         if after.is_empty() || !fences.iter().any(|&w| w != 0) {
             return true;
         }
-        let mut succ = vec![0; words];
-        for &y in after {
-            bits::insert(&mut succ, y);
-        }
-        let mut eco = succ.clone();
-        for &r in &self.on_loc[loc as usize] {
-            if self.events[r].rf.is_some_and(|w| bits::contains(&succ, w)) {
-                bits::insert(&mut eco, r);
-            }
-        }
-        let mut targets = vec![0; words];
-        for &y in after.iter().filter(|&&y| self.events[y].is_seq_cst()) {
-            bits::insert(&mut targets, y);
-        }
-        for v in bits::ones(&self.psc.fences) {
-            if bits::intersects(&eco, self.hb.row(v)) {
-                bits::insert(&mut targets, v);
-            }
-        }
+        let (succ, eco) = self.stores_after(loc, self.mo_pos[s], None);
+        let targets = self.fence_targets(&succ, &eco);
         !self.psc_reaches(&targets, &fences)
     }
 

@@ -43,7 +43,7 @@
 
 use crate::bits::{self, Matrix};
 use crate::event::EventId;
-use crate::Execution;
+use crate::{Execution, Loc};
 
 /// `psc` as the graph keeps it: see the [module docs](self).
 #[derive(Clone, Debug, Default)]
@@ -135,28 +135,10 @@ impl Execution {
 
         let words = bits::words_for(self.len());
         let (succ, eco) = self.scb_and_eco_successors(e);
-        let fences_reached = |set: &[u64]| -> Vec<u64> {
-            let mut reached = vec![0; words];
-            for v in bits::ones(&self.psc.fences) {
-                if bits::intersects(set, self.hb.row(v)) {
-                    bits::insert(&mut reached, v);
-                }
-            }
-            reached
-        };
-        let sc_of = |set: &[u64]| -> Vec<u64> {
-            let mut ends = vec![0; words];
-            for y in bits::ones(set).filter(|&y| self.events[y].is_seq_cst()) {
-                bits::insert(&mut ends, y);
-            }
-            ends
-        };
-        // e → v, and f → v for the fences before e (psc_base).
-        let mut targets = sc_of(&succ);
-        bits::union_into(&mut targets, &fences_reached(&succ));
-        // f → f2 through eco (psc_F) too.
-        let mut fence_targets = targets.clone();
-        bits::union_into(&mut fence_targets, &fences_reached(&eco));
+        // f → v for the fences f before e (psc_base), and f → f2 through eco (psc_F).
+        let fence_targets = self.fence_targets(&succ, &eco);
+        // e → v: what is scb-after e, the fences that happen after it included.
+        let targets = self.fence_targets(&succ, &succ);
         let sources = if seq_cst {
             self.psc_predecessors(e)
         } else {
@@ -209,28 +191,59 @@ impl Execution {
     /// The events `scb`-after the newest event `e` (stores after it or after what it read, in
     /// `mo`), and those with their readers (what is `eco`-after it).
     fn scb_and_eco_successors(&self, e: EventId) -> (Vec<u64>, Vec<u64>) {
+        let event = &self.events[e];
+        match event.loc {
+            Some(loc) => {
+                let from = event.rf.map_or(self.mo_pos[e], |s| self.mo_pos[s]);
+                self.stores_after(loc, from, Some(e))
+            }
+            None => {
+                let words = bits::words_for(self.len());
+                (vec![0; words], vec![0; words])
+            }
+        }
+    }
+
+    /// The stores after place `from` of `loc`'s modification order but `except`, and those
+    /// with their readers: what is `scb`- and `eco`-after an event that wrote or read there.
+    pub(crate) fn stores_after(
+        &self,
+        loc: Loc,
+        from: usize,
+        except: Option<EventId>,
+    ) -> (Vec<u64>, Vec<u64>) {
         let words = bits::words_for(self.len());
         let mut succ = vec![0; words];
-        let event = &self.events[e];
-        if let Some(loc) = event.loc {
-            let mo = &self.mo[loc as usize];
-            let from = match event.rf {
-                Some(s) => self.mo_pos[s],
-                None => self.mo_pos[e],
-            };
-            for &y in &mo[from + 1..] {
-                bits::insert(&mut succ, y);
-            }
-            bits::remove(&mut succ, e);
+        for &y in self.mo[loc as usize][from + 1..]
+            .iter()
+            .filter(|&&y| Some(y) != except)
+        {
+            bits::insert(&mut succ, y);
         }
         let mut eco = succ.clone();
-        // The readers of a store of `succ` are on its location, `e`'s.
-        for &r in event.loc.map_or(&[][..], |l| &self.on_loc[l as usize]) {
+        // The readers of a store of `succ` are on its location.
+        for &r in &self.on_loc[loc as usize] {
             if self.events[r].rf.is_some_and(|s| bits::contains(&succ, s)) {
                 bits::insert(&mut eco, r);
             }
         }
         (succ, eco)
+    }
+
+    /// The ends of the `psc` edges from a `SeqCst` fence before an event whose `scb`- and
+    /// `eco`-successors are `succ` and `eco`: the `SeqCst` events of `succ` (`psc_base`), and
+    /// the fences that happen after something of `eco` (`psc_F`; `succ` is in `eco`).
+    pub(crate) fn fence_targets(&self, succ: &[u64], eco: &[u64]) -> Vec<u64> {
+        let mut targets = vec![0; bits::words_for(self.len())];
+        for y in bits::ones(succ).filter(|&y| self.events[y].is_seq_cst()) {
+            bits::insert(&mut targets, y);
+        }
+        for v in bits::ones(&self.psc.fences) {
+            if bits::intersects(eco, self.hb.row(v)) {
+                bits::insert(&mut targets, v);
+            }
+        }
+        targets
     }
 
     /// The `SeqCst` events and fences with a `psc` edge into the newest event `e`, if it is
