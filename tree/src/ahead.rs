@@ -324,8 +324,9 @@ impl<P: Parallel> Ahead<'_, P> {
     fn answer(&self, state: &P::State, thread: ThreadId, way: u32) -> Option<Step<P::State>> {
         let board = self.board;
         let mut following = self.following.borrow_mut();
-        let key = Board::<P::State>::key(state, thread, way);
-        if following.is_none() && !self.told.borrow().contains_key(&key) {
+        // Hashed only where it is looked up: a step the followed run answers needs no key.
+        let key = || Board::<P::State>::key(state, thread, way);
+        if following.is_none() && !self.told.borrow().contains_key(&key()) {
             return None;
         }
         let mut inner = lock(&board.inner);
@@ -368,6 +369,7 @@ impl<P: Parallel> Ahead<'_, P> {
                 *following = None;
             }
             // Asked for now, whoever answers: the key is told no more.
+            let key = key();
             let mut told = self.told.borrow_mut();
             match told.get_mut(&key) {
                 None => return None,
